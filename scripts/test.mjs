@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Runs the suite the way CI does: unit and integration tests on embedded PGlite, the
+// integration tests again on a real PostgreSQL, then the end-to-end tests (the server
+// process, and the Kubernetes reconciler when a control plane is available). Ends with
+// one line `N passed, N failed` summed over every run.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+
+const pgUrl = process.env.ARBOR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const requirePg = process.env.ARBOR_REQUIRE_POSTGRES === '1' || process.env.CI === 'true';
+const extra = process.argv.slice(2);
+
+function reachable(url) {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const s = net.connect({ host: u.hostname, port: Number(u.port || 5432) });
+    s.setTimeout(2000);
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+    s.once('timeout', () => (s.destroy(), resolve(false)));
+  });
+}
+
+const totals = { passed: 0, failed: 0, skipped: 0 };
+
+function runAva(label, files, env) {
+  console.log(`\n=== ${label} ===`);
+  return new Promise((resolve) => {
+    const child = spawn('npx', ['ava', '--tap', ...files, ...extra], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let buf = '';
+    const counts = { passed: 0, failed: 0, skipped: 0 };
+    child.stdout.on('data', (d) => {
+      process.stdout.write(d);
+      buf += d.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (/^not ok \d+/.test(line)) counts.failed++;
+        else if (/^ok \d+.*# SKIP/i.test(line)) counts.skipped++;
+        else if (/^ok \d+/.test(line)) counts.passed++;
+      }
+    });
+    child.on('close', (code) => {
+      // A crash without a TAP failure line (a worker dying, a syntax error) still fails.
+      if (code !== 0 && counts.failed === 0) counts.failed++;
+      console.log(
+        `--- ${label}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`,
+      );
+      for (const k of Object.keys(totals)) totals[k] += counts[k];
+      resolve();
+    });
+  });
+}
+
+await runAva('unit + integration on PGlite', ['test/unit', 'test/integration'], {
+  ARBOR_TEST_DB: 'pglite',
+});
+
+if (await reachable(pgUrl)) {
+  await runAva('integration on PostgreSQL', ['test/integration'], {
+    ARBOR_TEST_DB: 'postgres',
+    ARBOR_TEST_PG_URL: pgUrl,
+  });
+} else if (requirePg) {
+  console.log(`PostgreSQL is required here but ${new URL(pgUrl).host} does not answer`);
+  totals.failed++;
+} else {
+  console.log(
+    `\nSKIPPED integration on PostgreSQL: nothing answers at ${new URL(pgUrl).host} (set ARBOR_TEST_PG_URL)`,
+  );
+}
+
+const e2eEnv = (await reachable(pgUrl))
+  ? { ARBOR_TEST_DB: 'postgres', ARBOR_TEST_PG_URL: pgUrl }
+  : { ARBOR_TEST_DB: 'pglite' };
+await runAva('end to end', ['test/e2e'], e2eEnv);
+
+console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+process.exitCode = totals.failed > 0 ? 1 : 0;

@@ -1,0 +1,55 @@
+import type { Context } from 'koa';
+import { Code } from '../../core/rpc-code.js';
+import { RpcError, invalidField } from '../../core/rpc-error.js';
+
+/**
+ * Read a JSON object body, bounded in size. An empty body is `{}` (so an empty create
+ * reports the missing fields, spec §7 rule 1).
+ *
+ * @throws RpcError INVALID_ARGUMENT for a wrong content type, bad JSON or a non-object;
+ *   INVALID_ARGUMENT with HTTP 413 past `limit` bytes.
+ */
+export async function readJsonObject(
+  ctx: Context,
+  limit: number,
+): Promise<Record<string, unknown>> {
+  const declared = Number(ctx.get('content-length') || '0');
+  if (declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return {};
+  const type = ctx.get('content-type');
+  if (type && !/^application\/(json|[a-z.+-]*\+json)\b/i.test(type)) {
+    throw invalidField('body', 'must be JSON (Content-Type: application/json)');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalidField('body', 'is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw invalidField('body', 'must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function tooLarge(limit: number): RpcError {
+  return new RpcError(
+    Code.INVALID_ARGUMENT,
+    `Invalid argument: body: must be at most ${limit} bytes`,
+    [
+      {
+        '@type': 'type.googleapis.com/google.rpc.BadRequest',
+        fieldViolations: [{ field: 'body', description: `must be at most ${limit} bytes` }],
+      },
+    ],
+    413,
+  );
+}

@@ -1,0 +1,28 @@
+/**
+ * Who is calling. Decided once per request by an authenticator and handed to every
+ * service call; services decide access from it, routes never do.
+ */
+export type Principal =
+  /** The bootstrap token (ARBOR_ADMIN_TOKEN): every capability everywhere. */
+  | { readonly kind: 'admin' }
+  /** A component of Arbor itself, e.g. the reconciler: every capability everywhere. */
+  | { readonly kind: 'system'; readonly name: string }
+  /** An identity holding an API token: what its role bindings grant. */
+  | { readonly kind: 'identity'; readonly uid: string };
+
+export const ADMIN: Principal = Object.freeze({ kind: 'admin' });
+
+export function systemPrincipal(name: string): Principal {
+  return Object.freeze({ kind: 'system', name });
+}
+
+export function describePrincipal(p: Principal): string {
+  switch (p.kind) {
+    case 'admin':
+      return 'admin';
+    case 'system':
+      return `system:${p.name}`;
+    case 'identity':
+      return `identity:${p.uid}`;
+  }
+}

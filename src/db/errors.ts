@@ -1,0 +1,58 @@
+import { Code } from '../core/rpc-code.js';
+import { RpcError, isRpcError, unavailable } from '../core/rpc-error.js';
+
+/** SQLSTATE classes and driver errors that mean "the database cannot be reached right now". */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-3])/;
+const UNAVAILABLE_ERRNO = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+]);
+
+export function sqlState(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+export function constraintOf(e: unknown): string | undefined {
+  const c = (e as { constraint?: unknown } | null)?.constraint;
+  return typeof c === 'string' ? c : undefined;
+}
+
+/**
+ * Translate what the driver threw into the service taxonomy. Errors the stores did not
+ * anticipate stay as they are, so that the front door logs them and answers INTERNAL
+ * without showing SQL to anyone.
+ */
+export function translateDbError(e: unknown): unknown {
+  if (isRpcError(e)) return e;
+  const state = sqlState(e);
+  if (state !== undefined) {
+    if (UNAVAILABLE_SQLSTATE.test(state))
+      return wrap(unavailable('the database is unavailable'), e);
+    if (state === '40001' || state === '40P01') {
+      return wrap(new RpcError(Code.ABORTED, 'Aborted: concurrent update, try again'), e);
+    }
+    if (state === '55P03' || state === '57014') return wrap(unavailable('the database is busy'), e);
+    return e;
+  }
+  const errno = (e as { code?: unknown } | null)?.code;
+  const message = e instanceof Error ? e.message : '';
+  if (
+    (typeof errno === 'string' && UNAVAILABLE_ERRNO.has(errno)) ||
+    /Timeout acquiring a connection|Connection terminated|connection is closed|Client has encountered a connection error|PGlite is closed/i.test(
+      message,
+    )
+  ) {
+    return wrap(unavailable('the database is unavailable'), e);
+  }
+  return e;
+}
+
+function wrap(err: RpcError, cause: unknown): RpcError {
+  (err as { cause?: unknown }).cause = cause;
+  return err;
+}

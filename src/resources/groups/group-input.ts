@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { descriptionSchema, nameSchema } from '../validate.js';
+
+/** Create body: the resource fields only; the parent is in the path. */
+export const groupCreateSchema = z.strictObject({
+  name: nameSchema,
+  description: descriptionSchema.optional(),
+});
+export type GroupCreate = z.infer<typeof groupCreateSchema>;
+
+/** The fields an update may set, after the field mask has been resolved. */
+export const groupPatchSchema = groupCreateSchema.partial();
+export type GroupPatch = z.infer<typeof groupPatchSchema>;

@@ -1,0 +1,114 @@
+import type { Authorizer } from '../../auth/authorizer.js';
+import type { Principal } from '../../auth/principal.js';
+import { parseMask, resolvePatch } from '../../core/field-mask.js';
+import type { ListRequest } from '../../core/list-request.js';
+import { invalidField, notFound, permissionDenied } from '../../core/rpc-error.js';
+import { isValidUidp, newChildUid, newRootUid } from '../../core/uidp.js';
+import type { ListPager } from '../list-pager.js';
+import type { ListPage } from '../list-types.js';
+import type { UnitOfWork } from '../tx.js';
+import { parseInput, withoutKeys } from '../validate.js';
+import { GROUP_LIST, GROUP_TYPE, GROUP_UPDATE, type Group } from './group.js';
+import { groupCreateSchema, groupPatchSchema } from './group-input.js';
+import type { GroupStore } from './group-store.js';
+
+export interface GroupServiceDeps {
+  uow: UnitOfWork;
+  groups: GroupStore;
+  authz: Authorizer;
+  pager: ListPager;
+}
+
+/** @throws RpcError INVALID_ARGUMENT unless `uid` is a well-formed uid path. */
+export function requireUid(uid: string, field = 'uid'): string {
+  if (!isValidUidp(uid)) throw invalidField(field, 'must be a uid path');
+  return uid;
+}
+
+/** Groups: the rules of the tree, shared by the REST routes and the reconciler. */
+export class GroupService {
+  constructor(private readonly d: GroupServiceDeps) {}
+
+  /**
+   * Create an organization (no parent; the admin token only) or a folder under `parentUid`.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (parent), PERMISSION_DENIED.
+   */
+  async create(
+    p: Principal,
+    parentUid: string | undefined,
+    body: Record<string, unknown>,
+  ): Promise<Group> {
+    const input = parseInput(groupCreateSchema, withoutKeys(body, GROUP_UPDATE.outputOnly));
+    if (parentUid === undefined) {
+      if (!this.d.authz.isSuperuser(p))
+        throw permissionDenied('only an administrator can create an organization');
+    } else {
+      requireUid(parentUid, 'parent');
+      await this.d.authz.require(p, 'groups.create', parentUid, 'groups.list', GROUP_TYPE);
+    }
+    return this.d.uow.run(async (tx) => {
+      if (parentUid !== undefined && !(await this.d.groups.get(tx, parentUid))) {
+        throw notFound(GROUP_TYPE, parentUid);
+      }
+      return this.d.groups.insert(tx, {
+        uid: parentUid === undefined ? newRootUid() : newChildUid(parentUid),
+        parentUid: parentUid ?? null,
+        name: input.name,
+        description: input.description ?? '',
+      });
+    });
+  }
+
+  /** @throws RpcError NOT_FOUND when missing or invisible to the caller. */
+  async get(p: Principal, uid: string): Promise<Group> {
+    requireUid(uid);
+    await this.d.authz.require(p, 'groups.list', uid, 'groups.list', GROUP_TYPE);
+    const g = await this.d.uow.read((tx) => this.d.groups.get(tx, uid));
+    if (!g) throw notFound(GROUP_TYPE, uid);
+    return g;
+  }
+
+  async list(p: Principal, req: ListRequest): Promise<ListPage<Group>> {
+    const visibility = await this.d.authz.visibility(p, 'groups.list');
+    return this.d.pager.page(GROUP_LIST, req, visibility, (q) =>
+      this.d.uow.read((tx) => this.d.groups.list(tx, q)),
+    );
+  }
+
+  /**
+   * Field-mask update (spec §4.2): without a mask only the fields in the body change.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED.
+   */
+  async update(
+    p: Principal,
+    uid: string,
+    body: Record<string, unknown>,
+    updateMask: string | string[] | undefined,
+  ): Promise<Group> {
+    requireUid(uid);
+    const patch = parseInput(
+      groupPatchSchema,
+      resolvePatch(body, parseMask(updateMask), GROUP_UPDATE),
+    );
+    await this.d.authz.require(p, 'groups.update', uid, 'groups.list', GROUP_TYPE);
+    return this.d.uow.run(async (tx) => {
+      const g = await this.d.groups.update(tx, uid, patch);
+      if (!g) throw notFound(GROUP_TYPE, uid);
+      return g;
+    });
+  }
+
+  /** v1 semantics: every mutable field is replaced; omitted ones reset to zero values. */
+  async replace(p: Principal, uid: string, body: Record<string, unknown>): Promise<Group> {
+    return this.update(p, uid, body, '*');
+  }
+
+  /** @throws RpcError FAILED_PRECONDITION (RESOURCE_NOT_EMPTY) while anything hangs below. */
+  async delete(p: Principal, uid: string): Promise<void> {
+    requireUid(uid);
+    await this.d.authz.require(p, 'groups.delete', uid, 'groups.list', GROUP_TYPE);
+    await this.d.uow.run(async (tx) => {
+      if (!(await this.d.groups.delete(tx, uid))) throw notFound(GROUP_TYPE, uid);
+    });
+  }
+}

@@ -1,0 +1,52 @@
+import { formatOrderBy } from '../core/order-by.js';
+import type { ListRequest, ListSpec } from '../core/list-request.js';
+import { queryFingerprint, type PageTokenCodec } from '../core/page-token.js';
+import type { ListPage, PageQuery, SortKey, StorePage, Visibility } from './list-types.js';
+
+/**
+ * The list contract, once for every resource: decode the page token against this exact
+ * query, ask the store for one keyset page, seal the next position into a new token.
+ */
+export class ListPager {
+  constructor(private readonly codec: PageTokenCodec) {}
+
+  /**
+   * @throws RpcError INVALID_ARGUMENT for a forged token or one minted for another query.
+   */
+  async page<T>(
+    spec: ListSpec,
+    req: ListRequest,
+    visibility: Visibility,
+    fetch: (q: PageQuery) => Promise<StorePage<T>>,
+  ): Promise<ListPage<T>> {
+    const fingerprint = queryFingerprint({
+      kind: spec.kind,
+      uidp: req.uidp,
+      filters: req.filters,
+      order: formatOrderBy(req.orderBy),
+    });
+    let after: SortKey | undefined;
+    if (req.pageToken) {
+      const decoded = this.codec.decode(req.pageToken, fingerprint);
+      // An expired token restarts the query from the top, without an error (spec §7 rule 3).
+      if (decoded.kind === 'position') after = decoded.position.key;
+    }
+    const page = await fetch({
+      uidp: req.uidp,
+      filters: req.filters,
+      order: req.orderBy,
+      ...(after ? { after } : {}),
+      skip: req.skip,
+      pageSize: req.pageSize,
+      visibility,
+    });
+    return {
+      items: page.items,
+      ...(page.nextKey
+        ? { nextPageToken: this.codec.encode({ query: fingerprint, key: page.nextKey }) }
+        : {}),
+      totalCount: page.total,
+      skipped: req.skip,
+    };
+  }
+}

@@ -1,0 +1,37 @@
+import type { Direction } from '../core/order-by.js';
+import type { UidpFilter } from '../core/list-request.js';
+
+export type SortKey = (string | number | null)[];
+
+/**
+ * Which rows a caller may see: everything, or the subtrees (inclusive) of some groups.
+ * Computed by the authorizer for every page; a page token never widens it.
+ */
+export type Visibility = { kind: 'all' } | { kind: 'scopes'; scopes: readonly string[] };
+
+/** One page of one query, as a store is asked for it. */
+export interface PageQuery {
+  uidp: UidpFilter;
+  filters: Readonly<Record<string, string>>;
+  order: { field: string; direction: Direction };
+  /** Sort key of the last row of the previous page; absent on the first page. */
+  after?: SortKey;
+  skip: number;
+  pageSize: number;
+  visibility: Visibility;
+}
+
+/** What a store answers: the rows, the key to continue after, and the exact total. */
+export interface StorePage<T> {
+  items: T[];
+  nextKey?: SortKey;
+  total: string;
+}
+
+/** The List response every resource shares. */
+export interface ListPage<T> {
+  items: T[];
+  nextPageToken?: string;
+  totalCount: string;
+  skipped: number;
+}

@@ -1,0 +1,16 @@
+/**
+ * The service layer's view of storage: an opaque transaction handle and the unit of
+ * work that hands it out. Services own transaction boundaries; only db/ knows what a
+ * handle really is, so no Knex type leaks above it.
+ */
+declare const txBrand: unique symbol;
+export interface Tx {
+  readonly [txBrand]: true;
+}
+
+export interface UnitOfWork {
+  /** Run `fn` in one transaction; commit when it resolves, roll back when it throws. */
+  run<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Run reads outside a transaction (one pooled connection per statement). */
+  read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+}

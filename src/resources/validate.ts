@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { invalidArgument, type FieldViolation } from '../core/rpc-error.js';
+
+export const NAME_PATTERN = /^[a-z0-9 ._-]{1,}$/;
+export const DESCRIPTION_PATTERN = /^[\S ]{0,512}$/u;
+
+/** `name` as groups, identities, roles and the rest spell it. */
+export const nameSchema = z
+  .string({ error: 'name is required' })
+  .regex(NAME_PATTERN, { error: `name must match "${NAME_PATTERN.source}"` })
+  .max(63, { error: 'name must be at most 63 characters' });
+
+export const descriptionSchema = z
+  .string({ error: 'description must be a string' })
+  .regex(DESCRIPTION_PATTERN, {
+    error: 'description must be at most 512 characters with no line breaks or tabs',
+  });
+
+/**
+ * Validate an input body against a schema.
+ *
+ * @throws RpcError INVALID_ARGUMENT with a BadRequest naming every failed field.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, body: unknown, prefix = ''): z.infer<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const violations: FieldViolation[] = result.error.issues.map((issue) => {
+    const path = issue.path.map(String).join('.');
+    const field = prefix + path || prefix.replace(/\.$/, '') || 'body';
+    let description = issue.message;
+    if (issue.code === 'unrecognized_keys') {
+      return {
+        field: issue.keys.map((k) => prefix + (path ? `${path}.` : '') + k).join(', '),
+        description: 'unknown field',
+      };
+    }
+    if (issue.code === 'invalid_type' && issue.input === undefined)
+      description = `${path || 'value'} is required`;
+    return { field, description };
+  });
+  throw invalidArgument(violations);
+}
+
+/** Remove output-only keys that clients echo back; they are never taken from input. */
+export function withoutKeys(
+  body: Record<string, unknown>,
+  keys: readonly string[],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) if (!keys.includes(k)) out[k] = v;
+  return out;
+}

@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import knexFactory from 'knex';
+import { openDatabase, type Database } from '../../src/db/connect.js';
+
+/** Which backend this run of the suite uses: `npm test` runs it once on each. */
+export const TEST_BACKEND: 'pglite' | 'postgres' =
+  process.env.ARBOR_TEST_DB === 'postgres' ? 'postgres' : 'pglite';
+
+export const PG_ADMIN_URL =
+  process.env.ARBOR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The URL of a database named `name` on the test server. */
+export function pgUrl(name: string, base = PG_ADMIN_URL): string {
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export interface TestDatabase extends Database {
+  /** Connection URL (postgres only). */
+  url?: string;
+}
+
+/**
+ * A fresh, empty database for one test file: a new database on the real PostgreSQL
+ * server, or an in-memory PGlite. Dropped again by `close()`.
+ */
+export async function freshDatabase(): Promise<TestDatabase> {
+  if (TEST_BACKEND === 'pglite') return openDatabase({ dataDir: 'memory://' });
+  const name = `arbor_t_${randomBytes(6).toString('hex')}`;
+  const admin = knexFactory({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
+  await admin.raw(`CREATE DATABASE ${name}`);
+  await admin.destroy();
+  const url = pgUrl(name);
+  const db = await openDatabase({ url, dataDir: '' });
+  return {
+    ...db,
+    url,
+    close: async () => {
+      await db.close();
+      const a = knexFactory({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
+      await a.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.destroy();
+    },
+  };
+}
