@@ -4,6 +4,7 @@ import { compose, createLogger } from './compose.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateLatest, migrationStatus } from './db/migrate.js';
+import { importAdvisoriesCommand } from './cli/import-advisories.js';
 
 const USAGE = `usage: arbor <command>
 
@@ -11,6 +12,7 @@ commands:
   serve      serve the API, the STS and OIDC discovery (applies pending migrations)
   migrate    apply pending database migrations and exit
   status     show applied and pending migrations
+  import-advisories <path>  import OSV advisory files (a .json file or a directory)
 `;
 
 async function serve(): Promise<void> {
@@ -87,6 +89,10 @@ async function main(argv: string[]): Promise<void> {
       return migrate(false);
     case 'status':
       return migrate(true);
+    case 'import-advisories':
+      process.exitCode = await importAdvisoriesCommand(argv.slice(1));
+      return;
+    // @commands (one case per admin command)
     case undefined:
     case 'help':
     case '--help':

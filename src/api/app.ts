@@ -2,8 +2,6 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
-import { Code } from '../core/rpc-code.js';
-import { RpcError } from '../core/rpc-error.js';
 import type { Services } from '../services.js';
 import { authn } from './middleware/authn.js';
 import { requestContext } from './middleware/request-context.js';
@@ -40,20 +38,8 @@ export function createApp(d: AppDeps): Koa {
   });
   for (const r of [publicRouter, api]) {
     app.use(r.routes());
-    app.use(
-      r.allowedMethods({
-        throw: true,
-        methodNotAllowed: () =>
-          new RpcError(
-            Code.UNIMPLEMENTED,
-            `Unimplemented: method not allowed on this path`,
-            [],
-            405,
-          ),
-        notImplemented: () =>
-          new RpcError(Code.UNIMPLEMENTED, 'Unimplemented: method not implemented', [], 501),
-      }),
-    );
+    // 405/501 come back as bare statuses (with Allow set); requestContext types them.
+    app.use(r.allowedMethods());
   }
   return app;
 }

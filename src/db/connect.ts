@@ -22,6 +22,14 @@ export interface DatabaseOptions {
   /** Where PGlite keeps its files; `memory://` for an ephemeral database. */
   dataDir: string;
   poolMax?: number;
+  /** Where the driver's own warnings go (pool acquire errors and such); silent by default. */
+  warn?: (message: string) => void;
+}
+
+function knexLog(warn: ((m: string) => void) | undefined) {
+  const emit = (m: unknown) =>
+    warn?.(typeof m === 'string' ? m : m instanceof Error ? m.message : String(m));
+  return { warn: emit, error: emit, deprecate: emit, debug: () => undefined };
 }
 
 /** Open the configured database: a real PostgreSQL through `pg`, or embedded PGlite. */
@@ -32,6 +40,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       connection: { connectionString: opts.url, application_name: 'arbor' },
       pool: { min: 0, max: opts.poolMax ?? 10, acquireTimeoutMillis: 5_000 },
       acquireConnectionTimeout: 5_000,
+      log: knexLog(opts.warn),
     });
     return { knex, kind: 'postgres', close: () => knex.destroy() };
   }
@@ -49,6 +58,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     } satisfies PGliteConnectionConfig as Knex.StaticConnectionConfig,
     // PGlite is one connection; the pool serialises work onto it.
     pool: { min: 1, max: 1 },
+    log: knexLog(opts.warn),
   });
   return {
     knex,

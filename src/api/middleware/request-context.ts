@@ -30,13 +30,20 @@ export function requestContext(logger: Logger) {
     const started = performance.now();
     try {
       await next();
-      if (ctx.body === undefined && ctx.status === 404) {
-        throw new RpcError(
-          Code.NOT_FOUND,
-          `Not found: no route for ${ctx.method} ${ctx.path}`,
-          [],
-          404,
-        );
+      if (ctx.body === undefined || ctx.body === null) {
+        // What the router left unanswered still leaves as a google.rpc.Status.
+        if (ctx.status === 404) {
+          throw new RpcError(
+            Code.NOT_FOUND,
+            `Not found: no route for ${ctx.method} ${ctx.path}`,
+            [],
+            404,
+          );
+        }
+        if (ctx.status === 405 || ctx.status === 501) {
+          const why = `${ctx.method} is not supported on ${ctx.path}`;
+          throw new RpcError(Code.UNIMPLEMENTED, `Unimplemented: ${why}`, [], ctx.status);
+        }
       }
     } catch (e) {
       let err: RpcError;
