@@ -6,6 +6,8 @@ export interface Config {
   host: string;
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Directory of the token-signing keys (`*.jwk.json`); generated when empty. */
+  signingKeysDir: string;
   issuerUrl: string;
   adminToken: string | undefined;
   allowInsecureIssuers: boolean;
@@ -43,11 +45,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ARBOR_ADMIN_TOKEN must be at least 16 characters');
   }
+  const dataDir = resolve(env.DATA_DIR || './.data');
   return Object.freeze({
     port,
     host: env.HOST || '0.0.0.0',
     databaseUrl,
-    dataDir: resolve(env.DATA_DIR || './.data'),
+    dataDir,
+    signingKeysDir: resolve(env.ARBOR_SIGNING_KEYS_DIR || `${dataDir}/keys`),
     issuerUrl,
     adminToken,
     allowInsecureIssuers: bool('ARBOR_ALLOW_INSECURE_ISSUERS', env.ARBOR_ALLOW_INSECURE_ISSUERS),

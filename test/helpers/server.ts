@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { compose, type Arbor, type ComposeOptions } from '../../src/compose.js';
@@ -69,9 +72,10 @@ export async function startServer(
   opts: Omit<ComposeOptions, 'database'> & { database?: TestDatabase } = {},
 ): Promise<TestServer> {
   const db = opts.database ?? (await freshDatabase());
+  const dataDir = mkdtempSync(join(tmpdir(), 'arbor-test-'));
   const config: Readonly<Config> = loadConfig({
     ARBOR_ADMIN_TOKEN: ADMIN_TOKEN,
-    DATA_DIR: '/nonexistent-test-data-dir',
+    DATA_DIR: dataDir,
     ...env,
   });
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -90,6 +94,7 @@ export async function startServer(
       await new Promise<void>((r) => server.close(() => r()));
       await arbor.close();
       await db.close().catch(() => undefined);
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

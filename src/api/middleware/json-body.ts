@@ -13,16 +13,7 @@ export async function readJsonObject(
   ctx: Context,
   limit: number,
 ): Promise<Record<string, unknown>> {
-  const declared = Number(ctx.get('content-length') || '0');
-  if (declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await readText(ctx, limit);
   if (text.trim() === '') return {};
   const type = ctx.get('content-type');
   if (type && !/^application\/(json|[a-z.+-]*\+json)\b/i.test(type)) {
@@ -38,6 +29,20 @@ export async function readJsonObject(
     throw invalidField('body', 'must be a JSON object');
   }
   return parsed as Record<string, unknown>;
+}
+
+/** Read the whole body as UTF-8, refusing more than `limit` bytes before buffering it all. */
+export async function readText(ctx: Context, limit: number): Promise<string> {
+  const declared = Number(ctx.get('content-length') || '0');
+  if (declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function tooLarge(limit: number): RpcError {

@@ -1,0 +1,64 @@
+import type { webcrypto } from 'node:crypto';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+
+export const SIGNING_ALG = 'ES256';
+
+export interface SigningKey {
+  kid: string;
+  createdAt: number;
+  privateKey: webcrypto.CryptoKey;
+  publicJwk: JWK;
+}
+
+interface StoredKey {
+  kid: string;
+  createdAt: number;
+  jwk: JWK;
+}
+
+/**
+ * Arbor's token-signing keys: every `*.jwk.json` in a directory (one private JWK each).
+ * The newest signs; all are published, so a new key can be added (rotation) without
+ * invalidating tokens signed by the old one. An empty directory gets a fresh key, which
+ * is what makes `npm start` work on a bare machine.
+ */
+export async function loadSigningKeys(dir: string, now = Date.now()): Promise<SigningKey[]> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  let files = (await readdir(dir)).filter((f) => f.endsWith('.jwk.json'));
+  if (files.length === 0) {
+    await generateSigningKey(dir, now);
+    files = (await readdir(dir)).filter((f) => f.endsWith('.jwk.json'));
+  }
+  const keys: SigningKey[] = [];
+  for (const f of files) {
+    const stored = JSON.parse(await readFile(join(dir, f), 'utf8')) as StoredKey;
+    if (!stored.jwk?.d || stored.jwk.kty !== 'EC')
+      throw new Error(`${f}: not a private EC signing key`);
+    const privateKey = (await importJWK(
+      { ...stored.jwk, alg: SIGNING_ALG },
+      SIGNING_ALG,
+    )) as webcrypto.CryptoKey;
+    const { d: _d, ...pub } = stored.jwk;
+    keys.push({
+      kid: stored.kid,
+      createdAt: stored.createdAt,
+      privateKey,
+      publicJwk: { ...pub, kid: stored.kid, alg: SIGNING_ALG, use: 'sig' },
+    });
+  }
+  return keys.sort((a, b) => b.createdAt - a.createdAt);
+}
+
+/** Write a new ES256 key into `dir`; it becomes the signing key on the next load. */
+export async function generateSigningKey(dir: string, now = Date.now()): Promise<string> {
+  const { privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+  const jwk = await exportJWK(privateKey);
+  const kid = await calculateJwkThumbprint(jwk);
+  const stored: StoredKey = { kid, createdAt: now, jwk };
+  await writeFile(join(dir, `${now}-${kid.slice(0, 8)}.jwk.json`), JSON.stringify(stored), {
+    mode: 0o600,
+  });
+  return kid;
+}

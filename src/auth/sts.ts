@@ -1,0 +1,189 @@
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+  type JWTPayload,
+} from 'jose';
+import { invalidField, permissionDenied, unauthenticated } from '../core/rpc-error.js';
+import { isValidUidp } from '../core/uidp.js';
+import { claimMatchAccepts, compileAnchored } from '../resources/identities/claim-match.js';
+import type { Identity } from '../resources/identities/identity.js';
+import type { RemoteKeySets } from './remote-key-sets.js';
+import { CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
+
+/** Asymmetric algorithms only: `none` and HMAC (key-confusion) are refused outright. */
+export const UPSTREAM_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'EdDSA',
+];
+/** Generous for real OIDC tokens (1–6 KB), and below Node's 16 KB header limit. */
+export const MAX_UPSTREAM_TOKEN_BYTES = 8 * 1024;
+
+/** What the STS needs of identities, without a principal: it runs before one exists. */
+export interface ExchangeIdentities {
+  getForExchange(uid: string): Promise<Identity | undefined>;
+  touchLastSeen(uid: string): Promise<void>;
+}
+
+export interface ExchangeRequest {
+  aud: string[];
+  identity: string | undefined;
+}
+
+const DENIED = 'the token may not assume this identity';
+
+/**
+ * The security token service (spec §4.7, §5): verifies a workload's OIDC token against the
+ * one identity it names and, if its claims match, issues a one-hour Arbor API token.
+ */
+export class SecurityTokenService {
+  constructor(
+    private readonly identities: ExchangeIdentities,
+    private readonly keys: RemoteKeySets,
+    private readonly issuer: TokenIssuer,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * @throws RpcError INVALID_ARGUMENT (aud, identity), UNAUTHENTICATED (a token that does not
+   *   verify), PERMISSION_DENIED (a valid token whose claims do not match), UNAVAILABLE (the
+   *   issuer's keys cannot be fetched).
+   */
+  async exchange(upstream: string, req: ExchangeRequest): Promise<{ token: string; expiry: Date }> {
+    const auds = req.aud
+      .flatMap((a) => a.split(','))
+      .map((a) => a.trim().replace(/\/+$/, ''))
+      .filter(Boolean);
+    if (auds.length === 0)
+      throw invalidField('aud', `is required and must be ${this.issuer.audience}`);
+    if (auds.some((a) => a !== this.issuer.audience)) {
+      throw invalidField('aud', `must be ${this.issuer.audience}`);
+    }
+    if (!req.identity || !isValidUidp(req.identity))
+      throw invalidField('identity', 'must be the uid of an identity');
+    if (upstream.length > MAX_UPSTREAM_TOKEN_BYTES) throw unauthenticated('the token is too large');
+
+    let alg: string | undefined;
+    let unverified: JWTPayload;
+    try {
+      alg = decodeProtectedHeader(upstream).alg;
+      unverified = decodeJwt(upstream);
+    } catch {
+      throw unauthenticated('the token is not a JWT');
+    }
+    if (!alg || !UPSTREAM_ALGORITHMS.includes(alg))
+      throw unauthenticated(`algorithm ${alg ?? 'none'} is not accepted`);
+    const iss = unverified.iss;
+    if (typeof iss !== 'string' || iss === '') throw unauthenticated('the token has no issuer');
+    if (iss === this.issuer.issuer) throw unauthenticated('Arbor API tokens cannot be exchanged');
+
+    const identity = await this.identities.getForExchange(req.identity);
+    // The issuer must be one the named identity trusts before any key is fetched for it.
+    if (!identity || !issuerAllowed(identity, iss, this.now())) throw permissionDenied(DENIED);
+
+    const payload = identity.staticKeys
+      ? await this.verifyStatic(upstream, identity)
+      : await this.verifyRemote(upstream, iss);
+
+    if (!claimsAccepted(identity, payload, this.issuer.audience)) throw permissionDenied(DENIED);
+    await this.identities.touchLastSeen(identity.uid);
+    return this.issuer.sign(identity.uid, {
+      iss,
+      sub: String(payload.sub),
+      ...(payload.aud === undefined ? {} : { aud: payload.aud }),
+    });
+  }
+
+  private async verifyStatic(token: string, identity: Identity): Promise<JWTPayload> {
+    const keys = createLocalJWKSet(JSON.parse(identity.staticKeys!.issuerKeys) as { keys: [] });
+    try {
+      return await this.verify(token, keys, identity.staticKeys!.issuer);
+    } catch (e) {
+      if (e instanceof UnknownKey) throw unauthenticated('no key of the issuer matches the token');
+      throw e;
+    }
+  }
+
+  private async verifyRemote(token: string, iss: string): Promise<JWTPayload> {
+    try {
+      return await this.verify(token, await this.keys.resolver(iss), iss);
+    } catch (e) {
+      if (!(e instanceof UnknownKey)) throw e;
+      // A kid we have not seen: the issuer may have rotated. Refetch (rate-limited) once.
+      try {
+        return await this.verify(token, await this.keys.resolver(iss, true), iss);
+      } catch (again) {
+        if (again instanceof UnknownKey)
+          throw unauthenticated('no key of the issuer matches the token');
+        throw again;
+      }
+    }
+  }
+
+  private async verify(
+    token: string,
+    keys: ReturnType<typeof createLocalJWKSet>,
+    iss: string,
+  ): Promise<JWTPayload> {
+    try {
+      const { payload } = await jwtVerify(token, keys, {
+        issuer: iss,
+        algorithms: UPSTREAM_ALGORITHMS,
+        clockTolerance: CLOCK_SKEW_S,
+        requiredClaims: ['iss', 'sub', 'exp'],
+        currentDate: new Date(this.now()),
+      });
+      return payload;
+    } catch (e) {
+      if (e instanceof errors.JWKSNoMatchingKey) throw new UnknownKey();
+      throw unauthenticated(reason(e));
+    }
+  }
+}
+
+class UnknownKey extends Error {}
+
+function reason(e: unknown): string {
+  if (e instanceof errors.JWTExpired) return 'the token has expired';
+  if (e instanceof errors.JWTClaimValidationFailed)
+    return `the token's ${e.claim} claim is not acceptable`;
+  if (e instanceof errors.JWSSignatureVerificationFailed)
+    return 'the token signature does not verify';
+  return 'the token is not valid';
+}
+
+function issuerAllowed(identity: Identity, iss: string, now: number): boolean {
+  if (identity.staticKeys)
+    return identity.staticKeys.issuer === iss && identity.staticKeys.expirationTime.getTime() > now;
+  const cm = identity.claimMatch;
+  if (!cm) return false;
+  if (cm.issuer !== undefined) return cm.issuer === iss;
+  return cm.issuerPattern !== undefined && compileAnchored(cm.issuerPattern).test(iss);
+}
+
+/**
+ * The claims of a verified token against the identity. When the identity names no
+ * audience, the token must be meant for Arbor itself (the API base address).
+ */
+function claimsAccepted(identity: Identity, payload: JWTPayload, apiAudience: string): boolean {
+  const auds = Array.isArray(payload.aud)
+    ? payload.aud
+    : payload.aud === undefined
+      ? []
+      : [payload.aud];
+  if (identity.staticKeys) {
+    return payload.sub === identity.staticKeys.subject && auds.includes(apiAudience);
+  }
+  const cm = identity.claimMatch!;
+  if (cm.audience === undefined && !auds.includes(apiAudience)) return false;
+  return claimMatchAccepts(cm, payload as Record<string, unknown>);
+}
