@@ -32,7 +32,18 @@ export class TestIssuer {
       }
       if (req.url === '/.well-known/openid-configuration') {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ issuer: issuer.url, jwks_uri: `${issuer.url}/keys` }));
+        res.end(
+          JSON.stringify({
+            issuer: issuer.url,
+            jwks_uri: `${issuer.url}/keys`,
+            authorization_endpoint: `${issuer.url}/authorize`,
+            token_endpoint: `${issuer.url}/token`,
+          }),
+        );
+      } else if (req.url?.startsWith('/authorize')) {
+        issuer.authorize(req.url, res);
+      } else if (req.url === '/token' && req.method === 'POST') {
+        void issuer.token(req, res);
       } else if (req.url === '/keys') {
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ keys: issuer.keys.map((k) => k.publicJwk) }));
@@ -43,6 +54,50 @@ export class TestIssuer {
     await new Promise<void>((r) => issuer.server!.listen(0, '127.0.0.1', () => r()));
     issuer.url = `http://127.0.0.1:${(issuer.server.address() as AddressInfo).port}`;
     return issuer;
+  }
+
+  /** Who logs in at /authorize (a user who always says yes), and the audience of the ID token. */
+  loginSubject = 'alice';
+  loginAudience = '';
+  private codes = new Map<string, { challenge: string; redirect: string; clientId: string }>();
+
+  private authorize(path: string, res: import('node:http').ServerResponse): void {
+    const q = new URL(path, this.url).searchParams;
+    const code = Math.random().toString(36).slice(2);
+    this.codes.set(code, {
+      challenge: q.get('code_challenge') ?? '',
+      redirect: q.get('redirect_uri') ?? '',
+      clientId: q.get('client_id') ?? '',
+    });
+    const back = new URL(q.get('redirect_uri') ?? '');
+    back.searchParams.set('code', code);
+    back.searchParams.set('state', q.get('state') ?? '');
+    res.writeHead(302, { location: back.toString() }).end();
+  }
+
+  private async token(
+    req: import('node:http').IncomingMessage,
+    res: import('node:http').ServerResponse,
+  ): Promise<void> {
+    let body = '';
+    for await (const c of req as AsyncIterable<Buffer>) body += c.toString();
+    const form = new URLSearchParams(body);
+    const grant = this.codes.get(form.get('code') ?? '');
+    const { createHash } = await import('node:crypto');
+    const expected = createHash('sha256')
+      .update(form.get('code_verifier') ?? '')
+      .digest('base64url');
+    res.setHeader('content-type', 'application/json');
+    if (!grant || grant.challenge !== expected || grant.redirect !== form.get('redirect_uri')) {
+      res.writeHead(400).end(JSON.stringify({ error: 'invalid_grant' }));
+      return;
+    }
+    this.codes.delete(form.get('code') ?? '');
+    const idToken = await this.mint({
+      sub: this.loginSubject,
+      aud: this.loginAudience || grant.clientId,
+    });
+    res.end(JSON.stringify({ id_token: idToken, token_type: 'Bearer' }));
   }
 
   /** Add a signing key; the newest signs from now on (a rotation). */
