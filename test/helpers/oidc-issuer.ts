@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { webcrypto } from 'node:crypto';
@@ -61,7 +62,7 @@ export class TestIssuer {
   loginAudience = '';
   private codes = new Map<string, { challenge: string; redirect: string; clientId: string }>();
 
-  private authorize(path: string, res: import('node:http').ServerResponse): void {
+  private authorize(path: string, res: ServerResponse): void {
     const q = new URL(path, this.url).searchParams;
     const code = Math.random().toString(36).slice(2);
     this.codes.set(code, {
@@ -75,15 +76,11 @@ export class TestIssuer {
     res.writeHead(302, { location: back.toString() }).end();
   }
 
-  private async token(
-    req: import('node:http').IncomingMessage,
-    res: import('node:http').ServerResponse,
-  ): Promise<void> {
+  private async token(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let body = '';
     for await (const c of req as AsyncIterable<Buffer>) body += c.toString();
     const form = new URLSearchParams(body);
     const grant = this.codes.get(form.get('code') ?? '');
-    const { createHash } = await import('node:crypto');
     const expected = createHash('sha256')
       .update(form.get('code_verifier') ?? '')
       .digest('base64url');
