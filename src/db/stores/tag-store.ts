@@ -1,0 +1,79 @@
+import { notFound } from '../../core/rpc-error.js';
+import type { PageQuery, StorePage } from '../../resources/list-types.js';
+import { REPO_TYPE } from '../../resources/repos/repo.js';
+import type { Tag } from '../../resources/tags/tag.js';
+import type { TagStore, TagUpsert } from '../../resources/tags/tag-store.js';
+import type { Tx } from '../../resources/tx.js';
+import { sqlState } from '../errors.js';
+import { standardList, type StandardListSpec } from '../standard-list.js';
+import { kx } from '../unit-of-work.js';
+
+interface TagRow {
+  uid: string;
+  parent_uid: string;
+  name: string;
+  digest: string;
+  deprecated: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = ['uid', 'parent_uid', 'name', 'digest', 'deprecated', 'created_at', 'updated_at'];
+
+const LIST: StandardListSpec = {
+  table: 'tags',
+  sort: { name: 'name', created_at: 'created_at', updated_at: 'updated_at' },
+  filters: { name: 'tags.name', digest: 'tags.digest' },
+  select: COLUMNS.map((c) => `tags.${c}`),
+};
+
+function toTag(r: TagRow): Tag {
+  return {
+    uid: r.uid,
+    parentUid: r.parent_uid,
+    name: r.name,
+    digest: r.digest,
+    deprecated: r.deprecated,
+    createTime: r.created_at,
+    updateTime: r.updated_at,
+  };
+}
+
+export class KnexTagStore implements TagStore {
+  async get(tx: Tx, uid: string): Promise<Tag | undefined> {
+    const row = (await kx(tx)('tags').where({ uid }).first(COLUMNS)) as TagRow | undefined;
+    return row && toTag(row);
+  }
+
+  async upsert(tx: Tx, t: TagUpsert): Promise<{ tag: Tag; created: boolean }> {
+    const k = kx(tx);
+    try {
+      // One statement, so two pushes of the same tag at once cannot both insert.
+      // `xmax = 0` holds exactly for a freshly inserted row version.
+      const res = (await k.raw(
+        `INSERT INTO tags (uid, parent_uid, name, digest, deprecated)
+         VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (parent_uid, name) DO UPDATE
+           SET digest = EXCLUDED.digest,
+               deprecated = COALESCE(?::boolean, tags.deprecated),
+               updated_at = now()
+         RETURNING ${COLUMNS.join(', ')}, (xmax = 0) AS created`,
+        [t.uid, t.parentUid, t.name, t.digest, t.deprecated ?? false, t.deprecated ?? null],
+      )) as { rows: Array<TagRow & { created: boolean }> };
+      const row = res.rows[0] as TagRow & { created: boolean };
+      return { tag: toTag(row), created: row.created };
+    } catch (e) {
+      if (sqlState(e) === '23503') throw notFound(REPO_TYPE, t.parentUid);
+      throw e;
+    }
+  }
+
+  async delete(tx: Tx, uid: string): Promise<boolean> {
+    return (await kx(tx)('tags').where({ uid }).del()) > 0;
+  }
+
+  async list(tx: Tx, q: PageQuery): Promise<StorePage<Tag>> {
+    const page = await standardList<TagRow>(kx(tx), LIST, q);
+    return { ...page, items: page.items.map(toTag) };
+  }
+}

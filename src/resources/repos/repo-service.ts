@@ -1,0 +1,102 @@
+import type { Authorizer } from '../../auth/authorizer.js';
+import type { Principal } from '../../auth/principal.js';
+import { parseMask, resolvePatch } from '../../core/field-mask.js';
+import type { ListRequest } from '../../core/list-request.js';
+import { notFound } from '../../core/rpc-error.js';
+import { newChildUid } from '../../core/uidp.js';
+import { GROUP_TYPE } from '../groups/group.js';
+import { requireUid } from '../groups/group-service.js';
+import type { ListPager } from '../list-pager.js';
+import type { ListPage } from '../list-types.js';
+import type { UnitOfWork } from '../tx.js';
+import { parseInput, withoutKeys } from '../validate.js';
+import { REPO_LIST, REPO_TYPE, REPO_UPDATE, type Repo } from './repo.js';
+import { repoCreateSchema, repoPatchSchema } from './repo-input.js';
+import type { RepoStore } from './repo-store.js';
+
+export interface RepoServiceDeps {
+  uow: UnitOfWork;
+  repos: RepoStore;
+  authz: Authorizer;
+  pager: ListPager;
+}
+
+/** Registry repos: named repositories under a group, shared by REST v2 and v1. */
+export class RepoService {
+  constructor(private readonly d: RepoServiceDeps) {}
+
+  /**
+   * Create a repo in the group `groupUid`.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (group), PERMISSION_DENIED,
+   *   ALREADY_EXISTS (a repo of that name is already in the group).
+   */
+  async create(
+    p: Principal,
+    groupUid: string | undefined,
+    body: Record<string, unknown>,
+  ): Promise<Repo> {
+    const input = parseInput(repoCreateSchema, withoutKeys(body, REPO_UPDATE.outputOnly));
+    const parent = requireUid(groupUid ?? '', 'parent');
+    await this.d.authz.require(p, 'repo.create', parent, 'groups.list', GROUP_TYPE);
+    return this.d.uow.run((tx) =>
+      this.d.repos.insert(tx, {
+        uid: newChildUid(parent),
+        parentUid: parent,
+        name: input.name,
+        description: input.description ?? '',
+      }),
+    );
+  }
+
+  /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND when missing or invisible. */
+  async get(p: Principal, uid: string): Promise<Repo> {
+    requireUid(uid);
+    await this.d.authz.require(p, 'repo.list', uid, 'repo.list', REPO_TYPE);
+    const r = await this.d.uow.read((tx) => this.d.repos.get(tx, uid));
+    if (!r) throw notFound(REPO_TYPE, uid);
+    return r;
+  }
+
+  /** Repos the caller may list (`repo.list`). @throws RpcError INVALID_ARGUMENT (page token). */
+  async list(p: Principal, req: ListRequest): Promise<ListPage<Repo>> {
+    const visibility = await this.d.authz.visibility(p, 'repo.list');
+    return this.d.pager.page(REPO_LIST, req, visibility, (q) =>
+      this.d.uow.read((tx) => this.d.repos.list(tx, q)),
+    );
+  }
+
+  /**
+   * Field-mask update of `name` and `description`.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, ALREADY_EXISTS (rename).
+   */
+  async update(
+    p: Principal,
+    uid: string,
+    body: Record<string, unknown>,
+    updateMask: string | string[] | undefined,
+  ): Promise<Repo> {
+    requireUid(uid);
+    const patch = parseInput(
+      repoPatchSchema,
+      resolvePatch(body, parseMask(updateMask), REPO_UPDATE),
+    );
+    await this.d.authz.require(p, 'repo.update', uid, 'repo.list', REPO_TYPE);
+    return this.d.uow.run(async (tx) => {
+      const r = await this.d.repos.update(tx, uid, patch);
+      if (!r) throw notFound(REPO_TYPE, uid);
+      return r;
+    });
+  }
+
+  /**
+   * @throws RpcError NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION (RESOURCE_NOT_EMPTY)
+   *   while the repo still has tags.
+   */
+  async delete(p: Principal, uid: string): Promise<void> {
+    requireUid(uid);
+    await this.d.authz.require(p, 'repo.delete', uid, 'repo.list', REPO_TYPE);
+    await this.d.uow.run(async (tx) => {
+      if (!(await this.d.repos.delete(tx, uid))) throw notFound(REPO_TYPE, uid);
+    });
+  }
+}

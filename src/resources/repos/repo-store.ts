@@ -1,0 +1,22 @@
+import type { PageQuery, StorePage } from '../list-types.js';
+import type { Tx } from '../tx.js';
+import type { Repo } from './repo.js';
+import type { RepoPatch } from './repo-input.js';
+
+export interface NewRepo {
+  uid: string;
+  parentUid: string;
+  name: string;
+  description: string;
+}
+
+export interface RepoStore {
+  get(tx: Tx, uid: string): Promise<Repo | undefined>;
+  /** @throws RpcError NOT_FOUND (the group), ALREADY_EXISTS (the name is taken in the group). */
+  insert(tx: Tx, repo: NewRepo): Promise<Repo>;
+  /** @throws RpcError ALREADY_EXISTS when a rename collides. @returns undefined when missing. */
+  update(tx: Tx, uid: string, patch: RepoPatch): Promise<Repo | undefined>;
+  /** @returns false when nothing was there. @throws RpcError FAILED_PRECONDITION while tags remain. */
+  delete(tx: Tx, uid: string): Promise<boolean>;
+  list(tx: Tx, q: PageQuery): Promise<StorePage<Repo>>;
+}

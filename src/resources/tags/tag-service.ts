@@ -1,0 +1,83 @@
+import type { Authorizer } from '../../auth/authorizer.js';
+import type { Principal } from '../../auth/principal.js';
+import type { ListRequest } from '../../core/list-request.js';
+import { notFound } from '../../core/rpc-error.js';
+import { newChildUid } from '../../core/uidp.js';
+import { requireUid } from '../groups/group-service.js';
+import type { ListPager } from '../list-pager.js';
+import type { ListPage } from '../list-types.js';
+import { REPO_TYPE } from '../repos/repo.js';
+import type { UnitOfWork } from '../tx.js';
+import { parseInput, withoutKeys } from '../validate.js';
+import { TAG_LIST, TAG_OUTPUT_ONLY, TAG_TYPE, type Tag } from './tag.js';
+import { tagPutSchema } from './tag-input.js';
+import type { TagStore } from './tag-store.js';
+
+export interface TagServiceDeps {
+  uow: UnitOfWork;
+  tags: TagStore;
+  authz: Authorizer;
+  pager: ListPager;
+}
+
+/**
+ * Tags of registry repos. Access is decided at the repo's uid: the authorizer's scopes
+ * are prefixes, so a grant on the repo's group covers the repo and its tags.
+ */
+export class TagService {
+  constructor(private readonly d: TagServiceDeps) {}
+
+  /**
+   * Create the tag `name` in the repo, or, when the repo already has a tag of that name,
+   * point it at the new digest (same uid, new updateTime).
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (repo missing or invisible), PERMISSION_DENIED.
+   */
+  async create(
+    p: Principal,
+    repoUid: string | undefined,
+    body: Record<string, unknown>,
+  ): Promise<Tag> {
+    const input = parseInput(tagPutSchema, withoutKeys(body, TAG_OUTPUT_ONLY));
+    const repo = requireUid(repoUid ?? '', 'parent');
+    await this.d.authz.require(p, 'tag.create', repo, 'repo.list', REPO_TYPE);
+    const { tag } = await this.d.uow.run((tx) =>
+      this.d.tags.upsert(tx, {
+        uid: newChildUid(repo),
+        parentUid: repo,
+        name: input.name,
+        digest: input.digest,
+        deprecated: input.deprecated,
+      }),
+    );
+    return tag;
+  }
+
+  /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND when missing or invisible. */
+  async get(p: Principal, uid: string): Promise<Tag> {
+    requireUid(uid);
+    await this.d.authz.require(p, 'tag.list', uid, 'tag.list', TAG_TYPE);
+    const t = await this.d.uow.read((tx) => this.d.tags.get(tx, uid));
+    if (!t) throw notFound(TAG_TYPE, uid);
+    return t;
+  }
+
+  /**
+   * Tags the caller may list (`tag.list`); `uidp.children_of=<repo uid>` is one repo's tags.
+   * @throws RpcError INVALID_ARGUMENT (page token).
+   */
+  async list(p: Principal, req: ListRequest): Promise<ListPage<Tag>> {
+    const visibility = await this.d.authz.visibility(p, 'tag.list');
+    return this.d.pager.page(TAG_LIST, req, visibility, (q) =>
+      this.d.uow.read((tx) => this.d.tags.list(tx, q)),
+    );
+  }
+
+  /** @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED. */
+  async delete(p: Principal, uid: string): Promise<void> {
+    requireUid(uid);
+    await this.d.authz.require(p, 'tag.delete', uid, 'tag.list', TAG_TYPE);
+    await this.d.uow.run(async (tx) => {
+      if (!(await this.d.tags.delete(tx, uid))) throw notFound(TAG_TYPE, uid);
+    });
+  }
+}
