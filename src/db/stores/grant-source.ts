@@ -1,0 +1,29 @@
+import type { Grant, GrantSource } from '../../auth/authorizer.js';
+import type { Capability } from '../../auth/capabilities.js';
+import type { UnitOfWork } from '../../resources/tx.js';
+import { kx } from '../unit-of-work.js';
+import { storedCapabilities } from './role-store.js';
+
+/**
+ * What an identity holds: one query over its role bindings joined to their roles, one
+ * grant per group it is bound at (several roles at one group are merged).
+ */
+export class KnexGrantSource implements GrantSource {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  async grantsOf(identityUid: string): Promise<Grant[]> {
+    const rows = (await this.uow.read((tx) =>
+      kx(tx)('role_bindings as rb')
+        .join('roles as r', 'r.uid', 'rb.role_uid')
+        .where('rb.identity_uid', identityUid)
+        .select('rb.parent_uid as scope', 'r.capabilities'),
+    )) as Array<{ scope: string; capabilities: unknown }>;
+    const byScope = new Map<string, Set<Capability>>();
+    for (const row of rows) {
+      const caps = byScope.get(row.scope) ?? new Set<Capability>();
+      for (const c of storedCapabilities(row.capabilities)) caps.add(c);
+      byScope.set(row.scope, caps);
+    }
+    return [...byScope].map(([scope, capabilities]) => ({ scope, capabilities }));
+  }
+}

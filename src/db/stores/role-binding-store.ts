@@ -1,0 +1,172 @@
+import type { Knex } from 'knex';
+import { alreadyExists, invalidField, notFound } from '../../core/rpc-error.js';
+import { GROUP_TYPE } from '../../resources/groups/group.js';
+import type { PageQuery, StorePage } from '../../resources/list-types.js';
+import { ROLE_BINDING_TYPE, type RoleBinding } from '../../resources/role-bindings/role-binding.js';
+import type {
+  BindingRefs,
+  NewRoleBinding,
+  RoleBindingStore,
+} from '../../resources/role-bindings/role-binding-store.js';
+import type { Tx } from '../../resources/tx.js';
+import { constraintOf, sqlState } from '../errors.js';
+import { standardList, type StandardListSpec } from '../standard-list.js';
+import { kx } from '../unit-of-work.js';
+import { storedCapabilities } from './role-store.js';
+
+interface BindingRow {
+  uid: string;
+  parent_uid: string;
+  created_at: Date;
+  updated_at: Date;
+  identity_uid: string;
+  identity_name: string;
+  identity_description: string;
+  identity_subject: string;
+  identity_issuer: string;
+  group_name: string;
+  group_description: string;
+  role_uid: string;
+  role_name: string;
+  role_description: string;
+}
+
+const COLUMNS = [
+  'role_bindings.uid',
+  'role_bindings.parent_uid',
+  'role_bindings.created_at',
+  'role_bindings.updated_at',
+  'role_bindings.identity_uid',
+  'i.name as identity_name',
+  'i.description as identity_description',
+  'g.name as group_name',
+  'g.description as group_description',
+  'role_bindings.role_uid',
+  'r.name as role_name',
+  'r.description as role_description',
+];
+
+/** The hydration: three joins and the claim fields, one query for one row or a page. */
+function hydrate(qb: Knex.QueryBuilder): void {
+  const field = (f: string) =>
+    `coalesce(i.claim_match->>'${f}', i.claim_match->>'${f}Pattern', i.static_keys->>'${f}', '')`;
+  void qb
+    .join('identities as i', 'i.uid', 'role_bindings.identity_uid')
+    .join('groups as g', 'g.uid', 'role_bindings.parent_uid')
+    .join('roles as r', 'r.uid', 'role_bindings.role_uid')
+    .select(
+      qb.client.raw(`${field('subject')} as identity_subject`),
+      qb.client.raw(`${field('issuer')} as identity_issuer`),
+    );
+}
+
+function toBinding(r: BindingRow): RoleBinding {
+  return {
+    uid: r.uid,
+    parentUid: r.parent_uid,
+    identity: {
+      uid: r.identity_uid,
+      name: r.identity_name,
+      description: r.identity_description,
+      subject: r.identity_subject,
+      issuer: r.identity_issuer,
+    },
+    group: { uid: r.parent_uid, name: r.group_name, description: r.group_description },
+    role: { uid: r.role_uid, name: r.role_name, description: r.role_description },
+    createTime: r.created_at,
+    updateTime: r.updated_at,
+  };
+}
+
+/** SQLSTATE → what the caller got wrong, for writes that lost a race with a delete. */
+function translateWrite(e: unknown, groupUid: string): unknown {
+  if (sqlState(e) === '23505') {
+    return alreadyExists(ROLE_BINDING_TYPE, 'the identity already holds this role at this group');
+  }
+  if (sqlState(e) === '23503') {
+    const c = constraintOf(e);
+    if (c === 'role_bindings_identity_fk') return invalidField('identityUid', 'identity not found');
+    if (c === 'role_bindings_role_fk') return invalidField('roleUid', 'role not found');
+    return notFound(GROUP_TYPE, groupUid);
+  }
+  return e;
+}
+
+const LIST: StandardListSpec = {
+  table: 'role_bindings',
+  sort: { created_at: 'created_at' },
+  filters: {
+    identity: 'role_bindings.identity_uid',
+    group: 'role_bindings.parent_uid',
+    role: 'role_bindings.role_uid',
+  },
+  select: COLUMNS,
+  extend: hydrate,
+};
+
+export class KnexRoleBindingStore implements RoleBindingStore {
+  async refs(tx: Tx, groupUid: string, identityUid: string, roleUid: string): Promise<BindingRefs> {
+    const res = (await kx(tx).raw(
+      `SELECT EXISTS (SELECT 1 FROM groups WHERE uid = ?) AS group_exists,
+              EXISTS (SELECT 1 FROM identities WHERE uid = ?) AS identity_exists,
+              (SELECT capabilities FROM roles WHERE uid = ?) AS role_capabilities`,
+      [groupUid, identityUid, roleUid],
+    )) as {
+      rows: Array<{ group_exists: boolean; identity_exists: boolean; role_capabilities: unknown }>;
+    };
+    const row = res.rows[0];
+    return {
+      groupExists: row?.group_exists === true,
+      identityExists: row?.identity_exists === true,
+      roleCapabilities:
+        row?.role_capabilities == null ? undefined : storedCapabilities(row.role_capabilities),
+    };
+  }
+
+  async get(tx: Tx, uid: string): Promise<RoleBinding | undefined> {
+    const qb = kx(tx)('role_bindings').where('role_bindings.uid', uid);
+    hydrate(qb);
+    const row = (await qb.first(COLUMNS)) as BindingRow | undefined;
+    return row && toBinding(row);
+  }
+
+  async insert(tx: Tx, b: NewRoleBinding): Promise<RoleBinding> {
+    try {
+      await kx(tx)('role_bindings').insert({
+        uid: b.uid,
+        parent_uid: b.parentUid,
+        identity_uid: b.identityUid,
+        role_uid: b.roleUid,
+      });
+    } catch (e) {
+      throw translateWrite(e, b.parentUid);
+    }
+    return (await this.get(tx, b.uid)) as RoleBinding;
+  }
+
+  async update(
+    tx: Tx,
+    uid: string,
+    refs: { identityUid: string; roleUid: string },
+  ): Promise<RoleBinding | undefined> {
+    const k = kx(tx);
+    let n: number;
+    try {
+      n = await k('role_bindings')
+        .where({ uid })
+        .update({ identity_uid: refs.identityUid, role_uid: refs.roleUid, updated_at: k.fn.now() });
+    } catch (e) {
+      throw translateWrite(e, uid);
+    }
+    return n > 0 ? this.get(tx, uid) : undefined;
+  }
+
+  async delete(tx: Tx, uid: string): Promise<boolean> {
+    return (await kx(tx)('role_bindings').where({ uid }).del()) > 0;
+  }
+
+  async list(tx: Tx, q: PageQuery): Promise<StorePage<RoleBinding>> {
+    const page = await standardList<BindingRow>(kx(tx), LIST, q);
+    return { ...page, items: page.items.map(toBinding) };
+  }
+}

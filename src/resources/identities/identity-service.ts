@@ -1,0 +1,182 @@
+import type { Authorizer } from '../../auth/authorizer.js';
+import type { Principal } from '../../auth/principal.js';
+import { parseMask, resolvePatch } from '../../core/field-mask.js';
+import type { ListRequest } from '../../core/list-request.js';
+import { invalidField, notFound } from '../../core/rpc-error.js';
+import { isValidUidp, newChildUid } from '../../core/uidp.js';
+import { GROUP_TYPE } from '../groups/group.js';
+import { requireUid } from '../groups/group-service.js';
+import type { ListPager } from '../list-pager.js';
+import type { ListPage } from '../list-types.js';
+import type { UnitOfWork } from '../tx.js';
+import { parseInput, withoutKeys } from '../validate.js';
+import {
+  IDENTITY_LIST,
+  IDENTITY_TYPE,
+  IDENTITY_UPDATE,
+  STATIC_KEYS_MAX_LIFETIME_MS,
+  type Identity,
+  type StaticKeys,
+} from './identity.js';
+import { identitySchemas, resolveExpiration, type IdentitySchemas } from './identity-input.js';
+import type { IdentityChanges, IdentityStore } from './identity-store.js';
+
+export interface IdentityServiceDeps {
+  uow: UnitOfWork;
+  identities: IdentityStore;
+  authz: Authorizer;
+  pager: ListPager;
+  /** Whether `http://` issuers are accepted (ARBOR_ALLOW_INSECURE_ISSUERS). */
+  allowInsecureIssuers: boolean;
+  now?: () => Date;
+}
+
+type StaticKeysInput = NonNullable<ReturnType<IdentitySchemas['create']['parse']>['staticKeys']>;
+
+/** Identities that workloads assume through the STS; the rules shared by every front door. */
+export class IdentityService {
+  readonly #schemas: IdentitySchemas;
+  readonly #now: () => Date;
+
+  constructor(private readonly d: IdentityServiceDeps) {
+    this.#schemas = identitySchemas(d.allowInsecureIssuers);
+    this.#now = d.now ?? (() => new Date());
+  }
+
+  /**
+   * Create an identity under the group `parentUid`.
+   * @throws RpcError INVALID_ARGUMENT (one violation per field, e.g. `claimMatch.issuer`),
+   *   NOT_FOUND (group missing or invisible), PERMISSION_DENIED (no identity.create).
+   */
+  async create(
+    p: Principal,
+    parentUid: string | undefined,
+    body: Record<string, unknown>,
+  ): Promise<Identity> {
+    if (parentUid === undefined) throw invalidField('parent', 'a group uid is required');
+    requireUid(parentUid, 'parent');
+    const input = parseInput(this.#schemas.create, withoutKeys(body, IDENTITY_UPDATE.outputOnly));
+    const now = this.#now();
+    const staticKeys = input.staticKeys ? this.#staticKeys(input.staticKeys, now, now) : null;
+    await this.d.authz.require(p, 'identity.create', parentUid, 'groups.list', GROUP_TYPE);
+    return this.d.uow.run((tx) =>
+      this.d.identities.insert(tx, {
+        uid: newChildUid(parentUid),
+        parentUid,
+        name: input.name,
+        description: input.description ?? '',
+        claimMatch: input.claimMatch ?? null,
+        staticKeys,
+        createTime: now,
+      }),
+    );
+  }
+
+  /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
+  async get(p: Principal, uid: string): Promise<Identity> {
+    requireUid(uid);
+    await this.d.authz.require(p, 'identity.list', uid, 'identity.list', IDENTITY_TYPE);
+    const found = await this.d.uow.read((tx) => this.d.identities.get(tx, uid));
+    if (!found) throw notFound(IDENTITY_TYPE, uid);
+    return found;
+  }
+
+  /** The identities the caller may list. @throws RpcError INVALID_ARGUMENT (bad page token). */
+  async list(p: Principal, req: ListRequest): Promise<ListPage<Identity>> {
+    const visibility = await this.d.authz.visibility(p, 'identity.list');
+    return this.d.pager.page(IDENTITY_LIST, req, visibility, (q) =>
+      this.d.uow.read((tx) => this.d.identities.list(tx, q)),
+    );
+  }
+
+  /**
+   * Field-mask update of name, description, claimMatch and staticKeys. Switching between
+   * claimMatch and staticKeys needs both in the mask (the other one resets to unset).
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED.
+   */
+  async update(
+    p: Principal,
+    uid: string,
+    body: Record<string, unknown>,
+    updateMask: string | string[] | undefined,
+  ): Promise<Identity> {
+    requireUid(uid);
+    const patch = parseInput(
+      this.#schemas.patch,
+      resolvePatch(body, parseMask(updateMask), IDENTITY_UPDATE),
+    );
+    await this.d.authz.require(p, 'identity.update', uid, 'identity.list', IDENTITY_TYPE);
+    return this.d.uow.run(async (tx) => {
+      const cur = await this.d.identities.get(tx, uid, true);
+      if (!cur) throw notFound(IDENTITY_TYPE, uid);
+      const changes: IdentityChanges = { name: patch.name, description: patch.description };
+      if (patch.claimMatch !== undefined) changes.claimMatch = patch.claimMatch;
+      if (patch.staticKeys !== undefined) {
+        changes.staticKeys =
+          patch.staticKeys && this.#staticKeys(patch.staticKeys, cur.createTime, this.#now());
+      }
+      const cm = changes.claimMatch !== undefined ? changes.claimMatch : cur.claimMatch;
+      const sk = changes.staticKeys !== undefined ? changes.staticKeys : cur.staticKeys;
+      const hasClaimMatch = cm !== undefined && cm !== null;
+      const hasStaticKeys = sk !== undefined && sk !== null;
+      if (hasClaimMatch && hasStaticKeys) {
+        throw invalidField('staticKeys', 'cannot be set together with claimMatch');
+      }
+      if (!hasClaimMatch && !hasStaticKeys) {
+        throw invalidField('claimMatch', 'one of claimMatch or staticKeys is required');
+      }
+      const updated = await this.d.identities.update(tx, uid, changes);
+      if (!updated) throw notFound(IDENTITY_TYPE, uid);
+      return updated;
+    });
+  }
+
+  /**
+   * v1 semantics: every mutable field is replaced; omitted ones reset.
+   * @throws RpcError as `update`.
+   */
+  async replace(p: Principal, uid: string, body: Record<string, unknown>): Promise<Identity> {
+    return this.update(p, uid, body, '*');
+  }
+
+  /**
+   * Delete the identity and, with it, every role binding that names it.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED.
+   */
+  async delete(p: Principal, uid: string): Promise<void> {
+    requireUid(uid);
+    await this.d.authz.require(p, 'identity.delete', uid, 'identity.list', IDENTITY_TYPE);
+    await this.d.uow.run(async (tx) => {
+      if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
+    });
+  }
+
+  /**
+   * The identity a token exchange names, with no principal (the STS has none yet).
+   * @returns undefined for a malformed or unknown uid; never throws for those.
+   */
+  async getForExchange(uid: string): Promise<Identity | undefined> {
+    if (!isValidUidp(uid)) return undefined;
+    return this.d.uow.read((tx) => this.d.identities.get(tx, uid));
+  }
+
+  /** Record a successful exchange (STS). @throws RpcError UNAVAILABLE on database failure. */
+  async touchLastSeen(uid: string, time: Date = this.#now()): Promise<void> {
+    await this.d.uow.run((tx) => this.d.identities.touchLastSeen(tx, uid, time));
+  }
+
+  #staticKeys(input: StaticKeysInput, createdAt: Date, now: Date): StaticKeys {
+    if (createdAt.getTime() + STATIC_KEYS_MAX_LIFETIME_MS <= now.getTime()) {
+      throw invalidField(
+        'staticKeys',
+        'static keys can only be set within 365 days of the identity being created',
+      );
+    }
+    return {
+      issuer: input.issuer,
+      subject: input.subject,
+      issuerKeys: input.issuerKeys,
+      expirationTime: resolveExpiration(input.expirationTime, createdAt, now),
+    };
+  }
+}

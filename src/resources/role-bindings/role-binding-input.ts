@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import type { FieldViolation } from '../../core/rpc-error.js';
+import { isRootUid, isSelfOrBelow, isValidUidp, parentOf } from '../../core/uidp.js';
+
+const uidField = z
+  .string({ error: 'must be a uid' })
+  .refine(isValidUidp, { error: 'must be a uid path' });
+
+export const roleBindingCreateSchema = z.strictObject({
+  identityUid: uidField,
+  roleUid: uidField,
+});
+export type RoleBindingCreate = z.infer<typeof roleBindingCreateSchema>;
+
+export const roleBindingPatchSchema = roleBindingCreateSchema.partial();
+
+const orgOf = (uid: string) => uid.slice(0, 40);
+
+/**
+ * Where a binding at `groupUid` may point, decided from the uids alone (so answering
+ * reveals nothing about other organizations): the identity is root-level or in the
+ * group's organization; the role is built-in (flat uid) or defined at the group or above.
+ */
+export function placementViolations(
+  groupUid: string,
+  identityUid: string,
+  roleUid: string,
+): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  if (!isRootUid(identityUid) && orgOf(identityUid) !== orgOf(groupUid)) {
+    out.push({
+      field: 'identityUid',
+      description: "identity must belong to the group's organization",
+    });
+  }
+  const roleGroup = parentOf(roleUid);
+  if (roleGroup !== undefined && !isSelfOrBelow(roleGroup, groupUid)) {
+    out.push({
+      field: 'roleUid',
+      description: "role must be built in or defined at the binding's group or above it",
+    });
+  }
+  return out;
+}

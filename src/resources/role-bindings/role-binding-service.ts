@@ -1,0 +1,176 @@
+import type { Authorizer } from '../../auth/authorizer.js';
+import type { Principal } from '../../auth/principal.js';
+import { parseMask, resolvePatch } from '../../core/field-mask.js';
+import type { ListRequest } from '../../core/list-request.js';
+import {
+  invalidArgument,
+  invalidField,
+  notFound,
+  type FieldViolation,
+} from '../../core/rpc-error.js';
+import { newChildUid } from '../../core/uidp.js';
+import { GROUP_TYPE } from '../groups/group.js';
+import { requireUid } from '../groups/group-service.js';
+import type { ListPager } from '../list-pager.js';
+import type { ListPage } from '../list-types.js';
+import { requireHeld } from '../roles/grant-guard.js';
+import type { UnitOfWork } from '../tx.js';
+import { parseInput, withoutKeys } from '../validate.js';
+import {
+  ROLE_BINDING_LIST,
+  ROLE_BINDING_TYPE,
+  ROLE_BINDING_UPDATE,
+  type RoleBinding,
+} from './role-binding.js';
+import {
+  placementViolations,
+  roleBindingCreateSchema,
+  roleBindingPatchSchema,
+} from './role-binding-input.js';
+import type { RoleBindingStore } from './role-binding-store.js';
+
+export interface RoleBindingServiceDeps {
+  uow: UnitOfWork;
+  bindings: RoleBindingStore;
+  authz: Authorizer;
+  pager: ListPager;
+}
+
+interface Target {
+  groupUid: string;
+  identityUid: string;
+  roleUid: string;
+}
+
+/** Role bindings: who holds which role at which group. */
+export class RoleBindingService {
+  constructor(private readonly d: RoleBindingServiceDeps) {}
+
+  /**
+   * Bind `roleUid` to `identityUid` at the group `groupUid`.
+   * @throws RpcError INVALID_ARGUMENT (`identityUid`/`roleUid` malformed, missing or out of
+   *   place), NOT_FOUND (group), PERMISSION_DENIED (no role_bindings.create, or the role
+   *   holds capabilities the caller lacks), ALREADY_EXISTS (the same binding exists).
+   */
+  async create(
+    p: Principal,
+    groupUid: string | undefined,
+    body: Record<string, unknown>,
+  ): Promise<RoleBinding> {
+    if (groupUid === undefined) throw invalidField('parent', 'a group uid is required');
+    requireUid(groupUid, 'parent');
+    const input = parseInput(
+      roleBindingCreateSchema,
+      withoutKeys(body, ROLE_BINDING_UPDATE.outputOnly),
+    );
+    await this.d.authz.require(p, 'role_bindings.create', groupUid, 'groups.list', GROUP_TYPE);
+    await this.check(p, { groupUid, ...input });
+    return this.d.uow.run((tx) =>
+      this.d.bindings.insert(tx, { uid: newChildUid(groupUid), parentUid: groupUid, ...input }),
+    );
+  }
+
+  /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
+  async get(p: Principal, uid: string): Promise<RoleBinding> {
+    requireUid(uid);
+    await this.d.authz.require(
+      p,
+      'role_bindings.list',
+      uid,
+      'role_bindings.list',
+      ROLE_BINDING_TYPE,
+    );
+    const found = await this.d.uow.read((tx) => this.d.bindings.get(tx, uid));
+    if (!found) throw notFound(ROLE_BINDING_TYPE, uid);
+    return found;
+  }
+
+  /** Bindings the caller may list, hydrated. @throws RpcError INVALID_ARGUMENT. */
+  async list(p: Principal, req: ListRequest): Promise<ListPage<RoleBinding>> {
+    const visibility = await this.d.authz.visibility(p, 'role_bindings.list');
+    return this.d.pager.page(ROLE_BINDING_LIST, req, visibility, (q) =>
+      this.d.uow.read((tx) => this.d.bindings.list(tx, q)),
+    );
+  }
+
+  /**
+   * Point a binding at another role (or identity); the group never changes.
+   * @throws RpcError as `create`, and NOT_FOUND for a missing binding.
+   */
+  async update(
+    p: Principal,
+    uid: string,
+    body: Record<string, unknown>,
+    updateMask: string | string[] | undefined,
+  ): Promise<RoleBinding> {
+    requireUid(uid);
+    const patch = parseInput(
+      roleBindingPatchSchema,
+      resolvePatch(body, parseMask(updateMask), ROLE_BINDING_UPDATE),
+    );
+    await this.d.authz.require(
+      p,
+      'role_bindings.update',
+      uid,
+      'role_bindings.list',
+      ROLE_BINDING_TYPE,
+    );
+    const cur = await this.d.uow.read((tx) => this.d.bindings.get(tx, uid));
+    if (!cur) throw notFound(ROLE_BINDING_TYPE, uid);
+    const target = {
+      groupUid: cur.parentUid,
+      identityUid: patch.identityUid ?? cur.identity.uid,
+      roleUid: patch.roleUid ?? cur.role.uid,
+    };
+    await this.check(p, target);
+    return this.d.uow.run(async (tx) => {
+      const updated = await this.d.bindings.update(tx, uid, target);
+      if (!updated) throw notFound(ROLE_BINDING_TYPE, uid);
+      return updated;
+    });
+  }
+
+  /**
+   * v1 semantics: both references are replaced.
+   * @throws RpcError as `update`.
+   */
+  async replace(p: Principal, uid: string, body: Record<string, unknown>): Promise<RoleBinding> {
+    return this.update(p, uid, body, '*');
+  }
+
+  /**
+   * Idempotent (AIP-135): deleting a binding that is already gone succeeds, as long as
+   * the caller could see it.
+   * @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (invisible), PERMISSION_DENIED.
+   */
+  async delete(p: Principal, uid: string): Promise<void> {
+    requireUid(uid);
+    await this.d.authz.require(
+      p,
+      'role_bindings.delete',
+      uid,
+      'role_bindings.list',
+      ROLE_BINDING_TYPE,
+    );
+    await this.d.uow.run((tx) => this.d.bindings.delete(tx, uid));
+  }
+
+  /**
+   * The rules a binding's target must satisfy, checked before the write; the foreign keys
+   * catch anything deleted in between.
+   */
+  private async check(p: Principal, t: Target): Promise<void> {
+    const placement = placementViolations(t.groupUid, t.identityUid, t.roleUid);
+    if (placement.length > 0) throw invalidArgument(placement);
+    const refs = await this.d.uow.read((tx) =>
+      this.d.bindings.refs(tx, t.groupUid, t.identityUid, t.roleUid),
+    );
+    if (!refs.groupExists) throw notFound(GROUP_TYPE, t.groupUid);
+    const missing: FieldViolation[] = [];
+    if (!refs.identityExists)
+      missing.push({ field: 'identityUid', description: 'identity not found' });
+    if (!refs.roleCapabilities) missing.push({ field: 'roleUid', description: 'role not found' });
+    if (missing.length > 0 || !refs.roleCapabilities) throw invalidArgument(missing);
+    await requireHeld(this.d.authz, p, refs.roleCapabilities, t.groupUid);
+  }
+}

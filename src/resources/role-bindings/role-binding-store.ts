@@ -1,0 +1,38 @@
+import type { Capability } from '../../auth/capabilities.js';
+import type { PageQuery, StorePage } from '../list-types.js';
+import type { Tx } from '../tx.js';
+import type { RoleBinding } from './role-binding.js';
+
+/** What a binding about to be written refers to, read in one round trip. */
+export interface BindingRefs {
+  groupExists: boolean;
+  identityExists: boolean;
+  /** The role's capabilities; undefined when there is no such role. */
+  roleCapabilities: Capability[] | undefined;
+}
+
+export interface NewRoleBinding {
+  uid: string;
+  parentUid: string;
+  identityUid: string;
+  roleUid: string;
+}
+
+export interface RoleBindingStore {
+  refs(tx: Tx, groupUid: string, identityUid: string, roleUid: string): Promise<BindingRefs>;
+  get(tx: Tx, uid: string): Promise<RoleBinding | undefined>;
+  /**
+   * @throws RpcError ALREADY_EXISTS (same group, identity and role), INVALID_ARGUMENT
+   *   (identity or role gone meanwhile), NOT_FOUND (group gone meanwhile).
+   */
+  insert(tx: Tx, binding: NewRoleBinding): Promise<RoleBinding>;
+  /** @throws RpcError like `insert`. */
+  update(
+    tx: Tx,
+    uid: string,
+    refs: { identityUid: string; roleUid: string },
+  ): Promise<RoleBinding | undefined>;
+  /** @returns false when nothing was there. */
+  delete(tx: Tx, uid: string): Promise<boolean>;
+  list(tx: Tx, q: PageQuery): Promise<StorePage<RoleBinding>>;
+}

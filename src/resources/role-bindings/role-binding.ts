@@ -1,0 +1,38 @@
+import type { ListSpec } from '../../core/list-request.js';
+import type { UpdateSpec } from '../../core/field-mask.js';
+
+/**
+ * A role granted to an identity at a group (and so everywhere below it). Read back with
+ * its identity, group and role hydrated by the same query.
+ */
+export interface RoleBinding {
+  uid: string;
+  /** The group the binding grants at; the uid hangs under it. */
+  parentUid: string;
+  identity: {
+    uid: string;
+    name: string;
+    description: string;
+    /** The claim-match subject or subject pattern, or the static-keys subject. */
+    subject: string;
+    issuer: string;
+  };
+  group: { uid: string; name: string; description: string };
+  role: { uid: string; name: string; description: string };
+  createTime: Date;
+  updateTime: Date;
+}
+
+export const ROLE_BINDING_TYPE = 'iam.arbor.dev/RoleBinding';
+
+export const ROLE_BINDING_LIST: ListSpec = {
+  kind: 'role_bindings',
+  orderBy: ['uid', 'created_at'],
+  defaultOrder: { field: 'uid', direction: 'asc' },
+  filters: { identity: 'uid', group: 'uid', role: 'uid' },
+};
+
+export const ROLE_BINDING_UPDATE: UpdateSpec = {
+  mutable: { identityUid: '', roleUid: '' },
+  outputOnly: ['uid', 'identity', 'group', 'role', 'createTime'],
+};
