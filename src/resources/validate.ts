@@ -6,7 +6,7 @@ export const DESCRIPTION_PATTERN = /^[\S ]{0,512}$/u;
 
 /** `name` as groups, identities, roles and the rest spell it. */
 export const nameSchema = z
-  .string({ error: 'name is required' })
+  .string({ error: (iss) => (iss.input === undefined ? 'name is required' : 'name must be a string') })
   .regex(NAME_PATTERN, { error: `name must match "${NAME_PATTERN.source}"` })
   .max(63, { error: 'name must be at most 63 characters' });
 
@@ -22,7 +22,7 @@ export const descriptionSchema = z
  * @throws RpcError INVALID_ARGUMENT with a BadRequest naming every failed field.
  */
 export function parseInput<S extends z.ZodType>(schema: S, body: unknown, prefix = ''): z.infer<S> {
-  const result = schema.safeParse(body);
+  const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
   const violations: FieldViolation[] = result.error.issues.map((issue) => {
     const path = issue.path.map(String).join('.');
