@@ -8,8 +8,8 @@ import { startServer, type TestServer } from '../helpers/server.js';
 
 const availability = kubeAvailability();
 const maybe = availability.available ? test.serial : test.skip;
-if (!availability.available)
-  test.serial('cluster trust: skipped', (t) => t.log(availability.reason) || t.pass());
+// Without a control plane the one test above is reported as skipped; say why.
+if (!availability.available) console.log(`cluster trust tests skipped: ${availability.reason}`);
 
 let cluster: TestCluster;
 let s: TestServer;
