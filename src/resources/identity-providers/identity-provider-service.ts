@@ -1,0 +1,186 @@
+import type { Authorizer } from '../../auth/authorizer.js';
+import type { Capability } from '../../auth/capabilities.js';
+import type { Principal } from '../../auth/principal.js';
+import { parseMask, resolvePatch } from '../../core/field-mask.js';
+import type { ListRequest } from '../../core/list-request.js';
+import { invalidField, notFound } from '../../core/rpc-error.js';
+import { newChildUid } from '../../core/uidp.js';
+import { GROUP_TYPE } from '../groups/group.js';
+import { requireUid } from '../groups/group-service.js';
+import type { GroupStore } from '../groups/group-store.js';
+import type { ListPager } from '../list-pager.js';
+import type { ListPage } from '../list-types.js';
+import type { UnitOfWork } from '../tx.js';
+import { parseInput, withoutKeys } from '../validate.js';
+import type { RoleStore } from '../roles/role-store.js';
+import { requireGrantableRole } from './grantable-role.js';
+import { IDP_LIST, IDP_TYPE, IDP_UPDATE, type IdentityProvider } from './identity-provider.js';
+import {
+  identityProviderSchemas,
+  type IdentityProviderSchemas,
+  type OidcInput,
+} from './identity-provider-input.js';
+import type { IdentityProviderPatchRow, IdentityProviderStore } from './identity-provider-store.js';
+
+export interface IdentityProviderServiceDeps {
+  uow: UnitOfWork;
+  idps: IdentityProviderStore;
+  groups: GroupStore;
+  roles: Pick<RoleStore, 'get'>;
+  authz: Authorizer;
+  pager: ListPager;
+  /** ARBOR_ALLOW_INSECURE_ISSUERS: accept `http://` issuers (development only). */
+  allowInsecureIssuers: boolean;
+}
+
+type Body = Record<string, unknown>;
+
+function oidcConfig(o: OidcInput) {
+  return {
+    issuer: o.issuer,
+    clientId: o.clientId,
+    additionalScopes: o.additionalScopes ?? [],
+    pkceEnabled: o.pkceEnabled ?? false,
+  };
+}
+
+/**
+ * Identity providers of a group. An IdP promises its users a role binding (its default
+ * role), so creating or changing one also needs `role_bindings.create` at the group.
+ */
+export class IdentityProviderService {
+  readonly #schemas: IdentityProviderSchemas;
+
+  constructor(private readonly d: IdentityProviderServiceDeps) {
+    this.#schemas = identityProviderSchemas(d.allowInsecureIssuers);
+  }
+
+  /** The operation's capability and the escalation guard, both at `scope`. */
+  private async requireWrite(
+    p: Principal,
+    cap: Capability,
+    scope: string,
+    see: Capability,
+    type: string,
+  ): Promise<void> {
+    await this.d.authz.require(p, cap, scope, see, type);
+    await this.d.authz.require(p, 'role_bindings.create', scope, see, type);
+  }
+
+  /**
+   * Create an identity provider under `groupUid`.
+   * @throws RpcError INVALID_ARGUMENT (fields, `defaultRole`), NOT_FOUND (group), PERMISSION_DENIED.
+   */
+  async create(p: Principal, groupUid: string | undefined, body: Body): Promise<IdentityProvider> {
+    const group = requireUid(groupUid ?? '', 'parent');
+    const input = parseInput(this.#schemas.create, withoutKeys(body, IDP_UPDATE.outputOnly));
+    await this.requireWrite(p, 'identity_providers.create', group, 'groups.list', GROUP_TYPE);
+    return this.d.uow.run(async (tx) => {
+      if (!(await this.d.groups.get(tx, group))) throw notFound(GROUP_TYPE, group);
+      await requireGrantableRole(this.d, p, tx, input.defaultRole, group, 'defaultRole');
+      return this.d.idps.insert(tx, {
+        uid: newChildUid(group),
+        parentUid: group,
+        name: input.name,
+        description: input.description ?? '',
+        defaultRole: input.defaultRole,
+        oidc: oidcConfig(input.oidc),
+        clientSecret: input.oidc.clientSecret ?? '',
+      });
+    });
+  }
+
+  /** @throws RpcError NOT_FOUND when missing or invisible to the caller. */
+  async get(p: Principal, uid: string): Promise<IdentityProvider> {
+    requireUid(uid);
+    await this.d.authz.require(
+      p,
+      'identity_providers.list',
+      uid,
+      'identity_providers.list',
+      IDP_TYPE,
+    );
+    const idp = await this.d.uow.read((tx) => this.d.idps.get(tx, uid));
+    if (!idp) throw notFound(IDP_TYPE, uid);
+    return idp;
+  }
+
+  /** @throws RpcError INVALID_ARGUMENT for a bad list request or page token. */
+  async list(p: Principal, req: ListRequest): Promise<ListPage<IdentityProvider>> {
+    const visibility = await this.d.authz.visibility(p, 'identity_providers.list');
+    return this.d.pager.page(IDP_LIST, req, visibility, (q) =>
+      this.d.uow.read((tx) => this.d.idps.list(tx, q)),
+    );
+  }
+
+  /**
+   * Field-mask update. `oidc` is replaced whole, except that an absent or empty
+   * `clientSecret` keeps the stored one.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED.
+   */
+  async update(
+    p: Principal,
+    uid: string,
+    body: Body,
+    updateMask: string | string[] | undefined,
+  ): Promise<IdentityProvider> {
+    requireUid(uid);
+    const patch = parseInput(
+      this.#schemas.patch,
+      resolvePatch(body, parseMask(updateMask), IDP_UPDATE),
+    );
+    await this.requireWrite(
+      p,
+      'identity_providers.update',
+      uid,
+      'identity_providers.list',
+      IDP_TYPE,
+    );
+    return this.d.uow.run(async (tx) => {
+      const current = await this.d.idps.get(tx, uid, { forUpdate: true });
+      if (!current) throw notFound(IDP_TYPE, uid);
+      const row: IdentityProviderPatchRow = {};
+      if (patch.name !== undefined) row.name = patch.name;
+      if (patch.description !== undefined) row.description = patch.description;
+      if (patch.defaultRole !== undefined) {
+        const group = current.parentUid;
+        await requireGrantableRole(this.d, p, tx, patch.defaultRole, group, 'defaultRole');
+        row.defaultRole = patch.defaultRole;
+      }
+      if (patch.oidc !== undefined) {
+        const secret = patch.oidc.clientSecret ?? '';
+        if (secret === '' && !current.hasClientSecret && patch.oidc.pkceEnabled !== true) {
+          throw invalidField(
+            'oidc.clientSecret',
+            'clientSecret is required unless pkceEnabled is true',
+          );
+        }
+        row.oidc = oidcConfig(patch.oidc);
+        if (secret !== '') row.clientSecret = secret;
+      }
+      const updated = await this.d.idps.update(tx, uid, row);
+      if (!updated) throw notFound(IDP_TYPE, uid);
+      return updated;
+    });
+  }
+
+  /** v1 semantics: every mutable field is replaced (PUT). Throws as `update`. */
+  async replace(p: Principal, uid: string, body: Body): Promise<IdentityProvider> {
+    return this.update(p, uid, body, '*');
+  }
+
+  /** @throws RpcError NOT_FOUND when missing or invisible, PERMISSION_DENIED. */
+  async delete(p: Principal, uid: string): Promise<void> {
+    requireUid(uid);
+    await this.d.authz.require(
+      p,
+      'identity_providers.delete',
+      uid,
+      'identity_providers.list',
+      IDP_TYPE,
+    );
+    await this.d.uow.run(async (tx) => {
+      if (!(await this.d.idps.delete(tx, uid))) throw notFound(IDP_TYPE, uid);
+    });
+  }
+}
