@@ -1,10 +1,32 @@
 import type { GroupService } from './resources/groups/group-service.js';
 import type { HealthService } from './resources/health-service.js';
+import type { IdentityService } from './resources/identities/identity-service.js';
+import type { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
+import type { RoleService } from './resources/roles/role-service.js';
+import type { AdvisoryImporter } from './resources/advisories/advisory-import.js';
+import type { AdvisoryService } from './resources/advisories/advisory-service.js';
+import type { RepoService } from './resources/repos/repo-service.js';
+import type { TagService } from './resources/tags/tag-service.js';
+import type { AccountAssociationService } from './resources/account-associations/account-association-service.js';
+import type { GroupInviteService } from './resources/group-invites/group-invite-service.js';
+import type { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
+import type { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
 // @service-imports
 
 /** Everything the front doors may call. Built once, in compose.ts. */
 export interface Services {
   health: HealthService;
   groups: GroupService;
+  identities: IdentityService;
+  roles: RoleService;
+  roleBindings: RoleBindingService;
+  repos: RepoService;
+  tags: TagService;
+  advisories: AdvisoryService;
+  advisoryImport: AdvisoryImporter;
+  identityProviders: IdentityProviderService;
+  accountAssociations: AccountAssociationService;
+  groupInvites: GroupInviteService;
+  trustedKeys: TrustedKeyService;
   // @service-types
 }

@@ -1,5 +1,10 @@
 import type { Knex } from 'knex';
 import * as m0001 from './0001-groups.js';
+import * as m0002 from './0002-iam.js';
+import * as m0003 from './0003-idp-accounts-invites.js';
+import * as m0004 from './0004-registry.js';
+import * as m0005 from './0005-advisories.js';
+import * as m0006 from './0006-trusted-issuer-keys.js';
 // @migration-imports (append one import per migration below this line)
 
 interface Migration {
@@ -10,5 +15,10 @@ interface Migration {
 /** Every migration, in order. Append only: a merged migration is never edited. */
 export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0001-groups', m0001],
+  ['0002-iam', m0002],
+  ['0003-idp-accounts-invites', m0003],
+  ['0004-registry', m0004],
+  ['0005-advisories', m0005],
+  ['0006-trusted-issuer-keys', m0006],
   // @migration-list (append one entry per migration below this line, in number order)
 ];
