@@ -14,34 +14,23 @@ import { PageTokenCodec } from './core/page-token.js';
 import { openDatabase, type Database } from './db/connect.js';
 import { migrateLatest } from './db/migrate.js';
 import { serverSecret } from './db/secrets.js';
-import { KnexGroupStore } from './db/stores/group-store.js';
-import { KnexPinger } from './db/stores/ping-store.js';
+import { createStores } from './db/stores/index.js';
+import { KnexGrantSource } from './db/stores/grant-source.js';
 import { KnexUnitOfWork } from './db/unit-of-work.js';
 import { GroupService } from './resources/groups/group-service.js';
 import { HealthService } from './resources/health-service.js';
 import { ListPager } from './resources/list-pager.js';
 import type { Services } from './services.js';
-import { KnexGrantSource } from './db/stores/grant-source.js';
-import { KnexIdentityStore } from './db/stores/identity-store.js';
-import { KnexRoleBindingStore } from './db/stores/role-binding-store.js';
-import { KnexRoleStore } from './db/stores/role-store.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
 import { RoleService } from './resources/roles/role-service.js';
-import { KnexAdvisoryStore } from './db/stores/advisory-store.js';
-import { KnexRepoStore } from './db/stores/repo-store.js';
-import { KnexTagStore } from './db/stores/tag-store.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
 import { AdvisoryService } from './resources/advisories/advisory-service.js';
 import { RepoService } from './resources/repos/repo-service.js';
 import { TagService } from './resources/tags/tag-service.js';
-import { KnexAccountAssociationStore } from './db/stores/account-association-store.js';
-import { KnexGroupInviteStore } from './db/stores/group-invite-store.js';
-import { KnexIdentityProviderStore } from './db/stores/identity-provider-store.js';
 import { AccountAssociationService } from './resources/account-associations/account-association-service.js';
 import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
-import { KnexTrustedKeyStore } from './db/stores/trusted-key-store.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
 // @compose-imports
 
@@ -91,54 +80,43 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const uow = new KnexUnitOfWork(db.knex);
     const pager = new ListPager(codec);
     const authz = new Authorizer(new KnexGrantSource(uow));
+    const st = createStores();
+    const allowInsecureIssuers = config.allowInsecureIssuers;
+    const common = { uow, authz, pager };
     const services: Services = {
-      health: new HealthService(uow, new KnexPinger()),
-      groups: new GroupService({ uow, groups: new KnexGroupStore(), authz, pager }),
+      health: new HealthService(uow, st.pinger),
+      groups: new GroupService({ ...common, groups: st.groups }),
       identities: new IdentityService({
-        uow,
-        identities: new KnexIdentityStore(),
-        authz,
-        pager,
-        allowInsecureIssuers: config.allowInsecureIssuers,
+        ...common,
+        identities: st.identities,
+        allowInsecureIssuers,
       }),
-      roles: new RoleService({ uow, roles: new KnexRoleStore(), authz, pager }),
-      roleBindings: new RoleBindingService({
-        uow,
-        bindings: new KnexRoleBindingStore(),
-        authz,
-        pager,
-      }),
-      repos: new RepoService({ uow, repos: new KnexRepoStore(), authz, pager }),
-      tags: new TagService({ uow, tags: new KnexTagStore(), authz, pager }),
-      advisories: new AdvisoryService({ uow, advisories: new KnexAdvisoryStore(), authz, pager }),
-      advisoryImport: new AdvisoryImporter({ uow, advisories: new KnexAdvisoryStore(), authz }),
+      roles: new RoleService({ ...common, roles: st.roles }),
+      roleBindings: new RoleBindingService({ ...common, bindings: st.roleBindings }),
+      repos: new RepoService({ ...common, repos: st.repos }),
+      tags: new TagService({ ...common, tags: st.tags }),
+      advisories: new AdvisoryService({ ...common, advisories: st.advisories }),
+      advisoryImport: new AdvisoryImporter({ uow, authz, advisories: st.advisories }),
       identityProviders: new IdentityProviderService({
-        uow,
-        authz,
-        pager,
-        groups: new KnexGroupStore(),
-        roles: new KnexRoleStore(),
-        idps: new KnexIdentityProviderStore(),
-        allowInsecureIssuers: config.allowInsecureIssuers,
+        ...common,
+        groups: st.groups,
+        roles: st.roles,
+        idps: st.identityProviders,
+        allowInsecureIssuers,
       }),
       accountAssociations: new AccountAssociationService({
-        uow,
-        authz,
-        pager,
-        groups: new KnexGroupStore(),
-        associations: new KnexAccountAssociationStore(),
+        ...common,
+        groups: st.groups,
+        associations: st.accountAssociations,
       }),
       groupInvites: new GroupInviteService({
-        uow,
-        authz,
-        pager,
-        groups: new KnexGroupStore(),
-        roles: new KnexRoleStore(),
-        invites: new KnexGroupInviteStore(),
-        bindings: new KnexRoleBindingStore(),
+        ...common,
+        groups: st.groups,
+        roles: st.roles,
+        invites: st.groupInvites,
+        bindings: st.roleBindings,
       }),
-      trustedKeys: new TrustedKeyService(uow, new KnexTrustedKeyStore(), authz),
-      // @services (one entry per service; keep construction to one line where you can)
+      trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
     };
     const tokens = new TokenIssuer(
       config.issuerUrl,

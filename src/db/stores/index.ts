@@ -1,0 +1,30 @@
+import { KnexAccountAssociationStore } from './account-association-store.js';
+import { KnexAdvisoryStore } from './advisory-store.js';
+import { KnexGroupInviteStore } from './group-invite-store.js';
+import { KnexGroupStore } from './group-store.js';
+import { KnexIdentityProviderStore } from './identity-provider-store.js';
+import { KnexIdentityStore } from './identity-store.js';
+import { KnexPinger } from './ping-store.js';
+import { KnexRepoStore } from './repo-store.js';
+import { KnexRoleBindingStore } from './role-binding-store.js';
+import { KnexRoleStore } from './role-store.js';
+import { KnexTagStore } from './tag-store.js';
+import { KnexTrustedKeyStore } from './trusted-key-store.js';
+
+/** One instance of every store; they are stateless and shared by all services. */
+export function createStores() {
+  return {
+    pinger: new KnexPinger(),
+    groups: new KnexGroupStore(),
+    identities: new KnexIdentityStore(),
+    roles: new KnexRoleStore(),
+    roleBindings: new KnexRoleBindingStore(),
+    repos: new KnexRepoStore(),
+    tags: new KnexTagStore(),
+    advisories: new KnexAdvisoryStore(),
+    identityProviders: new KnexIdentityProviderStore(),
+    accountAssociations: new KnexAccountAssociationStore(),
+    groupInvites: new KnexGroupInviteStore(),
+    trustedKeys: new KnexTrustedKeyStore(),
+  };
+}
