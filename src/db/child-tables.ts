@@ -1,9 +1,10 @@
 /**
- * Every table whose rows hang directly under a group through `parent_uid`, with the
- * plural name used in "cannot delete group with child …". A resource kind added under
- * groups is added here, and group delete refuses while any row remains.
+ * Every table whose rows hang under a group, with the plural name used in "cannot delete
+ * group with child …" and the column that names the group (`parent_uid` unless said).
+ * A resource kind added under groups is added here, and group delete refuses while any
+ * row remains. (Foreign keys with ON DELETE RESTRICT back this up against races.)
  */
-export const GROUP_CHILD_TABLES: ReadonlyArray<{ table: string; kind: string }> = [
+export const GROUP_CHILD_TABLES: ReadonlyArray<{ table: string; kind: string; column?: string }> = [
   { table: 'groups', kind: 'groups' },
   { table: 'identities', kind: 'identities' },
   { table: 'roles', kind: 'roles' },
@@ -11,5 +12,6 @@ export const GROUP_CHILD_TABLES: ReadonlyArray<{ table: string; kind: string }> 
   { table: 'repos', kind: 'repos' },
   { table: 'identity_providers', kind: 'identity providers' },
   { table: 'group_invites', kind: 'group invites' },
-  // @child-tables (append one line per table whose parent_uid may be a group)
+  // An account association's uid is its group's uid.
+  { table: 'account_associations', kind: 'account associations', column: 'uid' },
 ];

@@ -115,6 +115,10 @@ test('aa: delete is idempotent and a group with an association cannot be deleted
   t.is(blocked.status, 400);
   t.is(blocked.body.code, 9);
   t.is(blocked.body.details[1].violations[0].type, 'RESOURCE_NOT_EMPTY');
+  t.is(
+    blocked.body.message,
+    'Precondition failed: cannot delete group with child account associations',
+  );
   t.deepEqual((await s.admin.delete(`${A}/${g}`)).body, {});
   t.is((await s.admin.delete(`${A}/${g}`)).status, 200);
   t.is((await s.admin.get(`${A}/${g}`)).status, 404);

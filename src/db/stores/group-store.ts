@@ -99,11 +99,12 @@ export class KnexGroupStore implements GroupStore {
 
   async childKinds(tx: Tx, uid: string): Promise<string[]> {
     const k = kx(tx);
-    const probes = GROUP_CHILD_TABLES.map(({ table, kind }) =>
+    const probes = GROUP_CHILD_TABLES.map(({ table, kind, column }) =>
       k
-        .raw('SELECT ?::text AS kind WHERE EXISTS (SELECT 1 FROM ?? WHERE parent_uid = ?)', [
+        .raw('SELECT ?::text AS kind WHERE EXISTS (SELECT 1 FROM ?? WHERE ?? = ?)', [
           kind,
           table,
+          column ?? 'parent_uid',
           uid,
         ])
         .toQuery(),
