@@ -1,0 +1,90 @@
+import { createServer, type Server } from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+import { compose } from '../compose.js';
+import { loadConfig } from '../config.js';
+import { ClusterTrust } from './cluster-trust.js';
+import { Controller } from './controller.js';
+import { loadReconcilerConfig } from './reconciler-config.js';
+
+/**
+ * `/healthz` answers while the process runs; `/readyz` once this replica is either a
+ * follower or a leader whose informers have listed everything. Readiness must not hinge
+ * on leadership, or the followers would never become ready and rollouts would stall.
+ */
+function healthServer(port: number, controller: Controller): Server {
+  return createServer((req, res) => {
+    const ready = !controller.isLeader || controller.synced;
+    const ok = req.url === '/healthz' || (req.url === '/readyz' && ready);
+    res.writeHead(ok ? 200 : req.url === '/readyz' ? 503 : 404, { 'content-type': 'text/plain' });
+    res.end(ok ? 'ok\n' : 'not ready\n');
+  }).listen(port);
+}
+
+/**
+ * `arbor reconcile`: sync Group, Identity and RoleBinding custom resources into Arbor
+ * through the same services as the REST API. The cluster comes from KUBECONFIG or the
+ * in-cluster service account (`KubeConfig.loadFromDefault`).
+ */
+export async function reconcileCommand(): Promise<void> {
+  const config = loadConfig();
+  const rc = loadReconcilerConfig();
+  const arbor = await compose(config);
+  const { logger } = arbor;
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const controller = new Controller({
+    kubeConfig: kc,
+    services: arbor.services,
+    logger,
+    namespace: rc.watchNamespace,
+    leaderElection: rc.leaderElection && {
+      namespace: rc.leaseNamespace,
+      name: rc.leaseName,
+      identity: rc.identity,
+    },
+    resyncMs: rc.resyncMs,
+    queue: { concurrency: rc.workers, ratePerSecond: rc.ratePerSecond },
+  });
+  const health = rc.healthPort > 0 ? healthServer(rc.healthPort, controller) : undefined;
+  // Idempotent (an unchanged key set writes nothing), so every replica may run it.
+  const trust = rc.clusterTrust
+    ? new ClusterTrust({ kubeConfig: kc, trustedKeys: arbor.services.trustedKeys, logger })
+    : undefined;
+  trust?.start();
+  controller.start();
+  logger.info(
+    {
+      cluster: kc.getCurrentCluster()?.server,
+      watch: rc.watchNamespace ?? '(all namespaces)',
+      lease: rc.leaderElection ? `${rc.leaseNamespace}/${rc.leaseName}` : '(none)',
+      identity: rc.identity,
+      database: arbor.db.kind,
+    },
+    'arbor reconciler started',
+  );
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'reconciler shutting down: finishing in-flight reconciles');
+    trust?.stop();
+    // Releasing the Lease on the way out lets the next replica take over at once.
+    void controller
+      .stop()
+      .then(() => new Promise<void>((r) => (health ? health.close(() => r()) : r())))
+      .then(() => arbor.close())
+      .then(
+        () => {
+          logger.info('reconciler stopped');
+          process.exit(0);
+        },
+        (e: unknown) => {
+          logger.error({ err: e }, 'unclean shutdown');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,76 @@
+import type { Principal } from '../auth/principal.js';
+import { invalidField } from '../core/rpc-error.js';
+import type { ClaimMatch, Identity } from '../resources/identities/identity.js';
+import type { IdentityService } from '../resources/identities/identity-service.js';
+import { changedFields, converge, type KindReconciler, type RefResolver } from './kind-sync.js';
+import type { ArborObject, ClaimMatchSpec, IdentitySpec } from './resources.js';
+
+/** A claim match with empty members dropped, so `{}` and "absent" compare equal. */
+function normalize(cm: ClaimMatch | ClaimMatchSpec | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(cm ?? {})) {
+    if (v === undefined || v === null) continue;
+    if (typeof v === 'object' && Object.keys(v as object).length === 0) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Identity custom resources ↔ Arbor identities under a group (`spec.groupRef` or
+ * `spec.groupUid`). Only claim-match identities are managed from Kubernetes: static keys
+ * carry key material that does not belong in a custom resource.
+ */
+export class IdentityReconciler implements KindReconciler<IdentitySpec> {
+  readonly kind = 'Identity' as const;
+
+  constructor(
+    private readonly identities: IdentityService,
+    private readonly principal: Principal,
+  ) {}
+
+  references(spec: IdentitySpec) {
+    return spec.groupRef?.name ? [{ kind: 'Group' as const, name: spec.groupRef.name }] : [];
+  }
+
+  async sync(obj: ArborObject<IdentitySpec>, refs: RefResolver) {
+    const spec = obj.spec ?? {};
+    const { namespace, name } = obj.metadata;
+    const groupUid = spec.groupRef?.name
+      ? refs.uidOf('Group', namespace, spec.groupRef.name)
+      : spec.groupUid || undefined;
+    const claimMatch = normalize(spec.claimMatch);
+    const want = { name: spec.name ?? name, description: spec.description ?? '', claimMatch };
+    const p = this.principal;
+    return converge<Identity>({
+      uid: obj.status?.uid,
+      adoptUid: spec.adoptUid,
+      get: (uid) => this.identities.get(p, uid),
+      create: () => this.identities.create(p, groupUid, want),
+      uidOf: (i) => i.uid,
+      check: (i) => {
+        if (i.parentUid === (groupUid ?? null)) return;
+        throw invalidField(
+          spec.groupRef ? 'spec.groupRef' : 'spec.groupUid',
+          `identity ${i.uid} belongs to group ${i.parentUid ?? '(none)'}, and identities cannot move; ` +
+            'delete this Identity and create a new one to change its group',
+        );
+      },
+      diff: (i) => {
+        const patch = changedFields(
+          { name: i.name, description: i.description, claimMatch: normalize(i.claimMatch) },
+          want,
+        );
+        // An adopted identity may use static keys; claimMatch replaces them, and the
+        // service wants both named when switching.
+        if (i.staticKeys) return { ...(patch ?? want), claimMatch, staticKeys: null };
+        return patch;
+      },
+      update: (uid, patch) => this.identities.update(p, uid, patch, Object.keys(patch)),
+    });
+  }
+
+  async remove(uid: string): Promise<void> {
+    await this.identities.delete(this.principal, uid);
+  }
+}

@@ -1,0 +1,116 @@
+import { Code } from '../core/rpc-code.js';
+import { isRpcError } from '../core/rpc-error.js';
+import type { ArborObject, KindName } from './resources.js';
+
+/**
+ * A reference to another custom resource that cannot be resolved yet (it does not exist,
+ * or has no Arbor uid yet). Not a failure: the object waits, with backoff, and is woken
+ * early when the referenced object gets its uid.
+ */
+export class WaitingForReference extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WaitingForReference';
+  }
+}
+
+/** Resolves a by-name reference to the Arbor uid that object manages. */
+export interface RefResolver {
+  /** @throws WaitingForReference when the object is missing or has no uid yet. */
+  uidOf(kind: KindName, namespace: string, name: string): string;
+  /** The uid if known, without throwing. */
+  peek(kind: KindName, namespace: string, name: string): string | undefined;
+}
+
+export type SyncAction = 'created' | 'adopted' | 'updated' | 'recreated' | 'unchanged';
+
+export interface SyncResult {
+  uid: string;
+  action: SyncAction;
+}
+
+/** What one kind contributes to the generic reconcile loop in `resource-reconciler.ts`. */
+export interface KindReconciler<S> {
+  readonly kind: KindName;
+  /** The custom resources (same namespace) that `spec` names; they wake this object. */
+  references(spec: S): Array<{ kind: KindName; name: string }>;
+  /**
+   * Make the Arbor resource match the object. Calls the same services as REST.
+   * @throws WaitingForReference, RpcError (INVALID_ARGUMENT means the spec is wrong).
+   */
+  sync(obj: ArborObject<S>, refs: RefResolver): Promise<SyncResult>;
+  /** Delete the Arbor resource. @throws RpcError; NOT_FOUND counts as done. */
+  remove(uid: string): Promise<void>;
+}
+
+export interface ConvergeOps<A> {
+  /** `status.uid`: the resource this object already manages. */
+  uid: string | undefined;
+  /** `spec.adoptUid`: take over this resource when we manage none yet. */
+  adoptUid: string | undefined;
+  get(uid: string): Promise<A>;
+  create(): Promise<A>;
+  uidOf(actual: A): string;
+  /** Throw INVALID_ARGUMENT when the resource differs in a way no update can fix. */
+  check?(actual: A): void;
+  /** The fields to update, or undefined when the resource already matches. */
+  diff(actual: A): Record<string, unknown> | undefined;
+  update(uid: string, patch: Record<string, unknown>): Promise<unknown>;
+}
+
+/**
+ * The level-based core every kind shares: create when we manage nothing, adopt when
+ * asked, recreate when the resource vanished behind our back (the custom resource is
+ * the source of truth), and otherwise update only the fields that differ, so that a
+ * reconcile of an object in sync writes nothing at all.
+ */
+export async function converge<A>(ops: ConvergeOps<A>): Promise<SyncResult> {
+  let actual: A;
+  let action: SyncAction = 'unchanged';
+  if (ops.uid) {
+    try {
+      actual = await ops.get(ops.uid);
+    } catch (e) {
+      if (!isRpcError(e) || e.code !== Code.NOT_FOUND) throw e;
+      return { uid: ops.uidOf(await ops.create()), action: 'recreated' };
+    }
+  } else if (ops.adoptUid) {
+    actual = await ops.get(ops.adoptUid);
+    action = 'adopted';
+  } else {
+    return { uid: ops.uidOf(await ops.create()), action: 'created' };
+  }
+  ops.check?.(actual);
+  const uid = ops.uidOf(actual);
+  const patch = ops.diff(actual);
+  if (patch !== undefined) {
+    await ops.update(uid, patch);
+    if (action === 'unchanged') action = 'updated';
+  }
+  return { uid, action };
+}
+
+/** The fields of `want` whose values differ from `have` (deep, by JSON), or undefined. */
+export function changedFields(
+  have: Readonly<Record<string, unknown>>,
+  want: Readonly<Record<string, unknown>>,
+): Record<string, unknown> | undefined {
+  const patch: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(want)) {
+    if (stableJson(have[k]) !== stableJson(v)) patch[k] = v;
+  }
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
+/** JSON with sorted keys and undefined/null members dropped, for comparisons only. */
+export function stableJson(v: unknown): string {
+  if (v === undefined || v === null) return 'null';
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (typeof v === 'object' && !(v instanceof Date)) {
+    const entries = Object.entries(v as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined && x !== null)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${stableJson(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}

@@ -1,0 +1,282 @@
+import type { Logger } from 'pino';
+import { Code, codeName, isRetryable } from '../core/rpc-code.js';
+import { isRpcError } from '../core/rpc-error.js';
+import {
+  buildStatus,
+  findCondition,
+  readyTransition,
+  Reason,
+  sameStatus,
+  type DesiredStatus,
+} from './conditions.js';
+import type { EventSink } from './events.js';
+import {
+  addFinalizer,
+  deletesExternal,
+  hasFinalizer,
+  isDeleting,
+  removeFinalizer,
+} from './finalizer.js';
+import { isKubeConflict, isKubeNotFound, kubeStatus, type ArborKubeApi } from './kube-api.js';
+import {
+  WaitingForReference,
+  type KindReconciler,
+  type RefResolver,
+  type SyncResult,
+} from './kind-sync.js';
+import { objectKey, type ArborObject, type ArborStatus } from './resources.js';
+import { DONE, RETRY, type Outcome } from './work-queue.js';
+
+/** Counters the tests (and a curious operator, through logs) read. */
+export class ReconcileStats {
+  reconciles = 0;
+  statusWrites = 0;
+  readonly perKey = new Map<string, number>();
+
+  count(key: string): void {
+    this.reconciles++;
+    this.perKey.set(key, (this.perKey.get(key) ?? 0) + 1);
+  }
+}
+
+export interface ResourceReconcilerDeps {
+  kube: ArborKubeApi;
+  events: EventSink;
+  logger: Logger;
+  refs: RefResolver;
+  stats: ReconcileStats;
+  now?: () => Date;
+}
+
+type Spec = { deletionPolicy?: string; adoptUid?: string };
+
+/** `NOT_FOUND` → `NotFound`: condition reasons are CamelCase. */
+function camel(code: Parameters<typeof codeName>[0]): string {
+  return codeName(code)
+    .toLowerCase()
+    .replace(/(^|_)([a-z])/g, (_, _s: string, c: string) => c.toUpperCase());
+}
+
+/**
+ * One reconcile of one object, the same for every kind: read the object fresh, handle
+ * deletion through the finalizer, make sure the finalizer is on, let the kind converge
+ * Arbor, then record the outcome in `status` — only if it changed — and tell the queue
+ * what to do next. Errors become conditions and queue decisions here, in one place.
+ */
+export class ResourceReconciler<S extends Spec> {
+  private readonly now: () => Date;
+  /** Keys whose spec was rejected, with the inputs it was rejected for. */
+  private readonly rejected = new Map<string, string>();
+
+  constructor(
+    private readonly kind: KindReconciler<S>,
+    private readonly d: ResourceReconcilerDeps,
+  ) {
+    this.now = d.now ?? (() => new Date());
+  }
+
+  async reconcile(namespace: string, name: string): Promise<Outcome> {
+    const key = objectKey(this.kind.kind, namespace, name);
+    this.d.stats.count(key);
+    let obj = await this.d.kube.get<S>(this.kind.kind, namespace, name);
+    if (!obj) {
+      this.rejected.delete(key);
+      return DONE;
+    }
+    if (isDeleting(obj)) return this.finalize(obj);
+
+    const generation = obj.metadata.generation ?? 0;
+    // A spec the service rejected stays rejected until someone edits it, or until an
+    // object it references gets a different uid (remembered here, in memory only: after
+    // a restart each rejected object is looked at once more, which writes nothing).
+    const inputs = this.inputsPrint(obj, generation);
+    const ready = findCondition(obj.status, 'Ready');
+    if (
+      ready?.reason === Reason.InvalidSpec &&
+      ready.observedGeneration === generation &&
+      this.rejected.get(key) === inputs
+    ) {
+      return DONE;
+    }
+    this.rejected.delete(key);
+    if (!hasFinalizer(obj)) obj = await addFinalizer(this.d.kube, this.kind.kind, obj);
+
+    let want: DesiredStatus;
+    let outcome: Outcome;
+    let result: SyncResult | undefined;
+    try {
+      result = await this.kind.sync(obj, this.d.refs);
+      want = {
+        uid: result.uid,
+        generation,
+        ready: { status: 'True', reason: Reason.Available, message: `in sync with ${result.uid}` },
+        synced: { status: 'True', reason: Reason.ReconcileSuccess, message: '' },
+      };
+      outcome = DONE;
+    } catch (e) {
+      ({ want, outcome } = this.failure(key, e, generation));
+      if (want.ready !== 'keep' && want.ready.reason === Reason.InvalidSpec) {
+        this.rejected.set(key, inputs);
+      }
+    }
+    if (result && result.action !== 'unchanged') this.announce(obj, result);
+    await this.writeStatus(
+      obj,
+      want,
+      result?.action === 'created' || result?.action === 'recreated',
+    );
+    return outcome;
+  }
+
+  private inputsPrint(obj: ArborObject<S>, generation: number): string {
+    const { namespace } = obj.metadata;
+    const refs = this.kind
+      .references(obj.spec ?? ({} as S))
+      .map((r) => this.d.refs.peek(r.kind, namespace, r.name) ?? '');
+    return JSON.stringify([generation, refs]);
+  }
+
+  private failure(
+    key: string,
+    e: unknown,
+    generation: number,
+  ): { want: DesiredStatus; outcome: Outcome } {
+    const base = { uid: undefined, generation };
+    const message = e instanceof Error ? e.message : String(e);
+    if (e instanceof WaitingForReference) {
+      const c = { status: 'False', reason: Reason.WaitingForReference, message } as const;
+      return { want: { ...base, ready: c, synced: c }, outcome: RETRY };
+    }
+    if (isRpcError(e) && e.code === Code.INVALID_ARGUMENT) {
+      const c = { status: 'False', reason: Reason.InvalidSpec, message } as const;
+      return { want: { ...base, ready: c, synced: c }, outcome: DONE };
+    }
+    const synced = { status: 'False', reason: Reason.ReconcileError, message } as const;
+    if (isRpcError(e) && !isRetryable(e.code)) {
+      // NOT_FOUND (a parentUid that does not exist), PERMISSION_DENIED, FAILED_PRECONDITION:
+      // the world may change, so retry, but with the key's backoff.
+      const ready = { status: 'False', reason: camel(e.code), message } as const;
+      return { want: { ...base, ready, synced }, outcome: RETRY };
+    }
+    if (!isRpcError(e) && kubeStatus(e) === undefined) {
+      this.d.logger.error({ err: e, key }, 'reconcile failed unexpectedly');
+    } else {
+      this.d.logger.warn({ key, error: message }, 'reconcile failed; will retry');
+    }
+    return { want: { ...base, ready: 'keep', synced }, outcome: RETRY };
+  }
+
+  private announce(obj: ArborObject<S>, r: SyncResult): void {
+    const kind = this.kind.kind;
+    if (r.action === 'recreated') {
+      this.d.events.emit(
+        kind,
+        obj,
+        'Warning',
+        'Recreated',
+        `the Arbor ${kind} was missing (deleted outside Kubernetes?); created ${r.uid}`,
+      );
+    } else if (r.action !== 'unchanged') {
+      const verb = ({ created: 'Created', adopted: 'Adopted', updated: 'Updated' } as const)[
+        r.action
+      ];
+      this.d.events.emit(kind, obj, 'Normal', verb, `${verb.toLowerCase()} ${kind} ${r.uid}`);
+    }
+  }
+
+  /**
+   * Write the status when it differs from what is there. After a create the uid must
+   * land, or the next reconcile would create a second resource; so that one write is
+   * retried a few times in place before giving up loudly.
+   */
+  private async writeStatus(
+    obj: ArborObject<S>,
+    want: DesiredStatus,
+    mustLand: boolean,
+  ): Promise<void> {
+    const next = buildStatus(obj.status, want, this.now());
+    if (sameStatus(obj.status, next)) return;
+    const { namespace, name } = obj.metadata;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.d.kube.patchStatus(this.kind.kind, namespace, name, next);
+        this.d.stats.statusWrites++;
+        break;
+      } catch (e) {
+        if (isKubeNotFound(e)) return;
+        if (!mustLand || attempt >= 5) {
+          if (mustLand) {
+            this.d.logger.error(
+              { err: e, kind: this.kind.kind, namespace, name, uid: next.uid },
+              'created an Arbor resource but could not record its uid; it may be duplicated',
+            );
+          }
+          throw e;
+        }
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+    this.eventOnTransition(obj, obj.status, next);
+  }
+
+  private eventOnTransition(
+    obj: ArborObject<S>,
+    before: ArborStatus | undefined,
+    after: ArborStatus,
+  ): void {
+    const c = readyTransition(before, after);
+    if (!c || c.reason === Reason.Available) return; // success is announced by the action
+    // Waiting for a reference is an expected, passing state, not a problem to look at.
+    const normal = c.status === 'True' || c.reason === Reason.WaitingForReference;
+    this.d.events.emit(this.kind.kind, obj, normal ? 'Normal' : 'Warning', c.reason, c.message);
+  }
+
+  /** The object is being deleted: delete the Arbor resource (unless Orphan), then let go. */
+  private async finalize(obj: ArborObject<S>): Promise<Outcome> {
+    if (!hasFinalizer(obj)) return DONE;
+    const kind = this.kind.kind;
+    const uid = obj.status?.uid;
+    if (uid && deletesExternal(obj)) {
+      try {
+        await this.kind.remove(uid);
+        this.d.events.emit(kind, obj, 'Normal', 'Deleted', `deleted ${kind} ${uid}`);
+      } catch (e) {
+        if (!isRpcError(e) || e.code !== Code.NOT_FOUND) {
+          const message = e instanceof Error ? e.message : String(e);
+          const generation = obj.metadata.generation ?? 0;
+          await this.writeStatus(
+            obj,
+            {
+              uid,
+              generation,
+              ready: {
+                status: 'False',
+                reason: Reason.Deleting,
+                message: 'waiting to delete the Arbor resource',
+              },
+              synced: { status: 'False', reason: Reason.DeleteFailed, message },
+            },
+            false,
+          );
+          return RETRY;
+        }
+      }
+    } else if (uid) {
+      this.d.events.emit(
+        kind,
+        obj,
+        'Normal',
+        'Orphaned',
+        `left ${kind} ${uid} in Arbor (deletionPolicy: Orphan)`,
+      );
+    }
+    try {
+      await removeFinalizer(this.d.kube, kind, obj);
+    } catch (e) {
+      if (isKubeNotFound(e)) return DONE;
+      if (isKubeConflict(e)) return RETRY;
+      throw e;
+    }
+    return DONE;
+  }
+}

@@ -1,0 +1,97 @@
+import type { Principal } from '../auth/principal.js';
+import { parseListRequest } from '../core/list-request.js';
+import { invalidField, notFound } from '../core/rpc-error.js';
+import { isSelfOrBelow } from '../core/uidp.js';
+import type { RoleBinding } from '../resources/role-bindings/role-binding.js';
+import type { RoleBindingService } from '../resources/role-bindings/role-binding-service.js';
+import { ROLE_LIST, ROLE_TYPE } from '../resources/roles/role.js';
+import type { RoleService } from '../resources/roles/role-service.js';
+import { changedFields, converge, type KindReconciler, type RefResolver } from './kind-sync.js';
+import type { ArborObject, KindName, RoleBindingSpec } from './resources.js';
+
+/**
+ * RoleBinding custom resources ↔ Arbor role bindings: an identity (`identityRef` or
+ * `identityUid`) holds a role (`role` by name, or `roleUid`) at a group (`groupRef` or
+ * `groupUid`). A binding's group never changes in Arbor; its identity and role may.
+ */
+export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
+  readonly kind = 'RoleBinding' as const;
+
+  constructor(
+    private readonly bindings: RoleBindingService,
+    private readonly roles: RoleService,
+    private readonly principal: Principal,
+  ) {}
+
+  references(spec: RoleBindingSpec) {
+    const out: Array<{ kind: KindName; name: string }> = [];
+    if (spec.groupRef?.name) out.push({ kind: 'Group', name: spec.groupRef.name });
+    if (spec.identityRef?.name) out.push({ kind: 'Identity', name: spec.identityRef.name });
+    return out;
+  }
+
+  async sync(obj: ArborObject<RoleBindingSpec>, refs: RefResolver) {
+    const spec = obj.spec ?? {};
+    const { namespace } = obj.metadata;
+    const groupUid = spec.groupRef?.name
+      ? refs.uidOf('Group', namespace, spec.groupRef.name)
+      : spec.groupUid || undefined;
+    const identityUid = spec.identityRef?.name
+      ? refs.uidOf('Identity', namespace, spec.identityRef.name)
+      : spec.identityUid || undefined;
+    if (groupUid === undefined) throw invalidField('spec.groupRef', 'a group is required');
+    if (identityUid === undefined)
+      throw invalidField('spec.identityRef', 'an identity is required');
+    const roleUid = spec.roleUid || (await this.roleByName(spec.role ?? '', groupUid));
+    const want = { identityUid, roleUid };
+    const p = this.principal;
+    return converge<RoleBinding>({
+      uid: obj.status?.uid,
+      adoptUid: spec.adoptUid,
+      get: (uid) => this.bindings.get(p, uid),
+      create: () => this.bindings.create(p, groupUid, want),
+      uidOf: (b) => b.uid,
+      check: (b) => {
+        if (b.parentUid === groupUid) return;
+        throw invalidField(
+          spec.groupRef ? 'spec.groupRef' : 'spec.groupUid',
+          `role binding ${b.uid} is at group ${b.parentUid}, and bindings cannot move; ` +
+            'delete this RoleBinding and create a new one to bind at another group',
+        );
+      },
+      diff: (b) => changedFields({ identityUid: b.identity.uid, roleUid: b.role.uid }, want),
+      update: (uid, patch) => this.bindings.update(p, uid, patch, Object.keys(patch)),
+    });
+  }
+
+  async remove(uid: string): Promise<void> {
+    await this.bindings.delete(this.principal, uid);
+  }
+
+  /**
+   * The role called `name` that a binding at `groupUid` may use: one defined at the
+   * group or the nearest ancestor, else a built-in. Custom roles may shadow built-ins.
+   * @throws RpcError INVALID_ARGUMENT (no name), NOT_FOUND (no such role in reach).
+   */
+  private async roleByName(name: string, groupUid: string): Promise<string> {
+    if (name === '') throw invalidField('spec.role', 'one of role or roleUid is required');
+    const candidates: Array<{ uid: string; parentUid: string | null }> = [];
+    let pageToken: string | undefined;
+    do {
+      const req = parseListRequest(
+        { name, page_size: '200', ...(pageToken ? { page_token: pageToken } : {}) },
+        ROLE_LIST,
+      );
+      const page = await this.roles.list(this.principal, req);
+      candidates.push(...page.items);
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    const inReach = candidates
+      .filter((r) => r.parentUid === null || isSelfOrBelow(r.parentUid, groupUid))
+      // Nearest definition first: a longer uid path is deeper; built-ins (null) last.
+      .sort((a, b) => (b.parentUid?.length ?? -1) - (a.parentUid?.length ?? -1));
+    const role = inReach[0];
+    if (!role) throw notFound(ROLE_TYPE, name);
+    return role.uid;
+  }
+}
