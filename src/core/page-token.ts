@@ -10,6 +10,8 @@ export interface PagePosition {
   query: string;
   /** Sort-key values of the last row served; the last element is always the uid. */
   key: (string | number | null)[];
+  /** totalCount as counted on the first page of this cursor chain. */
+  total?: string;
 }
 
 export type DecodedToken = { kind: 'position'; position: PagePosition } | { kind: 'expired' };
@@ -37,6 +39,7 @@ export class PageTokenCodec {
       q: position.query,
       k: position.key,
       e: this.#now() + PAGE_TOKEN_TTL_MS,
+      ...(position.total === undefined ? {} : { t: position.total }),
     });
     const body = Buffer.concat([cipher.update(payload, 'utf8'), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
@@ -66,7 +69,9 @@ export class PageTokenCodec {
         'the token belongs to a different query (filters or order_by changed)',
       );
     }
-    return { kind: 'position', position: { query: parsed.q, key: parsed.k } };
+    const position: PagePosition = { query: parsed.q, key: parsed.k };
+    if (typeof parsed.t === 'string' && /^\d+$/.test(parsed.t)) position.total = parsed.t;
+    return { kind: 'position', position };
   }
 }
 
@@ -75,6 +80,7 @@ interface Payload {
   q: string;
   k: (string | number | null)[];
   e: number;
+  t?: unknown;
 }
 
 function isPayload(x: unknown): x is Payload {

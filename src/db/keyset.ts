@@ -78,7 +78,11 @@ export async function keysetPage<R>(
   if (q.skip > 0) page.offset(q.skip);
   page.limit(q.pageSize + 1);
 
-  const count = base.clone().clearSelect().clearOrder().count({ n: '*' });
+  // The count runs beside the page on a second connection, unless the cursor carries it.
+  const count =
+    q.knownTotal !== undefined
+      ? Promise.resolve([{ n: q.knownTotal }])
+      : base.clone().clearSelect().clearOrder().count({ n: '*' });
 
   const [rows, counted] = await Promise.all([page, count]);
   const list = rows as Array<R & { _k: unknown; uid: string }>;

@@ -26,10 +26,15 @@ export class ListPager {
       order: formatOrderBy(req.orderBy),
     });
     let after: SortKey | undefined;
+    let knownTotal: string | undefined;
     if (req.pageToken) {
       const decoded = this.codec.decode(req.pageToken, fingerprint);
       // An expired token restarts the query from the top, without an error (spec §7 rule 3).
-      if (decoded.kind === 'position') after = decoded.position.key;
+      if (decoded.kind === 'position') {
+        after = decoded.position.key;
+        // totalCount is counted once per cursor chain, on its first page (docs/adr/0003).
+        knownTotal = decoded.position.total;
+      }
     }
     const page = await fetch({
       uidp: req.uidp,
@@ -39,11 +44,18 @@ export class ListPager {
       skip: req.skip,
       pageSize: req.pageSize,
       visibility,
+      ...(knownTotal === undefined ? {} : { knownTotal }),
     });
     return {
       items: page.items,
       ...(page.nextKey
-        ? { nextPageToken: this.codec.encode({ query: fingerprint, key: page.nextKey }) }
+        ? {
+            nextPageToken: this.codec.encode({
+              query: fingerprint,
+              key: page.nextKey,
+              total: page.total,
+            }),
+          }
         : {}),
       totalCount: page.total,
       skipped: req.skip,

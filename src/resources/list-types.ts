@@ -19,6 +19,8 @@ export interface PageQuery {
   skip: number;
   pageSize: number;
   visibility: Visibility;
+  /** The total counted on the first page of this cursor chain; the store need not count. */
+  knownTotal?: string;
 }
 
 /** What a store answers: the rows, the key to continue after, and the exact total. */

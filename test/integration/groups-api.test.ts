@@ -180,3 +180,17 @@ test('groups: a group with children cannot be deleted (RESOURCE_NOT_EMPTY)', asy
   t.is((await s.admin.delete(`${G}/${child}`)).status, 200);
   t.is((await s.admin.delete(`${G}/${root}`)).status, 200);
 });
+
+test('groups: totalCount is counted on the first page and carried along its cursor chain', async (t) => {
+  const org = await createGroup(s.admin, 'counted');
+  for (let i = 0; i < 5; i++) await createGroup(s.admin, `c${i}`, org);
+  const first = await s.admin.get(`${G}?uidp.children_of=${org}&page_size=2`);
+  t.is(first.body.totalCount, '5');
+  await createGroup(s.admin, 'late', org);
+  const next = await s.admin.get(
+    `${G}?uidp.children_of=${org}&page_size=2&page_token=${encodeURIComponent(first.body.nextPageToken)}`,
+  );
+  t.is(next.body.totalCount, '5', 'the chain keeps the total of its first page');
+  const fresh = await s.admin.get(`${G}?uidp.children_of=${org}&page_size=2`);
+  t.is(fresh.body.totalCount, '6', 'a new query counts again');
+});

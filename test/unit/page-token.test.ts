@@ -54,3 +54,9 @@ test('page token: fingerprints ignore key order but not values', (t) => {
   t.is(queryFingerprint({ a: 1, b: 2 }), queryFingerprint({ b: 2, a: 1 }));
   t.not(queryFingerprint({ a: 1 }), queryFingerprint({ a: 2 }));
 });
+
+test('page token: carries the total of the first page, and only digits', (t) => {
+  const codec = new PageTokenCodec(secret);
+  const token = codec.encode({ query: 'q1', key: ['x'], total: '120' });
+  t.deepEqual(codec.decode(token, 'q1'), { kind: 'position', position: { query: 'q1', key: ['x'], total: '120' } });
+});

@@ -146,22 +146,32 @@ export class KnexGroupStore implements GroupStore {
     const { descendantsOf, childrenOf } = q.uidp;
     let base: Knex.QueryBuilder;
     let sort: Record<string, string>;
+    let select: (qb: Knex.QueryBuilder) => Knex.QueryBuilder;
+    const columns = COLUMNS.map((c) => `g.${c}`);
     if (descendantsOf !== undefined) {
-      // The closure already holds the sort columns: an index-only seek at any subtree size.
-      base = k('group_closure as c')
-        .join('groups as g', 'g.uid', 'c.uid')
-        .where('c.ancestor_uid', descendantsOf);
+      // The closure holds the sort columns, so both the seek and the count are index-only
+      // scans of group_closure; groups is joined for the page's rows alone.
+      base = k('group_closure as c').where('c.ancestor_uid', descendantsOf);
       sort = { uid: 'c.uid', name: 'c.name', created_at: 'c.created_at' };
+      if (childrenOf !== undefined) {
+        base.whereExists((e) =>
+          e
+            .select(k.raw('1'))
+            .from('groups as p')
+            .whereRaw('p.uid = c.uid')
+            .where('p.parent_uid', childrenOf),
+        );
+      }
+      select = (qb) => qb.join('groups as g', 'g.uid', 'c.uid').select(columns);
     } else {
       base = k('groups as g');
       sort = { uid: 'g.uid', name: 'g.name', created_at: 'g.created_at' };
+      if (childrenOf !== undefined) base.where('g.parent_uid', childrenOf);
+      select = (qb) => qb.select(columns);
     }
-    if (childrenOf !== undefined) base.where('g.parent_uid', childrenOf);
     if (q.filters.name !== undefined) base.where(sort.name as string, q.filters.name);
-    whereVisible(base, 'g.uid', q.visibility);
-    const page = await keysetPage<GroupRow>(base, { sort, uid: sort.uid as string }, q, (qb) =>
-      qb.select(COLUMNS.map((c) => `g.${c}`)),
-    );
+    whereVisible(base, sort.uid as string, q.visibility);
+    const page = await keysetPage<GroupRow>(base, { sort, uid: sort.uid as string }, q, select);
     return { ...page, items: page.items.map(toGroup) };
   }
 }
