@@ -1,0 +1,144 @@
+import pg from 'pg';
+import type { CapturedCase } from './baseline-server.js';
+import { measure, summarise, type RunResult, type Target } from './load.js';
+import type { Child } from './procs.js';
+import { ratioOf, type CaseResult } from './report.js';
+import type { Scale } from './scale.js';
+
+export interface LoadCase {
+  name: string;
+  label: string;
+  arbor?: Target;
+  baseline?: Target;
+}
+
+export interface CaseEnv {
+  scale: Scale;
+  db: { url: string; name: string };
+  arbor: Child;
+  baseline: Child;
+  captured: Record<string, CapturedCase>;
+  log: (m: string) => void;
+}
+
+/**
+ * Watch pg_stat_activity while `during` runs: the statements Arbor's backends executed.
+ * Proves the SQL captured from knex is the SQL the running server sends.
+ */
+async function watchArborSql(url: string, during: Promise<unknown>): Promise<Set<string>> {
+  const mon = new pg.Client({ connectionString: url, application_name: 'arbor-bench-monitor' });
+  await mon.connect();
+  const seen = new Set<string>();
+  let done = false;
+  const finished = during.finally(() => (done = true));
+  while (!done) {
+    const r = await mon.query<{ query: string }>(
+      "SELECT query FROM pg_stat_activity WHERE application_name = 'arbor'",
+    );
+    for (const row of r.rows) seen.add(row.query);
+    await new Promise((ok) => setTimeout(ok, 20));
+  }
+  await finished;
+  await mon.end();
+  return seen;
+}
+
+const fmt = (x?: RunResult) =>
+  x
+    ? `p50 ${x.p50.toFixed(2)} p99 ${x.p99.toFixed(2)} ms ${x.rps.toFixed(0)}/s` +
+      (x.non2xx + x.errors ? ` ERRORS ${x.non2xx} non-2xx, ${x.errors} failed` : '')
+    : '–';
+
+/**
+ * One case: warm-up on each server, then `runs` measured runs alternating Arbor and the
+ * baseline (so both see the same drift in the machine's load), summarised by medians.
+ */
+export async function runCase(
+  env: CaseEnv,
+  c: LoadCase,
+): Promise<{ result: CaseResult; observed?: boolean }> {
+  const { scale, db, arbor, baseline, log } = env;
+  log(`case ${c.name}: ${c.label}`);
+  let observed: boolean | undefined;
+  if (c.arbor) {
+    const warm = measure(c.arbor, scale.warmupSeconds, arbor.pid, db.name);
+    const seen = await watchArborSql(db.url, warm);
+    await warm;
+    const cc = env.captured[c.name];
+    if (cc) observed = [cc.page, cc.count].every((q) => !q || seen.has(q.sql));
+  }
+  if (c.baseline) await measure(c.baseline, scale.warmupSeconds, baseline.pid, db.name);
+  const a: RunResult[] = [];
+  const b: RunResult[] = [];
+  for (let r = 1; r <= scale.runs; r++) {
+    if (c.arbor) a.push(await measure(c.arbor, scale.runSeconds, arbor.pid, db.name));
+    if (c.baseline) b.push(await measure(c.baseline, scale.runSeconds, baseline.pid, db.name));
+    log(`  run ${r}: arbor ${fmt(a[r - 1])} | baseline ${fmt(b[r - 1])}`);
+  }
+  const result: CaseResult = {
+    name: c.name,
+    label: c.label,
+    ...(a.length ? { arbor: { summary: summarise(a), runs: a } } : {}),
+    ...(b.length ? { baseline: { summary: summarise(b), runs: b } } : {}),
+  };
+  const ratio = ratioOf(result);
+  return {
+    result: ratio ? { ...result, ratio } : result,
+    ...(observed === undefined ? {} : { observed }),
+  };
+}
+
+/** What is loaded, in order: Arbor and the baseline on each list/get, then the STS alone. */
+export function loadCases(o: {
+  scale: Scale;
+  arborUrls: Record<string, string>;
+  baselineUrl: string;
+  token: string;
+  arborUrl: string;
+  upstream: string;
+  identities: string[];
+  exchangeBody: (id: string) => string;
+}): LoadCase[] {
+  const s = o.scale;
+  const n = (x: number) => x.toLocaleString('en');
+  const labels: Record<string, string> = {
+    'children.p1': `children_of org (${n(s.teams)}), by name, page 1`,
+    'children.deep': `same, page ${n(s.deepPage)} by cursor`,
+    'descendants.name': `descendants_of org (${n(s.teams + s.wideTeams * s.projectsPerWide)}), by name, + totalCount`,
+    'descendants.created': 'descendants_of org, by created_at, + totalCount',
+    get: 'get group by uid, viewer at org',
+  };
+  const cases: LoadCase[] = Object.entries(labels).map(([name, label]) => ({
+    name,
+    label,
+    arbor: { url: o.arborUrls[name]!, headers: { authorization: `Bearer ${o.token}` } },
+    baseline: { url: `${o.baselineUrl}/case/${name}` },
+  }));
+  cases.push({
+    name: 'descendants.name.nocount',
+    label: 'baseline only: descendants by name, page query alone',
+    baseline: { url: `${o.baselineUrl}/case/descendants.name?count=0` },
+  });
+  const sts = {
+    url: `${o.arborUrl}/sts/exchange`,
+    method: 'POST' as const,
+    headers: {
+      authorization: `Bearer ${o.upstream}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+  };
+  cases.push({
+    name: 'sts',
+    label: `STS exchange, ${o.identities.length} identities, cached JWKS`,
+    arbor: {
+      ...sts,
+      perClient: o.identities.map((id) => ({ path: '/sts/exchange', body: o.exchangeBody(id) })),
+    },
+  });
+  cases.push({
+    name: 'sts.one',
+    label: `STS exchange, all ${o.identities.length} clients one identity`,
+    arbor: { ...sts, body: o.exchangeBody(o.identities[0]!) },
+  });
+  return cases;
+}

@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ADMIN_TOKEN } from './scale.js';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+
+export interface Child {
+  name: string;
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => ok(port));
+    });
+  });
+}
+
+async function waitReady(url: string, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}:\n${log()}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`not ready after 60 s:\n${log()}`);
+}
+
+function start(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  readyUrl: string,
+  url: string,
+  cleanup = () => {},
+  nodeArgs: string[] = [],
+): Promise<Child> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (b: Buffer) => (out = (out + b.toString()).slice(-8000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', (b: Buffer) => {
+    keep(b);
+    process.stderr.write(`[${name}] ${b.toString()}`);
+  });
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 12_000);
+      await exited;
+      clearTimeout(t);
+    }
+    cleanup();
+  };
+  return waitReady(readyUrl, child, () => out).then(
+    () => ({ name, url, pid: child.pid!, stop }),
+    async (e: Error) => {
+      await stop();
+      throw new Error(`${name}: ${e.message}`);
+    },
+  );
+}
+
+/**
+ * Arbor exactly as deployed: `node --import tsx src/main.ts serve`, logging at warn.
+ * `nodeArgs` (e.g. `--cpu-prof`) go before the script, for bench/profile.ts.
+ */
+export async function startArbor(databaseUrl: string, nodeArgs: string[] = []): Promise<Child> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
+  return start(
+    'arbor',
+    ['src/main.ts', 'serve'],
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      ARBOR_ISSUER_URL: url,
+      ARBOR_ADMIN_TOKEN: ADMIN_TOKEN,
+      ARBOR_ALLOW_INSECURE_ISSUERS: 'true',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+    },
+    `${url}/readyz`,
+    url,
+    () => rmSync(dataDir, { recursive: true, force: true }),
+    nodeArgs,
+  );
+}
+
+/** The node:http + pg baseline, running the SQL captured in `sqlFile`. */
+export async function startBaseline(databaseUrl: string, sqlFile: string): Promise<Child> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  return start(
+    'baseline',
+    ['bench/baseline-server.ts'],
+    { PORT: String(port), DATABASE_URL: databaseUrl, BENCH_SQL: sqlFile, NODE_ENV: 'production' },
+    `${url}/healthz`,
+    url,
+  );
+}

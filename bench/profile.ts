@@ -1,0 +1,170 @@
+/**
+ * `npx tsx bench/profile.ts [--quick] [get,sts,children.p1]`: where Arbor's own CPU goes
+ * per request. For each case, start Arbor with `--cpu-prof`, load it as bench/run.ts does
+ * (16 connections), stop it, and sum the profile's self time by package / source file and
+ * by function. Writes bench/results/<date>-<scale>-profile.md.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { ensureDatabase, seedState } from './db.js';
+import { exchange, exchangeBody, prepareSts } from './fixtures.js';
+import { measure, type Target } from './load.js';
+import { ROOT, startArbor } from './procs.js';
+import { PAGE_SIZE, SCALES, orgUid, teamUid } from './scale.js';
+
+const scale = SCALES[process.argv.includes('--quick') ? 'quick' : 'full'];
+const wanted = (
+  process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'get,sts,children.p1'
+).split(',');
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+
+function bucketOf(url: string, pkg: string | undefined, fn: string): string {
+  if (pkg) return `npm:${pkg}`;
+  if (url.includes('/src/')) return `src/${url.split('/src/')[1]}`;
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/').slice(0, 2).join('/')}`;
+  return fn || '(anonymous)';
+}
+
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * Self time by bucket (a package under node_modules, a file of ours, a node core module,
+ * or a V8 pseudo-frame) and by function, counting only the samples taken during the
+ * measured run: V8 stamps samples with the same monotonic clock as `process.hrtime`.
+ */
+function summarise(file: string, window: [number, number], requests: number): string {
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    startTime: number;
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const selfUs = new Map<number, number>();
+  let t = prof.startTime;
+  for (let i = 0; i < prof.samples.length; i++) {
+    const dt = prof.timeDeltas[i + 1] ?? 0; // a sample lasts until the next one
+    t += prof.timeDeltas[i] ?? 0;
+    if (t >= window[0] && t <= window[1])
+      selfUs.set(prof.samples[i]!, (selfUs.get(prof.samples[i]!) ?? 0) + dt);
+  }
+  const byBucket = new Map<string, number>();
+  const byFn = new Map<string, number>();
+  let busy = 0;
+  for (const n of prof.nodes) {
+    const us = selfUs.get(n.id) ?? 0;
+    if (us === 0) continue;
+    const url = n.callFrame.url;
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+    const bucket = bucketOf(url, pkg, n.callFrame.functionName);
+    if (bucket !== '(idle)') busy += us;
+    byBucket.set(bucket, (byBucket.get(bucket) ?? 0) + us);
+    const fn =
+      bucket === '(idle)'
+        ? bucket
+        : `${n.callFrame.functionName || '(anonymous)'} ${pkg ?? url.split('/').slice(-2).join('/')}:${n.callFrame.lineNumber + 1}`;
+    byFn.set(fn, (byFn.get(fn) ?? 0) + us);
+  }
+  const top = (m: Map<string, number>, k: number) =>
+    [...m]
+      .filter(([b]) => b !== '(idle)')
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, k)
+      .map(
+        ([b, us]) =>
+          `| ${b} | ${((100 * us) / busy).toFixed(1)} % | ${(us / 1000 / requests).toFixed(3)} |`,
+      );
+  return [
+    `main thread non-idle samples: ${(busy / 1000).toFixed(0)} ms over ${requests} requests = ` +
+      `${(busy / 1000 / requests).toFixed(3)} ms/request. Samples are wall time on non-idle ` +
+      'frames (more than CPU time when the machine is contended) and miss threadpool work ' +
+      '(WebCrypto): read the shares, not the milliseconds.',
+    '',
+    '| where (self time) | share of busy | ms/request |',
+    '|---|--:|--:|',
+    ...top(byBucket, 14),
+    '',
+    '| function | share of busy | ms/request |',
+    '|---|--:|--:|',
+    ...top(byFn, 20),
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const db = await ensureDatabase(scale);
+  const c = new pg.Client({ connectionString: db.url, application_name: 'arbor-bench' });
+  await c.connect();
+  if (!(await seedState(c, scale)).seeded) throw new Error('run npm run bench first (seeds)');
+  const out: string[] = [`# Arbor CPU profile (${scale.name}, ${new Date().toISOString()})`];
+  for (const name of wanted) {
+    const dir = mkdtempSync(join(tmpdir(), 'arbor-prof-'));
+    const arbor = await startArbor(db.url, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    let requests = 0;
+    const window: [number, number] = [0, 0];
+    try {
+      const sts = await prepareSts(c, arbor.url, scale);
+      const token = await exchange(arbor.url, sts, sts.identities[0]!);
+      const { rows } = await c.query<{ uid: string }>(
+        'SELECT uid FROM groups WHERE parent_uid = $1 ORDER BY uid LIMIT 1',
+        [teamUid(0, 0)],
+      );
+      const auth = { authorization: `Bearer ${token}` };
+      const targets: Record<string, Target> = {
+        get: { url: `${arbor.url}/iam/v2beta1/groups/${rows[0]!.uid}`, headers: auth },
+        'children.p1': {
+          url: `${arbor.url}/iam/v2beta1/groups?uidp.children_of=${orgUid(0)}&order_by=name&page_size=${PAGE_SIZE}`,
+          headers: auth,
+        },
+        sts: {
+          url: `${arbor.url}/sts/exchange`,
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${sts.upstream}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          perClient: sts.identities.map((id) => ({
+            path: '/sts/exchange',
+            body: exchangeBody(arbor.url, id),
+          })),
+        },
+      };
+      await measure(targets[name]!, scale.warmupSeconds, arbor.pid, db.name);
+      window[0] = nowUs();
+      const r = await measure(targets[name]!, scale.runSeconds, arbor.pid, db.name);
+      window[1] = nowUs();
+      requests = r.requests;
+      out.push(
+        `\n## ${name}\n\nmeasured run: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, ` +
+          `Arbor CPU ${r.serverCpuMs.toFixed(2)} ms/req (all threads), ` +
+          `others' CPU ${(r.othersCpuShare * 100).toFixed(0)} %\n`,
+      );
+      await sts.issuer.stop();
+    } finally {
+      await arbor.stop();
+    }
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    out.push(file ? summarise(join(dir, file), window, requests) : '(no profile written)');
+    console.log(out.slice(-2).join('\n'));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await c.end();
+  const path = join(
+    ROOT,
+    'bench',
+    'results',
+    `${new Date().toISOString().slice(0, 10)}-${scale.name}-profile.md`,
+  );
+  writeFileSync(path, `${out.join('\n')}\n`);
+  console.log(`wrote ${path}`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,195 @@
+import type { RunResult } from './load.js';
+import type { PlanCheck } from './queries.js';
+
+export interface Side {
+  summary: RunResult;
+  runs: RunResult[];
+}
+
+export interface CaseResult {
+  name: string;
+  label: string;
+  arbor?: Side;
+  baseline?: Side;
+  /** Arbor / baseline: throughput, p50, p99. */
+  ratio?: { rps: number; p50: number; p99: number };
+}
+
+export interface Target {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+const f = (x: number | undefined, d = 1) =>
+  x === undefined || Number.isNaN(x)
+    ? '–'
+    : x.toLocaleString('en', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+export function ratioOf(c: CaseResult): CaseResult['ratio'] {
+  if (!c.arbor || !c.baseline) return undefined;
+  const a = c.arbor.summary;
+  const b = c.baseline.summary;
+  return { rps: a.rps / b.rps, p50: a.p50 / b.p50, p99: a.p99 / b.p99 };
+}
+
+/** Evaluate the issue's targets against the figures; every line says what was compared. */
+export function targets(
+  cases: CaseResult[],
+  extra: { countMs: number; countCostUnderLoadMs: number; rssPeakMB: number },
+): Target[] {
+  const by = (n: string) => cases.find((c) => c.name === n);
+  const out: Target[] = [];
+  for (const c of cases.filter((x) => x.name.startsWith('children') || x.name.startsWith('desc'))) {
+    if (!c.arbor) continue;
+    const s = c.arbor.summary;
+    out.push({
+      target: `${c.name}: p50 <= 5 ms, p99 <= 25 ms`,
+      measured: `p50 ${f(s.p50, 2)} ms, p99 ${f(s.p99, 2)} ms`,
+      met: s.p50 <= 5 && s.p99 <= 25,
+    });
+  }
+  const p1 = by('children.p1')?.arbor?.summary;
+  const deep = by('children.deep')?.arbor?.summary;
+  if (p1 && deep)
+    out.push({
+      target: 'deep page within 1.5x of page 1 (p50)',
+      measured: `${f(deep.p50 / p1.p50, 2)}x (${f(deep.p50, 2)} vs ${f(p1.p50, 2)} ms)`,
+      met: deep.p50 <= 1.5 * p1.p50,
+    });
+  out.push({
+    target: 'totalCount on the 100,000-group subtree costs the page <= 10 ms',
+    measured:
+      `count query ${f(extra.countMs, 2)} ms alone (serial median); under load, baseline ` +
+      `p50 with count − without: ${f(extra.countCostUnderLoadMs, 2)} ms`,
+    met: extra.countMs <= 10 && extra.countCostUnderLoadMs <= 10,
+  });
+  for (const c of cases) {
+    if (!c.ratio) continue;
+    out.push({
+      target: `${c.name}: throughput >= 0.6x baseline`,
+      measured: `${f(c.ratio.rps, 2)}x`,
+      met: c.ratio.rps >= 0.6,
+    });
+  }
+  const sts = by('sts')?.arbor?.summary;
+  if (sts)
+    out.push({
+      target: 'STS >= 1,000 exchanges/s',
+      measured: `${f(sts.rps, 0)}/s`,
+      met: sts.rps >= 1000,
+    });
+  const get = by('get')?.arbor?.summary;
+  if (get)
+    out.push({
+      target: 'authorized get >= 3,000 req/s',
+      measured: `${f(get.rps, 0)} req/s`,
+      met: get.rps >= 3000,
+    });
+  out.push({
+    target: 'server RSS under load <= 300 MB',
+    measured: `peak ${f(extra.rssPeakMB, 0)} MB`,
+    met: extra.rssPeakMB <= 300,
+  });
+  return out;
+}
+
+export function resultTable(cases: CaseResult[]): string {
+  const head =
+    '| case | Arbor p50 ms | Arbor p99 ms | Arbor req/s | baseline p50 ms | baseline p99 ms | ' +
+    'baseline req/s | ratio req/s (p50) | Arbor RSS peak MB | CPU ms/req: Arbor + PG | ' +
+    "baseline + PG | others' CPU |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
+  const cpu = (r: RunResult | undefined) =>
+    r ? `${f(r.serverCpuMs, 2)} + ${f(r.pgCpuMs, 2)}` : '–';
+  const rows = cases.map((c) => {
+    const a = c.arbor?.summary;
+    const b = c.baseline?.summary;
+    const others = Math.max(a?.othersCpuShare ?? 0, b?.othersCpuShare ?? 0);
+    return (
+      `| ${c.label} | ${f(a?.p50, 2)} | ${f(a?.p99, 2)} | ${f(a?.rps, 0)} | ${f(b?.p50, 2)} | ` +
+      `${f(b?.p99, 2)} | ${f(b?.rps, 0)} | ` +
+      `${c.ratio ? `${f(c.ratio.rps, 2)} (${f(c.ratio.p50, 2)})` : '–'} | ${f(a?.rssPeakMB, 0)} | ` +
+      `${cpu(a)} | ${cpu(b)} | ${f(others * 100, 0)} % |`
+    );
+  });
+  return [head, ...rows].join('\n');
+}
+
+export function planTable(plans: PlanCheck[]): string {
+  const rows = plans.map(
+    (p) =>
+      `| ${p.query} | ${f(p.executionMs, 3)} | ${p.seqScan ? '**yes**' : 'no'} | ${p.sortRows || '–'} |`,
+  );
+  return ['| query | execution ms | Seq Scan | Sort rows |', '|---|--:|---|--:|', ...rows].join(
+    '\n',
+  );
+}
+
+export function targetTable(ts: Target[]): string {
+  const rows = ts.map((t) => `| ${t.target} | ${t.measured} | ${t.met ? 'met' : '**missed**'} |`);
+  return ['| target | measured | |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** The per-run report: what ran, where, and every figure with its limits. */
+export function renderMarkdown(r: {
+  meta: Record<string, unknown>;
+  database: { name: string; sizes: Record<string, string>; dropped: boolean };
+  seed: { seconds: number; reused: boolean };
+  walk: { rows: number; requests: number; ms: number };
+  sanity: Record<string, string>;
+  sqlObservedInPgStatActivity: Record<string, boolean>;
+  plans: PlanCheck[];
+  queryTimes: Record<string, { medianMs: number; p90Ms: number }>;
+  rssIdleMB: number;
+  issuerFetchesDuringLoad: number;
+  cases: CaseResult[];
+  targets: Target[];
+  medianOthersCpuShare: number;
+}): string {
+  const m = r.meta;
+  const times = Object.entries(r.queryTimes).map(
+    ([q, t]) => `| ${q} | ${f(t.medianMs, 3)} | ${f(t.p90Ms, 3)} |`,
+  );
+  return `# Arbor bench: ${(m.scale as { name: string }).name} scale, ${String(m.started)}
+
+- machine: ${String(m.cpu)}, ${String(m.memoryGB)} GB; ${String(m.node)}; ${String(m.postgres)}
+- load before: \`${String(m.uptimeBefore)}\`; after: \`${String(m.uptimeAfter)}\`
+- other processes used a median ${f(r.medianOthersCpuShare * 100, 0)} % of the machine's CPU during the runs
+- code: ${String(m.git)}
+- database ${r.database.name}: ${Object.entries(r.database.sizes)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(
+      ', ',
+    )}; seeded in ${f(r.seed.seconds, 1)} s${r.seed.reused ? ' (earlier run, reused)' : ''}
+- deep cursor: walked ${r.walk.rows.toLocaleString('en')} rows in ${r.walk.requests} requests (${f(r.walk.ms / 1000, 1)} s)
+- Arbor RSS idle before load: ${f(r.rssIdleMB, 0)} MB; issuer fetches during load: ${r.issuerFetchesDuringLoad}
+- 16 connections, no pipelining; medians over runs of each run's p50 / p99 / req/s (latency per response, sub-ms)
+
+## Figures
+
+${resultTable(r.cases)}
+
+## Targets
+
+${targetTable(r.targets)}
+
+## Same answers, same SQL
+
+${Object.entries(r.sanity)
+  .map(
+    ([k, v]) =>
+      `- ${k}: Arbor and baseline returned ${v}; Arbor's SQL seen in pg_stat_activity: ${r.sqlObservedInPgStatActivity[k] ?? '–'}`,
+  )
+  .join('\n')}
+
+## Plans (EXPLAIN ANALYZE, BUFFERS; full text in the -explain.txt file)
+
+${planTable(r.plans)}
+
+## Each query alone (serial, one connection, client round trip)
+
+| query | median ms | p90 ms |
+|---|--:|--:|
+${times.join('\n')}
+`;
+}

@@ -1,0 +1,215 @@
+/**
+ * `npm run bench [-- --quick] [-- --only=children.p1,get]`: seed (once per scale), start
+ * Arbor and the baseline as child processes, load both with autocannon from this process,
+ * and write bench/results/<date>-<scale>.{json,md} plus the captured SQL and the plans.
+ */
+import { execSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { loadCases, runCase } from './cases.js';
+import { plansAndTimes, sameAnswers } from './checks.js';
+import * as bdb from './db.js';
+import { exchange, exchangeBody, prepareSts, walk, type Sts } from './fixtures.js';
+import { median } from './load.js';
+import { ROOT, startArbor, startBaseline, type Child } from './procs.js';
+import { captureSql, type CaseDef } from './queries.js';
+import { renderMarkdown, targets, type CaseResult } from './report.js';
+import { PAGE_SIZE, SCALES, orgUid, teamUid, type Scale } from './scale.js';
+import { seed } from './seed.js';
+
+const args = process.argv.slice(2);
+const scale: Scale = SCALES[args.includes('--quick') ? 'quick' : 'full'];
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
+const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
+const sh = (cmd: string) => execSync(cmd, { cwd: ROOT, encoding: 'utf8' }).trim();
+const RESULTS = join(ROOT, 'bench', 'results');
+// A partial run (--only) never overwrites the report of a complete one.
+const stamp = `${new Date().toISOString().slice(0, 10)}-${scale.name}${only ? '-partial' : ''}`;
+const GB = 1024 ** 3;
+const rssMB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+
+/** Create/migrate the database and seed it unless this scale is already there. */
+async function prepareDatabase() {
+  const db = await bdb.ensureDatabase(scale);
+  const applied = await bdb.migrate(db.url);
+  log(
+    `database ${db.name}${db.created ? ' (created)' : ''}; migrations applied: ${applied.length}`,
+  );
+  const c = new pg.Client({ connectionString: db.url, application_name: 'arbor-bench' });
+  await c.connect();
+  const state = await bdb.seedState(c, scale);
+  if (state.foreign) throw new Error(`${db.name} holds data the bench did not seed`);
+  if (state.otherScale) throw new Error(`${db.name} holds the ${state.otherScale} seed`);
+  if (!state.seeded) await bdb.recordSeed(c, scale, await seed(c, scale, log));
+  const { rows } = await c.query<{ seconds: string; seeded_at: Date }>(
+    'SELECT seconds, seeded_at FROM bench_seed',
+  );
+  const seeded = {
+    seconds: Number(rows[0]!.seconds),
+    at: rows[0]!.seeded_at,
+    reused: state.seeded,
+  };
+  log(
+    `seeded ${seeded.at.toISOString()} in ${seeded.seconds} s${seeded.reused ? ' (reused)' : ''}`,
+  );
+  return { db, c, seeded, sizes: await bdb.sizes(c) };
+}
+
+/** The viewer's token, the deep cursor (walked), the case definitions and Arbor's URLs. */
+async function fixtures(c: pg.ClientBase, arbor: Child, sts: Sts) {
+  const viewer = sts.identities[0]!;
+  const token = await exchange(arbor.url, sts, viewer);
+  const org = orgUid(0);
+  const { rows } = await c.query<{ uid: string }>(
+    'SELECT uid FROM groups WHERE parent_uid = $1 ORDER BY uid LIMIT 1',
+    [teamUid(0, 0)],
+  );
+  const getUid = rows[0]!.uid;
+  const list = `${arbor.url}/iam/v2beta1/groups?`;
+  const children = `${list}uidp.children_of=${org}&order_by=name`;
+  const deepRows = (scale.deepPage - 1) * PAGE_SIZE;
+  log(`walking ${deepRows.toLocaleString('en')} rows by page token for page ${scale.deepPage}`);
+  const deep = await walk(children, token, deepRows);
+  log(`  ${deep.requests} requests in ${(deep.ms / 1000).toFixed(1)} s`);
+  const defs: Record<string, CaseDef> = {
+    'children.p1': { kind: 'list', uidp: { childrenOf: org }, order: 'name' },
+    'children.deep': { kind: 'list', uidp: { childrenOf: org }, order: 'name', after: deep.after },
+    'descendants.name': { kind: 'list', uidp: { descendantsOf: org }, order: 'name' },
+    'descendants.created': { kind: 'list', uidp: { descendantsOf: org }, order: 'created_at' },
+    get: { kind: 'get', uid: getUid },
+  };
+  const urls: Record<string, string> = {
+    'children.p1': `${children}&page_size=${PAGE_SIZE}`,
+    'children.deep': `${children}&page_size=${PAGE_SIZE}&page_token=${deep.pageToken}`,
+    'descendants.name': `${list}uidp.descendants_of=${org}&order_by=name&page_size=${PAGE_SIZE}`,
+    'descendants.created': `${list}uidp.descendants_of=${org}&order_by=created_at&page_size=${PAGE_SIZE}`,
+    get: `${arbor.url}/iam/v2beta1/groups/${getUid}`,
+  };
+  return {
+    viewer,
+    token,
+    defs,
+    urls,
+    walk: { rows: deepRows, requests: deep.requests, ms: deep.ms },
+  };
+}
+
+async function main(): Promise<void> {
+  const meta = {
+    started: new Date().toISOString(),
+    scale,
+    cpu: `${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}`,
+    memoryGB: Math.round(os.totalmem() / GB),
+    node: process.version,
+    uptimeBefore: sh('uptime'),
+    uptimeAfter: '',
+    git: `${sh('git rev-parse --short HEAD')} + ${sh('git status --porcelain -- src | wc -l')} changed files under src/`,
+    postgres: '',
+  };
+  log(`scale ${scale.name}; ${meta.cpu}; ${meta.uptimeBefore}`);
+  const { db, c, seeded, sizes } = await prepareDatabase();
+  meta.postgres = (await c.query<{ v: string }>('SELECT version() AS v')).rows[0]!.v;
+  mkdirSync(RESULTS, { recursive: true });
+  const procs: Child[] = [];
+  let sts: Sts | undefined;
+  let bytes = 0;
+  try {
+    const arbor = await startArbor(db.url);
+    procs.push(arbor);
+    const rssIdleMB = rssMB(arbor.pid);
+    sts = await prepareSts(c, arbor.url, scale);
+    const fx = await fixtures(c, arbor, sts);
+    const captured = await captureSql(db.url, fx.viewer, fx.defs);
+    const sqlFile = join(RESULTS, `${stamp}-sql.json`);
+    writeFileSync(sqlFile, JSON.stringify(captured.cases, null, 2));
+    const baseline = await startBaseline(db.url, sqlFile);
+    procs.push(baseline);
+    const sanity = await sameAnswers(fx.urls, baseline.url, fx.token, log);
+    const admin = await captureSql(db.url, fx.viewer, fx.defs, true);
+    const explainFile = join(RESULTS, `${stamp}-explain.txt`);
+    const { plans, queryTimes } = await plansAndTimes(
+      c,
+      captured.cases,
+      admin.cases,
+      captured.grantSql,
+      explainFile,
+      log,
+    );
+
+    const load = loadCases({
+      scale,
+      arborUrls: fx.urls,
+      baselineUrl: baseline.url,
+      token: fx.token,
+      arborUrl: arbor.url,
+      upstream: sts.upstream,
+      identities: sts.identities,
+      exchangeBody: (id) => exchangeBody(arbor.url, id),
+    });
+    const fetchesBefore = sts.issuer.requests;
+    const observed: Record<string, boolean> = {};
+    const cases: CaseResult[] = [];
+    const env = { scale, db, arbor, baseline, captured: captured.cases, log };
+    for (const lc of load.filter((x) => !only || only.includes(x.name))) {
+      const r = await runCase(env, lc);
+      cases.push(r.result);
+      if (r.observed !== undefined) observed[lc.name] = r.observed;
+    }
+    meta.uptimeAfter = sh('uptime');
+
+    const p50 = (n: string, side: 'arbor' | 'baseline') =>
+      cases.find((x) => x.name === n)?.[side]?.summary.p50 ?? NaN;
+    const extra = {
+      countMs: queryTimes['descendants.name count']?.medianMs ?? NaN,
+      countCostUnderLoadMs:
+        p50('descendants.name', 'baseline') - p50('descendants.name.nocount', 'baseline'),
+      rssPeakMB: Math.max(...cases.map((x) => x.arbor?.summary.rssPeakMB ?? 0)),
+    };
+    bytes = await bdb.databaseBytes(c);
+    const sides = cases.flatMap((x) => [x.arbor, x.baseline]).filter((s) => s !== undefined);
+    const result = {
+      meta,
+      database: { name: db.name, sizes, bytes, dropped: bytes > 5 * GB && !db.external },
+      seed: { seconds: seeded.seconds, seededAt: seeded.at, reused: seeded.reused },
+      walk: fx.walk,
+      visibility: captured.visibility,
+      grantSql: captured.grantSql,
+      sql: captured.cases,
+      adminSql: admin.cases,
+      sqlObservedInPgStatActivity: observed,
+      sanity,
+      plans,
+      queryTimes,
+      rssIdleMB,
+      issuerFetchesDuringLoad: sts.issuer.requests - fetchesBefore,
+      cases,
+      extra,
+      targets: targets(cases, extra),
+      medianOthersCpuShare: median(sides.map((s) => s.summary.othersCpuShare)),
+    };
+    writeFileSync(join(RESULTS, `${stamp}.json`), JSON.stringify(result, null, 2));
+    const md = renderMarkdown(result);
+    writeFileSync(join(RESULTS, `${stamp}.md`), md);
+    console.log(`\n${md}`);
+    log(`wrote bench/results/${stamp}.{json,md}, ${stamp}-sql.json, ${stamp}-explain.txt`);
+  } finally {
+    for (const p of procs.reverse()) await p.stop();
+    await sts?.issuer.stop();
+    await c.end();
+  }
+  if (bytes > 5 * GB && !db.external) {
+    log(`database is ${(bytes / GB).toFixed(1)} GB > 5 GB: dropping ${db.name}`);
+    await bdb.dropDatabase(db.name);
+  } else log(`keeping ${db.name} (${(bytes / GB).toFixed(2)} GB) so a re-run skips seeding`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
