@@ -3,6 +3,7 @@ import { pino, type Logger } from 'pino';
 import { createApp } from './api/app.js';
 import { Authorizer } from './auth/authorizer.js';
 import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
+import { CachedGrantSource } from './auth/cached-grant-source.js';
 import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js';
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
@@ -79,7 +80,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const codec = new PageTokenCodec(await serverSecret(db.knex, 'page-token'));
     const uow = new KnexUnitOfWork(db.knex);
     const pager = new ListPager(codec);
-    const authz = new Authorizer(new KnexGrantSource(uow));
+    const authz = new Authorizer(new CachedGrantSource(new KnexGrantSource(uow)));
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const common = { uow, authz, pager };

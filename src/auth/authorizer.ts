@@ -13,6 +13,8 @@ export interface Grant {
 /** Where the authorizer learns what an identity holds (its role bindings). */
 export interface GrantSource {
   grantsOf(identityUid: string): Promise<Grant[]>;
+  /** Forget anything remembered: bindings or roles changed. */
+  invalidate?(): void;
 }
 
 /**
@@ -33,6 +35,18 @@ export class Authorizer {
       this.#grants.set(p, g);
     }
     return g;
+  }
+
+  /** Call after a committed write that changes who holds what (bindings, roles). */
+  grantsChanged(): void {
+    this.source.invalidate?.();
+  }
+
+  /** Await a write that changes grants, then forget remembered grants. */
+  async changingGrants<T>(write: Promise<T>): Promise<T> {
+    const result = await write;
+    this.grantsChanged();
+    return result;
   }
 
   isSuperuser(p: Principal): boolean {

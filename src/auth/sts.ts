@@ -40,12 +40,15 @@ export interface ExchangeRequest {
 }
 
 const DENIED = 'the token may not assume this identity';
+const LAST_SEEN_RESOLUTION_MS = 60_000;
 
 /**
  * The security token service (spec §4.7, §5): verifies a workload's OIDC token against the
  * one identity it names and, if its claims match, issues a one-hour Arbor API token.
  */
 export class SecurityTokenService {
+  readonly #touched = new Map<string, number>();
+
   constructor(
     private readonly identities: ExchangeIdentities,
     private readonly keys: RemoteKeySets,
@@ -95,12 +98,25 @@ export class SecurityTokenService {
       : await this.verifyRemote(upstream, iss);
 
     if (!claimsAccepted(identity, payload, this.issuer.audience)) throw permissionDenied(DENIED);
-    await this.identities.touchLastSeen(identity.uid);
+    await this.touch(identity.uid);
     return this.issuer.sign(identity.uid, {
       iss,
       sub: String(payload.sub),
       ...(payload.aud === undefined ? {} : { aud: payload.aud }),
     });
+  }
+
+  /**
+   * lastSeenTime is kept to the minute: one write per identity per minute, however many
+   * workloads exchange tokens for it.
+   */
+  private async touch(uid: string): Promise<void> {
+    const now = this.now();
+    const last = this.#touched.get(uid);
+    if (last !== undefined && now - last < LAST_SEEN_RESOLUTION_MS) return;
+    if (this.#touched.size >= 10_000) this.#touched.clear();
+    this.#touched.set(uid, now);
+    await this.identities.touchLastSeen(uid);
   }
 
   private async verifyStatic(token: string, identity: Identity): Promise<JWTPayload> {

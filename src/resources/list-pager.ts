@@ -1,6 +1,7 @@
 import { formatOrderBy } from '../core/order-by.js';
 import type { ListRequest, ListSpec } from '../core/list-request.js';
 import { queryFingerprint, type PageTokenCodec } from '../core/page-token.js';
+import { isSelfOrBelow } from '../core/uidp.js';
 import type { ListPage, PageQuery, SortKey, StorePage, Visibility } from './list-types.js';
 
 /**
@@ -35,6 +36,16 @@ export class ListPager {
         // totalCount is counted once per cursor chain, on its first page (docs/adr/0003).
         knownTotal = decoded.position.total;
       }
+    }
+    // A query anchored inside one of the caller's scopes sees only visible rows anyway;
+    // dropping the filter keeps the plan a plain index seek (and the count index-only).
+    const anchor = req.uidp.descendantsOf ?? req.uidp.childrenOf;
+    if (
+      visibility.kind === 'scopes' &&
+      anchor !== undefined &&
+      visibility.scopes.some((s) => isSelfOrBelow(s, anchor))
+    ) {
+      visibility = { kind: 'all' };
     }
     const page = await fetch({
       uidp: req.uidp,

@@ -6,7 +6,9 @@ export const DESCRIPTION_PATTERN = /^[\S ]{0,512}$/u;
 
 /** `name` as groups, identities, roles and the rest spell it. */
 export const nameSchema = z
-  .string({ error: (iss) => (iss.input === undefined ? 'name is required' : 'name must be a string') })
+  .string({
+    error: (iss) => (iss.input === undefined ? 'name is required' : 'name must be a string'),
+  })
   .regex(NAME_PATTERN, { error: `name must match "${NAME_PATTERN.source}"` })
   .max(63, { error: 'name must be at most 63 characters' });
 

@@ -131,6 +131,11 @@ export class GroupInviteService {
     }
     const uid = inviteUidOf(code);
     if (uid === undefined) throw invalidField('code', 'is not an invite code');
+    // The new binding changes the redeemer's grants.
+    return this.d.authz.changingGrants(this.redeemIn(p.uid, uid, code));
+  }
+
+  private redeemIn(identityUid: string, uid: string, code: string) {
     return this.d.uow.run(async (tx) => {
       const invite = await this.d.invites.lockForRedeem(tx, uid);
       if (!invite || !codeMatches(code, invite.codeHash)) throw notFound(T, 'the given code');
@@ -140,14 +145,14 @@ export class GroupInviteService {
       if (invite.singleUse && invite.usedTime !== null) {
         throw failedPrecondition('INVITE_USED', 'the invite has already been used', invite.uid);
       }
-      const misplaced = placementViolations(invite.parentUid, p.uid, invite.roleUid);
+      const misplaced = placementViolations(invite.parentUid, identityUid, invite.roleUid);
       if (misplaced.length > 0) {
         throw invalidArgument(misplaced.map((v) => ({ ...v, field: 'identity' })));
       }
       const binding = await this.d.bindings.insert(tx, {
         uid: newChildUid(invite.parentUid),
         parentUid: invite.parentUid,
-        identityUid: p.uid,
+        identityUid,
         roleUid: invite.roleUid,
       });
       if (invite.singleUse) await this.d.invites.markUsed(tx, invite.uid);

@@ -146,9 +146,12 @@ export class IdentityService {
   async delete(p: Principal, uid: string): Promise<void> {
     requireUid(uid);
     await this.d.authz.require(p, 'identity.delete', uid, 'identity.list', IDENTITY_TYPE);
-    await this.d.uow.run(async (tx) => {
-      if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
-    });
+    // Its bindings go with it (ON DELETE CASCADE).
+    await this.d.authz.changingGrants(
+      this.d.uow.run(async (tx) => {
+        if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
+      }),
+    );
   }
 
   /**

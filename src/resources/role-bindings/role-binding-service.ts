@@ -65,8 +65,10 @@ export class RoleBindingService {
     );
     await this.d.authz.require(p, 'role_bindings.create', groupUid, 'groups.list', GROUP_TYPE);
     await this.check(p, { groupUid, ...input });
-    return this.d.uow.run((tx) =>
-      this.d.bindings.insert(tx, { uid: newChildUid(groupUid), parentUid: groupUid, ...input }),
+    return this.d.authz.changingGrants(
+      this.d.uow.run((tx) =>
+        this.d.bindings.insert(tx, { uid: newChildUid(groupUid), parentUid: groupUid, ...input }),
+      ),
     );
   }
 
@@ -123,11 +125,13 @@ export class RoleBindingService {
       roleUid: patch.roleUid ?? cur.role.uid,
     };
     await this.check(p, target);
-    return this.d.uow.run(async (tx) => {
-      const updated = await this.d.bindings.update(tx, uid, target);
-      if (!updated) throw notFound(ROLE_BINDING_TYPE, uid);
-      return updated;
-    });
+    return this.d.authz.changingGrants(
+      this.d.uow.run(async (tx) => {
+        const updated = await this.d.bindings.update(tx, uid, target);
+        if (!updated) throw notFound(ROLE_BINDING_TYPE, uid);
+        return updated;
+      }),
+    );
   }
 
   /**
@@ -152,7 +156,7 @@ export class RoleBindingService {
       'role_bindings.list',
       ROLE_BINDING_TYPE,
     );
-    await this.d.uow.run((tx) => this.d.bindings.delete(tx, uid));
+    await this.d.authz.changingGrants(this.d.uow.run((tx) => this.d.bindings.delete(tx, uid)));
   }
 
   /**

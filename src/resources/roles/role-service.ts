@@ -93,11 +93,13 @@ export class RoleService {
     if (patch.capabilities) {
       await requireHeld(this.d.authz, p, patch.capabilities, parentOf(uid) ?? uid);
     }
-    return this.d.uow.run(async (tx) => {
-      const role = await this.d.roles.update(tx, uid, patch);
-      if (!role) throw notFound(ROLE_TYPE, uid);
-      return role;
-    });
+    return this.d.authz.changingGrants(
+      this.d.uow.run(async (tx) => {
+        const role = await this.d.roles.update(tx, uid, patch);
+        if (!role) throw notFound(ROLE_TYPE, uid);
+        return role;
+      }),
+    );
   }
 
   /**
