@@ -32,7 +32,10 @@ test('grant cache: invalidate forgets at once', async (t) => {
   await cache.grantsOf('a');
   inner.grants = [{ scope: 'x', capabilities: new Set(['groups.list']) }];
   cache.invalidate();
-  t.deepEqual((await cache.grantsOf('a')).map((g) => g.scope), ['x']);
+  t.deepEqual(
+    (await cache.grantsOf('a')).map((g) => g.scope),
+    ['x'],
+  );
 });
 
 test('grant cache: a failed lookup is not remembered', async (t) => {

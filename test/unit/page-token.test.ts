@@ -58,5 +58,8 @@ test('page token: fingerprints ignore key order but not values', (t) => {
 test('page token: carries the total of the first page, and only digits', (t) => {
   const codec = new PageTokenCodec(secret);
   const token = codec.encode({ query: 'q1', key: ['x'], total: '120' });
-  t.deepEqual(codec.decode(token, 'q1'), { kind: 'position', position: { query: 'q1', key: ['x'], total: '120' } });
+  t.deepEqual(codec.decode(token, 'q1'), {
+    kind: 'position',
+    position: { query: 'q1', key: ['x'], total: '120' },
+  });
 });
