@@ -79,7 +79,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     }
     const codec = new PageTokenCodec(await serverSecret(db.knex, 'page-token'));
     const uow = new KnexUnitOfWork(db.knex);
-    const pager = new ListPager(codec);
+    const pager = new ListPager(codec, { writeGeneration: () => uow.writeGeneration });
     const authz = new Authorizer(new CachedGrantSource(new KnexGrantSource(uow)));
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;

@@ -8,13 +8,21 @@ export function kx(tx: Tx): Knex | Knex.Transaction {
 }
 
 export class KnexUnitOfWork implements UnitOfWork {
+  #generation = 0;
+
   constructor(private readonly knex: Knex) {}
+
+  get writeGeneration(): number {
+    return this.#generation;
+  }
 
   async run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       return await this.knex.transaction((trx) => fn(trx as unknown as Tx));
     } catch (e) {
       throw translateDbError(e);
+    } finally {
+      this.#generation++;
     }
   }
 

@@ -8,8 +8,42 @@ import type { ListPage, PageQuery, SortKey, StorePage, Visibility } from './list
  * The list contract, once for every resource: decode the page token against this exact
  * query, ask the store for one keyset page, seal the next position into a new token.
  */
+export interface ListPagerOptions {
+  /** How long a first page's count is reused for the same query and visibility. */
+  countTtlMs?: number;
+  /** The unit of work's write generation: a write in this process forgets every count. */
+  writeGeneration?: () => number;
+  now?: () => number;
+}
+
 export class ListPager {
-  constructor(private readonly codec: PageTokenCodec) {}
+  /** Recent first-page counts: many clients asking the same list count it once. */
+  readonly #counts = new Map<string, { at: number; generation: number; total: string }>();
+  readonly #ttl: number;
+  readonly #generation: () => number;
+  readonly #now: () => number;
+
+  constructor(
+    private readonly codec: PageTokenCodec,
+    o: ListPagerOptions = {},
+  ) {
+    this.#ttl = o.countTtlMs ?? 2_000;
+    this.#generation = o.writeGeneration ?? (() => 0);
+    this.#now = o.now ?? Date.now;
+  }
+
+  private cachedCount(key: string): string | undefined {
+    const hit = this.#counts.get(key);
+    if (!hit) return undefined;
+    if (hit.generation === this.#generation() && this.#now() - hit.at < this.#ttl) return hit.total;
+    this.#counts.delete(key);
+    return undefined;
+  }
+
+  private rememberCount(key: string, total: string, generation: number): void {
+    if (this.#counts.size >= 1_000) this.#counts.clear();
+    this.#counts.set(key, { at: this.#now(), generation, total });
+  }
 
   /**
    * @throws RpcError INVALID_ARGUMENT for a forged token or one minted for another query.
@@ -47,6 +81,10 @@ export class ListPager {
     ) {
       visibility = { kind: 'all' };
     }
+    // First pages share a recent count of the same query and visibility (docs/adr/0003).
+    const countKey = `${fingerprint}\0${JSON.stringify(visibility)}`;
+    const generation = this.#generation();
+    if (knownTotal === undefined && !req.pageToken) knownTotal = this.cachedCount(countKey);
     const page = await fetch({
       uidp: req.uidp,
       filters: req.filters,
@@ -57,6 +95,7 @@ export class ListPager {
       visibility,
       ...(knownTotal === undefined ? {} : { knownTotal }),
     });
+    if (knownTotal === undefined) this.rememberCount(countKey, page.total, generation);
     return {
       items: page.items,
       ...(page.nextKey

@@ -13,4 +13,6 @@ export interface UnitOfWork {
   run<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Run reads outside a transaction (one pooled connection per statement). */
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Grows with every transaction this process ran: anything remembered from reads is stale. */
+  readonly writeGeneration: number;
 }

@@ -28,6 +28,21 @@ export interface CrudHandlers<T> {
   delete?(p: Principal, uid: string): Promise<void>;
 }
 
+/** DELETE `<path>/<uid>`: an empty JSON body on success, in v1 and v2 alike. */
+function mountDelete(
+  router: Router,
+  path: string,
+  del: (p: Principal, uid: string) => Promise<void>,
+): void {
+  router.delete(`${path}/{*uid}`, async (ctx) => {
+    const uid = uidParam(ctx);
+    if (uid === undefined) return;
+    await del(principalOf(ctx), uid);
+    ctx.status = 200;
+    ctx.body = {};
+  });
+}
+
 export interface V2Options<T> {
   /** Path of the collection, e.g. `/iam/v2beta1/groups`. */
   path: string;
@@ -91,16 +106,7 @@ export function mountV2<T>(router: Router, h: CrudHandlers<T>, o: V2Options<T>):
       ctx.body = toWire(await update(principalOf(ctx), uid, body, mask));
     });
   }
-  if (h.delete) {
-    const del = h.delete.bind(h);
-    router.delete(`${path}/{*uid}`, async (ctx) => {
-      const uid = uidParam(ctx);
-      if (uid === undefined) return;
-      await del(principalOf(ctx), uid);
-      ctx.status = 200;
-      ctx.body = {};
-    });
-  }
+  if (h.delete) mountDelete(router, path, h.delete.bind(h));
 }
 
 export interface V1Options<T> {
@@ -177,14 +183,5 @@ export function mountV1<T>(router: Router, h: CrudHandlers<T>, o: V1Options<T>):
     router.put(`${path}/{*uid}`, replace);
     router.patch(`${path}/{*uid}`, replace);
   }
-  if (h.delete) {
-    const del = h.delete.bind(h);
-    router.delete(`${path}/{*uid}`, async (ctx) => {
-      const uid = uidParam(ctx);
-      if (uid === undefined) return;
-      await del(principalOf(ctx), uid);
-      ctx.status = 200;
-      ctx.body = {};
-    });
-  }
+  if (h.delete) mountDelete(router, path, h.delete.bind(h));
 }
