@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { systemPrincipal } from '../auth/principal.js';
 import type { Services } from '../services.js';
 import { KubeEventSink, type EventSink } from './events.js';
-import { isDeleting } from './finalizer.js';
+import { FINALIZER, isDeleting } from './finalizer.js';
 import { GroupReconciler } from './group-reconciler.js';
 import { KindInformer, type WatchVerb } from './informers.js';
 import { WaitingForReference, type KindReconciler, type RefResolver } from './kind-sync.js';
@@ -200,18 +200,20 @@ export class Controller {
     }
     const m = obj.metadata;
     const uid = obj.status?.uid ?? null;
+    // What the controller writes itself (its finalizer, status.uid) does not requeue the
+    // object: that would reconcile every new object twice. A uid that appears still wakes
+    // the objects waiting on it; a finalizer removed by hand is restored at the next resync.
     const print = JSON.stringify([
       m.generation,
       m.deletionTimestamp ?? null,
-      m.finalizers ?? [],
+      (m.finalizers ?? []).filter((f) => f !== FINALIZER),
       m.labels ?? {},
       m.annotations ?? {},
-      uid,
     ]);
-    if (before?.print === print) return;
+    const uidChanged = before?.uid !== uid;
     this.seen.set(key, { print, uid });
-    this.queue.add(key);
-    if (before?.uid !== uid || isDeleting(obj)) this.wakeDependents(kind, namespace, name);
+    if (before?.print !== print) this.queue.add(key);
+    if (uidChanged || isDeleting(obj)) this.wakeDependents(kind, namespace, name);
   }
 
   private wakeDependents(kind: KindName, namespace: string, name: string): void {
