@@ -92,7 +92,7 @@ export async function keysetPage<R>(
   const last = items[items.length - 1];
   let nextKey: SortKey | undefined;
   if (more && last) {
-    const uid = String((last as Record<string, unknown>)._uid ?? last.uid);
+    const uid = last.uid;
     nextKey = single ? [uid] : [keyValue(last._k), uid];
   }
   return { items, ...(nextKey ? { nextKey } : {}), total: String(n) };

@@ -29,7 +29,7 @@ export function mountAccountAssociationRoutes(
       create: (p, group, body) => aa.create(p, group, withoutGroup(body)),
       get: aa.get.bind(aa),
       list: aa.list.bind(aa),
-      update: (p, group, body) => aa.replace(p, group, withoutGroup(body)),
+      update: (p, group, body, mask) => aa.update(p, group, withoutGroup(body), mask),
       delete: aa.delete.bind(aa),
     },
     {

@@ -13,24 +13,11 @@ export function mountGroupRoutes(router: Router, groups: GroupService, bodyLimit
     createWithoutParent: true,
     bodyLimit,
   });
-  mountV1(
-    router,
-    { ...bindAll(groups), update: (p, uid, body) => groups.replace(p, uid, body) },
-    {
-      path: '/iam/v1/groups',
-      spec: GROUP_LIST,
-      toWire: groupV1,
-      createWithoutParent: true,
-      bodyLimit,
-    },
-  );
-}
-
-function bindAll(g: GroupService) {
-  return {
-    create: g.create.bind(g),
-    get: g.get.bind(g),
-    list: g.list.bind(g),
-    delete: g.delete.bind(g),
-  };
+  mountV1(router, groups, {
+    path: '/iam/v1/groups',
+    spec: GROUP_LIST,
+    toWire: groupV1,
+    createWithoutParent: true,
+    bodyLimit,
+  });
 }

@@ -17,15 +17,10 @@ export function mountIdentityProviderRoutes(
     toWire: identityProviderV2,
     bodyLimit,
   });
-  mountV1(
-    router,
-    {
-      create: idps.create.bind(idps),
-      get: idps.get.bind(idps),
-      list: idps.list.bind(idps),
-      update: (p, uid, body) => idps.replace(p, uid, body),
-      delete: idps.delete.bind(idps),
-    },
-    { path: '/iam/v1/identityProviders', spec: IDP_LIST, toWire: identityProviderV1, bodyLimit },
-  );
+  mountV1(router, idps, {
+    path: '/iam/v1/identityProviders',
+    spec: IDP_LIST,
+    toWire: identityProviderV1,
+    bodyLimit,
+  });
 }

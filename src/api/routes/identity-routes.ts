@@ -13,15 +13,10 @@ export function mountIdentityRoutes(router: Router, s: IdentityService, bodyLimi
     toWire: identityV2,
     bodyLimit,
   });
-  mountV1(
-    router,
-    {
-      create: s.create.bind(s),
-      get: s.get.bind(s),
-      list: s.list.bind(s),
-      update: (p, uid, body) => s.replace(p, uid, body),
-      delete: s.delete.bind(s),
-    },
-    { path: '/iam/v1/identities', spec: IDENTITY_LIST, toWire: identityV1, bodyLimit },
-  );
+  mountV1(router, s, {
+    path: '/iam/v1/identities',
+    spec: IDENTITY_LIST,
+    toWire: identityV1,
+    bodyLimit,
+  });
 }

@@ -40,7 +40,7 @@ export function mountRoleBindingRoutes(
       create: (p, parent, body) => s.create(p, parent, fromV1(body)),
       get: s.get.bind(s),
       list: s.list.bind(s),
-      update: (p, uid, body) => s.replace(p, uid, fromV1(body)),
+      update: (p, uid, body, mask) => s.update(p, uid, fromV1(body), mask),
       delete: s.delete.bind(s),
     },
     { path: '/iam/v1/rolebindings', spec: ROLE_BINDING_LIST, toWire: roleBindingV1, bodyLimit },

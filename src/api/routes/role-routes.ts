@@ -13,15 +13,5 @@ export function mountRoleRoutes(router: Router, s: RoleService, bodyLimit: numbe
     toWire: roleV2,
     bodyLimit,
   });
-  mountV1(
-    router,
-    {
-      create: s.create.bind(s),
-      get: s.get.bind(s),
-      list: s.list.bind(s),
-      update: (p, uid, body) => s.replace(p, uid, body),
-      delete: s.delete.bind(s),
-    },
-    { path: '/iam/v1/roles', spec: ROLE_LIST, toWire: roleV1, bodyLimit },
-  );
+  mountV1(router, s, { path: '/iam/v1/roles', spec: ROLE_LIST, toWire: roleV1, bodyLimit });
 }

@@ -128,11 +128,6 @@ export class AccountAssociationService {
     });
   }
 
-  /** v1 semantics: every mutable field is replaced (PUT). Throws as `update`. */
-  async replace(p: Principal, uid: string, body: Body): Promise<AccountAssociation> {
-    return this.update(p, uid, body, '*');
-  }
-
   /**
    * Idempotent (AIP-135, as the platform does it): deleting an absent association succeeds.
    * @throws RpcError NOT_FOUND when the group is invisible, PERMISSION_DENIED.

@@ -98,11 +98,6 @@ export class GroupService {
     });
   }
 
-  /** v1 semantics: every mutable field is replaced; omitted ones reset to zero values. */
-  async replace(p: Principal, uid: string, body: Record<string, unknown>): Promise<Group> {
-    return this.update(p, uid, body, '*');
-  }
-
   /** @throws RpcError FAILED_PRECONDITION (RESOURCE_NOT_EMPTY) while anything hangs below. */
   async delete(p: Principal, uid: string): Promise<void> {
     requireUid(uid);

@@ -132,14 +132,6 @@ export class IdentityService {
   }
 
   /**
-   * v1 semantics: every mutable field is replaced; omitted ones reset.
-   * @throws RpcError as `update`.
-   */
-  async replace(p: Principal, uid: string, body: Record<string, unknown>): Promise<Identity> {
-    return this.update(p, uid, body, '*');
-  }
-
-  /**
    * Delete the identity and, with it, every role binding that names it.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED.
    */

@@ -164,11 +164,6 @@ export class IdentityProviderService {
     });
   }
 
-  /** v1 semantics: every mutable field is replaced (PUT). Throws as `update`. */
-  async replace(p: Principal, uid: string, body: Body): Promise<IdentityProvider> {
-    return this.update(p, uid, body, '*');
-  }
-
   /** @throws RpcError NOT_FOUND when missing or invisible, PERMISSION_DENIED. */
   async delete(p: Principal, uid: string): Promise<void> {
     requireUid(uid);

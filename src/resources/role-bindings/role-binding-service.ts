@@ -135,14 +135,6 @@ export class RoleBindingService {
   }
 
   /**
-   * v1 semantics: both references are replaced.
-   * @throws RpcError as `update`.
-   */
-  async replace(p: Principal, uid: string, body: Record<string, unknown>): Promise<RoleBinding> {
-    return this.update(p, uid, body, '*');
-  }
-
-  /**
    * Idempotent (AIP-135): deleting a binding that is already gone succeeds, as long as
    * the caller could see it.
    * @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (invisible), PERMISSION_DENIED.

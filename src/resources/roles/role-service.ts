@@ -103,14 +103,6 @@ export class RoleService {
   }
 
   /**
-   * v1 semantics: every mutable field is replaced; omitted ones reset.
-   * @throws RpcError as `update`.
-   */
-  async replace(p: Principal, uid: string, body: Record<string, unknown>): Promise<Role> {
-    return this.update(p, uid, body, '*');
-  }
-
-  /**
    * Delete a custom role that no binding names.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION
    *   (BUILT_IN_ROLE for a built-in, RESOURCE_IN_USE while bound).
