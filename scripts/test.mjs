@@ -56,12 +56,16 @@ function runAva(label, files, env) {
   });
 }
 
-await runAva('unit + integration on PGlite', ['test/unit', 'test/integration'], {
-  ARBOR_TEST_DB: 'pglite',
-});
+await runAva(
+  'unit, integration and security on PGlite',
+  ['test/unit', 'test/integration', 'test/security'],
+  {
+    ARBOR_TEST_DB: 'pglite',
+  },
+);
 
 if (await reachable(pgUrl)) {
-  await runAva('integration on PostgreSQL', ['test/integration'], {
+  await runAva('integration and security on PostgreSQL', ['test/integration', 'test/security'], {
     ARBOR_TEST_DB: 'postgres',
     ARBOR_TEST_PG_URL: pgUrl,
   });
