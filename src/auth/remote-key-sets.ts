@@ -17,6 +17,9 @@ export interface TrustedIssuerKeys {
  */
 export const ISSUER_UNAVAILABLE = "the token issuer's keys could not be obtained";
 
+/** What fetches discovery documents and key sets: `OutboundFetcher`, or a fake in tests. */
+export type JsonFetcher = Pick<OutboundFetcher, 'getJson'>;
+
 /** Where the detail of an upstream failure goes instead (a pino logger fits). */
 export interface OutboundLog {
   warn(detail: Record<string, unknown>, message: string): void;
@@ -24,8 +27,8 @@ export interface OutboundLog {
 
 export interface RemoteKeySetOptions {
   allowInsecure: boolean;
-  /** Fetches discovery and key sets; built from `allowInsecure` when not given. */
-  fetcher?: OutboundFetcher;
+  /** Fetches discovery and key sets; an OutboundFetcher built from `allowInsecure` by default. */
+  fetcher?: JsonFetcher;
   log?: OutboundLog;
   now?: () => number;
   /** How long fetched keys are used before a refresh is tried. */
@@ -54,7 +57,7 @@ interface Entry {
 export class RemoteKeySets {
   readonly #entries: Lru<string, Entry>;
   readonly #inflight = new Map<string, Promise<Entry>>();
-  readonly #fetcher: OutboundFetcher;
+  readonly #fetcher: JsonFetcher;
   readonly #o: Required<Omit<RemoteKeySetOptions, 'trusted' | 'fetcher' | 'log'>> &
     Pick<RemoteKeySetOptions, 'trusted' | 'log'>;
 
