@@ -344,3 +344,16 @@ test.serial('sts attack: a pinned issuer pattern still serves a multi-tenant iss
   });
   t.is((await exchange(await issuer.mint({ sub: SUB, aud }), exactAsPattern)).status, 200);
 });
+
+test('sts attack: an update cannot bring back an open or backtracking-only pattern', async (t) => {
+  const uid = await createIdentity({ issuer: issuer.url, subject: SUB });
+  for (const [claimMatch, field] of [
+    [{ issuerPattern: 'http://.*\\.example\\.com', subject: SUB }, 'claimMatch.issuerPattern'],
+    [{ issuerPattern: '(a+)+b', subject: SUB }, 'claimMatch.issuerPattern'],
+    [{ issuer: issuer.url, subjectPattern: '(a)\\1' }, 'claimMatch.subjectPattern'],
+  ] as const) {
+    const res = await s.admin.patch(`${I}/${uid}?update_mask=claimMatch`, { claimMatch });
+    assertRefused(t, res, 400, 3, field);
+    t.is(res.body.details[1]?.fieldViolations?.[0]?.field, field);
+  }
+});
