@@ -1,6 +1,7 @@
 import test from 'ava';
 import {
   compilePattern,
+  estimatedProgramSize,
   issuerPatternLiteral,
   issuerPatternProblem,
   MAX_MATCHED_CLAIM_LENGTH,
@@ -96,4 +97,25 @@ test('issuer pattern: an open or unescaped host, ^, (?i) or a foreign scheme is 
 test('issuer pattern: a bad RE2 pattern reports the RE2 problem first', (t) => {
   t.regex(issuerPatternProblem('https://a\\.example/(', false)!, /RE2/);
   t.is(issuerPatternProblem('https://a\\.example/[a-z]+', false), undefined);
+});
+
+test('pattern: a huge counted repetition is refused from its text, before any compile', (t) => {
+  // Compiling this would expand to ~490,000 instructions (hundreds of ms on the event loop).
+  const huge = `(?:${'x'.repeat(490)}){1000}`;
+  t.true(estimatedProgramSize(huge) > 400_000);
+  const start = performance.now();
+  t.regex(patternProblem(huge)!, /too complex/);
+  t.regex(patternProblem(`(?:(?:${'y'.repeat(470)}){16}){62}`)!, /too complex/);
+  t.true(performance.now() - start < 1_000, 'refused without compiling');
+  // The estimate follows the compiled size closely for ordinary patterns.
+  for (const p of [
+    'repo:acme/.*:ref:refs/heads/main',
+    'https://oidc\\.eks\\.[a-z0-9-]+\\.amazonaws\\.com/id/[0-9A-F]{32}',
+    '[[:alpha:]\\]]{200}',
+    '\\p{Greek}{100}\\QA.B\\E',
+  ]) {
+    const real = compilePattern(p).programSize();
+    const est = estimatedProgramSize(p);
+    t.true(est >= real / 2 && est <= real * 2, `${p}: estimated ${est}, compiled ${real}`);
+  }
 });

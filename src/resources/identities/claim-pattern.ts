@@ -41,6 +41,9 @@ function compileUncached(pattern: string): RE2JS | Error {
   if (pattern.length > MAX_PATTERN_LENGTH) {
     return new Error(`must be at most ${MAX_PATTERN_LENGTH} characters`);
   }
+  // Compiling expands counted repetitions, so `(?:x…x){1000}` would cost a long compile
+  // before programSize() could refuse it: estimate from the text first.
+  if (estimatedProgramSize(pattern) > 4 * MAX_PATTERN_PROGRAM) return new Error(TOO_COMPLEX);
   let re: RE2JS;
   try {
     re = RE2JS.compile(pattern);
@@ -49,10 +52,78 @@ function compileUncached(pattern: string): RE2JS | Error {
     const why = e instanceof Error ? e.message.replace(/^error parsing regexp: /, '') : '';
     return new Error(`must be a valid RE2 regular expression${why ? ` (${why})` : ''}`);
   }
-  if (re.programSize() > MAX_PATTERN_PROGRAM) {
-    return new Error('is too complex (fewer alternatives and repetitions, please)');
-  }
+  if (re.programSize() > MAX_PATTERN_PROGRAM) return new Error(TOO_COMPLEX);
   return re;
+}
+
+const TOO_COMPLEX = 'is too complex (fewer alternatives and repetitions, please)';
+
+/** Where the character class opened at `start` ends (its `]`), by a plain scan. */
+function classEnd(pattern: string, start: number): number {
+  let i = start + 1;
+  if (pattern[i] === '^') i++;
+  if (pattern[i] === ']') i++; // a leading ] is a literal
+  for (; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') i++;
+    else if (c === '[' && pattern[i + 1] === ':') {
+      const close = pattern.indexOf(':]', i + 2);
+      if (close !== -1) i = close + 1;
+    } else if (c === ']') return i;
+  }
+  return pattern.length;
+}
+
+/**
+ * A cheap upper estimate of the compiled size of `pattern`, from its text alone: one per
+ * atom (a character, an escape, a class), a group the sum of its contents, and `{n,m}`
+ * multiplying what it repeats. Only used to refuse early; programSize() has the last word.
+ */
+export function estimatedProgramSize(pattern: string): number {
+  const stack: number[] = [0];
+  let last = 0;
+  const add = (n: number) => {
+    stack[stack.length - 1]! += n;
+    last = n;
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      if (pattern[i + 1] === 'Q') {
+        const end = pattern.indexOf('\\E', i + 2);
+        const stop = end === -1 ? pattern.length : end;
+        add(stop - (i + 2));
+        i = end === -1 ? pattern.length : end + 1;
+        continue;
+      }
+      // \p{Greek}, \x{10FFFF}: the braces belong to the escape.
+      const brace = /^\\[pPx]\{[^}]*\}/.exec(pattern.slice(i));
+      i += brace ? brace[0].length - 1 : 1;
+      add(1);
+    } else if (c === '[') {
+      i = classEnd(pattern, i);
+      add(1);
+    } else if (c === '(') {
+      stack.push(0);
+    } else if (c === ')') {
+      const inner = stack.length > 1 ? stack.pop()! : 0;
+      add(inner);
+    } else if (c === '{') {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i));
+      if (!m) add(1);
+      else {
+        const times = Math.max(Number(m[1]), m[3] ? Number(m[3]) : m[2] ? Number(m[1]) + 1 : 0);
+        stack[stack.length - 1]! += last * Math.max(times - 1, 0);
+        last *= Math.max(times, 1);
+        i += m[0].length - 1;
+      }
+    } else if (c === '*' || c === '+' || c === '?' || c === '|') {
+      stack[stack.length - 1]! += 1;
+    } else {
+      add(1);
+    }
+  }
+  return stack.reduce((a, b) => a + b, 0);
 }
 
 /** Why `pattern` is unacceptable as a claim pattern, or undefined when it is fine. */
