@@ -235,7 +235,11 @@ function issuerAllowedUnverified(
   const fixed = issuerPatternLiteral(cm.issuerPattern, allowInsecure);
   if (!fixed) return false;
   if (fixed.complete) return iss === fixed.literal;
-  return iss.startsWith(fixed.literal) && new URL(iss).origin === new URL(fixed.literal).origin;
+  // The token picks the rest of the path: it must be in canonical form, so that no dot
+  // segment, backslash or escape makes the discovery URL differ from the text compared.
+  const url = new URL(iss);
+  const canonical = url.href === iss || url.href === `${iss}/`;
+  return canonical && iss.startsWith(fixed.literal) && url.origin === new URL(fixed.literal).origin;
 }
 
 /**

@@ -318,6 +318,9 @@ test.serial('sts attack: an issuer pattern cannot point discovery at the attacke
       `${legit}@${attacker.url.slice('http://'.length)}/tenants/acme`,
       `${legit}/tenants/acme#@${attacker.url.slice('http://'.length)}`,
       `http://127.0.0.1:${legitPort}0/tenants/acme`,
+      `${legit}/tenants/acme/../../elsewhere`, // leaves the pinned path once normalised
+      `${legit}/tenants/acme\\..\\..\\elsewhere`,
+      `${legit}/tenants/%2e%2e/elsewhere`,
     ]) {
       const res = await exchange(await attackerKeys.mint({ iss, sub: SUB, aud }), id);
       t.true(res.status === 401 || res.status === 403, `${iss}: ${res.status}`);
