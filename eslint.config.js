@@ -74,6 +74,7 @@ export default tseslint.config(
       'src/reconciler/**/*.ts',
       'src/resources/**/*.ts',
       'src/auth/**/*.ts',
+      'src/outbound/**/*.ts',
     ],
     rules: {
       'no-restricted-imports': [

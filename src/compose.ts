@@ -129,8 +129,10 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       new RemoteKeySets({
         allowInsecure: config.allowInsecureIssuers,
         trusted: opts.trustedKeys ?? services.trustedKeys,
+        log: logger,
       }),
       tokens,
+      { allowInsecureIssuers },
     );
     const authenticator = new ChainAuthenticator(
       config.adminToken,

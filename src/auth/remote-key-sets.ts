@@ -1,5 +1,7 @@
 import { createLocalJWKSet, type JSONWebKeySet } from 'jose';
+import { Lru } from '../core/lru.js';
 import { unavailable } from '../core/rpc-error.js';
+import { OutboundError, OutboundFetcher } from '../outbound/outbound-fetch.js';
 
 type KeyResolver = ReturnType<typeof createLocalJWKSet>;
 
@@ -8,9 +10,26 @@ export interface TrustedIssuerKeys {
   keysFor(issuer: string): Promise<JSONWebKeySet | undefined>;
 }
 
+/**
+ * The one answer a client gets for every failure to obtain an issuer's keys: an address
+ * refused by policy, a connection refused, a timeout, a 404, bad JSON, a discovery document
+ * for another issuer. Telling them apart would let a tenant map what Arbor can reach.
+ */
+export const ISSUER_UNAVAILABLE = "the token issuer's keys could not be obtained";
+
+/** What fetches discovery documents and key sets: `OutboundFetcher`, or a fake in tests. */
+export type JsonFetcher = Pick<OutboundFetcher, 'getJson'>;
+
+/** Where the detail of an upstream failure goes instead (a pino logger fits). */
+export interface OutboundLog {
+  warn(detail: Record<string, unknown>, message: string): void;
+}
+
 export interface RemoteKeySetOptions {
   allowInsecure: boolean;
-  fetch?: typeof fetch;
+  /** Fetches discovery and key sets; an OutboundFetcher built from `allowInsecure` by default. */
+  fetcher?: JsonFetcher;
+  log?: OutboundLog;
   now?: () => number;
   /** How long fetched keys are used before a refresh is tried. */
   maxAgeMs?: number;
@@ -18,8 +37,8 @@ export interface RemoteKeySetOptions {
   refetchIntervalMs?: number;
   /** If the issuer is down, keys this old still verify; older ones are dropped. */
   staleLimitMs?: number;
-  timeoutMs?: number;
-  maxBytes?: number;
+  /** Issuers whose keys are cached at once; the least recently used is dropped first. */
+  maxIssuers?: number;
   trusted?: TrustedIssuerKeys;
 }
 
@@ -36,31 +55,36 @@ interface Entry {
  * never make Arbor fetch an address of the attacker's choosing.
  */
 export class RemoteKeySets {
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries: Lru<string, Entry>;
   readonly #inflight = new Map<string, Promise<Entry>>();
-  readonly #o: Required<Omit<RemoteKeySetOptions, 'trusted'>> & { trusted?: TrustedIssuerKeys };
+  readonly #fetcher: JsonFetcher;
+  readonly #o: Required<Omit<RemoteKeySetOptions, 'trusted' | 'fetcher' | 'log'>> &
+    Pick<RemoteKeySetOptions, 'trusted' | 'log'>;
 
   constructor(o: RemoteKeySetOptions) {
     this.#o = {
-      fetch: globalThis.fetch.bind(globalThis),
       now: Date.now,
       maxAgeMs: 60 * 60 * 1000,
       refetchIntervalMs: 30_000,
       staleLimitMs: 24 * 60 * 60 * 1000,
-      timeoutMs: 5_000,
-      maxBytes: 256 * 1024,
+      maxIssuers: 1000,
       ...o,
     };
+    this.#fetcher = o.fetcher ?? new OutboundFetcher({ allowInsecure: o.allowInsecure });
+    this.#entries = new Lru(this.#o.maxIssuers);
   }
 
-  /** Number of network fetches made so far (discovery + JWKS), for tests and metrics. */
-  fetches = 0;
+  /** Issuers whose keys are cached now (bounded by `maxIssuers`). */
+  get cachedIssuers(): number {
+    return this.#entries.size;
+  }
 
   /**
    * A key resolver for `issuer`, fresh unless `refresh` (an unknown kid) asks for a refetch
    * and the last attempt is older than the refetch interval.
    *
-   * @throws RpcError UNAVAILABLE when no usable keys can be had.
+   * @throws RpcError UNAVAILABLE, always with the message ISSUER_UNAVAILABLE, when no usable
+   *   keys can be had; the reason is logged.
    */
   async resolver(issuer: string, refresh = false): Promise<KeyResolver> {
     const trusted = await this.#o.trusted?.keysFor(issuer);
@@ -90,51 +114,34 @@ export class RemoteKeySets {
   }
 
   private async fetchKeys(issuer: string): Promise<Entry> {
-    const discovery = await this.getJson(
-      `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`,
-    );
-    if (discovery.issuer !== issuer || typeof discovery.jwks_uri !== 'string') {
-      throw unavailable('the issuer published an unusable discovery document');
-    }
-    this.checkUrl(discovery.jwks_uri);
-    const jwks = (await this.getJson(discovery.jwks_uri)) as unknown as JSONWebKeySet;
-    if (!Array.isArray(jwks.keys)) throw unavailable('the issuer published an unusable key set');
-    const now = this.#o.now();
-    const entry = { jwks, resolver: createLocalJWKSet(jwks), fetchedAt: now, lastAttempt: now };
-    this.#entries.set(issuer, entry);
-    return entry;
-  }
-
-  private checkUrl(url: string): void {
-    const u = new URL(url);
-    if (u.protocol !== 'https:' && !(this.#o.allowInsecure && u.protocol === 'http:')) {
-      throw unavailable('the issuer must be served over https');
-    }
-  }
-
-  private async getJson(url: string): Promise<Record<string, unknown>> {
-    this.checkUrl(url);
-    this.fetches++;
-    let text: string;
     try {
-      const res = await this.#o.fetch(url, {
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.#o.timeoutMs),
-        headers: { accept: 'application/json' },
-      });
-      if (!res.ok) throw new Error(`status ${res.status}`);
-      text = await res.text();
-    } catch {
-      throw unavailable('the token issuer could not be reached');
-    }
-    if (text.length > this.#o.maxBytes)
-      throw unavailable('the issuer answered with too large a document');
-    try {
-      const v = JSON.parse(text) as unknown;
-      if (typeof v !== 'object' || v === null) throw new Error('not an object');
-      return v as Record<string, unknown>;
-    } catch {
-      throw unavailable('the issuer answered with invalid JSON');
+      const discovery = await this.#fetcher.getJson(
+        `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`,
+      );
+      if (discovery.issuer !== issuer || typeof discovery.jwks_uri !== 'string') {
+        throw new OutboundError(
+          'json',
+          `${issuer} published a discovery document for another issuer or without jwks_uri`,
+        );
+      }
+      const jwks = (await this.#fetcher.getJson(discovery.jwks_uri)) as unknown as JSONWebKeySet;
+      if (!Array.isArray(jwks.keys)) {
+        throw new OutboundError('json', `${discovery.jwks_uri} is not a key set`);
+      }
+      const now = this.#o.now();
+      const entry = { jwks, resolver: createLocalJWKSet(jwks), fetchedAt: now, lastAttempt: now };
+      this.#entries.set(issuer, entry);
+      return entry;
+    } catch (e) {
+      const detail =
+        e instanceof OutboundError
+          ? { failure: e.failure, detail: e.detail }
+          : { detail: String(e) };
+      this.#o.log?.warn(
+        { component: 'sts', issuer, ...detail },
+        'issuer keys could not be fetched',
+      );
+      throw unavailable(ISSUER_UNAVAILABLE);
     }
   }
 }

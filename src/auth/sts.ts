@@ -8,7 +8,11 @@ import {
 } from 'jose';
 import { invalidField, permissionDenied, unauthenticated } from '../core/rpc-error.js';
 import { isValidUidp } from '../core/uidp.js';
-import { claimMatchAccepts, compileAnchored } from '../resources/identities/claim-match.js';
+import { claimMatchAccepts, issuerProblem } from '../resources/identities/claim-match.js';
+import {
+  issuerPatternLiteral,
+  MAX_MATCHED_CLAIM_LENGTH,
+} from '../resources/identities/claim-pattern.js';
 import type { Identity } from '../resources/identities/identity.js';
 import type { RemoteKeySets } from './remote-key-sets.js';
 import { CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
@@ -27,11 +31,23 @@ export const UPSTREAM_ALGORITHMS = [
 ];
 /** Generous for real OIDC tokens (1–6 KB), and below Node's 16 KB header limit. */
 export const MAX_UPSTREAM_TOKEN_BYTES = 8 * 1024;
+/**
+ * Longest upstream token lifetime accepted (`exp - iat`, and `exp - now`). A token that
+ * lives for years is a standing credential, not a workload identity; Kubernetes projected
+ * tokens and cloud workload tokens live an hour or so.
+ */
+export const MAX_UPSTREAM_LIFETIME_S = 24 * 60 * 60;
 
 /** What the STS needs of identities, without a principal: it runs before one exists. */
 export interface ExchangeIdentities {
   getForExchange(uid: string): Promise<Identity | undefined>;
   touchLastSeen(uid: string): Promise<void>;
+}
+
+export interface StsOptions {
+  /** Accept `http://` issuers (ARBOR_ALLOW_INSECURE_ISSUERS). */
+  allowInsecureIssuers?: boolean;
+  now?: () => number;
 }
 
 export interface ExchangeRequest {
@@ -48,18 +64,23 @@ const LAST_SEEN_RESOLUTION_MS = 60_000;
  */
 export class SecurityTokenService {
   readonly #touched = new Map<string, number>();
+  private readonly now: () => number;
+  private readonly allowInsecure: boolean;
 
   constructor(
     private readonly identities: ExchangeIdentities,
     private readonly keys: RemoteKeySets,
     private readonly issuer: TokenIssuer,
-    private readonly now: () => number = Date.now,
-  ) {}
+    o: StsOptions = {},
+  ) {
+    this.now = o.now ?? Date.now;
+    this.allowInsecure = o.allowInsecureIssuers ?? false;
+  }
 
   /**
    * @throws RpcError INVALID_ARGUMENT (aud, identity), UNAUTHENTICATED (a token that does not
-   *   verify), PERMISSION_DENIED (a valid token whose claims do not match), UNAVAILABLE (the
-   *   issuer's keys cannot be fetched).
+   *   verify, or lives over 24 h), PERMISSION_DENIED (a token the identity does not accept),
+   *   UNAVAILABLE (the issuer's keys cannot be had, one message for every reason).
    */
   async exchange(upstream: string, req: ExchangeRequest): Promise<{ token: string; expiry: Date }> {
     const auds = req.aud
@@ -88,14 +109,19 @@ export class SecurityTokenService {
     const iss = unverified.iss;
     if (typeof iss !== 'string' || iss === '') throw unauthenticated('the token has no issuer');
     if (iss === this.issuer.issuer) throw unauthenticated('Arbor API tokens cannot be exchanged');
+    // Nothing else of an unverified token is looked at until its issuer is a plain URL.
+    if (issuerProblem(iss, this.allowInsecure) !== undefined)
+      throw unauthenticated("the token's issuer is not an issuer URL");
 
     const identity = await this.identities.getForExchange(req.identity);
     // The issuer must be one the named identity trusts before any key is fetched for it.
-    if (!identity || !issuerAllowed(identity, iss, this.now())) throw permissionDenied(DENIED);
+    if (!identity || !issuerAllowedUnverified(identity, iss, this.now(), this.allowInsecure))
+      throw permissionDenied(DENIED);
 
     const payload = identity.staticKeys
       ? await this.verifyStatic(upstream, identity)
       : await this.verifyRemote(upstream, iss);
+    this.checkLifetime(payload);
 
     if (!claimsAccepted(identity, payload, this.issuer.audience)) throw permissionDenied(DENIED);
     await this.touch(identity.uid);
@@ -117,6 +143,16 @@ export class SecurityTokenService {
     if (this.#touched.size >= 10_000) this.#touched.clear();
     this.#touched.set(uid, now);
     await this.identities.touchLastSeen(uid);
+  }
+
+  /** @throws RpcError UNAUTHENTICATED for a token valid for more than 24 hours. */
+  private checkLifetime(payload: JWTPayload): void {
+    const now = this.now() / 1000;
+    // jose has checked that exp is present and numeric; iat is optional in OIDC.
+    const exp = payload.exp!;
+    const from = typeof payload.iat === 'number' ? payload.iat : now;
+    if (exp - from > MAX_UPSTREAM_LIFETIME_S || exp - now > MAX_UPSTREAM_LIFETIME_S + CLOCK_SKEW_S)
+      throw unauthenticated('the token is valid for more than 24 hours');
   }
 
   private async verifyStatic(token: string, identity: Identity): Promise<JWTPayload> {
@@ -177,13 +213,33 @@ function reason(e: unknown): string {
   return 'the token is not valid';
 }
 
-function issuerAllowed(identity: Identity, iss: string, now: number): boolean {
+/**
+ * Whether the identity trusts the *unverified* `iss`, judged only by comparison with exact,
+ * bounded values: the identity's issuer, or the literal `https://host/` that its issuer
+ * pattern begins with. The pattern itself runs later, on the verified claim; here it only
+ * decides which origin discovery may be fetched from, and that origin is the identity's.
+ */
+function issuerAllowedUnverified(
+  identity: Identity,
+  iss: string,
+  now: number,
+  allowInsecure: boolean,
+): boolean {
   if (identity.staticKeys)
     return identity.staticKeys.issuer === iss && identity.staticKeys.expirationTime.getTime() > now;
   const cm = identity.claimMatch;
   if (!cm) return false;
   if (cm.issuer !== undefined) return cm.issuer === iss;
-  return cm.issuerPattern !== undefined && compileAnchored(cm.issuerPattern).test(iss);
+  if (cm.issuerPattern === undefined || iss.length > MAX_MATCHED_CLAIM_LENGTH) return false;
+  // A pattern stored before origins had to be fixed yields no literal: it accepts nothing.
+  const fixed = issuerPatternLiteral(cm.issuerPattern, allowInsecure);
+  if (!fixed) return false;
+  if (fixed.complete) return iss === fixed.literal;
+  // The token picks the rest of the path: it must be in canonical form, so that no dot
+  // segment, backslash or escape makes the discovery URL differ from the text compared.
+  const url = new URL(iss);
+  const canonical = url.href === iss || url.href === `${iss}/`;
+  return canonical && iss.startsWith(fixed.literal) && url.origin === new URL(fixed.literal).origin;
 }
 
 /**

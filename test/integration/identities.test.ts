@@ -41,11 +41,14 @@ test('identities: create with claimMatch answers every server-owned field', asyn
 test('identities: patterns are kept as given', async (t) => {
   const res = await s.admin.post(`${I}/${org}`, {
     name: 'patterned',
-    claimMatch: { issuerPattern: 'https://token\\.actions\\..*', subjectPattern: 'repo:acme/.*' },
+    claimMatch: {
+      issuerPattern: 'https://token\\.actions\\.example\\.com/.*',
+      subjectPattern: 'repo:acme/.*',
+    },
   });
   t.is(res.status, 200);
   t.deepEqual(res.body.claimMatch, {
-    issuerPattern: 'https://token\\.actions\\..*',
+    issuerPattern: 'https://token\\.actions\\.example\\.com/.*',
     subjectPattern: 'repo:acme/.*',
   });
 });
@@ -79,8 +82,18 @@ const invalid: Array<[string, Record<string, unknown>, string[]]> = [
   ['empty claimMatch', { name: 'x', claimMatch: {} }, ['claimMatch.issuer', 'claimMatch.subject']],
   [
     'issuer and issuerPattern',
-    { name: 'x', claimMatch: cm({ issuerPattern: '.*' }) },
+    { name: 'x', claimMatch: cm({ issuerPattern: 'https://i\\.example/.*' }) },
     ['claimMatch.issuerPattern'],
+  ],
+  [
+    'an issuer pattern that leaves the host open',
+    { name: 'x', claimMatch: { issuerPattern: 'https://.*\\.example\\.com', subject: 's' } },
+    ['claimMatch.issuerPattern'],
+  ],
+  [
+    'a pattern RE2 cannot express',
+    { name: 'x', claimMatch: { issuer: ISSUER, subjectPattern: '(a+)\\1' } },
+    ['claimMatch.subjectPattern'],
   ],
   [
     'subject and subjectPattern',

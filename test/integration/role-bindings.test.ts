@@ -59,11 +59,11 @@ test('role bindings: create answers the hydrated binding with createTime only', 
 
 test('role bindings: patterns and static keys hydrate subject and issuer', async (t) => {
   const patterned = await createIdentity(s.admin, org, 'patterned', {
-    issuerPattern: 'https://.*',
+    issuerPattern: 'https://ci\\.example/.*',
     subjectPattern: 'repo:.*',
   });
   const res = await s.admin.post(`${B}/${org}`, { identityUid: patterned, roleUid: viewer });
-  t.like(res.body.identity, { subject: 'repo:.*', issuer: 'https://.*' });
+  t.like(res.body.identity, { subject: 'repo:.*', issuer: 'https://ci\\.example/.*' });
   const jwks = JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AA' }] });
   const fixed = await s.admin.post(`/iam/v2beta1/identities/${org}`, {
     name: 'static',

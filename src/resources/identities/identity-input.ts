@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { invalidField } from '../../core/rpc-error.js';
 import { descriptionSchema, nameSchema } from '../validate.js';
-import { issuerProblem, jwksProblem, patternProblem } from './claim-match.js';
+import { issuerPatternProblem, issuerProblem, jwksProblem, patternProblem } from './claim-match.js';
 import { STATIC_KEYS_MAX_LIFETIME_MS } from './identity.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
@@ -42,10 +42,12 @@ function oneOf(v: Record<string, unknown>, a: string, b: string, ctx: z.Refineme
 export function identitySchemas(allowInsecureIssuers: boolean) {
   const issuer = checked(2048, (s) => issuerProblem(s, allowInsecureIssuers));
   const pattern = checked(undefined, patternProblem);
+  // An issuer pattern is used before the token is verified: it must fix scheme and host.
+  const issuerPattern = checked(undefined, (s) => issuerPatternProblem(s, allowInsecureIssuers));
   const claimMatch = z
     .strictObject({
       issuer: issuer.optional(),
-      issuerPattern: pattern.optional(),
+      issuerPattern: issuerPattern.optional(),
       subject: text(1024).optional(),
       subjectPattern: pattern.optional(),
       audience: text(1024).optional(),

@@ -3,8 +3,9 @@ import type { UpdateSpec } from '../../core/field-mask.js';
 
 /**
  * Which OIDC tokens may assume an identity. Exactly one of `issuer`/`issuerPattern` and
- * one of `subject`/`subjectPattern`; patterns are JavaScript regular expressions matched
- * against the whole claim (anchored, see `claim-match.ts`).
+ * one of `subject`/`subjectPattern`; patterns are RE2 regular expressions matched in
+ * linear time against the whole claim, and an `issuerPattern` must begin with a literal
+ * `https://host/` (see `claim-pattern.ts`).
  */
 export interface ClaimMatch {
   issuer?: string;
@@ -57,5 +58,5 @@ export const IDENTITY_UPDATE: UpdateSpec = {
 /** Static keys are accepted for at most this long after the identity was created. */
 export const STATIC_KEYS_MAX_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
 
-/** Longest accepted `issuerPattern` / `subjectPattern`, bounding regex cost per exchange. */
+/** Longest accepted `issuerPattern` / `subjectPattern` (the compiled program is bounded too). */
 export const MAX_PATTERN_LENGTH = 512;

@@ -1,12 +1,18 @@
 import type { TrustedIssuerKeys } from '../../auth/remote-key-sets.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import type { Principal } from '../../auth/principal.js';
+import { Lru } from '../../core/lru.js';
 import { invalidField, permissionDenied } from '../../core/rpc-error.js';
 import type { UnitOfWork } from '../tx.js';
 import type { TrustedKeySet, TrustedKeyStore } from './trusted-key-store.js';
 
 /** How long a looked-up key set is reused before the database is asked again. */
 const CACHE_MS = 30_000;
+/**
+ * Issuers remembered at once, misses included: the STS asks for every issuer a token names
+ * that an identity accepts, and an issuer pattern accepts many, so the cache must be bounded.
+ */
+const CACHE_ENTRIES = 1000;
 
 /**
  * Key sets trusted for an issuer without discovery. Written only by Arbor's own
@@ -14,7 +20,9 @@ const CACHE_MS = 30_000;
  * the STS through `keysFor`, cached briefly so an exchange costs no query.
  */
 export class TrustedKeyService implements TrustedIssuerKeys {
-  readonly #cache = new Map<string, { at: number; jwks: TrustedKeySet['jwks'] | undefined }>();
+  readonly #cache = new Lru<string, { at: number; jwks: TrustedKeySet['jwks'] | undefined }>(
+    CACHE_ENTRIES,
+  );
 
   constructor(
     private readonly uow: UnitOfWork,
