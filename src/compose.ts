@@ -33,6 +33,10 @@ import { AccountAssociationService } from './resources/account-associations/acco
 import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
+import { RegistryCredentials } from './auth/registry-credentials.js';
+import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
+import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
+import { mountRegistryAuthRoutes } from './api/routes/registry-auth-routes.js';
 // @compose-imports
 
 export interface Arbor {
@@ -136,12 +140,30 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       config.adminToken,
       new ApiTokenAuthenticator(tokens),
     );
+    const service = config.registryService;
+    if (service !== undefined) sts.acceptAudience(service);
+    const registryAuth = service && {
+      credentials: new RegistryCredentials(authenticator, tokens, sts, service),
+      tokens: new RegistryTokenService({
+        ...common,
+        groups: st.groups,
+        repos: st.repos,
+        service,
+        sign: (sub, access, ttl) => tokens.signFor(service, sub, { access }, ttl),
+      }),
+      events: new RegistryEventService(services.repos, services.tags),
+      notifyToken: config.registryNotifyToken,
+      bodyLimit: config.maxBodyBytes,
+    };
     const app = createApp({
       services,
       authenticator,
       logger,
       bodyLimit: config.maxBodyBytes,
-      publicRoutes: (r) => mountStsRoutes(r, sts, tokens),
+      publicRoutes: (r) => {
+        mountStsRoutes(r, sts, tokens);
+        if (registryAuth) mountRegistryAuthRoutes(r, registryAuth);
+      },
     });
     return {
       config,

@@ -11,7 +11,7 @@ import { isValidUidp } from '../core/uidp.js';
 import { claimMatchAccepts, compileAnchored } from '../resources/identities/claim-match.js';
 import type { Identity } from '../resources/identities/identity.js';
 import type { RemoteKeySets } from './remote-key-sets.js';
-import { CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
+import { API_TOKEN_TTL_S, CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
 
 /** Asymmetric algorithms only: `none` and HMAC (key-confusion) are refused outright. */
 export const UPSTREAM_ALGORITHMS = [
@@ -48,6 +48,7 @@ const LAST_SEEN_RESOLUTION_MS = 60_000;
  */
 export class SecurityTokenService {
   readonly #touched = new Map<string, number>();
+  readonly #otherAudiences = new Set<string>();
 
   constructor(
     private readonly identities: ExchangeIdentities,
@@ -66,11 +67,7 @@ export class SecurityTokenService {
       .flatMap((a) => a.split(','))
       .map((a) => a.trim().replace(/\/+$/, ''))
       .filter(Boolean);
-    if (auds.length === 0)
-      throw invalidField('aud', `is required and must be ${this.issuer.audience}`);
-    if (auds.some((a) => a !== this.issuer.audience)) {
-      throw invalidField('aud', `must be ${this.issuer.audience}`);
-    }
+    const audience = this.audienceOf(auds);
     if (!req.identity || !isValidUidp(req.identity))
       throw invalidField('identity', 'must be the uid of an identity');
     if (upstream.length > MAX_UPSTREAM_TOKEN_BYTES) throw unauthenticated('the token is too large');
@@ -99,11 +96,40 @@ export class SecurityTokenService {
 
     if (!claimsAccepted(identity, payload, this.issuer.audience)) throw permissionDenied(DENIED);
     await this.touch(identity.uid);
-    return this.issuer.sign(identity.uid, {
+    const act = {
       iss,
       sub: String(payload.sub),
       ...(payload.aud === undefined ? {} : { aud: payload.aud }),
-    });
+    };
+    if (audience !== this.issuer.audience) return this.signForOther(audience, identity.uid, act);
+    return this.issuer.sign(identity.uid, act);
+  }
+
+  /**
+   * Also issue tokens for `audience` (the container registry's service name, §5.5) when
+   * an exchange asks for it. The upstream token's own audience rules do not change.
+   */
+  acceptAudience(audience: string): void {
+    this.#otherAudiences.add(audience.replace(/\/+$/, ''));
+  }
+
+  /** The one audience asked for: the API's, or one added by `acceptAudience`. */
+  private audienceOf(auds: string[]): string {
+    const allowed = [this.issuer.audience, ...this.#otherAudiences].join(' or ');
+    if (auds.length === 0) throw invalidField('aud', `is required and must be ${allowed}`);
+    const first = auds[0]!;
+    const known = first === this.issuer.audience || this.#otherAudiences.has(first);
+    if (!known || auds.some((a) => a !== first)) throw invalidField('aud', `must be ${allowed}`);
+    return first;
+  }
+
+  private async signForOther(
+    audience: string,
+    uid: string,
+    act: Record<string, unknown>,
+  ): Promise<{ token: string; expiry: Date }> {
+    const { token, expiry } = await this.issuer.signFor(audience, uid, { act }, API_TOKEN_TTL_S);
+    return { token, expiry };
   }
 
   /**
