@@ -37,6 +37,9 @@ import { RegistryCredentials } from './auth/registry-credentials.js';
 import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
 import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
 import { mountRegistryAuthRoutes } from './api/routes/registry-auth-routes.js';
+import { UserSignIn } from './auth/user-sign-in.js';
+import { KnexUserStore } from './db/stores/user-store.js';
+import { UserService } from './resources/users/user-service.js';
 // @compose-imports
 
 export interface Arbor {
@@ -128,14 +131,21 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       config.issuerUrl,
       await loadSigningKeys(config.signingKeysDir),
     );
-    const sts = new SecurityTokenService(
-      services.identities,
-      new RemoteKeySets({
-        allowInsecure: config.allowInsecureIssuers,
-        trusted: opts.trustedKeys ?? services.trustedKeys,
-      }),
-      tokens,
-    );
+    const remoteKeys = new RemoteKeySets({
+      allowInsecure: config.allowInsecureIssuers,
+      trusted: opts.trustedKeys ?? services.trustedKeys,
+    });
+    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens);
+    const { loginIssuer, loginClientId } = config;
+    const users = new UserService({
+      uow,
+      authz,
+      users: new KnexUserStore(),
+      ...(loginIssuer && loginClientId
+        ? { serverProvider: { issuer: loginIssuer, clientId: loginClientId } }
+        : {}),
+    });
+    const people = new UserSignIn(users, remoteKeys, tokens);
     const authenticator = new ChainAuthenticator(
       config.adminToken,
       new ApiTokenAuthenticator(tokens),
@@ -161,7 +171,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       logger,
       bodyLimit: config.maxBodyBytes,
       publicRoutes: (r) => {
-        mountStsRoutes(r, sts, tokens);
+        mountStsRoutes(r, sts, tokens, people);
         if (registryAuth) mountRegistryAuthRoutes(r, registryAuth);
       },
     });

@@ -159,7 +159,8 @@ test.serial(
     const ok = await issuer.mint({ sub: SUB, aud });
     await refused(t, ok, 400, 3, { aud: 'https://another-api.example', identity });
     await refused(t, ok, 400, 3, { identity });
-    await refused(t, ok, 400, 3, { aud });
+    // Without identity it is a person's sign-in (§5.2): this issuer is no login provider.
+    await refused(t, ok, 403, 7, { aud });
   },
 );
 
