@@ -1,6 +1,21 @@
 import { decodeJwt } from 'jose';
 
 /**
+ * The audience Arbor's STS wants: its issuer, as its discovery document names it (the
+ * API address a client uses may differ, e.g. behind a proxy). Falls back to `api`.
+ */
+export async function arborAudience(api: string): Promise<string> {
+  try {
+    const res = await fetch(`${api.replace(/\/+$/, '')}/.well-known/openid-configuration`);
+    const body = (await res.json()) as { issuer?: unknown };
+    if (res.ok && typeof body.issuer === 'string' && body.issuer !== '') return body.issuer;
+  } catch {
+    /* fall back */
+  }
+  return api;
+}
+
+/**
  * Trade an ID token at Arbor's STS for an API token: of `identity` when given, else of
  * the person's own user identity (registered on first sign-in, spec §5.2).
  * @throws Error with the server's message when refused.

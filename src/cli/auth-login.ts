@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { CredentialStore, type CredentialEntry } from './auth-credentials.js';
-import { exchangeIdToken, redeemInvite } from './auth-exchange.js';
+import { arborAudience, exchangeIdToken, redeemInvite } from './auth-exchange.js';
 import { oidcSignIn, type SignedIn } from './auth-oidc.js';
 
 const USAGE = `usage: arbor auth login [--api <url>] [--issuer <oidc issuer> --client-id <id>] [--scope <s>]...
@@ -17,7 +16,7 @@ $XDG_CONFIG_HOME/arbor/credentials.json (mode 0600), one entry per API address.
 --invite redeems a group invite right after signing in. Then: arbor auth token.
 Defaults: --api $ARBOR_API_URL or http://localhost:8080; --issuer/--client-id
 $ARBOR_LOGIN_ISSUER/$ARBOR_LOGIN_CLIENT_ID, else those of the last login to that API;
---audience (the STS aud) the API address, which must equal the server's ARBOR_ISSUER_URL.
+--audience (the STS aud) the issuer Arbor's discovery document names (ARBOR_ISSUER_URL).
 `;
 
 async function readStdin(): Promise<string> {
@@ -26,16 +25,17 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function readLine(prompt: string): Promise<string> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: false });
+/** One line of standard input (the pasted address); the stream is done with afterwards. */
+async function readLine(prompt: string): Promise<string> {
   process.stderr.write(prompt);
-  return new Promise((resolve, reject) => {
-    rl.once('line', (line) => {
-      rl.close();
-      resolve(line);
-    });
-    rl.once('close', () => reject(new Error('no address was pasted')));
-  });
+  let buf = '';
+  for await (const c of process.stdin as AsyncIterable<Buffer>) {
+    buf += c.toString('utf8');
+    const nl = buf.indexOf('\n');
+    if (nl >= 0) return buf.slice(0, nl);
+  }
+  if (buf.trim() !== '') return buf;
+  throw new Error('no address was pasted');
 }
 
 function openBrowser(url: string): void {
@@ -140,19 +140,20 @@ interface LoginFlags {
 }
 
 /** Flags first, then the environment, then what the last login to this API used. */
-function settings(values: LoginFlags, previous: CredentialEntry | undefined, api: string) {
+function settings(values: LoginFlags, previous: CredentialEntry | undefined) {
   return {
     issuer: values.issuer ?? process.env.ARBOR_LOGIN_ISSUER ?? previous?.issuer,
     clientId: values['client-id'] ?? process.env.ARBOR_LOGIN_CLIENT_ID ?? previous?.clientId,
     scopes: values.scope ?? previous?.scopes ?? [],
-    audience: values.audience ?? previous?.audience ?? api,
+    audience: values.audience ?? previous?.audience,
   };
 }
 
 async function login(values: LoginFlags): Promise<number> {
   const api = apiAddress(values.api);
   const store = new CredentialStore();
-  const { issuer, clientId, scopes, audience } = settings(values, await store.get(api), api);
+  const { issuer, clientId, scopes, ...rest } = settings(values, await store.get(api));
+  const audience = rest.audience ?? (await arborAudience(api));
   const tokenFile = values['id-token-file'];
   if (!tokenFile && !(issuer && clientId)) {
     process.stderr.write(
