@@ -33,6 +33,13 @@ import { AccountAssociationService } from './resources/account-associations/acco
 import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
+import { RegistryCredentials } from './auth/registry-credentials.js';
+import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
+import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
+import { mountRegistryAuthRoutes } from './api/routes/registry-auth-routes.js';
+import { UserSignIn } from './auth/user-sign-in.js';
+import { KnexUserStore } from './db/stores/user-store.js';
+import { UserService } from './resources/users/user-service.js';
 // @compose-imports
 
 export interface Arbor {
@@ -124,26 +131,52 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       config.issuerUrl,
       await loadSigningKeys(config.signingKeysDir),
     );
-    const sts = new SecurityTokenService(
-      services.identities,
-      new RemoteKeySets({
-        allowInsecure: config.allowInsecureIssuers,
-        trusted: opts.trustedKeys ?? services.trustedKeys,
-        log: logger,
-      }),
-      tokens,
-      { allowInsecureIssuers },
-    );
+    const remoteKeys = new RemoteKeySets({
+      allowInsecure: config.allowInsecureIssuers,
+      trusted: opts.trustedKeys ?? services.trustedKeys,
+      log: logger,
+    });
+    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
+      allowInsecureIssuers,
+    });
+    const { loginIssuer, loginClientId } = config;
+    const users = new UserService({
+      uow,
+      authz,
+      users: new KnexUserStore(),
+      ...(loginIssuer && loginClientId
+        ? { serverProvider: { issuer: loginIssuer, clientId: loginClientId } }
+        : {}),
+    });
+    const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
     const authenticator = new ChainAuthenticator(
       config.adminToken,
       new ApiTokenAuthenticator(tokens),
     );
+    const service = config.registryService;
+    if (service !== undefined) sts.acceptAudience(service);
+    const registryAuth = service && {
+      credentials: new RegistryCredentials(authenticator, tokens, sts, service),
+      tokens: new RegistryTokenService({
+        ...common,
+        groups: st.groups,
+        repos: st.repos,
+        service,
+        sign: (sub, access, ttl) => tokens.signFor(service, sub, { access }, ttl),
+      }),
+      events: new RegistryEventService(services.repos, services.tags),
+      notifyToken: config.registryNotifyToken,
+      bodyLimit: config.maxBodyBytes,
+    };
     const app = createApp({
       services,
       authenticator,
       logger,
       bodyLimit: config.maxBodyBytes,
-      publicRoutes: (r) => mountStsRoutes(r, sts, tokens),
+      publicRoutes: (r) => {
+        mountStsRoutes(r, sts, tokens, people);
+        if (registryAuth) mountRegistryAuthRoutes(r, registryAuth);
+      },
     });
     return {
       config,

@@ -14,6 +14,13 @@ export interface Config {
   logLevel: string;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;
+  /** The container registry's service name (`aud` of its tokens); unset → no token server. */
+  registryService: string | undefined;
+  /** Bearer token the registry sends with its notifications; unset → no notification endpoint. */
+  registryNotifyToken: string | undefined;
+  /** The server-level OIDC provider people sign in with (spec §5.2); unset → none. */
+  loginIssuer: string | undefined;
+  loginClientId: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -57,5 +64,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     allowInsecureIssuers: bool('ARBOR_ALLOW_INSECURE_ISSUERS', env.ARBOR_ALLOW_INSECURE_ISSUERS),
     logLevel: env.LOG_LEVEL || 'info',
     maxBodyBytes: 1024 * 1024,
+    ...registryConfig(env),
+    ...loginConfig(env),
   });
+}
+
+/** The container registry that trusts Arbor's tokens (spec §5.5). */
+function registryConfig(
+  env: NodeJS.ProcessEnv,
+): Pick<Config, 'registryService' | 'registryNotifyToken'> {
+  const registryNotifyToken = env.ARBOR_REGISTRY_NOTIFY_TOKEN || undefined;
+  if (registryNotifyToken !== undefined && registryNotifyToken.length < 16) {
+    throw new ConfigError('ARBOR_REGISTRY_NOTIFY_TOKEN must be at least 16 characters');
+  }
+  return { registryService: env.ARBOR_REGISTRY_SERVICE || undefined, registryNotifyToken };
+}
+
+/** The server-level login provider: both variables or neither. */
+function loginConfig(env: NodeJS.ProcessEnv): Pick<Config, 'loginIssuer' | 'loginClientId'> {
+  const loginIssuer = env.ARBOR_LOGIN_ISSUER?.replace(/\/+$/, '') || undefined;
+  const loginClientId = env.ARBOR_LOGIN_CLIENT_ID || undefined;
+  if ((loginIssuer === undefined) !== (loginClientId === undefined)) {
+    throw new ConfigError('ARBOR_LOGIN_ISSUER and ARBOR_LOGIN_CLIENT_ID are set together');
+  }
+  if (loginIssuer !== undefined && !URL.canParse(loginIssuer)) {
+    throw new ConfigError(`ARBOR_LOGIN_ISSUER must be a URL, not "${loginIssuer}"`);
+  }
+  return { loginIssuer, loginClientId };
 }

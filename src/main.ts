@@ -4,7 +4,7 @@ import { compose, createLogger } from './compose.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateLatest, migrationStatus } from './db/migrate.js';
-import { authLoginCommand } from './cli/auth-login.js';
+import { authCommand } from './cli/auth-commands.js';
 import { importAdvisoriesCommand } from './cli/import-advisories.js';
 
 const USAGE = `usage: arbor <command>
@@ -14,7 +14,7 @@ commands:
   migrate    apply pending database migrations and exit
   status     show applied and pending migrations
   reconcile  sync Group/Identity/RoleBinding custom resources from Kubernetes (KUBECONFIG or in-cluster)
-  auth login log in (browser OIDC + PKCE, or an ID token) and print an API token
+  auth       login | token | status | logout: sign in (browser OIDC + PKCE) and get API tokens
   import-advisories <path>  import OSV advisory files (a .json file or a directory)
 `;
 
@@ -96,12 +96,7 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = await importAdvisoriesCommand(argv.slice(1));
       return;
     case 'auth':
-      if (argv[1] !== 'login') {
-        process.stderr.write('usage: arbor auth login --help\n');
-        process.exitCode = 2;
-        return;
-      }
-      process.exitCode = await authLoginCommand(argv.slice(2));
+      process.exitCode = await authCommand(argv.slice(1));
       return;
     case 'reconcile':
       // Loaded on demand: the API server need not load the Kubernetes client.

@@ -15,7 +15,7 @@ import {
 } from '../resources/identities/claim-pattern.js';
 import type { Identity } from '../resources/identities/identity.js';
 import type { RemoteKeySets } from './remote-key-sets.js';
-import { CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
+import { API_TOKEN_TTL_S, CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
 
 /** Asymmetric algorithms only: `none` and HMAC (key-confusion) are refused outright. */
 export const UPSTREAM_ALGORITHMS = [
@@ -64,6 +64,7 @@ const LAST_SEEN_RESOLUTION_MS = 60_000;
  */
 export class SecurityTokenService {
   readonly #touched = new Map<string, number>();
+  readonly #otherAudiences = new Set<string>();
   private readonly now: () => number;
   private readonly allowInsecure: boolean;
 
@@ -87,11 +88,7 @@ export class SecurityTokenService {
       .flatMap((a) => a.split(','))
       .map((a) => a.trim().replace(/\/+$/, ''))
       .filter(Boolean);
-    if (auds.length === 0)
-      throw invalidField('aud', `is required and must be ${this.issuer.audience}`);
-    if (auds.some((a) => a !== this.issuer.audience)) {
-      throw invalidField('aud', `must be ${this.issuer.audience}`);
-    }
+    const audience = this.audienceOf(auds);
     if (!req.identity || !isValidUidp(req.identity))
       throw invalidField('identity', 'must be the uid of an identity');
     if (upstream.length > MAX_UPSTREAM_TOKEN_BYTES) throw unauthenticated('the token is too large');
@@ -121,15 +118,44 @@ export class SecurityTokenService {
     const payload = identity.staticKeys
       ? await this.verifyStatic(upstream, identity)
       : await this.verifyRemote(upstream, iss);
-    this.checkLifetime(payload);
+    requireBoundedLifetime(payload, this.now());
 
     if (!claimsAccepted(identity, payload, this.issuer.audience)) throw permissionDenied(DENIED);
     await this.touch(identity.uid);
-    return this.issuer.sign(identity.uid, {
+    const act = {
       iss,
       sub: String(payload.sub),
       ...(payload.aud === undefined ? {} : { aud: payload.aud }),
-    });
+    };
+    if (audience !== this.issuer.audience) return this.signForOther(audience, identity.uid, act);
+    return this.issuer.sign(identity.uid, act);
+  }
+
+  /**
+   * Also issue tokens for `audience` (the container registry's service name, §5.5) when
+   * an exchange asks for it. The upstream token's own audience rules do not change.
+   */
+  acceptAudience(audience: string): void {
+    this.#otherAudiences.add(audience.replace(/\/+$/, ''));
+  }
+
+  /** The one audience asked for: the API's, or one added by `acceptAudience`. */
+  private audienceOf(auds: string[]): string {
+    const allowed = [this.issuer.audience, ...this.#otherAudiences].join(' or ');
+    if (auds.length === 0) throw invalidField('aud', `is required and must be ${allowed}`);
+    const first = auds[0]!;
+    const known = first === this.issuer.audience || this.#otherAudiences.has(first);
+    if (!known || auds.some((a) => a !== first)) throw invalidField('aud', `must be ${allowed}`);
+    return first;
+  }
+
+  private async signForOther(
+    audience: string,
+    uid: string,
+    act: Record<string, unknown>,
+  ): Promise<{ token: string; expiry: Date }> {
+    const { token, expiry } = await this.issuer.signFor(audience, uid, { act }, API_TOKEN_TTL_S);
+    return { token, expiry };
   }
 
   /**
@@ -143,16 +169,6 @@ export class SecurityTokenService {
     if (this.#touched.size >= 10_000) this.#touched.clear();
     this.#touched.set(uid, now);
     await this.identities.touchLastSeen(uid);
-  }
-
-  /** @throws RpcError UNAUTHENTICATED for a token valid for more than 24 hours. */
-  private checkLifetime(payload: JWTPayload): void {
-    const now = this.now() / 1000;
-    // jose has checked that exp is present and numeric; iat is optional in OIDC.
-    const exp = payload.exp!;
-    const from = typeof payload.iat === 'number' ? payload.iat : now;
-    if (exp - from > MAX_UPSTREAM_LIFETIME_S || exp - now > MAX_UPSTREAM_LIFETIME_S + CLOCK_SKEW_S)
-      throw unauthenticated('the token is valid for more than 24 hours');
   }
 
   private async verifyStatic(token: string, identity: Identity): Promise<JWTPayload> {
@@ -203,6 +219,20 @@ export class SecurityTokenService {
 }
 
 class UnknownKey extends Error {}
+
+/**
+ * Refuse a verified upstream token that lives longer than a workload or login token should:
+ * over 24 hours from `iat` (or from now, when it has none) to `exp`.
+ * @throws RpcError UNAUTHENTICATED for a token valid for more than 24 hours.
+ */
+export function requireBoundedLifetime(payload: JWTPayload, nowMs: number): void {
+  const now = nowMs / 1000;
+  // jose has checked that exp is present and numeric; iat is optional in OIDC.
+  const exp = payload.exp!;
+  const from = typeof payload.iat === 'number' ? payload.iat : now;
+  if (exp - from > MAX_UPSTREAM_LIFETIME_S || exp - now > MAX_UPSTREAM_LIFETIME_S + CLOCK_SKEW_S)
+    throw unauthenticated('the token is valid for more than 24 hours');
+}
 
 function reason(e: unknown): string {
   if (e instanceof errors.JWTExpired) return 'the token has expired';

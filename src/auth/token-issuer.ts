@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { SignJWT, createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { SIGNING_ALG, type SigningKey } from './signing-keys.js';
 
@@ -56,6 +57,44 @@ export class TokenIssuer {
     const { payload } = await jwtVerify(token, this.#local, {
       issuer: this.issuer,
       audience: this.audience,
+      algorithms: [SIGNING_ALG],
+      clockTolerance: CLOCK_SKEW_S,
+      requiredClaims: ['sub', 'exp', 'iat'],
+      currentDate: new Date(this.now()),
+    });
+    return payload as JWTPayload & { sub: string };
+  }
+
+  /**
+   * Sign a token for another audience than the API (the container registry, §5.5) with
+   * the same keys, so the JWKS at the jwks_uri verifies it too. `claims` go in verbatim.
+   */
+  async signFor(
+    audience: string,
+    subject: string,
+    claims: Record<string, unknown>,
+    ttlS: number,
+  ): Promise<{ token: string; issuedAt: Date; expiry: Date }> {
+    const key = this.#keys[0]!;
+    const iat = Math.floor(this.now() / 1000);
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'JWT' })
+      .setIssuer(this.issuer)
+      .setSubject(subject)
+      .setAudience(audience)
+      .setIssuedAt(iat)
+      .setNotBefore(iat)
+      .setExpirationTime(iat + ttlS)
+      .setJti(randomUUID())
+      .sign(key.privateKey);
+    return { token, issuedAt: new Date(iat * 1000), expiry: new Date((iat + ttlS) * 1000) };
+  }
+
+  /** Like `verify`, for a token of ours meant for `audience`. @throws jose errors. */
+  async verifyFor(token: string, audience: string): Promise<JWTPayload & { sub: string }> {
+    const { payload } = await jwtVerify(token, this.#local, {
+      issuer: this.issuer,
+      audience,
       algorithms: [SIGNING_ALG],
       clockTolerance: CLOCK_SKEW_S,
       requiredClaims: ['sub', 'exp', 'iat'],

@@ -1,22 +1,93 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { browserLogin, exchangeAtSts } from '../auth/oidc-login.js';
+import { CredentialStore, type CredentialEntry } from './auth-credentials.js';
+import { arborAudience, exchangeIdToken, redeemInvite } from './auth-exchange.js';
+import { oidcSignIn, type SignedIn } from './auth-oidc.js';
 
-const USAGE = `usage: arbor auth login --identity <uid> [--api <url>]
-         (--issuer <oidc issuer> --client-id <id> [--scope <s>]... | --id-token-file <path|->)
+const USAGE = `usage: arbor auth login [--api <url>] [--issuer <oidc issuer> --client-id <id>] [--scope <s>]...
+                        [--headless | --no-browser] [--invite <code>] [--identity <uid>]
+       arbor auth login --id-token-file <path|-> [--identity <uid>] [--api <url>]
 
-Logs in at an OIDC provider in the browser (authorization code + PKCE on a loopback
-redirect), or takes an ID token from a file or standard input (headless), exchanges it at
-Arbor's STS for a one-hour API token of the identity, and prints the token.
-The API address defaults to $ARBOR_API_URL, then http://localhost:8080; --audience
-(default: the API address) must equal the server's ARBOR_ISSUER_URL.
+Signs in at an OIDC provider (browser, authorization code + PKCE; --headless prints the
+address and reads back the one the browser ended on), exchanges the ID token at Arbor's
+STS for an API token of your user identity (or of --identity), and keeps it in
+$XDG_CONFIG_HOME/arbor/credentials.json (mode 0600), one entry per API address.
+--invite redeems a group invite right after signing in. Then: arbor auth token.
+Defaults: --api $ARBOR_API_URL or http://localhost:8080; --issuer/--client-id
+$ARBOR_LOGIN_ISSUER/$ARBOR_LOGIN_CLIENT_ID, else those of the last login to that API;
+--audience (the STS aud) the issuer Arbor's discovery document names (ARBOR_ISSUER_URL).
 `;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin as AsyncIterable<Buffer>) chunks.push(c);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** One line of standard input (the pasted address); the stream is done with afterwards. */
+async function readLine(prompt: string): Promise<string> {
+  process.stderr.write(prompt);
+  let buf = '';
+  for await (const c of process.stdin as AsyncIterable<Buffer>) {
+    buf += c.toString('utf8');
+    const nl = buf.indexOf('\n');
+    if (nl >= 0) return buf.slice(0, nl);
+  }
+  if (buf.trim() !== '') return buf;
+  throw new Error('no address was pasted');
+}
+
+function openBrowser(url: string): void {
+  const opener = process.platform === 'darwin' ? 'open' : 'xdg-open';
+  spawn(opener, [url], { stdio: 'ignore', detached: true })
+    .on('error', () => undefined)
+    .unref();
+}
+
+async function idTokenFromFile(f: string): Promise<string> {
+  return (f === '-' ? await readStdin() : await readFile(f, 'utf8')).trim();
+}
+
+function browserOrHeadless(
+  o: { issuer: string; clientId: string; scopes: string[] },
+  headless: boolean,
+  noBrowser: boolean,
+): Promise<SignedIn> {
+  return oidcSignIn(o, {
+    onAuthorizeUrl: (url) => {
+      process.stderr.write(`Open this address to sign in:\n\n  ${url}\n\n`);
+      if (!headless && !noBrowser) openBrowser(url);
+    },
+    ...(headless
+      ? {
+          readRedirect: () =>
+            readLine(
+              'Then paste the address your browser ended on (http://127.0.0.1/callback?…):\n',
+            ),
+        }
+      : {}),
+  });
+}
+
+/** What refreshing later needs, and who signed in. */
+function providerFields(
+  issuer: string,
+  clientId: string,
+  scopes: string[],
+  s: SignedIn,
+): Partial<CredentialEntry> {
+  return {
+    issuer,
+    clientId,
+    scopes,
+    displayName: s.claims.name ?? s.claims.email ?? s.claims.sub,
+    ...(s.refreshToken ? { refreshToken: s.refreshToken } : {}),
+  };
+}
+
+export function apiAddress(flag: string | undefined): string {
+  return (flag ?? process.env.ARBOR_API_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
 }
 
 /** `arbor auth login …`; returns the process exit code. */
@@ -34,49 +105,87 @@ export async function authLoginCommand(argv: string[]): Promise<number> {
         scope: { type: 'string', multiple: true },
         'id-token-file': { type: 'string' },
         'no-browser': { type: 'boolean' },
+        headless: { type: 'boolean' },
+        invite: { type: 'string' },
+        help: { type: 'boolean' },
       },
     }));
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n${USAGE}`);
     return 2;
   }
-  const api = values.api ?? process.env.ARBOR_API_URL ?? 'http://localhost:8080';
-  if (!values.identity || (!values['id-token-file'] && !(values.issuer && values['client-id']))) {
-    process.stderr.write(USAGE);
-    return 2;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
   }
   try {
-    let idToken: string;
-    if (values['id-token-file']) {
-      const f = values['id-token-file'];
-      idToken = (f === '-' ? await readStdin() : await readFile(f, 'utf8')).trim();
-    } else {
-      idToken = await browserLogin({
-        issuer: values.issuer!,
-        clientId: values['client-id']!,
-        scopes: values.scope ?? [],
-        onAuthorizeUrl: (url) => {
-          process.stderr.write(`Open this address to log in:\n\n  ${url}\n\n`);
-          if (!values['no-browser']) {
-            const opener = process.platform === 'darwin' ? 'open' : 'xdg-open';
-            spawn(opener, [url], { stdio: 'ignore', detached: true })
-              .on('error', () => undefined)
-              .unref();
-          }
-        },
-      });
-    }
-    const { token, expiry } = await exchangeAtSts(
-      api,
-      values.identity,
-      idToken,
-      values.audience ?? api,
-    );
-    process.stderr.write(`API token for ${values.identity}, valid until ${expiry}\n`);
-    process.stdout.write(`${token}\n`);
-    return 0;
+    return await login(values);
   } catch (e) {
     process.stderr.write(`arbor auth login: ${(e as Error).message}\n`);
     return 1;
   }
+}
+
+interface LoginFlags {
+  identity?: string;
+  api?: string;
+  audience?: string;
+  issuer?: string;
+  'client-id'?: string;
+  scope?: string[];
+  'id-token-file'?: string;
+  'no-browser'?: boolean;
+  headless?: boolean;
+  invite?: string;
+}
+
+/** Flags first, then the environment, then what the last login to this API used. */
+function settings(values: LoginFlags, previous: CredentialEntry | undefined) {
+  return {
+    issuer: values.issuer ?? process.env.ARBOR_LOGIN_ISSUER ?? previous?.issuer,
+    clientId: values['client-id'] ?? process.env.ARBOR_LOGIN_CLIENT_ID ?? previous?.clientId,
+    scopes: values.scope ?? previous?.scopes ?? [],
+    audience: values.audience ?? previous?.audience,
+  };
+}
+
+async function login(values: LoginFlags): Promise<number> {
+  const api = apiAddress(values.api);
+  const store = new CredentialStore();
+  const { issuer, clientId, scopes, ...rest } = settings(values, await store.get(api));
+  const audience = rest.audience ?? (await arborAudience(api));
+  const tokenFile = values['id-token-file'];
+  if (!tokenFile && !(issuer && clientId)) {
+    process.stderr.write(
+      `arbor auth login: no OIDC provider: give --issuer and --client-id\n${USAGE}`,
+    );
+    return 2;
+  }
+  const signedIn = tokenFile
+    ? undefined
+    : await browserOrHeadless(
+        { issuer: issuer!, clientId: clientId!, scopes },
+        values.headless === true,
+        values['no-browser'] === true,
+      );
+  const idToken = signedIn?.idToken ?? (await idTokenFromFile(tokenFile!));
+  const got = await exchangeIdToken(api, audience, idToken, values.identity);
+  const entry: CredentialEntry = {
+    token: got.token,
+    expiry: got.expiry,
+    identity: got.identity,
+    audience,
+    ...(values.identity ? { requestedIdentity: values.identity } : {}),
+    ...(signedIn ? providerFields(issuer!, clientId!, scopes, signedIn) : {}),
+  };
+  await store.put(api, entry);
+  process.stderr.write(
+    `Signed in to ${api} as ${entry.displayName ?? got.identity} (identity ${got.identity}); ` +
+      `the API token is valid until ${got.expiry}.\n`,
+  );
+  if (values.invite) {
+    const joined = await redeemInvite(api, got.token, values.invite);
+    process.stderr.write(`Invite redeemed: ${joined.role} at ${joined.group}.\n`);
+  }
+  return 0;
 }

@@ -103,7 +103,8 @@ test('sts attack: a token for another audience, or none, is PERMISSION_DENIED', 
   const other = await exchangeAt(s, ok, { aud: 'https://another-api.example', identity });
   assertRefused(t, other, 400, 3);
   assertRefused(t, await exchangeAt(s, ok, { identity }), 400, 3);
-  assertRefused(t, await exchangeAt(s, ok, { aud }), 400, 3);
+  // Without identity it is a person's sign-in (§5.2): this issuer is no login provider.
+  assertRefused(t, await exchangeAt(s, ok, { aud }), 403, 7);
 });
 
 test('sts attack: an expired or not-yet-valid token is UNAUTHENTICATED', async (t) => {

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { bearerToken } from '../../auth/authenticator.js';
 import type { SecurityTokenService } from '../../auth/sts.js';
 import type { TokenIssuer } from '../../auth/token-issuer.js';
+import type { UserSignIn } from '../../auth/user-sign-in.js';
 import { invalidField } from '../../core/rpc-error.js';
 import { readText } from '../middleware/json-body.js';
 
@@ -16,13 +17,18 @@ export function mountStsRoutes(
   router: Router,
   sts: SecurityTokenService,
   issuer: TokenIssuer,
+  people?: UserSignIn,
 ): void {
   const exchange = async (ctx: Context, form: URLSearchParams | undefined) => {
     const upstream = bearerToken(ctx.get('authorization') || undefined);
     const aud = [...values(ctx.query.aud), ...(form?.getAll('aud') ?? [])];
     const ids = [...values(ctx.query.identity), ...(form?.getAll('identity') ?? [])];
     if (ids.length > 1) throw invalidField('identity', 'must be given once');
-    const { token, expiry } = await sts.exchange(upstream, { aud, identity: ids[0] });
+    // Without `identity`, a person signs in as their own user identity (spec §5.2).
+    const { token, expiry } =
+      ids[0] === undefined && people
+        ? await people.exchange(upstream, aud)
+        : await sts.exchange(upstream, { aud, identity: ids[0] });
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { token, expiry: expiry.toISOString() };
   };

@@ -91,6 +91,28 @@ export class KnexRepoStore implements RepoStore {
     }
   }
 
+  async findByName(tx: Tx, parentUid: string, name: string): Promise<Repo | undefined> {
+    const row = (await kx(tx)('repos').where({ parent_uid: parentUid, name }).first(COLUMNS)) as
+      RepoRow | undefined;
+    return row && toRepo(row);
+  }
+
+  async ensure(tx: Tx, r: NewRepo): Promise<Repo | undefined> {
+    const k = kx(tx);
+    try {
+      // ON CONFLICT DO NOTHING: two first pushes of one repo at once both end up here.
+      await k.raw(
+        `INSERT INTO repos (uid, parent_uid, name, description) VALUES (?, ?, ?, ?)
+         ON CONFLICT (parent_uid, name) DO NOTHING`,
+        [r.uid, r.parentUid, r.name, r.description],
+      );
+    } catch (e) {
+      if (sqlState(e) === '23503') return undefined;
+      throw e;
+    }
+    return this.findByName(tx, r.parentUid, r.name);
+  }
+
   async list(tx: Tx, q: PageQuery): Promise<StorePage<Repo>> {
     const page = await standardList<RepoRow>(kx(tx), LIST, q);
     return { ...page, items: page.items.map(toRepo) };

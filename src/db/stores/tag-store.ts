@@ -2,7 +2,7 @@ import { notFound } from '../../core/rpc-error.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import { REPO_TYPE } from '../../resources/repos/repo.js';
 import type { Tag } from '../../resources/tags/tag.js';
-import type { TagStore, TagUpsert } from '../../resources/tags/tag-store.js';
+import type { TagPush, TagRemoval, TagStore, TagUpsert } from '../../resources/tags/tag-store.js';
 import type { Tx } from '../../resources/tx.js';
 import { sqlState } from '../errors.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
@@ -70,6 +70,41 @@ export class KnexTagStore implements TagStore {
 
   async delete(tx: Tx, uid: string): Promise<boolean> {
     return (await kx(tx)('tags').where({ uid }).del()) > 0;
+  }
+
+  async recordPush(tx: Tx, t: TagPush): Promise<Tag | undefined> {
+    try {
+      // pushed_at orders registry events: a redelivery (same time) or an event overtaken
+      // by a later push changes nothing. The update time moves only when the digest does.
+      const res = (await kx(tx).raw(
+        `INSERT INTO tags (uid, parent_uid, name, digest, created_at, updated_at, pushed_at)
+         VALUES (?, ?, ?, ?, ?::timestamptz, ?::timestamptz, ?::timestamptz)
+         ON CONFLICT (parent_uid, name) DO UPDATE
+           SET digest = EXCLUDED.digest,
+               updated_at = CASE WHEN tags.digest = EXCLUDED.digest
+                                 THEN tags.updated_at ELSE EXCLUDED.updated_at END,
+               pushed_at = EXCLUDED.pushed_at
+           WHERE tags.pushed_at IS NULL OR tags.pushed_at < EXCLUDED.pushed_at
+         RETURNING ${COLUMNS.join(', ')}`,
+        [t.uid, t.parentUid, t.name, t.digest, t.at, t.at, t.at],
+      )) as { rows: TagRow[] };
+      const row = res.rows[0];
+      return row && toTag(row);
+    } catch (e) {
+      if (sqlState(e) === '23503') throw notFound(REPO_TYPE, t.parentUid);
+      throw e;
+    }
+  }
+
+  async recordRemoval(tx: Tx, r: TagRemoval): Promise<number> {
+    const q = kx(tx)('tags')
+      .where({ parent_uid: r.parentUid })
+      .andWhere((w) => {
+        void w.whereNull('pushed_at').orWhere('pushed_at', '<=', r.at);
+      });
+    if (r.name !== undefined) void q.andWhere({ name: r.name });
+    if (r.digest !== undefined) void q.andWhere({ digest: r.digest });
+    return q.del();
   }
 
   async list(tx: Tx, q: PageQuery): Promise<StorePage<Tag>> {

@@ -99,4 +99,29 @@ export class RepoService {
       if (!(await this.d.repos.delete(tx, uid))) throw notFound(REPO_TYPE, uid);
     });
   }
+
+  /**
+   * The repo `name` in the group, created when a first push brings it (spec §5.5).
+   * @returns undefined when the group does not exist.
+   * @throws RpcError PERMISSION_DENIED / NOT_FOUND without `repo.create` at the group.
+   */
+  async ensureByName(p: Principal, groupUid: string, name: string): Promise<Repo | undefined> {
+    const parent = requireUid(groupUid, 'parent');
+    const found = await this.d.uow.read((tx) => this.d.repos.findByName(tx, parent, name));
+    if (found) return found;
+    await this.d.authz.require(p, 'repo.create', parent, 'groups.list', GROUP_TYPE);
+    return this.d.uow.run((tx) =>
+      this.d.repos.ensure(tx, {
+        uid: newChildUid(parent),
+        parentUid: parent,
+        name,
+        description: '',
+      }),
+    );
+  }
+
+  /** The repo `name` directly in the group, without an access check (the token server's view). */
+  async findByName(groupUid: string, name: string): Promise<Repo | undefined> {
+    return this.d.uow.read((tx) => this.d.repos.findByName(tx, groupUid, name));
+  }
 }

@@ -19,4 +19,11 @@ export interface RepoStore {
   /** @returns false when nothing was there. @throws RpcError FAILED_PRECONDITION while tags remain. */
   delete(tx: Tx, uid: string): Promise<boolean>;
   list(tx: Tx, q: PageQuery): Promise<StorePage<Repo>>;
+  /** The repo named `name` directly under `parentUid`, if any. */
+  findByName(tx: Tx, parentUid: string, name: string): Promise<Repo | undefined>;
+  /**
+   * The repo named `name` under `parentUid`, created (with `uid`) when missing; safe
+   * against a concurrent ensure of the same name. @returns undefined when the group is missing.
+   */
+  ensure(tx: Tx, repo: NewRepo): Promise<Repo | undefined>;
 }

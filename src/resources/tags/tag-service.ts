@@ -11,7 +11,7 @@ import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import { TAG_LIST, TAG_OUTPUT_ONLY, TAG_TYPE, type Tag } from './tag.js';
 import { tagPutSchema } from './tag-input.js';
-import type { TagStore } from './tag-store.js';
+import type { TagPush, TagRemoval, TagStore } from './tag-store.js';
 
 export interface TagServiceDeps {
   uow: UnitOfWork;
@@ -79,5 +79,22 @@ export class TagService {
     await this.d.uow.run(async (tx) => {
       if (!(await this.d.tags.delete(tx, uid))) throw notFound(TAG_TYPE, uid);
     });
+  }
+
+  /**
+   * A push the registry reported: idempotent under redelivery (see TagStore.recordPush).
+   * @returns the tag when it changed. @throws RpcError NOT_FOUND, PERMISSION_DENIED.
+   */
+  async recordPush(p: Principal, push: Omit<TagPush, 'uid'>): Promise<Tag | undefined> {
+    await this.d.authz.require(p, 'tag.create', push.parentUid, 'repo.list', REPO_TYPE);
+    return this.d.uow.run((tx) =>
+      this.d.tags.recordPush(tx, { ...push, uid: newChildUid(push.parentUid) }),
+    );
+  }
+
+  /** A delete the registry reported. @throws RpcError NOT_FOUND, PERMISSION_DENIED. */
+  async recordRemoval(p: Principal, removal: TagRemoval): Promise<number> {
+    await this.d.authz.require(p, 'tag.delete', removal.parentUid, 'repo.list', REPO_TYPE);
+    return this.d.uow.run((tx) => this.d.tags.recordRemoval(tx, removal));
   }
 }

@@ -1,0 +1,64 @@
+import { decodeJwt } from 'jose';
+import { Code } from '../core/rpc-code.js';
+import { isRpcError, unauthenticated } from '../core/rpc-error.js';
+import { isValidUidp } from '../core/uidp.js';
+import type { Authenticator } from './authenticator.js';
+import type { Principal } from './principal.js';
+import type { SecurityTokenService } from './sts.js';
+import type { TokenIssuer } from './token-issuer.js';
+
+/**
+ * Who a registry client is, from the Basic credentials `docker login` and credential
+ * helpers send to the token server (spec §5.5). The password may be:
+ * - an Arbor API token (or the admin token); the username is not read (`_token` is usual);
+ * - an Arbor token the STS issued for the registry's audience;
+ * - a workload's OIDC token, with the identity's uid as the username: it is exchanged at
+ *   the STS exactly as `/sts/exchange?aud=<service>&identity=<uid>` would.
+ */
+export class RegistryCredentials {
+  constructor(
+    private readonly authenticator: Authenticator,
+    private readonly tokens: TokenIssuer,
+    private readonly sts: SecurityTokenService,
+    private readonly service: string,
+  ) {}
+
+  /**
+   * @throws RpcError UNAUTHENTICATED for credentials that name no one Arbor accepts;
+   *   UNAVAILABLE when a workload issuer's keys cannot be fetched.
+   */
+  async principalOf(username: string, password: string): Promise<Principal> {
+    try {
+      return await this.authenticator.authenticate(password);
+    } catch (e) {
+      if (!isRpcError(e) || e.code !== Code.UNAUTHENTICATED) throw e;
+    }
+    let iss: unknown;
+    try {
+      iss = decodeJwt(password).iss;
+    } catch {
+      throw unauthenticated('the registry credentials are not valid');
+    }
+    if (iss === this.tokens.issuer) {
+      try {
+        const { sub } = await this.tokens.verifyFor(password, this.service);
+        if (isValidUidp(sub)) return Object.freeze({ kind: 'identity', uid: sub });
+      } catch {
+        /* answered below */
+      }
+      throw unauthenticated('the registry credentials are not valid');
+    }
+    if (!isValidUidp(username)) {
+      throw unauthenticated('a workload token needs the identity uid as the username');
+    }
+    try {
+      await this.sts.exchange(password, { aud: [this.service], identity: username });
+    } catch (e) {
+      // A token that may not assume the identity is, to the registry, bad credentials.
+      if (isRpcError(e) && e.code !== Code.UNAVAILABLE)
+        throw unauthenticated('the registry credentials are not valid');
+      throw e;
+    }
+    return Object.freeze({ kind: 'identity', uid: username });
+  }
+}

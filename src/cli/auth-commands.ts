@@ -1,0 +1,126 @@
+import { parseArgs } from 'node:util';
+import { CredentialStore, type CredentialEntry } from './auth-credentials.js';
+import { exchangeIdToken } from './auth-exchange.js';
+import { apiAddress, authLoginCommand } from './auth-login.js';
+import { oidcRefresh } from './auth-oidc.js';
+
+const USAGE = `usage: arbor auth <login|token|status|logout> [--api <url>]
+
+  login    sign in (see arbor auth login --help)
+  token    print a valid API token, refreshing it when it is about to expire
+  status   who is signed in to the API address, with which token, until when
+  logout   forget the credentials for the API address (--all: for every address)
+`;
+
+/** A token this close to its expiry is refreshed rather than printed. */
+const MIN_REMAINING_MS = 60_000;
+
+/** `arbor auth …`; returns the process exit code. */
+export async function authCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'login':
+      return authLoginCommand(rest);
+    case 'token':
+    case 'status':
+    case 'logout':
+      return simple(sub, rest);
+    default:
+      process.stderr.write(USAGE);
+      return 2;
+  }
+}
+
+async function simple(sub: 'token' | 'status' | 'logout', argv: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { api: { type: 'string' }, all: { type: 'boolean' } },
+    }));
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const api = apiAddress(values.api);
+  const store = new CredentialStore();
+  try {
+    if (sub === 'logout') return await logout(store, api, values.all === true);
+    const entry = await store.get(api);
+    if (!entry) {
+      process.stderr.write(`Not signed in to ${api}: run arbor auth login --api ${api}\n`);
+      return 1;
+    }
+    if (sub === 'status') return status(api, entry);
+    const fresh = await ensureFresh(store, api, entry);
+    if (!fresh) {
+      process.stderr.write(
+        `Your session for ${api} has expired: run arbor auth login --api ${api}\n`,
+      );
+      return 1;
+    }
+    process.stdout.write(`${fresh.token}\n`);
+    return 0;
+  } catch (e) {
+    process.stderr.write(`arbor auth ${sub}: ${(e as Error).message}\n`);
+    return 1;
+  }
+}
+
+/**
+ * The entry's token when it still has time; else a new one from the provider's refresh
+ * token, exchanged again at the STS and saved. @returns undefined when only a new login helps.
+ */
+async function ensureFresh(
+  store: CredentialStore,
+  api: string,
+  entry: CredentialEntry,
+): Promise<CredentialEntry | undefined> {
+  if (Date.parse(entry.expiry) - Date.now() > MIN_REMAINING_MS) return entry;
+  if (!entry.refreshToken || !entry.issuer || !entry.clientId) return undefined;
+  let signedIn;
+  try {
+    signedIn = await oidcRefresh(
+      { issuer: entry.issuer, clientId: entry.clientId, scopes: entry.scopes ?? [] },
+      entry.refreshToken,
+    );
+  } catch {
+    return undefined; // the provider ended the session
+  }
+  const got = await exchangeIdToken(api, entry.audience, signedIn.idToken, entry.requestedIdentity);
+  const next: CredentialEntry = {
+    ...entry,
+    token: got.token,
+    expiry: got.expiry,
+    identity: got.identity,
+    ...(signedIn.refreshToken ? { refreshToken: signedIn.refreshToken } : {}),
+  };
+  await store.put(api, next);
+  return next;
+}
+
+function status(api: string, e: CredentialEntry): number {
+  const left = Date.parse(e.expiry) - Date.now();
+  const lines = [
+    `API:       ${api}`,
+    `identity:  ${e.identity}${e.displayName ? ` (${e.displayName})` : ''}`,
+    ...(e.issuer ? [`provider:  ${e.issuer} (client ${e.clientId ?? '?'})`] : []),
+    `token:     ${e.token.slice(0, 12)}…${e.token.slice(-6)}`,
+    `expires:   ${e.expiry} (${left > 0 ? `in ${Math.round(left / 60_000)} min` : 'expired'})`,
+    `refresh:   ${e.refreshToken ? 'yes' : 'no (sign in again when it expires)'}`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+async function logout(store: CredentialStore, api: string, all: boolean): Promise<number> {
+  const apis = all ? Object.keys(await store.all()) : [api];
+  let removed = 0;
+  for (const a of apis) if (await store.remove(a)) removed++;
+  process.stderr.write(
+    removed === 0
+      ? `Not signed in to ${api}.\n`
+      : `Signed out of ${all ? `${removed} API address(es)` : api}.\n`,
+  );
+  return 0;
+}
