@@ -1,5 +1,6 @@
 import { parseOrderBy, type OrderBy } from './order-by.js';
 import { invalidArgument, type FieldViolation } from './rpc-error.js';
+import { unsafeTextReason } from './safe-text.js';
 import { isValidUidp } from './uidp.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -59,8 +60,18 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
   for (const [rawKey, rawValue] of Object.entries(params)) {
     if (rawValue === undefined) continue;
     const key = ALIASES[rawKey] ?? rawKey;
+    const badKey = unsafeTextReason(key);
+    if (badKey !== undefined) {
+      violations.push({ field: 'query', description: `parameter names ${badKey}` });
+      continue;
+    }
     if (Array.isArray(rawValue)) {
       violations.push({ field: key, description: 'must be given at most once' });
+      continue;
+    }
+    const badValue = unsafeTextReason(rawValue as string);
+    if (badValue !== undefined) {
+      violations.push({ field: key, description: badValue });
       continue;
     }
     values.set(key, rawValue as string);

@@ -8,6 +8,7 @@ import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
+import { requireHoldsGrants } from '../roles/grant-guard.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import {
@@ -109,6 +110,10 @@ export class IdentityService {
     return this.d.uow.run(async (tx) => {
       const cur = await this.d.identities.get(tx, uid, true);
       if (!cur) throw notFound(IDENTITY_TYPE, uid);
+      if (patch.claimMatch !== undefined || patch.staticKeys !== undefined) {
+        // The row lock above holds off new bindings (their foreign key needs it) until we commit.
+        await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
+      }
       const changes: IdentityChanges = { name: patch.name, description: patch.description };
       if (patch.claimMatch !== undefined) changes.claimMatch = patch.claimMatch;
       if (patch.staticKeys !== undefined) {
@@ -133,14 +138,17 @@ export class IdentityService {
 
   /**
    * Delete the identity and, with it, every role binding that names it.
-   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED (also when its bindings
+   *   grant what the caller does not hold: see `requireHoldsGrants`).
    */
   async delete(p: Principal, uid: string): Promise<void> {
     requireUid(uid);
     await this.d.authz.require(p, 'identity.delete', uid, 'identity.list', IDENTITY_TYPE);
-    // Its bindings go with it (ON DELETE CASCADE).
+    // Its bindings go with it (ON DELETE CASCADE), so deleting it is deleting them.
     await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
+        if (!(await this.d.identities.get(tx, uid, true))) throw notFound(IDENTITY_TYPE, uid);
+        await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
         if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
       }),
     );
