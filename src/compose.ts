@@ -33,6 +33,8 @@ import { AccountAssociationService } from './resources/account-associations/acco
 import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
+import { SecretBox } from './auth/secret-box.js';
+import { loadSecretKeys } from './auth/secret-keys.js';
 // @compose-imports
 
 export interface Arbor {
@@ -104,6 +106,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         roles: st.roles,
         idps: st.identityProviders,
         allowInsecureIssuers,
+        secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
       }),
       accountAssociations: new AccountAssociationService({
         ...common,
@@ -119,6 +122,16 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       }),
       trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
     };
+    // Before serving: seal plain-text secrets left by older versions, and move secrets
+    // sealed by a retired key onto the current one (key rotation).
+    const sealing = await services.identityProviders.resealClientSecrets();
+    if (sealing.resealed > 0) logger.info({ resealed: sealing.resealed }, 'client secrets sealed');
+    if (sealing.unreadable.length > 0) {
+      logger.warn(
+        { idps: sealing.unreadable },
+        'client secrets sealed by a key that is no longer configured (ARBOR_SECRET_KEY)',
+      );
+    }
     const tokens = new TokenIssuer(
       config.issuerUrl,
       config.issuerUrl,

@@ -14,6 +14,10 @@ export interface Config {
   logLevel: string;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;
+  /** ARBOR_SECRET_KEY: base64 AES-256 keys sealing secrets at rest, newest first. */
+  secretKey: string | undefined;
+  /** Where generated secret keys live when ARBOR_SECRET_KEY is unset. */
+  secretKeysDir: string;
 }
 
 export class ConfigError extends Error {}
@@ -57,5 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     allowInsecureIssuers: bool('ARBOR_ALLOW_INSECURE_ISSUERS', env.ARBOR_ALLOW_INSECURE_ISSUERS),
     logLevel: env.LOG_LEVEL || 'info',
     maxBodyBytes: 1024 * 1024,
+    secretKey: env.ARBOR_SECRET_KEY || undefined,
+    secretKeysDir: resolve(env.ARBOR_SECRET_KEYS_DIR || `${dataDir}/secret-keys`),
   });
 }

@@ -6,6 +6,7 @@ import { openDatabase } from './db/connect.js';
 import { migrateLatest, migrationStatus } from './db/migrate.js';
 import { authLoginCommand } from './cli/auth-login.js';
 import { importAdvisoriesCommand } from './cli/import-advisories.js';
+import { newSecretKeyCommand, resealSecretsCommand } from './cli/secret-keys.js';
 
 const USAGE = `usage: arbor <command>
 
@@ -16,6 +17,8 @@ commands:
   reconcile  sync Group/Identity/RoleBinding custom resources from Kubernetes (KUBECONFIG or in-cluster)
   auth login log in (browser OIDC + PKCE, or an ID token) and print an API token
   import-advisories <path>  import OSV advisory files (a .json file or a directory)
+  secret-key new     make a new key for secrets at rest (see docs/security.md)
+  secret-key reseal  seal every stored secret with the current key
 `;
 
 async function serve(): Promise<void> {
@@ -106,6 +109,14 @@ async function main(argv: string[]): Promise<void> {
     case 'reconcile':
       // Loaded on demand: the API server need not load the Kubernetes client.
       return (await import('./reconciler/command.js')).reconcileCommand();
+    case 'secret-key':
+      if (argv[1] === 'new') process.exitCode = await newSecretKeyCommand();
+      else if (argv[1] === 'reseal') process.exitCode = await resealSecretsCommand();
+      else {
+        process.stderr.write('usage: arbor secret-key new|reseal\n');
+        process.exitCode = 2;
+      }
+      return;
     // @commands (one case per admin command)
     case undefined:
     case 'help':
