@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import type { Server } from 'node:http';
+import { answerClientErrors } from './api/client-errors.js';
 import { compose, createLogger } from './compose.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connect.js';
@@ -26,6 +27,7 @@ async function serve(): Promise<void> {
   const arbor = await compose(config);
   const { logger } = arbor;
   const server: Server = arbor.app.listen(config.port, config.host);
+  answerClientErrors(server);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

@@ -66,7 +66,7 @@ export function createApp(d: AppDeps): Koa {
   });
   for (const r of [publicRouter, api]) {
     app.use(r.routes());
-    // 405/501 come back as bare statuses (with Allow set); requestContext types them.
+    // 405/501 come back as bare statuses (with Allow set); requestContext types them (as 405).
     app.use(r.allowedMethods());
   }
   return app;
