@@ -54,8 +54,8 @@ export function createApp(d: AppDeps): Koa {
   // Registered before any route, so it runs first for every route this router matches:
   // no spelling of a path can reach an API handler without a principal.
   api.use(async (ctx, next) => {
-    if ((ctx.state as State).principal) return next();
-    return requireAuth(ctx, next);
+    if ((ctx.state as State).principal) await next();
+    else await requireAuth(ctx, next);
   });
   mountApiRoutes(api, d.services, d.bodyLimit);
 

@@ -60,21 +60,9 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
   for (const [rawKey, rawValue] of Object.entries(params)) {
     if (rawValue === undefined) continue;
     const key = ALIASES[rawKey] ?? rawKey;
-    const badKey = unsafeTextReason(key);
-    if (badKey !== undefined) {
-      violations.push({ field: 'query', description: `parameter names ${badKey}` });
-      continue;
-    }
-    if (Array.isArray(rawValue)) {
-      violations.push({ field: key, description: 'must be given at most once' });
-      continue;
-    }
-    const badValue = unsafeTextReason(rawValue as string);
-    if (badValue !== undefined) {
-      violations.push({ field: key, description: badValue });
-      continue;
-    }
-    values.set(key, rawValue as string);
+    const bad = paramViolation(key, rawValue);
+    if (bad) violations.push(bad);
+    else values.set(key, rawValue as string);
   }
 
   const int = (field: string, fallback: number): number => {
@@ -153,6 +141,15 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
     uidp,
     filters,
   };
+}
+
+/** What is wrong with one raw parameter before its meaning is looked at, if anything. */
+function paramViolation(key: string, value: string | string[]): FieldViolation | undefined {
+  const badKey = unsafeTextReason(key);
+  if (badKey !== undefined) return { field: 'query', description: `parameter names ${badKey}` };
+  if (Array.isArray(value)) return { field: key, description: 'must be given at most once' };
+  const badValue = unsafeTextReason(value);
+  return badValue === undefined ? undefined : { field: key, description: badValue };
 }
 
 function checkFilter(kind: FilterKind, value: string): string | undefined {

@@ -5,15 +5,14 @@
  * at the edge of every input (bodies, query parameters, path parameters), so that no
  * such value reaches a store and comes back as a 500.
  */
-// No `u` flag: the surrogate classes must match single UTF-16 code units.
-const HOSTILE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// No `u` flag: the classes must match single UTF-16 code units, not code points.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Why `s` is refused, or undefined when it is acceptable text. */
 export function unsafeTextReason(s: string): string | undefined {
-  if (!HOSTILE.test(s)) return undefined;
-  return s.includes('\u0000')
-    ? 'must not contain NUL characters'
-    : 'must be valid Unicode text (no lone surrogates)';
+  if (s.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(s)) return 'must be valid Unicode text (no lone surrogates)';
+  return undefined;
 }
 
 /**
@@ -29,7 +28,7 @@ export function unsafeTextIn(value: unknown, path = ''): Array<[string, string]>
       if (why !== undefined) out.push([at || 'body', why]);
       return;
     }
-    if (typeof v !== 'object' || v === null || depth > 64) return;
+    if (typeof v !== 'object' || v === null || depth > 200) return;
     if (Array.isArray(v)) {
       v.forEach((item, i) => walk(item, `${at}${at ? '.' : ''}${i}`, depth + 1));
       return;
