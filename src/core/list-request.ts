@@ -59,7 +59,8 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
   const values = new Map<string, string>();
   for (const [rawKey, rawValue] of Object.entries(params)) {
     if (rawValue === undefined) continue;
-    const key = ALIASES[rawKey] ?? rawKey;
+    // Own keys only: `__proto__` or `constructor` must not look up Object.prototype.
+    const key = Object.hasOwn(ALIASES, rawKey) ? (ALIASES[rawKey] as string) : rawKey;
     const bad = paramViolation(key, rawValue);
     if (bad) violations.push(bad);
     else values.set(key, rawValue as string);
@@ -120,7 +121,7 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
   ]);
   for (const [key, value] of values) {
     if (known.has(key)) continue;
-    const kind = spec.filters[key];
+    const kind = Object.hasOwn(spec.filters, key) ? spec.filters[key] : undefined;
     if (kind === undefined) {
       violations.push({ field: key, description: 'unknown query parameter' });
       continue;
@@ -144,10 +145,12 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
 }
 
 /** What is wrong with one raw parameter before its meaning is looked at, if anything. */
-function paramViolation(key: string, value: string | string[]): FieldViolation | undefined {
+function paramViolation(key: string, value: unknown): FieldViolation | undefined {
   const badKey = unsafeTextReason(key);
   if (badKey !== undefined) return { field: 'query', description: `parameter names ${badKey}` };
   if (Array.isArray(value)) return { field: key, description: 'must be given at most once' };
+  // A parser quirk (a `__proto__` parameter) must not hand a non-string further in.
+  if (typeof value !== 'string') return { field: key, description: 'must be text' };
   const badValue = unsafeTextReason(value);
   return badValue === undefined ? undefined : { field: key, description: badValue };
 }

@@ -240,6 +240,26 @@ test.serial('hostile bytes: NUL and lone surrogates are field violations, not 50
     if (res.status >= 400) t.is(typeof res.body.code, 'number', what);
     if (res.status === 400 && field) t.true(fields(res.body).includes(field), what);
   }
+  // Names that exist on every object's prototype are unknown names like any other.
+  for (const path of [
+    '/iam/v2beta1/groups?__proto__=x',
+    '/iam/v2beta1/groups?constructor=x',
+    '/iam/v1/group_invites?__proto__=name%20desc&group=y',
+    '/iam/v2beta1/identities?toString=1',
+  ]) {
+    const res = await s.admin.get(path);
+    t.is(res.status, 400, path);
+  }
+  for (const [mask, body] of [
+    ['constructor', {}],
+    ['__proto__', {}],
+    ['', { constructor: { prototype: {} } }],
+    ['', JSON.parse('{"__proto__":{"polluted":true}}') as object],
+  ] as const) {
+    const res = await s.admin.patch(`${g}${mask ? `?updateMask=${mask}` : ''}`, body);
+    t.is(res.status, 400, `mask ${mask} ${JSON.stringify(body)}`);
+  }
+  t.is(({} as Record<string, unknown>).polluted, undefined);
   // The net under the validators: any data exception (SQLSTATE class 22) is the caller's.
   for (const code of ['22021', '22P05', '22003', '22P02']) {
     const mapped = translateDbError(Object.assign(new Error('x'), { code })) as { code?: number };
