@@ -1,6 +1,7 @@
 import test from 'ava';
 import { fileURLToPath } from 'node:url';
 import { ADMIN } from '../../src/auth/principal.js';
+import { createBinding } from '../helpers/iam-fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
   buildTenancy,
@@ -24,6 +25,9 @@ let t9: Tenancy;
 test.before(async () => {
   s = await startServer();
   t9 = await buildTenancy(s, 'mx');
+  // A binding in A of an identity that lives above A: its hydration must not show A's
+  // members what they cannot list.
+  await createBinding(s.admin, t9.a, t9.res['identity@org']!, t9.builtin['registry.pull']!);
   await s.arbor.services.advisoryImport.import(
     ADMIN,
     fileURLToPath(new URL('../fixtures/osv', import.meta.url)),
