@@ -79,8 +79,15 @@ test.serial(
       claimMatch: hijack,
     });
     t.is(v1.status, 403);
-    // What does not decide who may assume it stays the folder owner's to change.
+    // What does not decide who may assume it stays the folder owner's to change, also
+    // through a v1 PUT that repeats the claims unchanged.
     t.is((await ownerB.patch(`${I}/${ci}`, { description: 'renamed by b' })).status, 200);
+    const same = await ownerB.put(`/iam/v1/identities/${ci}`, {
+      name: 'org-deployer',
+      description: 'put by b',
+      claimMatch: { subject: 'sub-org-deployer', issuer: 'https://issuer.example.com' },
+    });
+    t.is(same.status, 200, JSON.stringify(same.body));
     const after = await s.admin.get(`${I}/${ci}`);
     t.deepEqual(after.body.claimMatch, {
       issuer: 'https://issuer.example.com',

@@ -32,6 +32,23 @@ export interface IdentityServiceDeps {
   now?: () => Date;
 }
 
+/** Equal as JSON values, whatever the key order (jsonb reorders keys); null = absent. */
+function sameValue(a: unknown, b: unknown): boolean {
+  const canonical = (v: unknown): unknown => {
+    if (v instanceof Date) return v.toISOString();
+    if (Array.isArray(v)) return v.map(canonical);
+    if (v && typeof v === 'object') {
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+      );
+    }
+    return v ?? null;
+  };
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
 type StaticKeysInput = NonNullable<ReturnType<IdentitySchemas['create']['parse']>['staticKeys']>;
 
 /** Identities that workloads assume through the STS; the rules shared by every front door. */
@@ -110,10 +127,6 @@ export class IdentityService {
     return this.d.uow.run(async (tx) => {
       const cur = await this.d.identities.get(tx, uid, true);
       if (!cur) throw notFound(IDENTITY_TYPE, uid);
-      if (patch.claimMatch !== undefined || patch.staticKeys !== undefined) {
-        // The row lock above holds off new bindings (their foreign key needs it) until we commit.
-        await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
-      }
       const changes: IdentityChanges = { name: patch.name, description: patch.description };
       if (patch.claimMatch !== undefined) changes.claimMatch = patch.claimMatch;
       if (patch.staticKeys !== undefined) {
@@ -129,6 +142,12 @@ export class IdentityService {
       }
       if (!hasClaimMatch && !hasStaticKeys) {
         throw invalidField('claimMatch', 'one of claimMatch or staticKeys is required');
+      }
+      // Who may assume it changes: only for someone holding what its bindings grant. A
+      // v1 PUT repeats both fields unchanged; that changes nothing and needs nothing.
+      if (!sameValue(cm, cur.claimMatch) || !sameValue(sk, cur.staticKeys)) {
+        // The row lock above holds off new bindings (their foreign key needs it) until we commit.
+        await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
       }
       const updated = await this.d.identities.update(tx, uid, changes);
       if (!updated) throw notFound(IDENTITY_TYPE, uid);
