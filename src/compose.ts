@@ -40,6 +40,8 @@ import { mountRegistryAuthRoutes } from './api/routes/registry-auth-routes.js';
 import { UserSignIn } from './auth/user-sign-in.js';
 import { KnexUserStore } from './db/stores/user-store.js';
 import { UserService } from './resources/users/user-service.js';
+import { SecretBox } from './auth/secret-box.js';
+import { loadSecretKeys } from './auth/secret-keys.js';
 // @compose-imports
 
 export interface Arbor {
@@ -111,6 +113,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         roles: st.roles,
         idps: st.identityProviders,
         allowInsecureIssuers,
+        secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
       }),
       accountAssociations: new AccountAssociationService({
         ...common,
@@ -126,6 +129,16 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       }),
       trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
     };
+    // Before serving: seal plain-text secrets left by older versions, and move secrets
+    // sealed by a retired key onto the current one (key rotation).
+    const sealing = await services.identityProviders.resealClientSecrets();
+    if (sealing.resealed > 0) logger.info({ resealed: sealing.resealed }, 'client secrets sealed');
+    if (sealing.unreadable.length > 0) {
+      logger.warn(
+        { idps: sealing.unreadable },
+        'client secrets sealed by a key that is no longer configured (ARBOR_SECRET_KEY)',
+      );
+    }
     const tokens = new TokenIssuer(
       config.issuerUrl,
       config.issuerUrl,

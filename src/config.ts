@@ -21,6 +21,10 @@ export interface Config {
   /** The server-level OIDC provider people sign in with (spec §5.2); unset → none. */
   loginIssuer: string | undefined;
   loginClientId: string | undefined;
+  /** ARBOR_SECRET_KEY: base64 AES-256 keys sealing secrets at rest, newest first. */
+  secretKey: string | undefined;
+  /** Where generated secret keys live when ARBOR_SECRET_KEY is unset. */
+  secretKeysDir: string;
 }
 
 export class ConfigError extends Error {}
@@ -66,6 +70,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxBodyBytes: 1024 * 1024,
     ...registryConfig(env),
     ...loginConfig(env),
+    secretKey: env.ARBOR_SECRET_KEY || undefined,
+    secretKeysDir: resolve(env.ARBOR_SECRET_KEYS_DIR || `${dataDir}/secret-keys`),
   });
 }
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import type { Server } from 'node:http';
+import { answerClientErrors } from './api/client-errors.js';
 import { compose, createLogger } from './compose.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateLatest, migrationStatus } from './db/migrate.js';
 import { authCommand } from './cli/auth-commands.js';
 import { importAdvisoriesCommand } from './cli/import-advisories.js';
+import { newSecretKeyCommand, resealSecretsCommand } from './cli/secret-keys.js';
 
 const USAGE = `usage: arbor <command>
 
@@ -16,6 +18,8 @@ commands:
   reconcile  sync Group/Identity/RoleBinding custom resources from Kubernetes (KUBECONFIG or in-cluster)
   auth       login | token | status | logout: sign in (browser OIDC + PKCE) and get API tokens
   import-advisories <path>  import OSV advisory files (a .json file or a directory)
+  secret-key new     make a new key for secrets at rest (see docs/security.md)
+  secret-key reseal  seal every stored secret with the current key
 `;
 
 async function serve(): Promise<void> {
@@ -23,6 +27,7 @@ async function serve(): Promise<void> {
   const arbor = await compose(config);
   const { logger } = arbor;
   const server: Server = arbor.app.listen(config.port, config.host);
+  answerClientErrors(server);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
@@ -101,6 +106,14 @@ async function main(argv: string[]): Promise<void> {
     case 'reconcile':
       // Loaded on demand: the API server need not load the Kubernetes client.
       return (await import('./reconciler/command.js')).reconcileCommand();
+    case 'secret-key':
+      if (argv[1] === 'new') process.exitCode = await newSecretKeyCommand();
+      else if (argv[1] === 'reseal') process.exitCode = await resealSecretsCommand();
+      else {
+        process.stderr.write('usage: arbor secret-key new|reseal\n');
+        process.exitCode = 2;
+      }
+      return;
     // @commands (one case per admin command)
     case undefined:
     case 'help':

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Services } from '../services.js';
 import { authn } from './middleware/authn.js';
-import { requestContext } from './middleware/request-context.js';
+import { requestContext, type State } from './middleware/request-context.js';
 import { mountHealthRoutes } from './routes/health-routes.js';
 import { mountApiRoutes } from './routes/index.js';
 
@@ -17,28 +17,56 @@ export interface AppDeps {
   publicRoutes?: (router: Router) => void;
 }
 
-/** API prefixes: everything under them needs a bearer token, even a path that does not exist. */
-const API_PREFIX = /^\/(iam|registry|vulnerabilities)\//;
+/**
+ * One routing rule for every router: paths are case-sensitive, exactly as they are
+ * written in the routes. A prefix test that disagreed with the router about case once
+ * let `/IAM/v2beta1/groups` reach a handler with no principal.
+ */
+const ROUTING = { sensitive: true } as const;
+
+/**
+ * Spellings that look like the API. Only decides how an unknown path is refused (401 for
+ * anonymous callers, so a scan learns nothing about which routes exist); it is not the
+ * authentication itself, which sits on the API router and so runs for whatever matched.
+ * Case-insensitive, any number of leading slashes, percent-decoded: wider than the router.
+ */
+const API_LIKE = /^\/+(iam|registry|vulnerabilities)(\/|$)/i;
+
+function looksLikeApi(path: string): boolean {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    /* a malformed escape: test the raw spelling */
+  }
+  return API_LIKE.test(path) || API_LIKE.test(decoded);
+}
 
 /** The REST front door: parse, call a service, shape the answer. No rules live here. */
 export function createApp(d: AppDeps): Koa {
   const app = new Koa({ proxy: false });
-  const publicRouter = new Router();
+  const publicRouter = new Router(ROUTING);
   mountHealthRoutes(publicRouter, d.services.health);
   d.publicRoutes?.(publicRouter);
 
-  const api = new Router();
+  const requireAuth = authn(d.authenticator);
+  const api = new Router(ROUTING);
+  // Registered before any route, so it runs first for every route this router matches:
+  // no spelling of a path can reach an API handler without a principal.
+  api.use(async (ctx, next) => {
+    if ((ctx.state as State).principal) await next();
+    else await requireAuth(ctx, next);
+  });
   mountApiRoutes(api, d.services, d.bodyLimit);
 
-  const requireAuth = authn(d.authenticator);
   app.use(requestContext(d.logger));
   app.use(async (ctx, next) => {
-    if (API_PREFIX.test(ctx.path)) await requireAuth(ctx, next);
+    if (looksLikeApi(ctx.path)) await requireAuth(ctx, next);
     else await next();
   });
   for (const r of [publicRouter, api]) {
     app.use(r.routes());
-    // 405/501 come back as bare statuses (with Allow set); requestContext types them.
+    // 405/501 come back as bare statuses (with Allow set); requestContext types them (as 405).
     app.use(r.allowedMethods());
   }
   return app;

@@ -42,7 +42,7 @@ export function resolvePatch(
 ): Record<string, unknown> {
   const violations: FieldViolation[] = [];
   for (const key of Object.keys(body)) {
-    if (!(key in spec.mutable) && !spec.outputOnly.includes(key)) {
+    if (!Object.hasOwn(spec.mutable, key) && !spec.outputOnly.includes(key)) {
       violations.push({ field: key, description: 'unknown field' });
     }
   }
@@ -51,7 +51,7 @@ export function resolvePatch(
   if (mask === undefined || mask.length === 0) {
     const patch: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(body)) {
-      if (key in spec.mutable) patch[key] = value;
+      if (Object.hasOwn(spec.mutable, key)) patch[key] = value;
     }
     return patch;
   }
@@ -64,7 +64,7 @@ export function resolvePatch(
   } else {
     paths = mask.map(camel);
     for (const path of paths) {
-      if (path in spec.mutable) continue;
+      if (Object.hasOwn(spec.mutable, path)) continue;
       const why = spec.outputOnly.includes(path)
         ? `field "${path}" is output only and cannot be updated`
         : `unknown field "${path}"`;
@@ -75,7 +75,7 @@ export function resolvePatch(
 
   const patch: Record<string, unknown> = {};
   for (const path of paths) {
-    patch[path] = path in body ? body[path] : spec.mutable[path];
+    patch[path] = Object.hasOwn(body, path) ? body[path] : spec.mutable[path];
   }
   return patch;
 }

@@ -1,5 +1,6 @@
 import { parseOrderBy, type OrderBy } from './order-by.js';
 import { invalidArgument, type FieldViolation } from './rpc-error.js';
+import { unsafeTextReason } from './safe-text.js';
 import { isValidUidp } from './uidp.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -58,12 +59,11 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
   const values = new Map<string, string>();
   for (const [rawKey, rawValue] of Object.entries(params)) {
     if (rawValue === undefined) continue;
-    const key = ALIASES[rawKey] ?? rawKey;
-    if (Array.isArray(rawValue)) {
-      violations.push({ field: key, description: 'must be given at most once' });
-      continue;
-    }
-    values.set(key, rawValue as string);
+    // Own keys only: `__proto__` or `constructor` must not look up Object.prototype.
+    const key = Object.hasOwn(ALIASES, rawKey) ? (ALIASES[rawKey] as string) : rawKey;
+    const bad = paramViolation(key, rawValue);
+    if (bad) violations.push(bad);
+    else values.set(key, rawValue as string);
   }
 
   const int = (field: string, fallback: number): number => {
@@ -121,7 +121,7 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
   ]);
   for (const [key, value] of values) {
     if (known.has(key)) continue;
-    const kind = spec.filters[key];
+    const kind = Object.hasOwn(spec.filters, key) ? spec.filters[key] : undefined;
     if (kind === undefined) {
       violations.push({ field: key, description: 'unknown query parameter' });
       continue;
@@ -142,6 +142,17 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
     uidp,
     filters,
   };
+}
+
+/** What is wrong with one raw parameter before its meaning is looked at, if anything. */
+function paramViolation(key: string, value: unknown): FieldViolation | undefined {
+  const badKey = unsafeTextReason(key);
+  if (badKey !== undefined) return { field: 'query', description: `parameter names ${badKey}` };
+  if (Array.isArray(value)) return { field: key, description: 'must be given at most once' };
+  // A parser quirk (a `__proto__` parameter) must not hand a non-string further in.
+  if (typeof value !== 'string') return { field: key, description: 'must be text' };
+  const badValue = unsafeTextReason(value);
+  return badValue === undefined ? undefined : { field: key, description: badValue };
 }
 
 function checkFilter(kind: FilterKind, value: string): string | undefined {

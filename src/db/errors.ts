@@ -1,5 +1,5 @@
 import { Code } from '../core/rpc-code.js';
-import { RpcError, isRpcError, unavailable } from '../core/rpc-error.js';
+import { RpcError, invalidField, isRpcError, unavailable } from '../core/rpc-error.js';
 
 /** SQLSTATE classes and driver errors that mean "the database cannot be reached right now". */
 const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-3])/;
@@ -37,6 +37,12 @@ export function translateDbError(e: unknown): unknown {
       return wrap(new RpcError(Code.ABORTED, 'Aborted: concurrent update, try again'), e);
     }
     if (state === '55P03' || state === '57014') return wrap(unavailable('the database is busy'), e);
+    // Class 22, data exception: a value the database cannot take (bytes it cannot encode,
+    // a number out of range, a malformed escape in jsonb). The caller sent it; the
+    // validators should have refused it first, and this is the net under them.
+    if (state.startsWith('22')) {
+      return wrap(invalidField('body', 'contains a value the service cannot store'), e);
+    }
     return e;
   }
   const errno = (e as { code?: unknown } | null)?.code;

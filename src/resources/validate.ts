@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalidArgument, type FieldViolation } from '../core/rpc-error.js';
+import { unsafeTextIn } from '../core/safe-text.js';
 
 export const NAME_PATTERN = /^[a-z0-9 ._-]{1,}$/;
 export const DESCRIPTION_PATTERN = /^[\S ]{0,512}$/u;
@@ -19,11 +20,18 @@ export const descriptionSchema = z
   });
 
 /**
- * Validate an input body against a schema.
+ * Validate an input body against a schema. Before any schema, every string in the body
+ * (keys too) must be storable text: no NUL, no lone surrogates (see `core/safe-text.ts`).
  *
  * @throws RpcError INVALID_ARGUMENT with a BadRequest naming every failed field.
  */
 export function parseInput<S extends z.ZodType>(schema: S, body: unknown, prefix = ''): z.infer<S> {
+  const unsafe = unsafeTextIn(body);
+  if (unsafe.length > 0) {
+    throw invalidArgument(
+      unsafe.map(([field, description]) => ({ field: prefix + field, description })),
+    );
+  }
   const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
   const violations: FieldViolation[] = result.error.issues.map((issue) => {
@@ -48,7 +56,7 @@ export function withoutKeys(
   body: Record<string, unknown>,
   keys: readonly string[],
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (!keys.includes(k)) out[k] = v;
-  return out;
+  // fromEntries defines own properties: a `__proto__` key stays a key (and is then refused
+  // as unknown) instead of replacing the copy's prototype.
+  return Object.fromEntries(Object.entries(body).filter(([k]) => !keys.includes(k)));
 }

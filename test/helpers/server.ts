@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
+import { answerClientErrors } from '../../src/api/client-errors.js';
 import { compose, type Arbor, type ComposeOptions } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { freshDatabase, type TestDatabase } from './db.js';
@@ -81,6 +82,7 @@ export async function startServer(
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const arbor = await compose(config, { ...opts, database: db, logger });
   const server: Server = arbor.app.listen(0, '127.0.0.1');
+  answerClientErrors(server);
   await new Promise<void>((r) => server.once('listening', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -76,9 +76,11 @@ test('grants: several roles at one group add up; a deleted binding stops grantin
 
 test('grants: nobody can hand out capabilities they do not hold', async (t) => {
   const admin = await createIdentity(s.admin, org, 'binder');
-  const worker = await createIdentity(s.admin, org, 'worker');
+  // The worker is one the binder can list: an identity it cannot see is as good as missing.
+  const worker = await createIdentity(s.admin, team, 'worker');
   const binder = await createRole(s.admin, team, 'binder', [
     'groups.list',
+    'identity.list',
     'role_bindings.create',
     'role_bindings.list',
     'roles.update',

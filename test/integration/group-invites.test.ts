@@ -262,7 +262,10 @@ test('invites: creating needs role_bindings.create and the role’s capabilities
     return id;
   };
   const noBind = await as(await bindRole('inv-no-bind', base));
-  const binder = await as(await bindRole('inv-binder', [...base, 'role_bindings.create']));
+  // roles.list: a role the caller cannot list is as good as missing (no existence oracle).
+  const binder = await as(
+    await bindRole('inv-binder', [...base, 'role_bindings.create', 'roles.list']),
+  );
   const denied = await noBind.post(`${I}/${team}`, { roleUid: teamRole, ttl: '60s' });
   t.is(denied.status, 403);
   const escalation = await binder.post(`${I}/${team}`, { roleUid: viewer, ttl: '60s' });

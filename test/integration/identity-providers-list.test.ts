@@ -84,7 +84,8 @@ test('idp list: filters, orders, pages and counts', async (t) => {
 test('idp access: writes need role_bindings.create and the default role’s capabilities', async (t) => {
   const base = ['groups.list', 'identity_providers.list', 'identity_providers.create'];
   const noBind = await callerWith('no-bind', base);
-  const binder = await callerWith('binder', [...base, 'role_bindings.create']);
+  // roles.list: a default role the caller cannot list is as good as missing.
+  const binder = await callerWith('binder', [...base, 'role_bindings.create', 'roles.list']);
   const body = (defaultRole: string) => ({ name: 'by-identity', defaultRole, oidc });
 
   const denied = await noBind.post(`${P}/${org}`, body(orgRole));

@@ -78,8 +78,10 @@ test('idp: create, get and list never show the client secret', async (t) => {
     t.false(JSON.stringify(res.body).includes('clientSecret'), path);
   }
   t.false(JSON.stringify(created.body).includes(SECRET));
+  // Sealed at rest (docs/security.md); Arbor itself can still read it.
   const stored = await s.db.knex('identity_providers').where({ uid: idp.uid }).first();
-  t.is(stored.oidc_client_secret, SECRET);
+  t.false(String(stored.oidc_client_secret).includes(SECRET));
+  t.is(await s.arbor.services.identityProviders.clientSecret(idp.uid), SECRET);
 });
 
 test('idp: every invalid field is named', async (t) => {
@@ -210,8 +212,8 @@ test('idp: update with a mask; the secret is kept unless a new one is given', as
     additionalScopes: [],
     pkceEnabled: false,
   });
-  const secret = async () =>
-    (await s.db.knex('identity_providers').where({ uid: idp.uid }).first()).oidc_client_secret;
+  // What Arbor reads back (the column itself holds only the sealed form).
+  const secret = () => s.arbor.services.identityProviders.clientSecret(idp.uid);
   t.is(await secret(), SECRET);
   const emptySecret = await s.admin.patch(`${P}/${idp.uid}?updateMask=oidc`, {
     oidc: { issuer: 'https://other.example.com', clientId: 'new-client', clientSecret: '' },

@@ -105,7 +105,8 @@ test('tags: validation names every failed field', async (t) => {
 
 test('tags: the parent must be an existing repo', async (t) => {
   const { org, repo } = await newRepo('parent');
-  const missing = await s.admin.post(`${T}/${repo.slice(0, -1)}0`, {
+  // Change the last digit (to one it is not), so the uid is one that cannot exist.
+  const missing = await s.admin.post(`${T}/${repo.slice(0, -1)}${repo.endsWith('0') ? '1' : '0'}`, {
     name: 'x',
     digest: digest('a'),
   });

@@ -42,7 +42,9 @@ export function requestContext(logger: Logger) {
         }
         if (ctx.status === 405 || ctx.status === 501) {
           const why = `${ctx.method} is not supported on ${ctx.path}`;
-          throw new RpcError(Code.UNIMPLEMENTED, `Unimplemented: ${why}`, [], ctx.status);
+          // A method the router does not know (501 there) is the caller's choice, not a
+          // fault of ours: 405 like a known one, so that 5xx always means a real fault.
+          throw new RpcError(Code.UNIMPLEMENTED, `Unimplemented: ${why}`, [], 405);
         }
       }
     } catch (e) {

@@ -1,6 +1,7 @@
 import type { Grant, GrantSource } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
-import type { UnitOfWork } from '../../resources/tx.js';
+import type { Knex } from 'knex';
+import type { Tx, UnitOfWork } from '../../resources/tx.js';
 import { kx } from '../unit-of-work.js';
 import { storedCapabilities } from './role-store.js';
 
@@ -11,19 +12,29 @@ import { storedCapabilities } from './role-store.js';
 export class KnexGrantSource implements GrantSource {
   constructor(private readonly uow: UnitOfWork) {}
 
-  async grantsOf(identityUid: string): Promise<Grant[]> {
-    const rows = (await this.uow.read((tx) =>
-      kx(tx)('role_bindings as rb')
-        .join('roles as r', 'r.uid', 'rb.role_uid')
-        .where('rb.identity_uid', identityUid)
-        .select('rb.parent_uid as scope', 'r.capabilities'),
-    )) as Array<{ scope: string; capabilities: unknown }>;
-    const byScope = new Map<string, Set<Capability>>();
-    for (const row of rows) {
-      const caps = byScope.get(row.scope) ?? new Set<Capability>();
-      for (const c of storedCapabilities(row.capabilities)) caps.add(c);
-      byScope.set(row.scope, caps);
-    }
-    return [...byScope].map(([scope, capabilities]) => ({ scope, capabilities }));
+  grantsOf(identityUid: string): Promise<Grant[]> {
+    return this.uow.read((tx) => grantsOfIdentity(tx, identityUid));
   }
+}
+
+/**
+ * The grants an identity's role bindings give it, read in `tx` (so a caller holding the
+ * identity's row lock sees a set no concurrent binding can change before it commits).
+ */
+export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Grant[]> {
+  const k: Knex | Knex.Transaction = kx(tx);
+  const rows = (await k('role_bindings as rb')
+    .join('roles as r', 'r.uid', 'rb.role_uid')
+    .where('rb.identity_uid', identityUid)
+    .select('rb.parent_uid as scope', 'r.capabilities')) as Array<{
+    scope: string;
+    capabilities: unknown;
+  }>;
+  const byScope = new Map<string, Set<Capability>>();
+  for (const row of rows) {
+    const caps = byScope.get(row.scope) ?? new Set<Capability>();
+    for (const c of storedCapabilities(row.capabilities)) caps.add(c);
+    byScope.set(row.scope, caps);
+  }
+  return [...byScope].map(([scope, capabilities]) => ({ scope, capabilities }));
 }

@@ -8,6 +8,7 @@ import type {
   IdentityProviderPatchRow,
   IdentityProviderStore,
   NewIdentityProvider,
+  StoredClientSecret,
 } from '../../resources/identity-providers/identity-provider-store.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Tx } from '../../resources/tx.js';
@@ -93,7 +94,8 @@ export class KnexIdentityProviderStore implements IdentityProviderStore {
           description: idp.description,
           default_role_uid: idp.defaultRole,
           oidc: JSON.stringify(idp.oidc),
-          oidc_client_secret: idp.clientSecret,
+          oidc_client_secret: idp.sealedClientSecret,
+          oidc_client_secret_sealed: true,
         })
         .returning(this.select(tx))) as [IdpRow];
       return toIdp(row);
@@ -116,7 +118,10 @@ export class KnexIdentityProviderStore implements IdentityProviderStore {
     if (patch.description !== undefined) set.description = patch.description;
     if (patch.defaultRole !== undefined) set.default_role_uid = patch.defaultRole;
     if (patch.oidc !== undefined) set.oidc = JSON.stringify(patch.oidc);
-    if (patch.clientSecret !== undefined) set.oidc_client_secret = patch.clientSecret;
+    if (patch.sealedClientSecret !== undefined) {
+      set.oidc_client_secret = patch.sealedClientSecret;
+      set.oidc_client_secret_sealed = true;
+    }
     const [row] = (await k(T).where({ uid }).update(set).returning(this.select(tx))) as IdpRow[];
     return row && toIdp(row);
   }
@@ -139,5 +144,39 @@ export class KnexIdentityProviderStore implements IdentityProviderStore {
       q,
     );
     return { ...page, items: page.items.map(toIdp) };
+  }
+
+  async clientSecret(tx: Tx, uid: string): Promise<StoredClientSecret | undefined> {
+    const row = (await kx(tx)(T)
+      .where({ uid })
+      .first('uid', 'oidc_client_secret as value', 'oidc_client_secret_sealed as sealed')) as
+      StoredClientSecret | undefined;
+    return row;
+  }
+
+  async secretsToReseal(tx: Tx, currentKidPrefix: string): Promise<StoredClientSecret[]> {
+    return (await kx(tx)(T)
+      .whereNot('oidc_client_secret', '')
+      .andWhere((q) =>
+        q
+          .where('oidc_client_secret_sealed', false)
+          .orWhereRaw('left(oidc_client_secret, ?) <> ?', [
+            currentKidPrefix.length,
+            currentKidPrefix,
+          ]),
+      )
+      .orderBy('uid')
+      .forUpdate()
+      .select(
+        'uid',
+        'oidc_client_secret as value',
+        'oidc_client_secret_sealed as sealed',
+      )) as StoredClientSecret[];
+  }
+
+  async replaceSecret(tx: Tx, uid: string, old: string, sealed: string): Promise<void> {
+    await kx(tx)(T)
+      .where({ uid, oidc_client_secret: old })
+      .update({ oidc_client_secret: sealed, oidc_client_secret_sealed: true });
   }
 }

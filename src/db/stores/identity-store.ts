@@ -1,3 +1,4 @@
+import type { Grant } from '../../auth/authorizer.js';
 import { notFound } from '../../core/rpc-error.js';
 import { GROUP_TYPE } from '../../resources/groups/group.js';
 import type { ClaimMatch, Identity, StaticKeys } from '../../resources/identities/identity.js';
@@ -11,6 +12,7 @@ import type { Tx } from '../../resources/tx.js';
 import { sqlState } from '../errors.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
+import { grantsOfIdentity } from './grant-source.js';
 
 /** `static_keys` as stored: the expiry is an ISO string inside the jsonb. */
 type StoredStaticKeys = Omit<StaticKeys, 'expirationTime'> & { expirationTime: string };
@@ -130,5 +132,9 @@ export class KnexIdentityStore implements IdentityStore {
   async list(tx: Tx, q: PageQuery): Promise<StorePage<Identity>> {
     const page = await standardList<IdentityRow>(kx(tx), LIST, q);
     return { ...page, items: page.items.map(toIdentity) };
+  }
+
+  grantsOf(tx: Tx, uid: string): Promise<Grant[]> {
+    return grantsOfIdentity(tx, uid);
   }
 }

@@ -45,23 +45,34 @@ export class KnexTagStore implements TagStore {
     return row && toTag(row);
   }
 
-  async upsert(tx: Tx, t: TagUpsert): Promise<{ tag: Tag; created: boolean }> {
+  async upsert(tx: Tx, t: TagUpsert): Promise<{ tag: Tag; created: boolean } | undefined> {
     const k = kx(tx);
     try {
       // One statement, so two pushes of the same tag at once cannot both insert.
-      // `xmax = 0` holds exactly for a freshly inserted row version.
+      // `xmax = 0` holds exactly for a freshly inserted row version. Without `mayMove`
+      // an existing tag is left alone and nothing comes back.
+      const onConflict = t.mayMove
+        ? `DO UPDATE
+           SET digest = EXCLUDED.digest,
+               deprecated = COALESCE(?::boolean, tags.deprecated),
+               updated_at = now()`
+        : 'DO NOTHING';
       const res = (await k.raw(
         `INSERT INTO tags (uid, parent_uid, name, digest, deprecated)
          VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (parent_uid, name) DO UPDATE
-           SET digest = EXCLUDED.digest,
-               deprecated = COALESCE(?::boolean, tags.deprecated),
-               updated_at = now()
+         ON CONFLICT (parent_uid, name) ${onConflict}
          RETURNING ${COLUMNS.join(', ')}, (xmax = 0) AS created`,
-        [t.uid, t.parentUid, t.name, t.digest, t.deprecated ?? false, t.deprecated ?? null],
+        [
+          t.uid,
+          t.parentUid,
+          t.name,
+          t.digest,
+          t.deprecated ?? false,
+          ...(t.mayMove ? [t.deprecated ?? null] : []),
+        ],
       )) as { rows: Array<TagRow & { created: boolean }> };
-      const row = res.rows[0] as TagRow & { created: boolean };
-      return { tag: toTag(row), created: row.created };
+      const row = res.rows[0];
+      return row && { tag: toTag(row), created: row.created };
     } catch (e) {
       if (sqlState(e) === '23503') throw notFound(REPO_TYPE, t.parentUid);
       throw e;

@@ -13,6 +13,7 @@ import { requireUid } from '../groups/group-service.js';
 import type { GroupStore } from '../groups/group-store.js';
 import { requireGrantableRole } from '../identity-providers/grantable-role.js';
 import type { ListPager } from '../list-pager.js';
+import { visibleRoleRef } from '../reference-visibility.js';
 import type { ListPage } from '../list-types.js';
 import type { RoleBinding } from '../role-bindings/role-binding.js';
 import { placementViolations } from '../role-bindings/role-binding-input.js';
@@ -90,15 +91,22 @@ export class GroupInviteService {
     await this.d.authz.require(p, 'group_invites.list', uid, 'group_invites.list', T);
     const invite = await this.d.uow.read((tx) => this.d.invites.get(tx, uid));
     if (!invite) throw notFound(T, uid);
-    return invite;
+    return this.visible(p, invite);
+  }
+
+  /** The invite with its role shown only as far as the caller may list that role. */
+  private async visible(p: Principal, invite: GroupInvite): Promise<GroupInvite> {
+    if (!invite.role) return invite;
+    return { ...invite, role: await visibleRoleRef(this.d.authz, p, invite.role) };
   }
 
   /** Newest first unless `order_by` says otherwise. @throws RpcError INVALID_ARGUMENT. */
   async list(p: Principal, req: ListRequest): Promise<ListPage<GroupInvite>> {
     const visibility = await this.d.authz.visibility(p, 'group_invites.list');
-    return this.d.pager.page(GROUP_INVITE_LIST, req, visibility, (q) =>
+    const page = await this.d.pager.page(GROUP_INVITE_LIST, req, visibility, (q) =>
       this.d.uow.read((tx) => this.d.invites.list(tx, q)),
     );
+    return { ...page, items: await Promise.all(page.items.map((i) => this.visible(p, i))) };
   }
 
   /** @throws RpcError NOT_FOUND when missing or invisible, PERMISSION_DENIED. */

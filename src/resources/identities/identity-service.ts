@@ -8,6 +8,7 @@ import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
+import { requireHoldsGrants } from '../roles/grant-guard.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import {
@@ -29,6 +30,23 @@ export interface IdentityServiceDeps {
   /** Whether `http://` issuers are accepted (ARBOR_ALLOW_INSECURE_ISSUERS). */
   allowInsecureIssuers: boolean;
   now?: () => Date;
+}
+
+/** Equal as JSON values, whatever the key order (jsonb reorders keys); null = absent. */
+function sameValue(a: unknown, b: unknown): boolean {
+  const canonical = (v: unknown): unknown => {
+    if (v instanceof Date) return v.toISOString();
+    if (Array.isArray(v)) return v.map(canonical);
+    if (v && typeof v === 'object') {
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+      );
+    }
+    return v ?? null;
+  };
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
 
 type StaticKeysInput = NonNullable<ReturnType<IdentitySchemas['create']['parse']>['staticKeys']>;
@@ -125,6 +143,12 @@ export class IdentityService {
       if (!hasClaimMatch && !hasStaticKeys) {
         throw invalidField('claimMatch', 'one of claimMatch or staticKeys is required');
       }
+      // Who may assume it changes: only for someone holding what its bindings grant. A
+      // v1 PUT repeats both fields unchanged; that changes nothing and needs nothing.
+      if (!sameValue(cm, cur.claimMatch) || !sameValue(sk, cur.staticKeys)) {
+        // The row lock above holds off new bindings (their foreign key needs it) until we commit.
+        await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
+      }
       const updated = await this.d.identities.update(tx, uid, changes);
       if (!updated) throw notFound(IDENTITY_TYPE, uid);
       return updated;
@@ -133,14 +157,17 @@ export class IdentityService {
 
   /**
    * Delete the identity and, with it, every role binding that names it.
-   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED (also when its bindings
+   *   grant what the caller does not hold: see `requireHoldsGrants`).
    */
   async delete(p: Principal, uid: string): Promise<void> {
     requireUid(uid);
     await this.d.authz.require(p, 'identity.delete', uid, 'identity.list', IDENTITY_TYPE);
-    // Its bindings go with it (ON DELETE CASCADE).
+    // Its bindings go with it (ON DELETE CASCADE), so deleting it is deleting them.
     await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
+        if (!(await this.d.identities.get(tx, uid, true))) throw notFound(IDENTITY_TYPE, uid);
+        await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
         if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
       }),
     );

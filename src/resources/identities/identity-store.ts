@@ -1,3 +1,4 @@
+import type { Grant } from '../../auth/authorizer.js';
 import type { PageQuery, StorePage } from '../list-types.js';
 import type { Tx } from '../tx.js';
 import type { ClaimMatch, Identity, StaticKeys } from './identity.js';
@@ -32,4 +33,6 @@ export interface IdentityStore {
   /** Record a federation at `time` (never moves backwards; does not touch `updateTime`). */
   touchLastSeen(tx: Tx, uid: string, time: Date): Promise<void>;
   list(tx: Tx, q: PageQuery): Promise<StorePage<Identity>>;
+  /** What the identity's role bindings grant, one entry per group it is bound at. */
+  grantsOf(tx: Tx, uid: string): Promise<Grant[]>;
 }

@@ -2,6 +2,7 @@ import type { Authorizer } from '../../auth/authorizer.js';
 import type { Principal } from '../../auth/principal.js';
 import { invalidField } from '../../core/rpc-error.js';
 import { isRootUid, isSelfOrBelow, isValidUidp, parentOf } from '../../core/uidp.js';
+import { canSeeRole } from '../reference-visibility.js';
 import { requireHeld } from '../roles/grant-guard.js';
 import type { Role } from '../roles/role.js';
 import type { RoleStore } from '../roles/role-store.js';
@@ -24,7 +25,8 @@ export function isGrantableAt(roleUid: string, groupUid: string): boolean {
 /**
  * The role an identity provider or an invite promises to bind at `groupUid`. It must exist
  * and be a built-in (flat uid) or a custom role defined at the group or above it; a missing
- * role and one defined elsewhere get the same answer, so nothing about other roles leaks.
+ * role, one defined elsewhere and one the caller cannot list get the same answer, so
+ * nothing about other roles leaks.
  * A promise of a binding obeys the binding's own no-escalation rule: the caller must hold
  * every capability of the role at the group (see roles/grant-guard.ts).
  *
@@ -43,7 +45,8 @@ export async function requireGrantableRole(
 ): Promise<Role> {
   const why = 'must be the uid of a built-in role or of a role defined at or above the group';
   if (!isValidUidp(roleUid) || !isGrantableAt(roleUid, groupUid)) throw invalidField(field, why);
-  const role = await d.roles.get(tx, roleUid);
+  // A role the caller cannot list answers exactly like a missing one.
+  const role = (await canSeeRole(d.authz, p, roleUid)) ? await d.roles.get(tx, roleUid) : undefined;
   if (!role) throw invalidField(field, why);
   await requireHeld(d.authz, p, role.capabilities, groupUid);
   return role;

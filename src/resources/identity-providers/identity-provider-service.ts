@@ -1,4 +1,5 @@
 import type { Authorizer } from '../../auth/authorizer.js';
+import type { SecretBox } from '../../auth/secret-box.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import { parseMask, resolvePatch } from '../../core/field-mask.js';
@@ -31,6 +32,13 @@ export interface IdentityProviderServiceDeps {
   pager: ListPager;
   /** ARBOR_ALLOW_INSECURE_ISSUERS: accept `http://` issuers (development only). */
   allowInsecureIssuers: boolean;
+  /** Seals client secrets before they reach the store (secrets at rest). */
+  secrets: SecretBox;
+}
+
+/** Associated data of a sealed client secret: it opens only as this IdP's secret. */
+function secretContext(uid: string): string {
+  return `identity_providers.oidc_client_secret:${uid}`;
 }
 
 type Body = Record<string, unknown>;
@@ -75,17 +83,18 @@ export class IdentityProviderService {
     const group = requireUid(groupUid ?? '', 'parent');
     const input = parseInput(this.#schemas.create, withoutKeys(body, IDP_UPDATE.outputOnly));
     await this.requireWrite(p, 'identity_providers.create', group, 'groups.list', GROUP_TYPE);
+    const uid = newChildUid(group);
     return this.d.uow.run(async (tx) => {
       if (!(await this.d.groups.get(tx, group))) throw notFound(GROUP_TYPE, group);
       await requireGrantableRole(this.d, p, tx, input.defaultRole, group, 'defaultRole');
       return this.d.idps.insert(tx, {
-        uid: newChildUid(group),
+        uid,
         parentUid: group,
         name: input.name,
         description: input.description ?? '',
         defaultRole: input.defaultRole,
         oidc: oidcConfig(input.oidc),
-        clientSecret: input.oidc.clientSecret ?? '',
+        sealedClientSecret: this.#seal(uid, input.oidc.clientSecret ?? ''),
       });
     });
   }
@@ -156,7 +165,7 @@ export class IdentityProviderService {
           );
         }
         row.oidc = oidcConfig(patch.oidc);
-        if (secret !== '') row.clientSecret = secret;
+        if (secret !== '') row.sealedClientSecret = this.#seal(uid, secret);
       }
       const updated = await this.d.idps.update(tx, uid, row);
       if (!updated) throw notFound(IDP_TYPE, uid);
@@ -177,5 +186,50 @@ export class IdentityProviderService {
     await this.d.uow.run(async (tx) => {
       if (!(await this.d.idps.delete(tx, uid))) throw notFound(IDP_TYPE, uid);
     });
+  }
+
+  /**
+   * The client secret of an IdP in plain text, for Arbor's own use (a sign-in flow
+   * talking to the provider); no route exposes it. '' when none is stored.
+   * @throws RpcError NOT_FOUND for no such IdP; Error when it cannot be opened (its key
+   *   is gone, or the value was tampered with or copied from another IdP).
+   */
+  async clientSecret(uid: string): Promise<string> {
+    const stored = await this.d.uow.read((tx) => this.d.idps.clientSecret(tx, uid));
+    if (!stored) throw notFound(IDP_TYPE, uid);
+    if (stored.value === '' || !stored.sealed) return stored.value;
+    return this.d.secrets.open(stored.value, secretContext(uid));
+  }
+
+  /**
+   * Seal every stored secret that is plain text (written before secrets were sealed) or
+   * sealed by a key other than the current one. Run at every start and by
+   * `arbor reseal-secrets`; idempotent, and a no-op once everything is current.
+   * @returns how many were resealed, and the uids that could not be opened (their key is
+   *   no longer configured), which are left as they are.
+   */
+  async resealClientSecrets(): Promise<{ resealed: number; unreadable: string[] }> {
+    const box = this.d.secrets;
+    return this.d.uow.run(async (tx) => {
+      const rows = await this.d.idps.secretsToReseal(tx, box.currentPrefix);
+      const unreadable: string[] = [];
+      let resealed = 0;
+      for (const row of rows) {
+        let plain: string;
+        try {
+          plain = row.sealed ? box.open(row.value, secretContext(row.uid)) : row.value;
+        } catch {
+          unreadable.push(row.uid);
+          continue;
+        }
+        await this.d.idps.replaceSecret(tx, row.uid, row.value, this.#seal(row.uid, plain));
+        resealed++;
+      }
+      return { resealed, unreadable };
+    });
+  }
+
+  #seal(uid: string, plain: string): string {
+    return plain === '' ? '' : this.d.secrets.seal(plain, secretContext(uid));
   }
 }

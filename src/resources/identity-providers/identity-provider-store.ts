@@ -9,7 +9,16 @@ export interface NewIdentityProvider {
   description: string;
   defaultRole: string;
   oidc: OidcConfig;
-  clientSecret: string;
+  /** Sealed by the service (`SecretBox`), or '' for none: the store never sees plain text. */
+  sealedClientSecret: string;
+}
+
+/** A stored client secret as the resealing pass sees it. */
+export interface StoredClientSecret {
+  uid: string;
+  value: string;
+  /** False for a row written before secrets were sealed: `value` is plain text. */
+  sealed: boolean;
 }
 
 export interface IdentityProviderPatchRow {
@@ -17,8 +26,8 @@ export interface IdentityProviderPatchRow {
   description?: string;
   defaultRole?: string;
   oidc?: OidcConfig;
-  /** Absent keeps the stored secret. */
-  clientSecret?: string;
+  /** Sealed, as in `NewIdentityProvider`; absent keeps the stored secret. */
+  sealedClientSecret?: string;
 }
 
 /** Storage of identity providers. No method ever returns the client secret. */
@@ -34,4 +43,10 @@ export interface IdentityProviderStore {
   /** @returns false when nothing was there. */
   delete(tx: Tx, uid: string): Promise<boolean>;
   list(tx: Tx, q: PageQuery): Promise<StorePage<IdentityProvider>>;
+  /** The stored (sealed) client secret of one IdP; undefined when there is no such IdP. */
+  clientSecret(tx: Tx, uid: string): Promise<StoredClientSecret | undefined>;
+  /** Every non-empty stored secret that is plain text or sealed by a key other than `kid`. */
+  secretsToReseal(tx: Tx, currentKidPrefix: string): Promise<StoredClientSecret[]>;
+  /** Replace a stored secret with its sealed form, unless it changed meanwhile. */
+  replaceSecret(tx: Tx, uid: string, old: string, sealed: string): Promise<void>;
 }

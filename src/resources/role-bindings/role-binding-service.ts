@@ -13,6 +13,7 @@ import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
+import { canSeeIdentity, canSeeRole, visibleBinding } from '../reference-visibility.js';
 import { requireHeld } from '../roles/grant-guard.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
@@ -65,11 +66,12 @@ export class RoleBindingService {
     );
     await this.d.authz.require(p, 'role_bindings.create', groupUid, 'groups.list', GROUP_TYPE);
     await this.check(p, { groupUid, ...input });
-    return this.d.authz.changingGrants(
+    const created = await this.d.authz.changingGrants(
       this.d.uow.run((tx) =>
         this.d.bindings.insert(tx, { uid: newChildUid(groupUid), parentUid: groupUid, ...input }),
       ),
     );
+    return visibleBinding(this.d.authz, p, created);
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
@@ -84,15 +86,20 @@ export class RoleBindingService {
     );
     const found = await this.d.uow.read((tx) => this.d.bindings.get(tx, uid));
     if (!found) throw notFound(ROLE_BINDING_TYPE, uid);
-    return found;
+    return visibleBinding(this.d.authz, p, found);
   }
 
-  /** Bindings the caller may list, hydrated. @throws RpcError INVALID_ARGUMENT. */
+  /**
+   * Bindings the caller may list, hydrated with what it may see of each reference (see
+   * `reference-visibility.ts`). @throws RpcError INVALID_ARGUMENT.
+   */
   async list(p: Principal, req: ListRequest): Promise<ListPage<RoleBinding>> {
     const visibility = await this.d.authz.visibility(p, 'role_bindings.list');
-    return this.d.pager.page(ROLE_BINDING_LIST, req, visibility, (q) =>
+    const page = await this.d.pager.page(ROLE_BINDING_LIST, req, visibility, (q) =>
       this.d.uow.read((tx) => this.d.bindings.list(tx, q)),
     );
+    const items = await Promise.all(page.items.map((b) => visibleBinding(this.d.authz, p, b)));
+    return { ...page, items };
   }
 
   /**
@@ -125,13 +132,14 @@ export class RoleBindingService {
       roleUid: patch.roleUid ?? cur.role.uid,
     };
     await this.check(p, target);
-    return this.d.authz.changingGrants(
+    const updated = await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
-        const updated = await this.d.bindings.update(tx, uid, target);
-        if (!updated) throw notFound(ROLE_BINDING_TYPE, uid);
-        return updated;
+        const row = await this.d.bindings.update(tx, uid, target);
+        if (!row) throw notFound(ROLE_BINDING_TYPE, uid);
+        return row;
       }),
     );
+    return visibleBinding(this.d.authz, p, updated);
   }
 
   /**
@@ -153,7 +161,8 @@ export class RoleBindingService {
 
   /**
    * The rules a binding's target must satisfy, checked before the write; the foreign keys
-   * catch anything deleted in between.
+   * catch anything deleted in between. An identity or role the caller cannot list is
+   * "not found" exactly like one that does not exist, so the answer is no oracle.
    */
   private async check(p: Principal, t: Target): Promise<void> {
     const placement = placementViolations(t.groupUid, t.identityUid, t.roleUid);
@@ -162,11 +171,16 @@ export class RoleBindingService {
       this.d.bindings.refs(tx, t.groupUid, t.identityUid, t.roleUid),
     );
     if (!refs.groupExists) throw notFound(GROUP_TYPE, t.groupUid);
+    const identityFound =
+      refs.identityExists && (await canSeeIdentity(this.d.authz, p, t.identityUid));
+    const roleCapabilities =
+      refs.roleCapabilities && (await canSeeRole(this.d.authz, p, t.roleUid))
+        ? refs.roleCapabilities
+        : undefined;
     const missing: FieldViolation[] = [];
-    if (!refs.identityExists)
-      missing.push({ field: 'identityUid', description: 'identity not found' });
-    if (!refs.roleCapabilities) missing.push({ field: 'roleUid', description: 'role not found' });
-    if (missing.length > 0 || !refs.roleCapabilities) throw invalidArgument(missing);
-    await requireHeld(this.d.authz, p, refs.roleCapabilities, t.groupUid);
+    if (!identityFound) missing.push({ field: 'identityUid', description: 'identity not found' });
+    if (!roleCapabilities) missing.push({ field: 'roleUid', description: 'role not found' });
+    if (missing.length > 0 || !roleCapabilities) throw invalidArgument(missing);
+    await requireHeld(this.d.authz, p, roleCapabilities, t.groupUid);
   }
 }

@@ -1,7 +1,7 @@
 import type { Authorizer } from '../../auth/authorizer.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ListRequest } from '../../core/list-request.js';
-import { notFound } from '../../core/rpc-error.js';
+import { notFound, permissionDenied } from '../../core/rpc-error.js';
 import { newChildUid } from '../../core/uidp.js';
 import { requireUid } from '../groups/group-service.js';
 import type { ListPager } from '../list-pager.js';
@@ -29,7 +29,9 @@ export class TagService {
 
   /**
    * Create the tag `name` in the repo, or, when the repo already has a tag of that name,
-   * point it at the new digest (same uid, new updateTime).
+   * point it at the new digest (same uid, new updateTime). Creating needs `tag.create`;
+   * moving a tag that exists is an update and needs `tag.update` too, or whoever may only
+   * push new tags could repoint `latest` at anything.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (repo missing or invisible), PERMISSION_DENIED.
    */
   async create(
@@ -40,16 +42,19 @@ export class TagService {
     const input = parseInput(tagPutSchema, withoutKeys(body, TAG_OUTPUT_ONLY));
     const repo = requireUid(repoUid ?? '', 'parent');
     await this.d.authz.require(p, 'tag.create', repo, 'repo.list', REPO_TYPE);
-    const { tag } = await this.d.uow.run((tx) =>
+    const mayMove = await this.d.authz.can(p, 'tag.update', repo);
+    const written = await this.d.uow.run((tx) =>
       this.d.tags.upsert(tx, {
         uid: newChildUid(repo),
         parentUid: repo,
         name: input.name,
         digest: input.digest,
         deprecated: input.deprecated,
+        mayMove,
       }),
     );
-    return tag;
+    if (!written) throw permissionDenied('missing capability tag.update to move an existing tag');
+    return written.tag;
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND when missing or invisible. */

@@ -10,6 +10,8 @@ export interface TagUpsert {
   digest: string;
   /** Undefined keeps the stored value (false for a new tag). */
   deprecated: boolean | undefined;
+  /** Whether an existing tag of that name may be moved; when false it is left untouched. */
+  mayMove: boolean;
 }
 
 /** A tag the registry reports pushed (§5.5); `at` is the event's own time. */
@@ -34,10 +36,11 @@ export interface TagStore {
   get(tx: Tx, uid: string): Promise<Tag | undefined>;
   /**
    * Insert the tag, or move the existing tag of that name in that repo (same uid, new
-   * digest, new update time).
+   * digest, new update time) when `mayMove`.
+   * @returns undefined when the tag exists and `mayMove` is false (nothing written).
    * @throws RpcError NOT_FOUND when the repo does not exist.
    */
-  upsert(tx: Tx, tag: TagUpsert): Promise<{ tag: Tag; created: boolean }>;
+  upsert(tx: Tx, tag: TagUpsert): Promise<{ tag: Tag; created: boolean } | undefined>;
   /** @returns false when nothing was there. */
   delete(tx: Tx, uid: string): Promise<boolean>;
   list(tx: Tx, q: PageQuery): Promise<StorePage<Tag>>;
