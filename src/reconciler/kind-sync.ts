@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.js';
 import { Code } from '../core/rpc-code.js';
 import { isRpcError } from '../core/rpc-error.js';
 import type { ArborObject, KindName } from './resources.js';
@@ -35,12 +36,13 @@ export interface KindReconciler<S> {
   /** The custom resources (same namespace) that `spec` names; they wake this object. */
   references(spec: S): Array<{ kind: KindName; name: string }>;
   /**
-   * Make the Arbor resource match the object. Calls the same services as REST.
+   * Make the Arbor resource match the object. Calls the same services as REST, as `p`:
+   * the principal of the object's namespace (see `authority.ts`).
    * @throws WaitingForReference, RpcError (INVALID_ARGUMENT means the spec is wrong).
    */
-  sync(obj: ArborObject<S>, refs: RefResolver): Promise<SyncResult>;
-  /** Delete the Arbor resource. @throws RpcError; NOT_FOUND counts as done. */
-  remove(uid: string): Promise<void>;
+  sync(obj: ArborObject<S>, refs: RefResolver, p: Principal): Promise<SyncResult>;
+  /** Delete the Arbor resource as `p`. @throws RpcError; NOT_FOUND counts as done. */
+  remove(uid: string, p: Principal): Promise<void>;
 }
 
 export interface ConvergeOps<A> {

@@ -9,6 +9,7 @@ import {
   sameStatus,
   type DesiredStatus,
 } from './conditions.js';
+import { AuthorityRejected, NoAuthority, type AuthorityResolver } from './authority.js';
 import type { EventSink } from './events.js';
 import {
   addFinalizer,
@@ -44,6 +45,8 @@ export interface ResourceReconcilerDeps {
   events: EventSink;
   logger: Logger;
   refs: RefResolver;
+  /** Who each namespace's objects act as in Arbor. */
+  authority: AuthorityResolver;
   stats: ReconcileStats;
   now?: () => Date;
 }
@@ -99,13 +102,16 @@ export class ResourceReconciler<S extends Spec> {
       return DONE;
     }
     this.rejected.delete(key);
-    if (!hasFinalizer(obj)) obj = await addFinalizer(this.d.kube, this.kind.kind, obj);
 
     let want: DesiredStatus;
     let outcome: Outcome;
     let result: SyncResult | undefined;
     try {
-      result = await this.kind.sync(obj, this.d.refs);
+      // Authority first: an object that may change nothing gets no finalizer either, so
+      // that it can always be deleted.
+      const principal = await this.d.authority.principalFor(namespace);
+      if (!hasFinalizer(obj)) obj = await addFinalizer(this.d.kube, this.kind.kind, obj);
+      result = await this.kind.sync(obj, this.d.refs, principal);
       want = {
         uid: result.uid,
         generation,
@@ -143,6 +149,16 @@ export class ResourceReconciler<S extends Spec> {
   ): { want: DesiredStatus; outcome: Outcome } {
     const base = { uid: undefined, generation };
     const message = e instanceof Error ? e.message : String(e);
+    if (e instanceof NoAuthority || e instanceof AuthorityRejected) {
+      const reason = e instanceof NoAuthority ? Reason.NoAuthority : Reason.AuthorityRejected;
+      const c = { status: 'False', reason, message } as const;
+      // NoAuthority waits for a NamespaceAuthority event (and the resync); a rejected one
+      // is fixed in Arbor, which sends no events, so it is retried with backoff.
+      return {
+        want: { ...base, ready: c, synced: c },
+        outcome: e instanceof NoAuthority ? DONE : RETRY,
+      };
+    }
     if (e instanceof WaitingForReference) {
       const c = { status: 'False', reason: Reason.WaitingForReference, message } as const;
       return { want: { ...base, ready: c, synced: c }, outcome: RETRY };
@@ -238,11 +254,16 @@ export class ResourceReconciler<S extends Spec> {
     const uid = obj.status?.uid;
     if (uid && deletesExternal(obj)) {
       try {
-        await this.kind.remove(uid);
+        // Without authority the Arbor resource stays, and so does the finalizer: letting
+        // go would orphan it silently. deletionPolicy: Orphan is the way out.
+        await this.kind.remove(uid, await this.d.authority.principalFor(obj.metadata.namespace));
         this.d.events.emit(kind, obj, 'Normal', 'Deleted', `deleted ${kind} ${uid}`);
       } catch (e) {
         if (!isRpcError(e) || e.code !== Code.NOT_FOUND) {
-          const message = e instanceof Error ? e.message : String(e);
+          let message = e instanceof Error ? e.message : String(e);
+          if (e instanceof NoAuthority || e instanceof AuthorityRejected) {
+            message += '; to let the object go anyway, set spec.deletionPolicy: Orphan';
+          }
           const generation = obj.metadata.generation ?? 0;
           await this.writeStatus(
             obj,

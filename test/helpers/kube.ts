@@ -116,6 +116,7 @@ export async function startCluster(
       'crd/groups.arbor.dev',
       'crd/identities.arbor.dev',
       'crd/rolebindings.arbor.dev',
+      'crd/namespaceauthorities.arbor.dev',
     ]);
   } catch (e) {
     await stop().catch(() => undefined);
