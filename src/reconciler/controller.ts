@@ -96,6 +96,7 @@ export class Controller {
           logger,
           refs,
           authority: this.authorities,
+          managed: o.services.managed,
           stats: this.stats,
         }),
       );

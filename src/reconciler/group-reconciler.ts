@@ -29,6 +29,7 @@ function orgHint(parentUid: string | undefined) {
  */
 export class GroupReconciler implements KindReconciler<GroupSpec> {
   readonly kind = 'Group' as const;
+  readonly table = 'groups' as const;
 
   constructor(private readonly groups: GroupService) {}
 

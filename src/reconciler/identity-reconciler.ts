@@ -23,6 +23,7 @@ function normalize(cm: ClaimMatch | ClaimMatchSpec | undefined): Record<string, 
  */
 export class IdentityReconciler implements KindReconciler<IdentitySpec> {
   readonly kind = 'Identity' as const;
+  readonly table = 'identities' as const;
 
   constructor(private readonly identities: IdentityService) {}
 

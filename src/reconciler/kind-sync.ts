@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/principal.js';
+import type { ManagedTable } from '../resources/managed/managed-guard.js';
 import { Code } from '../core/rpc-code.js';
 import { isRpcError } from '../core/rpc-error.js';
 import type { ArborObject, KindName } from './resources.js';
@@ -33,6 +34,8 @@ export interface SyncResult {
 /** What one kind contributes to the generic reconcile loop in `resource-reconciler.ts`. */
 export interface KindReconciler<S> {
   readonly kind: KindName;
+  /** Where Arbor records that one of these objects manages a row (`managed_by`). */
+  readonly table: ManagedTable;
   /** The custom resources (same namespace) that `spec` names; they wake this object. */
   references(spec: S): Array<{ kind: KindName; name: string }>;
   /**

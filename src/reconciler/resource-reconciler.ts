@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { systemPrincipal, type Principal } from '../auth/principal.js';
+import type { ManagedResourceService } from '../resources/managed/managed-resource-service.js';
 import { Code, codeName, isRetryable } from '../core/rpc-code.js';
 import { isRpcError } from '../core/rpc-error.js';
 import {
@@ -47,6 +49,8 @@ export interface ResourceReconcilerDeps {
   refs: RefResolver;
   /** Who each namespace's objects act as in Arbor. */
   authority: AuthorityResolver;
+  /** Marks the resources objects manage, so that other writers are refused. */
+  managed?: ManagedResourceService;
   stats: ReconcileStats;
   now?: () => Date;
 }
@@ -70,6 +74,8 @@ export class ResourceReconciler<S extends Spec> {
   private readonly now: () => Date;
   /** Keys whose spec was rejected, with the inputs it was rejected for. */
   private readonly rejected = new Map<string, string>();
+  /** `manager uid` pairs known to be recorded in Arbor, so an object in sync claims once. */
+  private readonly claimed = new Set<string>();
 
   constructor(
     private readonly kind: KindReconciler<S>,
@@ -109,9 +115,10 @@ export class ResourceReconciler<S extends Spec> {
     try {
       // Authority first: an object that may change nothing gets no finalizer either, so
       // that it can always be deleted.
-      const principal = await this.d.authority.principalFor(namespace);
+      const principal = this.onBehalfOf(obj, await this.d.authority.principalFor(namespace));
       if (!hasFinalizer(obj)) obj = await addFinalizer(this.d.kube, this.kind.kind, obj);
       result = await this.kind.sync(obj, this.d.refs, principal);
+      await this.claim(principal, result);
       want = {
         uid: result.uid,
         generation,
@@ -132,6 +139,28 @@ export class ResourceReconciler<S extends Spec> {
       result?.action === 'created' || result?.action === 'recreated',
     );
     return outcome;
+  }
+
+  /** The namespace's principal, acting for this object: what it writes, it manages. */
+  private onBehalfOf(obj: ArborObject<S>, p: Principal): Principal {
+    const { namespace, name } = obj.metadata;
+    const manager = `${this.kind.kind} ${namespace}/${name}`;
+    return p.kind === 'admin' ? p : { ...p, manager };
+  }
+
+  /**
+   * Make sure Arbor records this object as the manager of its resource. Creates and
+   * updates record it in their own transaction; a resource found already in sync (after
+   * an upgrade, or adopted as it was) is claimed once per process.
+   * @throws RpcError FAILED_PRECONDITION when another object manages it.
+   */
+  private async claim(p: Principal, r: SyncResult): Promise<void> {
+    const key = `${p.kind === 'admin' ? '' : p.manager} ${r.uid}`;
+    if (this.claimed.has(key) || !this.d.managed) return;
+    if (r.action === 'unchanged' || r.action === 'adopted') {
+      await this.d.managed.claim(p, this.kind.table, r.uid);
+    }
+    this.claimed.add(key);
   }
 
   private inputsPrint(obj: ArborObject<S>, generation: number): string {
@@ -256,7 +285,8 @@ export class ResourceReconciler<S extends Spec> {
       try {
         // Without authority the Arbor resource stays, and so does the finalizer: letting
         // go would orphan it silently. deletionPolicy: Orphan is the way out.
-        await this.kind.remove(uid, await this.d.authority.principalFor(obj.metadata.namespace));
+        const p = await this.d.authority.principalFor(obj.metadata.namespace);
+        await this.kind.remove(uid, this.onBehalfOf(obj, p));
         this.d.events.emit(kind, obj, 'Normal', 'Deleted', `deleted ${kind} ${uid}`);
       } catch (e) {
         if (!isRpcError(e) || e.code !== Code.NOT_FOUND) {
@@ -283,6 +313,15 @@ export class ResourceReconciler<S extends Spec> {
         }
       }
     } else if (uid) {
+      // Give the resource back to REST. Only what this very object manages is released,
+      // so this needs no authority of the namespace (and works after a revocation).
+      const self = this.onBehalfOf(obj, systemPrincipal('reconciler'));
+      try {
+        await this.d.managed?.release(self, this.kind.table, uid);
+      } catch (e) {
+        if (!isRpcError(e) || e.code === Code.UNAVAILABLE) throw e;
+        // NOT_FOUND (already gone), FAILED_PRECONDITION (someone else's): nothing to give back.
+      }
       this.d.events.emit(
         kind,
         obj,

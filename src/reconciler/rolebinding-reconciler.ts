@@ -16,6 +16,7 @@ import type { ArborObject, KindName, RoleBindingSpec } from './resources.js';
  */
 export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
   readonly kind = 'RoleBinding' as const;
+  readonly table = 'role_bindings' as const;
 
   constructor(
     private readonly bindings: RoleBindingService,
