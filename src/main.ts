@@ -6,6 +6,7 @@ import { openDatabase } from './db/connect.js';
 import { migrateLatest, migrationStatus } from './db/migrate.js';
 import { authLoginCommand } from './cli/auth-login.js';
 import { importAdvisoriesCommand } from './cli/import-advisories.js';
+import { exportCommand } from './cli/export.js';
 
 const USAGE = `usage: arbor <command>
 
@@ -16,6 +17,7 @@ commands:
   reconcile  sync Group/Identity/RoleBinding custom resources from Kubernetes (KUBECONFIG or in-cluster)
   auth login log in (browser OIDC + PKCE, or an ID token) and print an API token
   import-advisories <path>  import OSV advisory files (a .json file or a directory)
+  export --group <uid> [--namespace NS]  write the tree below a group as custom resources (YAML)
 `;
 
 async function serve(): Promise<void> {
@@ -106,6 +108,9 @@ async function main(argv: string[]): Promise<void> {
     case 'reconcile':
       // Loaded on demand: the API server need not load the Kubernetes client.
       return (await import('./reconciler/command.js')).reconcileCommand();
+    case 'export':
+      process.exitCode = await exportCommand(argv.slice(1));
+      return;
     // @commands (one case per admin command)
     case undefined:
     case 'help':
