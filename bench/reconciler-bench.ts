@@ -184,6 +184,7 @@ async function main() {
       logger,
       namespace: ns,
       leaderElection: false,
+      adminNamespaces: [ns], // the tree starts with an organization
       resyncMs: 24 * 3_600_000, // only the forced resync below
     });
     controller.start();

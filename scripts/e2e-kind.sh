@@ -73,6 +73,9 @@ kubectl -n arbor-system create secret generic arbor-admin \
 kubectl -n arbor-system delete job arbor-migrate --ignore-not-found
 kubectl apply -f crds/
 kubectl apply -k deploy/base
+# The example tree creates an organization, which only the administrator may: let the
+# default namespace act as one (docs/adr/0005-namespace-authority.md).
+kubectl -n arbor-system set env deploy/arbor-reconciler ARBOR_RECONCILER_ADMIN_NAMESPACES=default
 kubectl -n arbor-system wait --for=condition=complete job/arbor-migrate --timeout="$TIMEOUT"
 kubectl -n arbor-system rollout status deploy/arbor-api --timeout="$TIMEOUT"
 kubectl -n arbor-system rollout status deploy/arbor-reconciler --timeout="$TIMEOUT"

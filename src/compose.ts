@@ -32,6 +32,8 @@ import { TagService } from './resources/tags/tag-service.js';
 import { AccountAssociationService } from './resources/account-associations/account-association-service.js';
 import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
+import { ManagedGuard } from './resources/managed/managed-guard.js';
+import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
 import { RegistryCredentials } from './auth/registry-credentials.js';
 import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
@@ -92,7 +94,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const authz = new Authorizer(new CachedGrantSource(new KnexGrantSource(uow)));
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
-    const common = { uow, authz, pager };
+    const managed = new ManagedGuard(st.managers);
+    const common = { uow, authz, pager, managed };
     const services: Services = {
       health: new HealthService(uow, st.pinger),
       groups: new GroupService({ ...common, groups: st.groups }),
@@ -128,6 +131,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         bindings: st.roleBindings,
       }),
       trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
+      managed: new ManagedResourceService({ uow, authz, guard: managed }),
     };
     // Before serving: seal plain-text secrets left by older versions, and move secrets
     // sealed by a retired key onto the current one (key rotation).

@@ -8,6 +8,7 @@ import { migrateLatest, migrationStatus } from './db/migrate.js';
 import { authCommand } from './cli/auth-commands.js';
 import { importAdvisoriesCommand } from './cli/import-advisories.js';
 import { newSecretKeyCommand, resealSecretsCommand } from './cli/secret-keys.js';
+import { exportCommand } from './cli/export.js';
 
 const USAGE = `usage: arbor <command>
 
@@ -20,6 +21,7 @@ commands:
   import-advisories <path>  import OSV advisory files (a .json file or a directory)
   secret-key new     make a new key for secrets at rest (see docs/security.md)
   secret-key reseal  seal every stored secret with the current key
+  export --group <uid> [--namespace NS]  write the tree below a group as custom resources (YAML)
 `;
 
 async function serve(): Promise<void> {
@@ -113,6 +115,9 @@ async function main(argv: string[]): Promise<void> {
         process.stderr.write('usage: arbor secret-key new|reseal\n');
         process.exitCode = 2;
       }
+      return;
+    case 'export':
+      process.exitCode = await exportCommand(argv.slice(1));
       return;
     // @commands (one case per admin command)
     case undefined:

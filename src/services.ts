@@ -11,6 +11,7 @@ import type { AccountAssociationService } from './resources/account-associations
 import type { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import type { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import type { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
+import type { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 // @service-imports
 
 /** Everything the front doors may call. Built once, in compose.ts. */
@@ -28,5 +29,6 @@ export interface Services {
   accountAssociations: AccountAssociationService;
   groupInvites: GroupInviteService;
   trustedKeys: TrustedKeyService;
+  managed: ManagedResourceService;
   // @service-types
 }

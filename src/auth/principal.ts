@@ -6,9 +6,18 @@ export type Principal =
   /** The bootstrap token (ARBOR_ADMIN_TOKEN): every capability everywhere. */
   | { readonly kind: 'admin' }
   /** A component of Arbor itself, e.g. the reconciler: every capability everywhere. */
-  | { readonly kind: 'system'; readonly name: string }
+  | { readonly kind: 'system'; readonly name: string; readonly manager?: string }
   /** An identity holding an API token: what its role bindings grant. */
-  | { readonly kind: 'identity'; readonly uid: string };
+  | { readonly kind: 'identity'; readonly uid: string; readonly manager?: string };
+
+/**
+ * `manager`: the custom resource a reconciler call is made for (`Group team-a/payments`).
+ * Resources it writes are marked managed by it, and nobody else may change them
+ * (see `resources/managed/managed-guard.ts`).
+ */
+export function managerOf(p: Principal): string | undefined {
+  return p.kind === 'admin' ? undefined : p.manager;
+}
 
 export const ADMIN: Principal = Object.freeze({ kind: 'admin' });
 

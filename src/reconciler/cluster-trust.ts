@@ -8,6 +8,19 @@ function asJson(v: unknown): unknown {
   return typeof v === 'string' ? (JSON.parse(v) as unknown) : v;
 }
 
+/**
+ * The cluster's service-account issuer (`iss` of its ServiceAccount tokens), from the
+ * apiserver's discovery document. @throws when the cluster publishes none.
+ */
+export async function readClusterIssuer(kc: KubeConfig): Promise<string> {
+  const discovery = asJson(
+    await kc.makeApiClient(WellKnownApi).getServiceAccountIssuerOpenIDConfiguration(),
+  ) as { issuer?: unknown };
+  if (typeof discovery.issuer !== 'string')
+    throw new Error('the cluster publishes no service-account issuer');
+  return discovery.issuer;
+}
+
 export interface ClusterTrustOptions {
   kubeConfig: KubeConfig;
   trustedKeys: TrustedKeyService;
@@ -32,25 +45,17 @@ export class ClusterTrust {
   /** Read and publish once; returns the issuer and whether the stored keys changed. */
   async refresh(): Promise<{ issuer: string; changed: boolean }> {
     const kc = this.o.kubeConfig;
-    const discovery = asJson(
-      await kc.makeApiClient(WellKnownApi).getServiceAccountIssuerOpenIDConfiguration(),
-    ) as { issuer?: unknown };
-    if (typeof discovery.issuer !== 'string')
-      throw new Error('the cluster publishes no service-account issuer');
+    const issuer = await readClusterIssuer(kc);
     const jwks = asJson(await kc.makeApiClient(OpenidApi).getServiceAccountIssuerOpenIDKeyset());
     const server = kc.getCurrentCluster()?.server ?? 'unknown';
     const changed = await this.o.trustedKeys.publish(
       this.principal,
-      discovery.issuer,
+      issuer,
       jwks,
       `kubernetes:${server}`,
     );
-    if (changed)
-      this.o.logger.info(
-        { issuer: discovery.issuer },
-        'published the cluster service-account keys',
-      );
-    return { issuer: discovery.issuer, changed };
+    if (changed) this.o.logger.info({ issuer }, 'published the cluster service-account keys');
+    return { issuer, changed };
   }
 
   /** Refresh now and then periodically; failures are logged and retried next period. */

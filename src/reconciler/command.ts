@@ -44,6 +44,7 @@ export async function reconcileCommand(): Promise<void> {
     },
     resyncMs: rc.resyncMs,
     queue: { concurrency: rc.workers, ratePerSecond: rc.ratePerSecond },
+    adminNamespaces: rc.adminNamespaces,
   });
   const health = rc.healthPort > 0 ? healthServer(rc.healthPort, controller) : undefined;
   // Idempotent (an unchanged key set writes nothing), so every replica may run it.
@@ -58,6 +59,7 @@ export async function reconcileCommand(): Promise<void> {
       watch: rc.watchNamespace ?? '(all namespaces)',
       lease: rc.leaderElection ? `${rc.leaseNamespace}/${rc.leaseName}` : '(none)',
       identity: rc.identity,
+      adminNamespaces: rc.adminNamespaces,
       database: arbor.db.kind,
     },
     'arbor reconciler started',

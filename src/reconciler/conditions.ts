@@ -15,6 +15,10 @@ export const Reason = {
   Pending: 'Pending',
   Deleting: 'Deleting',
   DeleteFailed: 'DeleteFailed',
+  /** The namespace has no (or more than one) NamespaceAuthority: nothing is changed. */
+  NoAuthority: 'NoAuthority',
+  /** The namespace's NamespaceAuthority names an identity Arbor does not let it use. */
+  AuthorityRejected: 'AuthorityRejected',
 } as const;
 
 export interface ConditionInput {

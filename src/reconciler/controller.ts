@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { systemPrincipal } from '../auth/principal.js';
 import type { Services } from '../services.js';
+import { NamespaceAuthorities } from './authority.js';
 import { KubeEventSink, type EventSink } from './events.js';
 import { FINALIZER, isDeleting } from './finalizer.js';
 import { GroupReconciler } from './group-reconciler.js';
@@ -27,6 +27,13 @@ export interface ControllerOptions {
   resyncMs?: number;
   queue?: Omit<WorkQueueOptions, 'process' | 'onError' | 'clock'>;
   events?: EventSink;
+  /**
+   * Namespaces whose objects act as the Arbor administrator (`ARBOR_RECONCILER_ADMIN_NAMESPACES`);
+   * every other namespace acts as the identity its NamespaceAuthority names, or not at all.
+   */
+  adminNamespaces?: readonly string[];
+  /** The cluster's service-account issuer (default: read from the apiserver). */
+  clusterIssuer?: () => Promise<string>;
 }
 
 /**
@@ -44,6 +51,7 @@ export class Controller {
   /** What we last saw of each object, to skip status-only updates (our own writes). */
   private readonly seen = new Map<string, { print: string; uid: string | null }>();
   private readonly elector: LeaderElector | undefined;
+  readonly authorities: NamespaceAuthorities;
   private resyncTimer: NodeJS.Timeout | undefined;
   private running = false;
 
@@ -58,16 +66,21 @@ export class Controller {
     const events =
       o.events ??
       new KubeEventSink(kc, logger, o.leaderElection ? o.leaderElection.identity : 'arbor');
-    const principal = systemPrincipal('reconciler');
-    this.kinds.push(new GroupReconciler(o.services.groups, principal) as KindReconciler<object>);
-    this.kinds.push(
-      new IdentityReconciler(o.services.identities, principal) as KindReconciler<object>,
-    );
+    this.authorities = new NamespaceAuthorities({
+      kubeConfig: kc,
+      kube: this.kube,
+      identities: o.services.identities,
+      logger,
+      adminNamespaces: o.adminNamespaces,
+      issuer: o.clusterIssuer,
+      onChange: (namespaces) => this.wakeNamespaces(namespaces),
+    });
+    this.kinds.push(new GroupReconciler(o.services.groups) as KindReconciler<object>);
+    this.kinds.push(new IdentityReconciler(o.services.identities) as KindReconciler<object>);
     this.kinds.push(
       new RoleBindingReconciler(
         o.services.roleBindings,
         o.services.roles,
-        principal,
       ) as KindReconciler<object>,
     );
     const refs: RefResolver = {
@@ -77,7 +90,15 @@ export class Controller {
     for (const kind of this.kinds) {
       this.reconcilers.set(
         kind.kind,
-        new ResourceReconciler(kind, { kube: this.kube, events, logger, refs, stats: this.stats }),
+        new ResourceReconciler(kind, {
+          kube: this.kube,
+          events,
+          logger,
+          refs,
+          authority: this.authorities,
+          managed: o.services.managed,
+          stats: this.stats,
+        }),
       );
       this.informers.set(
         kind.kind,
@@ -107,7 +128,7 @@ export class Controller {
 
   /** True once every informer has completed its first list. */
   get synced(): boolean {
-    return [...this.informers.values()].every((i) => i.synced);
+    return this.authorities.synced && [...this.informers.values()].every((i) => i.synced);
   }
 
   start(): void {
@@ -140,6 +161,7 @@ export class Controller {
       if (this.running) return;
       this.running = true;
       this.seen.clear();
+      this.authorities.start();
       for (const i of this.informers.values()) i.start();
       this.queue.start();
       // A restarted informer does not replay the objects it already holds, so a replica
@@ -157,7 +179,10 @@ export class Controller {
       if (!this.running) return;
       this.running = false;
       clearInterval(this.resyncTimer);
-      await Promise.all([...this.informers.values()].map((i) => i.stop()));
+      await Promise.all([
+        this.authorities.stop(),
+        ...[...this.informers.values()].map((i) => i.stop()),
+      ]);
       await this.queue.stop();
     });
     return this.lifecycle;
@@ -214,6 +239,16 @@ export class Controller {
     this.seen.set(key, { print, uid });
     if (before?.print !== print) this.queue.add(key);
     if (uidChanged || isDeleting(obj)) this.wakeDependents(kind, namespace, name);
+  }
+
+  /** A namespace's authority changed: every object in it must be looked at again. */
+  private wakeNamespaces(namespaces: readonly string[]): void {
+    for (const ns of namespaces) {
+      if (this.o.namespace !== undefined && ns !== this.o.namespace) continue;
+      for (const [kind, informer] of this.informers) {
+        for (const obj of informer.list(ns)) this.queue.add(objectKey(kind, ns, obj.metadata.name));
+      }
+    }
   }
 
   private wakeDependents(kind: KindName, namespace: string, name: string): void {

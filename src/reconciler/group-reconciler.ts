@@ -1,9 +1,25 @@
 import type { Principal } from '../auth/principal.js';
-import { invalidField } from '../core/rpc-error.js';
+import { Code } from '../core/rpc-code.js';
+import { invalidField, isRpcError, permissionDenied } from '../core/rpc-error.js';
 import type { Group } from '../resources/groups/group.js';
 import type { GroupService } from '../resources/groups/group-service.js';
 import { changedFields, converge, type KindReconciler, type RefResolver } from './kind-sync.js';
 import type { ArborObject, GroupSpec } from './resources.js';
+
+/**
+ * Organizations are the administrator's (as in REST): a namespace that is refused one is
+ * told what it can do instead.
+ */
+function orgHint(parentUid: string | undefined) {
+  return (e: unknown): never => {
+    if (parentUid !== undefined || !isRpcError(e) || e.code !== Code.PERMISSION_DENIED) throw e;
+    throw permissionDenied(
+      'only an Arbor administrator can create an organization; set spec.parentUid to a ' +
+        "group this namespace's identity may create under, or spec.adoptUid to an " +
+        'existing organization',
+    );
+  };
+}
 
 /**
  * Group custom resources ↔ Arbor groups. The parent is `spec.parentRef` (another Group
@@ -13,29 +29,26 @@ import type { ArborObject, GroupSpec } from './resources.js';
  */
 export class GroupReconciler implements KindReconciler<GroupSpec> {
   readonly kind = 'Group' as const;
+  readonly table = 'groups' as const;
 
-  constructor(
-    private readonly groups: GroupService,
-    private readonly principal: Principal,
-  ) {}
+  constructor(private readonly groups: GroupService) {}
 
   references(spec: GroupSpec) {
     return spec.parentRef?.name ? [{ kind: 'Group' as const, name: spec.parentRef.name }] : [];
   }
 
-  async sync(obj: ArborObject<GroupSpec>, refs: RefResolver) {
+  async sync(obj: ArborObject<GroupSpec>, refs: RefResolver, p: Principal) {
     const spec = obj.spec ?? {};
     const { namespace, name } = obj.metadata;
     const parentUid = spec.parentRef?.name
       ? refs.uidOf('Group', namespace, spec.parentRef.name)
       : spec.parentUid || undefined;
     const want = { name: spec.name ?? name, description: spec.description ?? '' };
-    const p = this.principal;
     return converge<Group>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
       get: (uid) => this.groups.get(p, uid),
-      create: () => this.groups.create(p, parentUid, want),
+      create: () => this.groups.create(p, parentUid, want).catch(orgHint(parentUid)),
       uidOf: (g) => g.uid,
       check: (g) => {
         if ((g.parentUid ?? undefined) === parentUid) return;
@@ -52,7 +65,7 @@ export class GroupReconciler implements KindReconciler<GroupSpec> {
     });
   }
 
-  async remove(uid: string): Promise<void> {
-    await this.groups.delete(this.principal, uid);
+  async remove(uid: string, p: Principal): Promise<void> {
+    await this.groups.delete(p, uid);
   }
 }

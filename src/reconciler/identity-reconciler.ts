@@ -23,17 +23,15 @@ function normalize(cm: ClaimMatch | ClaimMatchSpec | undefined): Record<string, 
  */
 export class IdentityReconciler implements KindReconciler<IdentitySpec> {
   readonly kind = 'Identity' as const;
+  readonly table = 'identities' as const;
 
-  constructor(
-    private readonly identities: IdentityService,
-    private readonly principal: Principal,
-  ) {}
+  constructor(private readonly identities: IdentityService) {}
 
   references(spec: IdentitySpec) {
     return spec.groupRef?.name ? [{ kind: 'Group' as const, name: spec.groupRef.name }] : [];
   }
 
-  async sync(obj: ArborObject<IdentitySpec>, refs: RefResolver) {
+  async sync(obj: ArborObject<IdentitySpec>, refs: RefResolver, p: Principal) {
     const spec = obj.spec ?? {};
     const { namespace, name } = obj.metadata;
     const groupUid = spec.groupRef?.name
@@ -41,7 +39,6 @@ export class IdentityReconciler implements KindReconciler<IdentitySpec> {
       : spec.groupUid || undefined;
     const claimMatch = normalize(spec.claimMatch);
     const want = { name: spec.name ?? name, description: spec.description ?? '', claimMatch };
-    const p = this.principal;
     return converge<Identity>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
@@ -70,7 +67,7 @@ export class IdentityReconciler implements KindReconciler<IdentitySpec> {
     });
   }
 
-  async remove(uid: string): Promise<void> {
-    await this.identities.delete(this.principal, uid);
+  async remove(uid: string, p: Principal): Promise<void> {
+    await this.identities.delete(p, uid);
   }
 }

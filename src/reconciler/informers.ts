@@ -2,6 +2,7 @@ import {
   makeInformer,
   type Informer,
   type KubeConfig,
+  type KubernetesObject,
   type ObjectCache,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -10,11 +11,16 @@ import { API_GROUP, API_VERSION, KINDS, type ArborObject, type KindName } from '
 
 export type WatchVerb = 'add' | 'update' | 'delete';
 
-export interface KindInformerOptions {
-  kind: KindName;
+export interface KindInformerOptions<T extends KubernetesObject = ArborObject> {
+  kind: KindName | 'NamespaceAuthority';
   /** Watch one namespace, or every namespace when undefined. */
   namespace: string | undefined;
-  onEvent: (verb: WatchVerb, obj: ArborObject) => void;
+  /** What to watch and list instead of the kind's namespaced collection. */
+  source?: {
+    path: string;
+    list: () => Promise<{ items: T[]; metadata?: { resourceVersion?: string } }>;
+  };
+  onEvent: (verb: WatchVerb, obj: T) => void;
   logger: Logger;
   minBackoffMs?: number;
   maxBackoffMs?: number;
@@ -28,8 +34,8 @@ export interface KindInformerOptions {
  * is kept across restarts, and since a restarted informer does not replay objects it
  * already holds, the controller's periodic resync is what covers anything missed.
  */
-export class KindInformer {
-  private readonly informer: Informer<ArborObject> & ObjectCache<ArborObject>;
+export class KindInformer<T extends KubernetesObject = ArborObject> {
+  private readonly informer: Informer<T> & ObjectCache<T>;
   private readonly minBackoffMs: number;
   private readonly maxBackoffMs: number;
   private stopped = true;
@@ -42,17 +48,24 @@ export class KindInformer {
   constructor(
     kc: KubeConfig,
     kube: ArborKubeApi,
-    private readonly o: KindInformerOptions,
+    private readonly o: KindInformerOptions<T>,
   ) {
     this.minBackoffMs = o.minBackoffMs ?? 1_000;
     this.maxBackoffMs = o.maxBackoffMs ?? 30_000;
-    const plural = KINDS[o.kind].plural;
-    const path =
-      o.namespace === undefined
-        ? `/apis/${API_GROUP}/${API_VERSION}/${plural}`
-        : `/apis/${API_GROUP}/${API_VERSION}/namespaces/${o.namespace}/${plural}`;
-    this.informer = makeInformer<ArborObject>(kc, path, async () => {
-      const list = await kube.list(o.kind, o.namespace);
+    const { kind, namespace } = o;
+    const source = o.source ?? {
+      path:
+        namespace === undefined
+          ? `/apis/${API_GROUP}/${API_VERSION}/${KINDS[kind as KindName].plural}`
+          : `/apis/${API_GROUP}/${API_VERSION}/namespaces/${namespace}/${KINDS[kind as KindName].plural}`,
+      list: () =>
+        kube.list(kind as KindName, namespace) as unknown as Promise<{
+          items: T[];
+          metadata?: { resourceVersion?: string };
+        }>,
+    };
+    this.informer = makeInformer<T>(kc, source.path, async () => {
+      const list = await source.list();
       this.synced = true;
       return list;
     });
@@ -74,11 +87,11 @@ export class KindInformer {
     await this.informer.stop();
   }
 
-  get(namespace: string, name: string): ArborObject | undefined {
+  get(namespace: string | undefined, name: string): T | undefined {
     return this.informer.get(name, namespace);
   }
 
-  list(namespace?: string): readonly ArborObject[] {
+  list(namespace?: string): readonly T[] {
     return this.informer.list(namespace);
   }
 

@@ -1,3 +1,5 @@
+import type { Principal } from '../auth/principal.js';
+import type { ManagedTable } from '../resources/managed/managed-guard.js';
 import { Code } from '../core/rpc-code.js';
 import { isRpcError } from '../core/rpc-error.js';
 import type { ArborObject, KindName } from './resources.js';
@@ -32,15 +34,18 @@ export interface SyncResult {
 /** What one kind contributes to the generic reconcile loop in `resource-reconciler.ts`. */
 export interface KindReconciler<S> {
   readonly kind: KindName;
+  /** Where Arbor records that one of these objects manages a row (`managed_by`). */
+  readonly table: ManagedTable;
   /** The custom resources (same namespace) that `spec` names; they wake this object. */
   references(spec: S): Array<{ kind: KindName; name: string }>;
   /**
-   * Make the Arbor resource match the object. Calls the same services as REST.
+   * Make the Arbor resource match the object. Calls the same services as REST, as `p`:
+   * the principal of the object's namespace (see `authority.ts`).
    * @throws WaitingForReference, RpcError (INVALID_ARGUMENT means the spec is wrong).
    */
-  sync(obj: ArborObject<S>, refs: RefResolver): Promise<SyncResult>;
-  /** Delete the Arbor resource. @throws RpcError; NOT_FOUND counts as done. */
-  remove(uid: string): Promise<void>;
+  sync(obj: ArborObject<S>, refs: RefResolver, p: Principal): Promise<SyncResult>;
+  /** Delete the Arbor resource as `p`. @throws RpcError; NOT_FOUND counts as done. */
+  remove(uid: string, p: Principal): Promise<void>;
 }
 
 export interface ConvergeOps<A> {

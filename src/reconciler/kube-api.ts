@@ -8,7 +8,9 @@ import {
 import {
   API_GROUP,
   API_VERSION,
+  AUTHORITY_PLURAL,
   KINDS,
+  type NamespaceAuthority,
   type ArborObject,
   type ArborStatus,
   type KindName,
@@ -78,6 +80,19 @@ export class ArborKubeApi {
           })
         : await this.api.listNamespacedCustomObject({ ...this.base(kind, namespace) });
     return res as { items: ArborObject<S>[]; metadata?: { resourceVersion?: string } };
+  }
+
+  /** Every NamespaceAuthority (cluster-scoped). */
+  async listAuthorities(): Promise<{
+    items: NamespaceAuthority[];
+    metadata?: { resourceVersion?: string };
+  }> {
+    const res: unknown = await this.api.listClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: AUTHORITY_PLURAL,
+    });
+    return res as { items: NamespaceAuthority[]; metadata?: { resourceVersion?: string } };
   }
 
   /**

@@ -19,6 +19,8 @@ export interface ReconcilerConfig {
   healthPort: number;
   /** Publish the cluster's service-account keys for the STS (see cluster-trust.ts). */
   clusterTrust: boolean;
+  /** Namespaces whose objects act as the Arbor administrator (see authority.ts). */
+  adminNamespaces: readonly string[];
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -54,5 +56,11 @@ export function loadReconcilerConfig(env: NodeJS.ProcessEnv = process.env): Reco
     workers: int(env, 'ARBOR_RECONCILE_WORKERS', 4, 1),
     ratePerSecond: int(env, 'ARBOR_RECONCILE_RATE', 20, 1),
     healthPort: int(env, 'ARBOR_RECONCILER_HEALTH_PORT', 8081, 0),
+    adminNamespaces: Object.freeze(
+      (env.ARBOR_RECONCILER_ADMIN_NAMESPACES ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
   });
 }

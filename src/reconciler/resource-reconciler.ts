@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { systemPrincipal, type Principal } from '../auth/principal.js';
+import type { ManagedResourceService } from '../resources/managed/managed-resource-service.js';
 import { Code, codeName, isRetryable } from '../core/rpc-code.js';
 import { isRpcError } from '../core/rpc-error.js';
 import {
@@ -9,6 +11,7 @@ import {
   sameStatus,
   type DesiredStatus,
 } from './conditions.js';
+import { AuthorityRejected, NoAuthority, type AuthorityResolver } from './authority.js';
 import type { EventSink } from './events.js';
 import {
   addFinalizer,
@@ -44,6 +47,10 @@ export interface ResourceReconcilerDeps {
   events: EventSink;
   logger: Logger;
   refs: RefResolver;
+  /** Who each namespace's objects act as in Arbor. */
+  authority: AuthorityResolver;
+  /** Marks the resources objects manage, so that other writers are refused. */
+  managed?: ManagedResourceService;
   stats: ReconcileStats;
   now?: () => Date;
 }
@@ -67,6 +74,8 @@ export class ResourceReconciler<S extends Spec> {
   private readonly now: () => Date;
   /** Keys whose spec was rejected, with the inputs it was rejected for. */
   private readonly rejected = new Map<string, string>();
+  /** `manager uid` pairs known to be recorded in Arbor, so an object in sync claims once. */
+  private readonly claimed = new Set<string>();
 
   constructor(
     private readonly kind: KindReconciler<S>,
@@ -99,13 +108,17 @@ export class ResourceReconciler<S extends Spec> {
       return DONE;
     }
     this.rejected.delete(key);
-    if (!hasFinalizer(obj)) obj = await addFinalizer(this.d.kube, this.kind.kind, obj);
 
     let want: DesiredStatus;
     let outcome: Outcome;
     let result: SyncResult | undefined;
     try {
-      result = await this.kind.sync(obj, this.d.refs);
+      // Authority first: an object that may change nothing gets no finalizer either, so
+      // that it can always be deleted.
+      const principal = this.onBehalfOf(obj, await this.d.authority.principalFor(namespace));
+      if (!hasFinalizer(obj)) obj = await addFinalizer(this.d.kube, this.kind.kind, obj);
+      result = await this.kind.sync(obj, this.d.refs, principal);
+      await this.claim(principal, result);
       want = {
         uid: result.uid,
         generation,
@@ -128,6 +141,28 @@ export class ResourceReconciler<S extends Spec> {
     return outcome;
   }
 
+  /** The namespace's principal, acting for this object: what it writes, it manages. */
+  private onBehalfOf(obj: ArborObject<S>, p: Principal): Principal {
+    const { namespace, name } = obj.metadata;
+    const manager = `${this.kind.kind} ${namespace}/${name}`;
+    return p.kind === 'admin' ? p : { ...p, manager };
+  }
+
+  /**
+   * Make sure Arbor records this object as the manager of its resource. Creates and
+   * updates record it in their own transaction; a resource found already in sync (after
+   * an upgrade, or adopted as it was) is claimed once per process.
+   * @throws RpcError FAILED_PRECONDITION when another object manages it.
+   */
+  private async claim(p: Principal, r: SyncResult): Promise<void> {
+    const key = `${p.kind === 'admin' ? '' : p.manager} ${r.uid}`;
+    if (this.claimed.has(key) || !this.d.managed) return;
+    if (r.action === 'unchanged' || r.action === 'adopted') {
+      await this.d.managed.claim(p, this.kind.table, r.uid);
+    }
+    this.claimed.add(key);
+  }
+
   private inputsPrint(obj: ArborObject<S>, generation: number): string {
     const { namespace } = obj.metadata;
     const refs = this.kind
@@ -143,6 +178,16 @@ export class ResourceReconciler<S extends Spec> {
   ): { want: DesiredStatus; outcome: Outcome } {
     const base = { uid: undefined, generation };
     const message = e instanceof Error ? e.message : String(e);
+    if (e instanceof NoAuthority || e instanceof AuthorityRejected) {
+      const reason = e instanceof NoAuthority ? Reason.NoAuthority : Reason.AuthorityRejected;
+      const c = { status: 'False', reason, message } as const;
+      // NoAuthority waits for a NamespaceAuthority event (and the resync); a rejected one
+      // is fixed in Arbor, which sends no events, so it is retried with backoff.
+      return {
+        want: { ...base, ready: c, synced: c },
+        outcome: e instanceof NoAuthority ? DONE : RETRY,
+      };
+    }
     if (e instanceof WaitingForReference) {
       const c = { status: 'False', reason: Reason.WaitingForReference, message } as const;
       return { want: { ...base, ready: c, synced: c }, outcome: RETRY };
@@ -238,11 +283,17 @@ export class ResourceReconciler<S extends Spec> {
     const uid = obj.status?.uid;
     if (uid && deletesExternal(obj)) {
       try {
-        await this.kind.remove(uid);
+        // Without authority the Arbor resource stays, and so does the finalizer: letting
+        // go would orphan it silently. deletionPolicy: Orphan is the way out.
+        const p = await this.d.authority.principalFor(obj.metadata.namespace);
+        await this.kind.remove(uid, this.onBehalfOf(obj, p));
         this.d.events.emit(kind, obj, 'Normal', 'Deleted', `deleted ${kind} ${uid}`);
       } catch (e) {
         if (!isRpcError(e) || e.code !== Code.NOT_FOUND) {
-          const message = e instanceof Error ? e.message : String(e);
+          let message = e instanceof Error ? e.message : String(e);
+          if (e instanceof NoAuthority || e instanceof AuthorityRejected) {
+            message += '; to let the object go anyway, set spec.deletionPolicy: Orphan';
+          }
           const generation = obj.metadata.generation ?? 0;
           await this.writeStatus(
             obj,
@@ -262,6 +313,15 @@ export class ResourceReconciler<S extends Spec> {
         }
       }
     } else if (uid) {
+      // Give the resource back to REST. Only what this very object manages is released,
+      // so this needs no authority of the namespace (and works after a revocation).
+      const self = this.onBehalfOf(obj, systemPrincipal('reconciler'));
+      try {
+        await this.d.managed?.release(self, this.kind.table, uid);
+      } catch (e) {
+        if (!isRpcError(e) || e.code === Code.UNAVAILABLE) throw e;
+        // NOT_FOUND (already gone), FAILED_PRECONDITION (someone else's): nothing to give back.
+      }
       this.d.events.emit(
         kind,
         obj,

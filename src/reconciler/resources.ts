@@ -101,3 +101,19 @@ export function parseKey(key: string): { kind: KindName; namespace: string; name
   if (!kind || !(kind in KINDS) || !namespace || !name) throw new Error(`bad key ${key}`);
   return { kind: kind as KindName, namespace, name };
 }
+
+/** The cluster-scoped `NamespaceAuthority` (see `authority.ts`). */
+export const AUTHORITY_PLURAL = 'namespaceauthorities';
+
+export interface NamespaceAuthoritySpec {
+  /** The Arbor identity the namespaces act as. */
+  identityUid: string;
+  namespaces: string[];
+  /** Whose tokens the identity must accept in each namespace (default `arbor`). */
+  serviceAccountName?: string;
+}
+
+export interface NamespaceAuthority extends KubernetesObject {
+  metadata: V1ObjectMeta & { name: string };
+  spec: NamespaceAuthoritySpec;
+}

@@ -16,11 +16,11 @@ import type { ArborObject, KindName, RoleBindingSpec } from './resources.js';
  */
 export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
   readonly kind = 'RoleBinding' as const;
+  readonly table = 'role_bindings' as const;
 
   constructor(
     private readonly bindings: RoleBindingService,
     private readonly roles: RoleService,
-    private readonly principal: Principal,
   ) {}
 
   references(spec: RoleBindingSpec) {
@@ -30,7 +30,7 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     return out;
   }
 
-  async sync(obj: ArborObject<RoleBindingSpec>, refs: RefResolver) {
+  async sync(obj: ArborObject<RoleBindingSpec>, refs: RefResolver, p: Principal) {
     const spec = obj.spec ?? {};
     const { namespace } = obj.metadata;
     const groupUid = spec.groupRef?.name
@@ -42,9 +42,8 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     if (groupUid === undefined) throw invalidField('spec.groupRef', 'a group is required');
     if (identityUid === undefined)
       throw invalidField('spec.identityRef', 'an identity is required');
-    const roleUid = spec.roleUid || (await this.roleByName(spec.role ?? '', groupUid));
+    const roleUid = spec.roleUid || (await this.roleByName(p, spec.role ?? '', groupUid));
     const want = { identityUid, roleUid };
-    const p = this.principal;
     return converge<RoleBinding>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
@@ -64,8 +63,8 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     });
   }
 
-  async remove(uid: string): Promise<void> {
-    await this.bindings.delete(this.principal, uid);
+  async remove(uid: string, p: Principal): Promise<void> {
+    await this.bindings.delete(p, uid);
   }
 
   /**
@@ -73,7 +72,7 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
    * group or the nearest ancestor, else a built-in. Custom roles may shadow built-ins.
    * @throws RpcError INVALID_ARGUMENT (no name), NOT_FOUND (no such role in reach).
    */
-  private async roleByName(name: string, groupUid: string): Promise<string> {
+  private async roleByName(p: Principal, name: string, groupUid: string): Promise<string> {
     if (name === '') throw invalidField('spec.role', 'one of role or roleUid is required');
     const candidates: Array<{ uid: string; parentUid: string | null }> = [];
     let pageToken: string | undefined;
@@ -82,7 +81,7 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
         { name, page_size: '200', ...(pageToken ? { page_token: pageToken } : {}) },
         ROLE_LIST,
       );
-      const page = await this.roles.list(this.principal, req);
+      const page = await this.roles.list(p, req);
       candidates.push(...page.items);
       pageToken = page.nextPageToken;
     } while (pageToken);

@@ -49,6 +49,9 @@ function controllerFor(
     logger,
     namespace,
     leaderElection: false,
+    // These tests manage organizations, which only the Arbor administrator may create:
+    // their namespace is assigned the administrator (ARBOR_RECONCILER_ADMIN_NAMESPACES).
+    adminNamespaces: [namespace],
     resyncMs: 3_600_000,
     queue: { baseDelayMs: 100, maxDelayMs: 2_000 },
     ...extra,

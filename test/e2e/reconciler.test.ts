@@ -48,6 +48,9 @@ function controllerFor(
     logger,
     namespace,
     leaderElection: false,
+    // These tests manage organizations, which only the Arbor administrator may create:
+    // their namespace is assigned the administrator (ARBOR_RECONCILER_ADMIN_NAMESPACES).
+    adminNamespaces: [namespace],
     resyncMs: 3_600_000, // resyncs are triggered by hand below
     queue: { baseDelayMs: 100, maxDelayMs: 2_000 },
     ...extra,
@@ -208,27 +211,77 @@ maybe('reconciler: an idle resync writes nothing to Arbor or to Kubernetes', asy
   t.is((await server.admin.get(`${G}/${child.status.uid}`)).body.updateTime, restBefore.updateTime);
 });
 
-maybe('reconciler: drift through REST is reverted and a deleted group recreated', async (t) => {
-  const ns = await cluster.namespace('drift');
-  const k = crs(cluster, ns);
-  const { controller } = controllerFor(t, ns);
-  await k.apply('Group', 'owned', { description: 'from kubernetes' });
-  const first = await k.ready('Group', 'owned');
-  const uid = first.status.uid as string;
-  await server.admin.patch(`${G}/${uid}`, { description: 'changed by hand' });
-  await controller.resyncNow();
-  await eventually('the description to be restored', async () => {
-    const g = await server.admin.get(`${G}/${uid}`);
-    return g.body.description === 'from kubernetes' ? true : undefined;
-  });
+maybe(
+  'reconciler: a REST write to a managed group is refused, naming the object that manages it',
+  async (t) => {
+    const ns = await cluster.namespace('drift');
+    const k = crs(cluster, ns);
+    const { controller } = controllerFor(t, ns);
+    await k.apply('Group', 'owned', { description: 'from kubernetes' });
+    const first = await k.ready('Group', 'owned');
+    const uid = first.status.uid as string;
+    for (const res of [
+      await server.admin.patch(`${G}/${uid}`, { description: 'changed by hand' }),
+      await server.admin.delete(`${G}/${uid}`),
+    ]) {
+      t.is(res.status, 400);
+      t.is(res.body.code, 9, 'FAILED_PRECONDITION');
+      t.regex(res.body.message, new RegExp(`managed by the Kubernetes object Group ${ns}/owned`));
+      const pf = res.body.details.find((d: any) => d['@type'].endsWith('PreconditionFailure'));
+      t.like(pf?.violations?.[0], {
+        type: 'MANAGED_BY_KUBERNETES',
+        subject: `Group ${ns}/owned`,
+      });
+    }
+    t.is((await server.admin.get(`${G}/${uid}`)).body.description, 'from kubernetes');
+    // Children are not the group: REST may still build below it.
+    t.is((await server.admin.post(`${G}/${uid}`, { name: 'by hand' })).status, 200);
 
-  t.is((await server.admin.delete(`${G}/${uid}`)).status, 200);
-  await controller.resyncNow();
-  const again = await k.waitFor('Group', 'owned', (o) => o.status.uid && o.status.uid !== uid);
-  t.is((await server.admin.get(`${G}/${again.status.uid}`)).status, 200);
-  const events = await k.events('owned');
-  t.true(events.some((e) => e.reason === 'Recreated' && e.type === 'Warning'));
-  t.true(events.some((e) => e.reason === 'Updated'));
+    // A group that vanished anyway (deleted on the object's behalf here) is recreated.
+    const asOwner = { kind: 'system', name: 'test', manager: `Group ${ns}/owned` } as const;
+    const child = (await server.admin.get(`${G}?uidp.children_of=${uid}`)).body.groups[0].uid;
+    await server.arbor.services.groups.delete(asOwner, child);
+    await server.arbor.services.groups.delete(asOwner, uid);
+    await controller.resyncNow();
+    const again = await k.waitFor('Group', 'owned', (o) => o.status.uid && o.status.uid !== uid);
+    t.is((await server.admin.get(`${G}/${again.status.uid}`)).status, 200);
+    t.is(
+      (await server.admin.patch(`${G}/${again.status.uid}`, { description: 'x' })).status,
+      400,
+      'the new one is managed too',
+    );
+    const events = await k.events('owned');
+    t.true(events.some((e) => e.reason === 'Recreated' && e.type === 'Warning'));
+  },
+);
+
+maybe('reconciler: deleting with deletionPolicy Orphan gives the group back to REST', async (t) => {
+  const ns = await cluster.namespace('release');
+  const k = crs(cluster, ns);
+  controllerFor(t, ns);
+  await k.apply('Group', 'handover', { deletionPolicy: 'Orphan' });
+  const { status } = await k.ready('Group', 'handover');
+  t.is((await server.admin.patch(`${G}/${status.uid}`, { description: 'no' })).status, 400);
+  await k.delete('Group', 'handover');
+  await k.gone('Group', 'handover');
+  const res = await server.admin.patch(`${G}/${status.uid}`, { description: 'mine now' });
+  t.is(res.status, 200, JSON.stringify(res.body));
+});
+
+maybe('reconciler: two objects cannot manage one group', async (t) => {
+  const ns = await cluster.namespace('twice');
+  const k = crs(cluster, ns);
+  controllerFor(t, ns);
+  await k.apply('Group', 'first', { description: 'one' });
+  const { status } = await k.ready('Group', 'first');
+  await k.apply('Group', 'second', { adoptUid: status.uid, description: 'two' });
+  const obj = await k.waitFor(
+    'Group',
+    'second',
+    (o) => condition(o, 'Ready')?.reason === 'FailedPrecondition',
+  );
+  t.regex(condition(obj, 'Ready').message, new RegExp(`Group ${ns}/first`));
+  t.is((await server.admin.get(`${G}/${status.uid}`)).body.description, 'one');
 });
 
 maybe(

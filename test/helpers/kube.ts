@@ -68,6 +68,11 @@ export interface TestCluster {
   /** A fresh namespace (namespaces never finish deleting without a controller manager). */
   namespace(prefix: string): Promise<string>;
   close(): Promise<void>;
+  /**
+   * Restart kube-apiserver and/or etcd in place (`restart.sh`); undefined for an external
+   * cluster, which tests must not disturb.
+   */
+  restart?: (which: 'apiserver' | 'etcd' | 'both', downSeconds?: number) => Promise<void>;
 }
 
 /** @throws when the control plane does not start or the CRDs do not become established. */
@@ -116,6 +121,7 @@ export async function startCluster(
       'crd/groups.arbor.dev',
       'crd/identities.arbor.dev',
       'crd/rolebindings.arbor.dev',
+      'crd/namespaceauthorities.arbor.dev',
     ]);
   } catch (e) {
     await stop().catch(() => undefined);
@@ -137,6 +143,15 @@ export async function startCluster(
       return name;
     },
     close: stop,
+    ...(dir === undefined
+      ? {}
+      : {
+          restart: async (which: 'apiserver' | 'etcd' | 'both', downSeconds = 2) => {
+            await run('bash', [join(scripts, 'restart.sh'), dir!, which, String(downSeconds)], {
+              timeout: 150_000,
+            });
+          },
+        }),
   };
 }
 

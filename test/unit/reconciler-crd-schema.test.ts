@@ -9,6 +9,7 @@ import type {
   ClaimMatchSpec,
   GroupSpec,
   IdentitySpec,
+  NamespaceAuthoritySpec,
   RoleBindingSpec,
 } from '../../src/reconciler/resources.js';
 import { descriptionSchema, NAME_PATTERN, nameSchema } from '../../src/resources/validate.js';
@@ -25,6 +26,7 @@ const crds = {
   Identity: load('identities.arbor.dev.yaml'),
   RoleBinding: load('rolebindings.arbor.dev.yaml'),
 };
+const authorityCrd = load('namespaceauthorities.arbor.dev.yaml');
 const specOf = (crd: any) => crd.spec.versions[0].schema.openAPIV3Schema.properties.spec;
 
 // Record<keyof T, true> makes tsc fail when a key is missing here or is not in T.
@@ -181,7 +183,7 @@ test('crd schema: the examples name only kinds and fields the CRDs define', (t) 
       const obj = doc.toJS();
       if (!obj) continue;
       t.is(obj.apiVersion, 'arbor.dev/v1alpha1', file);
-      const crd = crds[obj.kind as keyof typeof crds];
+      const crd = { ...crds, NamespaceAuthority: authorityCrd }[obj.kind as keyof typeof crds];
       t.truthy(crd, `${file}: ${obj.kind}`);
       const props = specOf(crd).properties;
       for (const key of Object.keys(obj.spec))
@@ -189,4 +191,25 @@ test('crd schema: the examples name only kinds and fields the CRDs define', (t) 
       if (obj.spec.name !== undefined) t.regex(obj.spec.name, NAME_PATTERN);
     }
   }
+});
+
+const authorityKeys: Record<keyof NamespaceAuthoritySpec, true> = {
+  identityUid: true,
+  namespaces: true,
+  serviceAccountName: true,
+};
+
+test('crd schema: NamespaceAuthority is cluster-scoped and matches its type', (t) => {
+  t.is(authorityCrd.spec.scope, 'Cluster');
+  t.is(authorityCrd.spec.group, 'arbor.dev');
+  t.is(authorityCrd.spec.names.kind, 'NamespaceAuthority');
+  const spec = specOf(authorityCrd);
+  t.deepEqual(sorted(spec.properties), sorted(authorityKeys));
+  t.deepEqual(spec.required, ['identityUid', 'namespaces']);
+  t.is(spec.properties.serviceAccountName.default, 'arbor');
+  // An identity always hangs under a group: a flat (organization) uid is no identity.
+  const uid = new RegExp(spec.properties.identityUid.pattern);
+  t.true(uid.test(`${'a'.repeat(40)}/${'b'.repeat(16)}`));
+  t.false(uid.test('a'.repeat(40)));
+  fc.assert(fc.property(fc.string(), (s) => !uid.test(s) || isValidUidp(s)));
 });

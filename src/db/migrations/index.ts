@@ -6,6 +6,7 @@ import * as m0004 from './0004-registry.js';
 import * as m0005 from './0005-advisories.js';
 import * as m0006 from './0006-trusted-issuer-keys.js';
 import * as m0007 from './0007-sealed-client-secrets.js';
+import * as m0008 from './0008-managed-by.js';
 import * as m0010 from './0010-pushes-and-people.js';
 // @migration-imports (append one import per migration below this line)
 
@@ -23,6 +24,7 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0005-advisories', m0005],
   ['0006-trusted-issuer-keys', m0006],
   ['0007-sealed-client-secrets', m0007],
+  ['0008-managed-by', m0008],
   ['0010-pushes-and-people', m0010],
   // @migration-list (append one entry per migration below this line, in number order)
 ];

@@ -4,6 +4,7 @@ import { KnexGroupInviteStore } from './group-invite-store.js';
 import { KnexGroupStore } from './group-store.js';
 import { KnexIdentityProviderStore } from './identity-provider-store.js';
 import { KnexIdentityStore } from './identity-store.js';
+import { KnexManagerStore } from './manager-store.js';
 import { KnexPinger } from './ping-store.js';
 import { KnexRepoStore } from './repo-store.js';
 import { KnexRoleBindingStore } from './role-binding-store.js';
@@ -26,5 +27,6 @@ export function createStores() {
     accountAssociations: new KnexAccountAssociationStore(),
     groupInvites: new KnexGroupInviteStore(),
     trustedKeys: new KnexTrustedKeyStore(),
+    managers: new KnexManagerStore(),
   };
 }

@@ -6,6 +6,7 @@ import { invalidField, notFound, permissionDenied } from '../../core/rpc-error.j
 import { isValidUidp, newChildUid, newRootUid } from '../../core/uidp.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
+import type { ManagedGuard } from '../managed/managed-guard.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import { GROUP_LIST, GROUP_TYPE, GROUP_UPDATE, type Group } from './group.js';
@@ -17,6 +18,8 @@ export interface GroupServiceDeps {
   groups: GroupStore;
   authz: Authorizer;
   pager: ListPager;
+  /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
+  managed?: ManagedGuard;
 }
 
 /** @throws RpcError INVALID_ARGUMENT unless `uid` is a well-formed uid path. */
@@ -50,12 +53,13 @@ export class GroupService {
       if (parentUid !== undefined && !(await this.d.groups.get(tx, parentUid))) {
         throw notFound(GROUP_TYPE, parentUid);
       }
-      return this.d.groups.insert(tx, {
+      const g = await this.d.groups.insert(tx, {
         uid: parentUid === undefined ? newRootUid() : newChildUid(parentUid),
         parentUid: parentUid ?? null,
         name: input.name,
         description: input.description ?? '',
       });
+      return this.d.managed ? this.d.managed.created(tx, 'groups', g, p) : g;
     });
   }
 
@@ -92,6 +96,7 @@ export class GroupService {
     );
     await this.d.authz.require(p, 'groups.update', uid, 'groups.list', GROUP_TYPE);
     return this.d.uow.run(async (tx) => {
+      await this.d.managed?.beforeWrite(tx, 'groups', uid, p);
       const g = await this.d.groups.update(tx, uid, patch);
       if (!g) throw notFound(GROUP_TYPE, uid);
       return g;
@@ -103,6 +108,7 @@ export class GroupService {
     requireUid(uid);
     await this.d.authz.require(p, 'groups.delete', uid, 'groups.list', GROUP_TYPE);
     await this.d.uow.run(async (tx) => {
+      await this.d.managed?.beforeWrite(tx, 'groups', uid, p);
       if (!(await this.d.groups.delete(tx, uid))) throw notFound(GROUP_TYPE, uid);
     });
   }

@@ -9,6 +9,7 @@ import { requireUid } from '../groups/group-service.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { requireHoldsGrants } from '../roles/grant-guard.js';
+import type { ManagedGuard } from '../managed/managed-guard.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import {
@@ -29,6 +30,8 @@ export interface IdentityServiceDeps {
   pager: ListPager;
   /** Whether `http://` issuers are accepted (ARBOR_ALLOW_INSECURE_ISSUERS). */
   allowInsecureIssuers: boolean;
+  /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
+  managed?: ManagedGuard;
   now?: () => Date;
 }
 
@@ -78,15 +81,17 @@ export class IdentityService {
     const staticKeys = input.staticKeys ? this.#staticKeys(input.staticKeys, now, now) : null;
     await this.d.authz.require(p, 'identity.create', parentUid, 'groups.list', GROUP_TYPE);
     return this.d.uow.run((tx) =>
-      this.d.identities.insert(tx, {
-        uid: newChildUid(parentUid),
-        parentUid,
-        name: input.name,
-        description: input.description ?? '',
-        claimMatch: input.claimMatch ?? null,
-        staticKeys,
-        createTime: now,
-      }),
+      this.d.identities
+        .insert(tx, {
+          uid: newChildUid(parentUid),
+          parentUid,
+          name: input.name,
+          description: input.description ?? '',
+          claimMatch: input.claimMatch ?? null,
+          staticKeys,
+          createTime: now,
+        })
+        .then((i) => (this.d.managed ? this.d.managed.created(tx, 'identities', i, p) : i)),
     );
   }
 
@@ -125,6 +130,7 @@ export class IdentityService {
     );
     await this.d.authz.require(p, 'identity.update', uid, 'identity.list', IDENTITY_TYPE);
     return this.d.uow.run(async (tx) => {
+      await this.d.managed?.beforeWrite(tx, 'identities', uid, p);
       const cur = await this.d.identities.get(tx, uid, true);
       if (!cur) throw notFound(IDENTITY_TYPE, uid);
       const changes: IdentityChanges = { name: patch.name, description: patch.description };
@@ -168,6 +174,7 @@ export class IdentityService {
       this.d.uow.run(async (tx) => {
         if (!(await this.d.identities.get(tx, uid, true))) throw notFound(IDENTITY_TYPE, uid);
         await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
+        await this.d.managed?.beforeWrite(tx, 'identities', uid, p);
         if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
       }),
     );

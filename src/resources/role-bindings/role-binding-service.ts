@@ -15,6 +15,7 @@ import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { canSeeIdentity, canSeeRole, visibleBinding } from '../reference-visibility.js';
 import { requireHeld } from '../roles/grant-guard.js';
+import type { ManagedGuard } from '../managed/managed-guard.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import {
@@ -35,6 +36,8 @@ export interface RoleBindingServiceDeps {
   bindings: RoleBindingStore;
   authz: Authorizer;
   pager: ListPager;
+  /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
+  managed?: ManagedGuard;
 }
 
 interface Target {
@@ -68,7 +71,9 @@ export class RoleBindingService {
     await this.check(p, { groupUid, ...input });
     const created = await this.d.authz.changingGrants(
       this.d.uow.run((tx) =>
-        this.d.bindings.insert(tx, { uid: newChildUid(groupUid), parentUid: groupUid, ...input }),
+        this.d.bindings
+          .insert(tx, { uid: newChildUid(groupUid), parentUid: groupUid, ...input })
+          .then((b) => (this.d.managed ? this.d.managed.created(tx, 'role_bindings', b, p) : b)),
       ),
     );
     return visibleBinding(this.d.authz, p, created);
@@ -134,6 +139,7 @@ export class RoleBindingService {
     await this.check(p, target);
     const updated = await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
+        await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
         const row = await this.d.bindings.update(tx, uid, target);
         if (!row) throw notFound(ROLE_BINDING_TYPE, uid);
         return row;
@@ -156,7 +162,12 @@ export class RoleBindingService {
       'role_bindings.list',
       ROLE_BINDING_TYPE,
     );
-    await this.d.authz.changingGrants(this.d.uow.run((tx) => this.d.bindings.delete(tx, uid)));
+    await this.d.authz.changingGrants(
+      this.d.uow.run(async (tx) => {
+        await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
+        await this.d.bindings.delete(tx, uid);
+      }),
+    );
   }
 
   /**

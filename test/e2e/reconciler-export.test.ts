@@ -1,0 +1,104 @@
+import test from 'ava';
+import { pino } from 'pino';
+import { parseAllDocuments } from 'yaml';
+import { systemPrincipal } from '../../src/auth/principal.js';
+import { exportTree } from '../../src/cli/export.js';
+import { Controller } from '../../src/reconciler/controller.js';
+import { builtinRole } from '../helpers/authority.js';
+import { createGroup } from '../helpers/fixtures.js';
+import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
+import {
+  countingServices,
+  crs,
+  kubeAvailability,
+  startCluster,
+  type Kind,
+  type TestCluster,
+} from '../helpers/kube.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * `arbor export` round trip on the real control plane: a tree built through REST,
+ * exported as custom resources, applied with kubectl, is adopted as it is — every object
+ * Ready with the uid it had, and not one create, update or delete call to the services.
+ */
+const kube = kubeAvailability();
+const maybe = kube.available ? test.serial : test.skip;
+if (!kube.available) console.log(`SKIPPED export e2e: ${kube.reason}`);
+
+let cluster: TestCluster;
+let server: TestServer;
+test.before(async () => {
+  if (!kube.available) return;
+  [cluster, server] = await Promise.all([startCluster(kube), startServer()]);
+});
+test.after.always(async () => {
+  await server?.close();
+  await cluster?.close();
+});
+
+maybe('export: a REST-built tree applied with kubectl is adopted with no writes', async (t) => {
+  const a = server.admin;
+  const org = await createGroup(a, 'export org_1', undefined, 'built by hand');
+  const folder = await createGroup(a, 'platform', org, 'the platform team');
+  const sub = await createGroup(a, 'platform', folder); // same name one level down
+  const bot = await createIdentity(a, folder, 'deployer', {
+    issuer: 'https://token.actions.githubusercontent.com',
+    subjectPattern: 'repo:acme/.*',
+    audience: 'arbor',
+  });
+  await createBinding(a, sub, bot, await builtinRole(a, 'viewer'));
+  await createBinding(a, org, bot, await builtinRole(a, 'editor'));
+  const rest = async () =>
+    JSON.stringify(
+      await Promise.all([
+        a.get(`/iam/v2beta1/groups?uidp.descendants_of=${org}`),
+        a.get(`/iam/v2beta1/groups/${org}`),
+        a.get(`/iam/v2beta1/identities?uidp.descendants_of=${org}`),
+        a.get(`/iam/v2beta1/roleBindings?uidp.descendants_of=${org}`),
+      ]).then((rs) => rs.map((r) => r.body)),
+    );
+  const before = await rest();
+
+  const ns = await cluster.namespace('export');
+  const { yaml, skipped } = await exportTree(
+    server.arbor.services,
+    systemPrincipal('export'),
+    org,
+    ns,
+  );
+  t.deepEqual(skipped, []);
+  const docs = parseAllDocuments(yaml).map((d) => d.toJS());
+  t.deepEqual(
+    docs.map((d) => d.kind),
+    ['Group', 'Group', 'Group', 'Identity', 'RoleBinding', 'RoleBinding'],
+  );
+  t.true(
+    docs.every((d) => d.metadata.namespace === ns && d.spec.adoptUid),
+    'namespaced, adopting',
+  );
+
+  const counted = countingServices(server.arbor.services, ['groups', 'identities', 'roleBindings']);
+  const controller = new Controller({
+    kubeConfig: cluster.kc,
+    services: counted.services,
+    logger: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
+    namespace: ns,
+    leaderElection: false,
+    adminNamespaces: [ns], // the tree's root is an organization
+    resyncMs: 3_600_000,
+    queue: { baseDelayMs: 100, maxDelayMs: 2_000 },
+  });
+  controller.start();
+  t.teardown(() => controller.stop());
+  await cluster.kubectl(['apply', '-f', '-'], yaml);
+  const k = crs(cluster, ns);
+  for (const d of docs) {
+    const obj = await k.ready(d.kind as Kind, d.metadata.name);
+    t.is(obj.status.uid, d.spec.adoptUid, `${d.kind} ${d.metadata.name} kept its uid`);
+  }
+  t.is(counted.writes(), 0, 'no create, update or delete');
+  t.is(await rest(), before, 'Arbor shows exactly what it showed before');
+  // From now on the tree is the objects': REST writes are refused.
+  t.is((await a.patch(`/iam/v2beta1/groups/${folder}`, { description: 'x' })).status, 400);
+});
