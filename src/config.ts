@@ -36,21 +36,21 @@ const flag = (fallback: boolean) =>
     .optional()
     .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1'));
 
-const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER, what?: string) =>
   z
     .string()
-    .regex(/^\d+$/, { error: 'must be a whole number' })
+    .regex(/^\d+$/, { error: what ?? 'must be a whole number' })
     .transform(Number)
     .pipe(
       z
         .number()
-        .min(min, { error: `must be at least ${min}` })
-        .max(max, { error: `must be at most ${max}` }),
+        .min(min, { error: what ?? `must be at least ${min}` })
+        .max(max, { error: what ?? `must be at most ${max}` }),
     )
     .optional()
     .transform((v) => v ?? fallback);
 
-const port = (fallback: number) => integer(fallback, 0, 65535);
+const port = (fallback: number) => integer(fallback, 0, 65535, 'must be a port number (0-65535)');
 
 const text = (fallback: string) =>
   z

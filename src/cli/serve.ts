@@ -1,19 +1,72 @@
-import type { Server } from 'node:http';
-import { compose } from '../compose.js';
+import { createServer, type Server } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Lifecycle } from '../api/lifecycle.js';
+import { compose, createLogger, type Arbor } from '../compose.js';
 import { loadConfig } from '../config.js';
 
-/** `arbor serve`: the API, the STS and OIDC discovery on one port. */
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/**
+ * `arbor serve`: the API, the STS and OIDC discovery on one port.
+ *
+ * The port is bound before migrations run, so the probes answer while they do (see
+ * Lifecycle). On SIGTERM or SIGINT: `/readyz` fails at once, requests are still served for
+ * ARBOR_SHUTDOWN_DELAY_SECONDS (endpoints take a moment to drop this pod), then the
+ * listener closes and in-flight requests get ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish.
+ * @throws ConfigError on a bad environment; whatever migrations or the database throw.
+ */
 export async function serveCommand(): Promise<void> {
   const config = loadConfig();
-  const arbor = await compose(config);
-  const { logger } = arbor;
-  const server: Server = arbor.app.listen(config.port, config.host);
+  const logger = createLogger(config.logLevel);
+  const life = new Lifecycle();
+  const server = createServer(life.listener);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  await listen(server, config.port, config.host);
+  logger.info({ port: config.port }, 'listening; applying migrations before serving');
+
+  // Migrations run inside compose(); the probes answer meanwhile.
+  const started: Promise<Arbor> = compose(config, { logger });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    life.drain();
+    logger.info(
+      { signal, delayMs: config.shutdownDelayMs },
+      'shutting down: /readyz fails; still serving until endpoints drop this pod',
+    );
+    // A half-applied migration is rolled back by the database, but an embedded one must
+    // not be cut off mid-write: let startup finish first.
+    const arbor = await started.catch(() => undefined);
+    await sleep(config.shutdownDelayMs);
+    logger.info('closing the listener: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'in-flight requests did not finish');
+      server.closeAllConnections();
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    await new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeIdleConnections();
+    });
+    await arbor?.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  const arbor = await started;
+  life.serve(arbor.app.callback());
   logger.info(
     {
       port: config.port,
@@ -26,25 +79,4 @@ export async function serveCommand(): Promise<void> {
   if (config.adminToken === undefined) {
     logger.warn('ARBOR_ADMIN_TOKEN is not set: only API tokens from the STS are accepted');
   }
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => {
-      logger.warn('in-flight requests did not finish in 10 s; closing anyway');
-      server.closeAllConnections();
-    }, 10_000);
-    force.unref();
-    server.close(() => {
-      void arbor.close().then(() => {
-        logger.info('stopped');
-        process.exit(0);
-      });
-    });
-    server.closeIdleConnections();
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
 }

@@ -60,7 +60,7 @@ test('config: ports, URLs and numbers are checked and named', (t) => {
     message: 'PORT must be a whole number, not "80x"',
   });
   t.throws(() => loadConfig({ PORT: '70000' }), {
-    message: 'PORT must be at most 65535, not "70000"',
+    message: 'PORT must be a port number (0-65535), not "70000"',
   });
   t.throws(() => loadConfig({ ARBOR_ISSUER_URL: 'not a url' }), {
     message: 'ARBOR_ISSUER_URL must be a URL, not "not a url"',
