@@ -7,14 +7,14 @@ import { Controller } from './controller.js';
 import { loadReconcilerConfig } from './reconciler-config.js';
 
 /**
- * `/healthz` answers while the process runs; `/readyz` once this replica is either a
- * follower or a leader whose informers have listed everything. Readiness must not hinge
- * on leadership, or the followers would never become ready and rollouts would stall.
+ * `/healthz` answers while the process runs, from before migrations start (so that a long
+ * migration is never restarted by the liveness probe); `/readyz` once this replica is
+ * either a follower or a leader whose informers have listed everything. Readiness must not
+ * hinge on leadership, or the followers would never become ready and rollouts would stall.
  */
-function healthServer(port: number, controller: Controller): Server {
+function healthServer(port: number, ready: () => boolean): Server {
   return createServer((req, res) => {
-    const ready = !controller.isLeader || controller.synced;
-    const ok = req.url === '/healthz' || (req.url === '/readyz' && ready);
+    const ok = req.url === '/healthz' || (req.url === '/readyz' && ready());
     res.writeHead(ok ? 200 : req.url === '/readyz' ? 503 : 404, { 'content-type': 'text/plain' });
     res.end(ok ? 'ok\n' : 'not ready\n');
   }).listen(port);
@@ -28,6 +28,14 @@ function healthServer(port: number, controller: Controller): Server {
 export async function reconcileCommand(): Promise<void> {
   const config = loadConfig();
   const rc = loadReconcilerConfig();
+  const started: { controller?: Controller } = {};
+  const health =
+    rc.healthPort > 0
+      ? healthServer(rc.healthPort, () => {
+          const c = started.controller;
+          return c !== undefined && (!c.isLeader || c.synced);
+        })
+      : undefined;
   const arbor = await compose(config);
   const { logger } = arbor;
   const kc = new KubeConfig();
@@ -45,7 +53,7 @@ export async function reconcileCommand(): Promise<void> {
     resyncMs: rc.resyncMs,
     queue: { concurrency: rc.workers, ratePerSecond: rc.ratePerSecond },
   });
-  const health = rc.healthPort > 0 ? healthServer(rc.healthPort, controller) : undefined;
+  started.controller = controller;
   // Idempotent (an unchanged key set writes nothing), so every replica may run it.
   const trust = rc.clusterTrust
     ? new ClusterTrust({ kubeConfig: kc, trustedKeys: arbor.services.trustedKeys, logger })
