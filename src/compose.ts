@@ -33,6 +33,8 @@ import { AccountAssociationService } from './resources/account-associations/acco
 import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
+import { ApiMetrics } from './metrics/api-metrics.js';
+import { observeQueries, poolStats } from './db/query-observer.js';
 // @compose-imports
 
 export interface Arbor {
@@ -45,6 +47,8 @@ export interface Arbor {
   sts: SecurityTokenService;
   logger: Logger;
   app: Koa;
+  /** Prometheus metrics of this instance (served on METRICS_PORT by `arbor serve`). */
+  metrics: ApiMetrics;
   close(): Promise<void>;
 }
 
@@ -56,6 +60,8 @@ export interface ComposeOptions {
   migrate?: boolean;
   /** Issuer keys trusted without discovery (the cluster's service-account keys). */
   trustedKeys?: TrustedIssuerKeys;
+  /** Register metrics here instead of a fresh registry (the reconciler shares its own). */
+  metrics?: ApiMetrics;
 }
 
 export function createLogger(level: string): Logger {
@@ -72,7 +78,12 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       dataDir: config.dataDir,
       warn: (m) => logger.warn({ component: 'db' }, m),
     }));
+  const metrics = opts.metrics ?? new ApiMetrics();
   try {
+    observeQueries(db.knex, (seconds, ok) =>
+      metrics.dbQueryDuration.observe({ outcome: ok ? 'ok' : 'error' }, seconds),
+    );
+    metrics.observePool(() => poolStats(db.knex));
     if (opts.migrate !== false) {
       const applied = await migrateLatest(db.knex);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
@@ -129,9 +140,11 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       new RemoteKeySets({
         allowInsecure: config.allowInsecureIssuers,
         trusted: opts.trustedKeys ?? services.trustedKeys,
+        fetch: metrics.instrumentFetch(globalThis.fetch.bind(globalThis)),
       }),
       tokens,
     );
+    sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
     const authenticator = new ChainAuthenticator(
       config.adminToken,
       new ApiTokenAuthenticator(tokens),
@@ -141,6 +154,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       authenticator,
       logger,
       bodyLimit: config.maxBodyBytes,
+      metrics,
       publicRoutes: (r) => mountStsRoutes(r, sts, tokens),
     });
     return {
@@ -153,6 +167,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       sts,
       logger,
       app,
+      metrics,
       close: () => db.close(),
     };
   } catch (e) {

@@ -3,7 +3,9 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Services } from '../services.js';
+import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { authn } from './middleware/authn.js';
+import { httpMetrics } from './middleware/http-metrics.js';
 import { requestContext } from './middleware/request-context.js';
 import { mountHealthRoutes } from './routes/health-routes.js';
 import { mountApiRoutes } from './routes/index.js';
@@ -13,6 +15,8 @@ export interface AppDeps {
   authenticator: Authenticator;
   logger: Logger;
   bodyLimit: number;
+  /** Count and time requests here (by route template). */
+  metrics?: ApiMetrics;
   /** Extra public routes (STS, OIDC discovery) mounted outside the API's authentication. */
   publicRoutes?: (router: Router) => void;
 }
@@ -31,6 +35,7 @@ export function createApp(d: AppDeps): Koa {
   mountApiRoutes(api, d.services, d.bodyLimit);
 
   const requireAuth = authn(d.authenticator);
+  if (d.metrics) app.use(httpMetrics(d.metrics));
   app.use(requestContext(d.logger));
   app.use(async (ctx, next) => {
     if (API_PREFIX.test(ctx.path)) await requireAuth(ctx, next);

@@ -3,6 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Lifecycle } from '../api/lifecycle.js';
 import { compose, createLogger, type Arbor } from '../compose.js';
 import { loadConfig } from '../config.js';
+import { ApiMetrics } from '../metrics/api-metrics.js';
+import { startMetricsServer } from '../metrics/metrics-server.js';
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -34,7 +36,12 @@ export async function serveCommand(): Promise<void> {
   logger.info({ port: config.port }, 'listening; applying migrations before serving');
 
   // Migrations run inside compose(); the probes answer meanwhile.
-  const started: Promise<Arbor> = compose(config, { logger });
+  const metrics = new ApiMetrics(true);
+  const metricsServer =
+    config.metricsPort > 0
+      ? await startMetricsServer(metrics.registry, config.metricsPort, config.host)
+      : undefined;
+  const started: Promise<Arbor> = compose(config, { logger, metrics });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -58,6 +65,7 @@ export async function serveCommand(): Promise<void> {
       server.close(() => r());
       server.closeIdleConnections();
     });
+    metricsServer?.close();
     await arbor?.close();
     logger.info('stopped');
     process.exit(0);
