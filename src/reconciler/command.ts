@@ -5,6 +5,9 @@ import { loadConfig } from '../config.js';
 import { ClusterTrust } from './cluster-trust.js';
 import { Controller } from './controller.js';
 import { loadReconcilerConfig } from './reconciler-config.js';
+import { ApiMetrics } from '../metrics/api-metrics.js';
+import { startMetricsServer } from '../metrics/metrics-server.js';
+import { ReconcilerMetrics } from './reconciler-metrics.js';
 
 /**
  * `/healthz` answers while the process runs, from before migrations start (so that a long
@@ -36,7 +39,14 @@ export async function reconcileCommand(): Promise<void> {
           return c !== undefined && (!c.isLeader || c.synced);
         })
       : undefined;
-  const arbor = await compose(config);
+  // Process, database and controller-runtime metrics on METRICS_PORT (0: off).
+  const metrics = new ApiMetrics(true);
+  const rm = new ReconcilerMetrics(metrics.registry, () => started.controller?.isLeader ?? false);
+  const metricsServer =
+    config.metricsPort > 0
+      ? await startMetricsServer(metrics.registry, config.metricsPort, config.host)
+      : undefined;
+  const arbor = await compose(config, { metrics });
   const { logger } = arbor;
   const kc = new KubeConfig();
   kc.loadFromDefault();
@@ -51,7 +61,7 @@ export async function reconcileCommand(): Promise<void> {
       identity: rc.identity,
     },
     resyncMs: rc.resyncMs,
-    queue: { concurrency: rc.workers, ratePerSecond: rc.ratePerSecond },
+    queue: { concurrency: rc.workers, ratePerSecond: rc.ratePerSecond, observer: rm.queueObserver },
   });
   started.controller = controller;
   // Idempotent (an unchanged key set writes nothing), so every replica may run it.
@@ -81,6 +91,7 @@ export async function reconcileCommand(): Promise<void> {
     void controller
       .stop()
       .then(() => new Promise<void>((r) => (health ? health.close(() => r()) : r())))
+      .then(() => metricsServer?.close())
       .then(() => arbor.close())
       .then(
         () => {

@@ -73,3 +73,25 @@ maybe(
     t.is(watch.valueFrom.fieldRef.fieldPath, 'metadata.namespace');
   },
 );
+
+maybe('deploy: the monitoring overlay scrapes both processes on their metrics port', (t) => {
+  const docs = build('deploy/overlays/monitoring');
+  const sm = find(docs, 'ServiceMonitor', 'arbor')!;
+  t.is(sm.spec.endpoints[0].port, 'metrics');
+  const scraped = docs.filter(
+    (d) =>
+      d.kind === 'Service' &&
+      Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => d.metadata.labels?.[k] === v),
+  );
+  t.deepEqual(scraped.map((d) => d.spec.selector['app.kubernetes.io/component']).sort(), [
+    'api',
+    'reconciler',
+  ]);
+  for (const name of ['arbor-api', 'arbor-reconciler']) {
+    const ports = find(docs, 'Deployment', name)!.spec.template.spec.containers[0].ports;
+    t.true(
+      ports.some((p: Doc) => p.name === 'metrics' && p.containerPort === 9464),
+      name,
+    );
+  }
+});
