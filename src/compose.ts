@@ -155,6 +155,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       logger,
       bodyLimit: config.maxBodyBytes,
       metrics,
+      corsOrigins: config.corsOrigins,
       publicRoutes: (r) => mountStsRoutes(r, sts, tokens),
     });
     return {
