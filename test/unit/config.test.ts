@@ -57,7 +57,7 @@ test('config: a bad LOG_LEVEL is a configuration error naming the variable and t
 
 test('config: ports, URLs and numbers are checked and named', (t) => {
   t.throws(() => loadConfig({ PORT: '80x' }), {
-    message: 'PORT must be a whole number, not "80x"',
+    message: 'PORT must be a port number (0-65535), not "80x"',
   });
   t.throws(() => loadConfig({ PORT: '70000' }), {
     message: 'PORT must be a port number (0-65535), not "70000"',
