@@ -108,6 +108,31 @@ export class ApiMetrics {
     };
   }
 
+  /**
+   * The same counting around a JSON fetcher (`getJson(url)`, as the outbound fetcher of the
+   * STS offers): outcome `ok` or `error`.
+   */
+  instrumentJsonFetcher<F extends { getJson(url: string): Promise<Record<string, unknown>> }>(
+    inner: F,
+  ): Pick<F, 'getJson'> {
+    return {
+      getJson: async (url: string) => {
+        const kind = url.includes('/.well-known/openid-configuration') ? 'discovery' : 'jwks';
+        const end = this.upstreamDuration.startTimer({ kind });
+        try {
+          const doc = await inner.getJson(url);
+          this.upstreamFetches.inc({ kind, outcome: 'ok' });
+          return doc;
+        } catch (e) {
+          this.upstreamFetches.inc({ kind, outcome: 'error' });
+          throw e;
+        } finally {
+          end();
+        }
+      },
+    };
+  }
+
   /** Wraps the STS's exchange so that each call counts once by its outcome. */
   countExchanges<A extends unknown[], R>(exchange: (...a: A) => Promise<R>) {
     return async (...a: A): Promise<R> => {
