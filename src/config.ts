@@ -95,6 +95,8 @@ export const environmentSchema = z.object({
   ARBOR_CORS_ORIGINS: origins,
   ARBOR_SHUTDOWN_DELAY_SECONDS: integer(5, 0, 300),
   ARBOR_SHUTDOWN_TIMEOUT_SECONDS: integer(20, 1, 3600),
+  // The CLI's (`arbor auth login`): where the API is.
+  ARBOR_API_URL: url.optional(),
   // The reconciler's (src/reconciler/reconciler-config.ts).
   ARBOR_WATCH_NAMESPACE: z.string().optional(),
   POD_NAMESPACE: text('arbor-system'),
