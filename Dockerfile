@@ -1,7 +1,11 @@
 # syntax=docker/dockerfile:1
 # Arbor: one image, three commands — `serve` (API + STS, the default), `reconcile`
 # (Kubernetes custom resources) and `migrate`. See deploy/base for how they are run.
-FROM node:20-slim AS build
+# Node.js 24 LTS (maintained until April 2028), pinned to the exact release that CI tests
+# on (scripts/node-lts/install.sh). Pin by digest too where the build can reach the
+# registry: FROM node:24.21.0-slim@sha256:<digest of `docker buildx imagetools inspect`>.
+ARG NODE_VERSION=24.21.0
+FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -9,7 +13,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-slim
+FROM node:${NODE_VERSION}-slim
 ENV NODE_ENV=production \
     DATA_DIR=/data
 WORKDIR /app

@@ -100,6 +100,7 @@ export async function startArbor(databaseUrl: string, nodeArgs: string[] = []): 
       ARBOR_ADMIN_TOKEN: ADMIN_TOKEN,
       ARBOR_ALLOW_INSECURE_ISSUERS: 'true',
       LOG_LEVEL: 'warn',
+      METRICS_PORT: '0',
       NODE_ENV: 'production',
     },
     `${url}/readyz`,

@@ -5,6 +5,7 @@
 // one line `N passed, N failed` summed over every run.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
+import { dirname } from 'node:path';
 
 const pgUrl = process.env.ARBOR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const requirePg = process.env.ARBOR_REQUIRE_POSTGRES === '1' || process.env.CI === 'true';
@@ -23,11 +24,19 @@ function reachable(url) {
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 
-function runAva(label, files, env) {
+function runAva(label, files, env, nodeBin) {
   console.log(`\n=== ${label} ===`);
   return new Promise((resolve) => {
-    const child = spawn('npx', ['ava', '--tap', ...files, ...extra], {
-      env: { ...process.env, ...env },
+    // Another Node (the LTS the image runs on) runs ava itself, and through PATH its workers.
+    const [cmd, args, path] = nodeBin
+      ? [
+          nodeBin,
+          ['node_modules/ava/entrypoints/cli.mjs'],
+          `${dirname(nodeBin)}:${process.env.PATH}`,
+        ]
+      : ['npx', ['ava'], process.env.PATH];
+    const child = spawn(cmd, [...args, '--tap', ...files, ...extra], {
+      env: { ...process.env, ...env, PATH: path },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let buf = '';
@@ -64,6 +73,18 @@ await runAva(
   },
 );
 
+// ARBOR_TEST_NODE_LTS: a node binary (scripts/node-lts/install.sh) to run the PGlite suite
+// on as well, so the Node the image ships is tested besides the machine's.
+const nodeLts = process.env.ARBOR_TEST_NODE_LTS;
+if (nodeLts) {
+  await runAva(
+    'unit and integration on PGlite, Node LTS',
+    ['test/unit', 'test/integration'],
+    { ARBOR_TEST_DB: 'pglite' },
+    nodeLts,
+  );
+}
+
 if (await reachable(pgUrl)) {
   await runAva('integration and security on PostgreSQL', ['test/integration', 'test/security'], {
     ARBOR_TEST_DB: 'postgres',
@@ -83,5 +104,6 @@ const e2eEnv = (await reachable(pgUrl))
   : { ARBOR_TEST_DB: 'pglite' };
 await runAva('end to end', ['test/e2e'], e2eEnv);
 
+// The one summary line over every run above.
 console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exitCode = totals.failed > 0 ? 1 : 0;

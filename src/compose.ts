@@ -44,6 +44,9 @@ import { KnexUserStore } from './db/stores/user-store.js';
 import { UserService } from './resources/users/user-service.js';
 import { SecretBox } from './auth/secret-box.js';
 import { loadSecretKeys } from './auth/secret-keys.js';
+import { ApiMetrics } from './metrics/api-metrics.js';
+import { observeQueries, poolStats } from './db/query-observer.js';
+import { OutboundFetcher } from './outbound/outbound-fetch.js';
 // @compose-imports
 
 export interface Arbor {
@@ -56,6 +59,8 @@ export interface Arbor {
   sts: SecurityTokenService;
   logger: Logger;
   app: Koa;
+  /** Prometheus metrics of this instance (served on METRICS_PORT by `arbor serve`). */
+  metrics: ApiMetrics;
   close(): Promise<void>;
 }
 
@@ -67,6 +72,8 @@ export interface ComposeOptions {
   migrate?: boolean;
   /** Issuer keys trusted without discovery (the cluster's service-account keys). */
   trustedKeys?: TrustedIssuerKeys;
+  /** Register metrics here instead of a fresh registry (the reconciler shares its own). */
+  metrics?: ApiMetrics;
 }
 
 export function createLogger(level: string): Logger {
@@ -83,7 +90,12 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       dataDir: config.dataDir,
       warn: (m) => logger.warn({ component: 'db' }, m),
     }));
+  const metrics = opts.metrics ?? new ApiMetrics();
   try {
+    observeQueries(db.knex, (seconds, ok) =>
+      metrics.dbQueryDuration.observe({ outcome: ok ? 'ok' : 'error' }, seconds),
+    );
+    metrics.observePool(() => poolStats(db.knex));
     if (opts.migrate !== false) {
       const applied = await migrateLatest(db.knex);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
@@ -152,6 +164,9 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       allowInsecure: config.allowInsecureIssuers,
       trusted: opts.trustedKeys ?? services.trustedKeys,
       log: logger,
+      fetcher: metrics.instrumentJsonFetcher(
+        new OutboundFetcher({ allowInsecure: config.allowInsecureIssuers }),
+      ),
     });
     const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
       allowInsecureIssuers,
@@ -166,6 +181,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         : {}),
     });
     const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
+    sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
     const authenticator = new ChainAuthenticator(
       config.adminToken,
       new ApiTokenAuthenticator(tokens),
@@ -190,6 +206,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       authenticator,
       logger,
       bodyLimit: config.maxBodyBytes,
+      metrics,
+      corsOrigins: config.corsOrigins,
       publicRoutes: (r) => {
         mountStsRoutes(r, sts, tokens, people);
         if (registryAuth) mountRegistryAuthRoutes(r, registryAuth);
@@ -205,6 +223,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       sts,
       logger,
       app,
+      metrics,
       close: () => db.close(),
     };
   } catch (e) {

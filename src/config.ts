@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { z } from 'zod';
 
 /** Typed, frozen configuration, read from the environment once at start-up. */
 export interface Config {
@@ -14,6 +15,14 @@ export interface Config {
   logLevel: string;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;
+  /** Port of the Prometheus `/metrics` listener; 0 turns it off. */
+  metricsPort: number;
+  /** Origins allowed by CORS (`*` for any); empty sends no CORS headers. */
+  corsOrigins: readonly string[];
+  /** After SIGTERM, how long `/readyz` fails before the listener stops taking requests. */
+  shutdownDelayMs: number;
+  /** After that, how long in-flight requests may take before their connections are cut. */
+  shutdownTimeoutMs: number;
   /** The container registry's service name (`aud` of its tokens); unset → no token server. */
   registryService: string | undefined;
   /** Bearer token the registry sends with its notifications; unset → no notification endpoint. */
@@ -29,72 +38,168 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-function bool(name: string, raw: string | undefined): boolean {
-  if (raw === undefined || raw === '') return false;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(`${name} must be true or false, not "${raw}"`);
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** The one boolean spelling of every variable: `true`/`false`, or `1`/`0`. */
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'], { error: 'must be true or false (or 1 or 0)' })
+    .optional()
+    .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1'));
+
+const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER, what?: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: what ?? 'must be a whole number' })
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, { error: what ?? `must be at least ${min}` })
+        .max(max, { error: what ?? `must be at most ${max}` }),
+    )
+    .optional()
+    .transform((v) => v ?? fallback);
+
+const port = (fallback: number) => integer(fallback, 0, 65535, 'must be a port number (0-65535)');
+
+const text = (fallback: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v) => v ?? fallback);
+
+const url = z.string().refine((v) => URL.canParse(v), { error: 'must be a URL' });
+
+/** `*`, or a comma-separated list of origins (`scheme://host[:port]`, no path). */
+const origins = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')))
+  .transform((list) => list.filter((o) => o !== ''))
+  .refine((list) => list.every((o) => o === '*' || (URL.canParse(o) && new URL(o).origin === o)), {
+    error: 'must be * or a comma-separated list of origins like https://app.example.com',
+  });
+
+/** A comma-separated list of names, blanks dropped. */
+const names = z
+  .string()
+  .optional()
+  .transform((v) =>
+    Object.freeze(
+      (v ?? '')
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== ''),
+    ),
+  );
+
+/**
+ * Every environment variable Arbor reads, API and reconciler alike: adding one is one line
+ * here (and a row in the README's table; a unit test holds the two together). Unset and
+ * empty are the same: the default.
+ */
+export const environmentSchema = z.object({
+  PORT: port(8080),
+  HOST: text('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// URL' })
+    .optional(),
+  DATA_DIR: text('./.data'),
+  ARBOR_SIGNING_KEYS_DIR: z.string().optional(),
+  ARBOR_ISSUER_URL: url.optional(),
+  ARBOR_ADMIN_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  ARBOR_ALLOW_INSECURE_ISSUERS: flag(false),
+  LOG_LEVEL: z
+    .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })
+    .optional()
+    .transform((v) => v ?? 'info'),
+  METRICS_PORT: port(9464),
+  ARBOR_CORS_ORIGINS: origins,
+  ARBOR_SHUTDOWN_DELAY_SECONDS: integer(5, 0, 300),
+  ARBOR_SHUTDOWN_TIMEOUT_SECONDS: integer(20, 1, 3600),
+  ARBOR_SECRET_KEY: z.string().optional(),
+  ARBOR_SECRET_KEYS_DIR: z.string().optional(),
+  ARBOR_REGISTRY_SERVICE: z.string().optional(),
+  ARBOR_REGISTRY_NOTIFY_TOKEN: z
+    .string()
+    .min(16, { error: 'must be at least 16 characters' })
+    .optional(),
+  ARBOR_LOGIN_ISSUER: url.optional(),
+  ARBOR_LOGIN_CLIENT_ID: z.string().optional(),
+  // The CLI's (`arbor auth login`): where the API is.
+  ARBOR_API_URL: url.optional(),
+  // The reconciler's (src/reconciler/reconciler-config.ts).
+  ARBOR_WATCH_NAMESPACE: z.string().optional(),
+  POD_NAMESPACE: text('arbor-system'),
+  POD_NAME: z.string().optional(),
+  ARBOR_LEASE_NAME: text('arbor-reconciler'),
+  ARBOR_LEADER_ELECTION: flag(true),
+  ARBOR_CLUSTER_TRUST: flag(true),
+  ARBOR_RESYNC_SECONDS: integer(600, 10),
+  ARBOR_RECONCILE_WORKERS: integer(4, 1),
+  ARBOR_RECONCILE_RATE: integer(20, 1),
+  ARBOR_RECONCILER_HEALTH_PORT: port(8081),
+  ARBOR_RECONCILER_ADMIN_NAMESPACES: names,
+});
+
+export type Environment = z.output<typeof environmentSchema>;
+
+/** Values never repeated in an error message. */
+const SECRET = new Set([
+  'ARBOR_ADMIN_TOKEN',
+  'DATABASE_URL',
+  'ARBOR_SECRET_KEY',
+  'ARBOR_REGISTRY_NOTIFY_TOKEN',
+]);
+
+/**
+ * Parses every variable of {@link environmentSchema} out of `env`.
+ * @throws ConfigError naming the first variable at fault, e.g. `LOG_LEVEL must be one of …`.
+ */
+export function parseEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
+  const present: Record<string, string> = {};
+  for (const name of Object.keys(environmentSchema.shape)) {
+    const v = env[name];
+    if (v !== undefined && v !== '') present[name] = v;
+  }
+  const r = environmentSchema.safeParse(present);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const name = String(issue.path[0]);
+  const shown = SECRET.has(name) ? '' : `, not "${present[name]}"`;
+  throw new ConfigError(`${name} ${issue.message}${shown}`);
 }
 
 /** @throws ConfigError with a message naming the variable at fault. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
-  const port = env.PORT ? Number(env.PORT) : 8080;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new ConfigError(`PORT must be a port number, not "${env.PORT}"`);
-  }
-  const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
-  }
-  const issuerUrl = (env.ARBOR_ISSUER_URL || `http://localhost:${port}`).replace(/\/+$/, '');
-  try {
-    new URL(issuerUrl);
-  } catch {
-    throw new ConfigError(`ARBOR_ISSUER_URL must be a URL, not "${issuerUrl}"`);
-  }
-  const adminToken = env.ARBOR_ADMIN_TOKEN || undefined;
-  if (adminToken !== undefined && adminToken.length < 16) {
-    throw new ConfigError('ARBOR_ADMIN_TOKEN must be at least 16 characters');
-  }
-  const dataDir = resolve(env.DATA_DIR || './.data');
-  return Object.freeze({
-    port,
-    host: env.HOST || '0.0.0.0',
-    databaseUrl,
-    dataDir,
-    signingKeysDir: resolve(env.ARBOR_SIGNING_KEYS_DIR || `${dataDir}/keys`),
-    issuerUrl,
-    adminToken,
-    allowInsecureIssuers: bool('ARBOR_ALLOW_INSECURE_ISSUERS', env.ARBOR_ALLOW_INSECURE_ISSUERS),
-    logLevel: env.LOG_LEVEL || 'info',
-    maxBodyBytes: 1024 * 1024,
-    ...registryConfig(env),
-    ...loginConfig(env),
-    secretKey: env.ARBOR_SECRET_KEY || undefined,
-    secretKeysDir: resolve(env.ARBOR_SECRET_KEYS_DIR || `${dataDir}/secret-keys`),
-  });
-}
-
-/** The container registry that trusts Arbor's tokens (spec §5.5). */
-function registryConfig(
-  env: NodeJS.ProcessEnv,
-): Pick<Config, 'registryService' | 'registryNotifyToken'> {
-  const registryNotifyToken = env.ARBOR_REGISTRY_NOTIFY_TOKEN || undefined;
-  if (registryNotifyToken !== undefined && registryNotifyToken.length < 16) {
-    throw new ConfigError('ARBOR_REGISTRY_NOTIFY_TOKEN must be at least 16 characters');
-  }
-  return { registryService: env.ARBOR_REGISTRY_SERVICE || undefined, registryNotifyToken };
-}
-
-/** The server-level login provider: both variables or neither. */
-function loginConfig(env: NodeJS.ProcessEnv): Pick<Config, 'loginIssuer' | 'loginClientId'> {
-  const loginIssuer = env.ARBOR_LOGIN_ISSUER?.replace(/\/+$/, '') || undefined;
-  const loginClientId = env.ARBOR_LOGIN_CLIENT_ID || undefined;
-  if ((loginIssuer === undefined) !== (loginClientId === undefined)) {
+  const e = parseEnvironment(env);
+  const dataDir = resolve(e.DATA_DIR);
+  const loginIssuer = e.ARBOR_LOGIN_ISSUER?.replace(/\/+$/, '');
+  if ((loginIssuer === undefined) !== (e.ARBOR_LOGIN_CLIENT_ID === undefined)) {
     throw new ConfigError('ARBOR_LOGIN_ISSUER and ARBOR_LOGIN_CLIENT_ID are set together');
   }
-  if (loginIssuer !== undefined && !URL.canParse(loginIssuer)) {
-    throw new ConfigError(`ARBOR_LOGIN_ISSUER must be a URL, not "${loginIssuer}"`);
-  }
-  return { loginIssuer, loginClientId };
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir,
+    signingKeysDir: resolve(e.ARBOR_SIGNING_KEYS_DIR ?? `${dataDir}/keys`),
+    issuerUrl: (e.ARBOR_ISSUER_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    adminToken: e.ARBOR_ADMIN_TOKEN,
+    allowInsecureIssuers: e.ARBOR_ALLOW_INSECURE_ISSUERS,
+    logLevel: e.LOG_LEVEL,
+    maxBodyBytes: 1024 * 1024,
+    metricsPort: e.METRICS_PORT,
+    corsOrigins: Object.freeze(e.ARBOR_CORS_ORIGINS),
+    shutdownDelayMs: e.ARBOR_SHUTDOWN_DELAY_SECONDS * 1000,
+    shutdownTimeoutMs: e.ARBOR_SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    registryService: e.ARBOR_REGISTRY_SERVICE,
+    registryNotifyToken: e.ARBOR_REGISTRY_NOTIFY_TOKEN,
+    loginIssuer,
+    loginClientId: e.ARBOR_LOGIN_CLIENT_ID,
+    secretKey: e.ARBOR_SECRET_KEY,
+    secretKeysDir: resolve(e.ARBOR_SECRET_KEYS_DIR ?? `${dataDir}/secret-keys`),
+  });
 }

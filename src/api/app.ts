@@ -1,9 +1,14 @@
+import { constants as zlib } from 'node:zlib';
+import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
+import compress from 'koa-compress';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Services } from '../services.js';
+import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { authn } from './middleware/authn.js';
+import { httpMetrics } from './middleware/http-metrics.js';
 import { requestContext, type State } from './middleware/request-context.js';
 import { mountHealthRoutes } from './routes/health-routes.js';
 import { mountApiRoutes } from './routes/index.js';
@@ -13,6 +18,10 @@ export interface AppDeps {
   authenticator: Authenticator;
   logger: Logger;
   bodyLimit: number;
+  /** Count and time requests here (by route template). */
+  metrics?: ApiMetrics;
+  /** Origins allowed to call the API from a browser (`*`: any); empty: no CORS headers. */
+  corsOrigins?: readonly string[];
   /** Extra public routes (STS, OIDC discovery) mounted outside the API's authentication. */
   publicRoutes?: (router: Router) => void;
 }
@@ -59,6 +68,19 @@ export function createApp(d: AppDeps): Koa {
   });
   mountApiRoutes(api, d.services, d.bodyLimit);
 
+  if (d.metrics) app.use(httpMetrics(d.metrics));
+  // Large answers (lists) compressed when the client accepts it; brotli at a quality that
+  // costs about what gzip does.
+  app.use(
+    compress({
+      threshold: 1024,
+      br: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
+      gzip: { level: 6 },
+      deflate: false,
+    }),
+  );
+  const origins = d.corsOrigins ?? [];
+  if (origins.length > 0) app.use(corsFor(origins));
   app.use(requestContext(d.logger));
   app.use(async (ctx, next) => {
     if (looksLikeApi(ctx.path)) await requireAuth(ctx, next);
@@ -70,4 +92,25 @@ export function createApp(d: AppDeps): Koa {
     app.use(r.allowedMethods());
   }
   return app;
+}
+
+/**
+ * CORS for an allow-list: a listed origin gets its own name back (never `*` with
+ * credentials; bearer tokens need none), so do preflights; any other origin gets no CORS
+ * headers and the browser refuses the answer.
+ */
+function corsFor(origins: readonly string[]) {
+  const any = origins.includes('*');
+  return cors({
+    origin: (ctx) => {
+      const origin = ctx.get('origin');
+      return any || origins.includes(origin) ? origin : '';
+    },
+    allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowHeaders: ['authorization', 'content-type', 'if-match', 'x-request-id'],
+    exposeHeaders: ['etag', 'x-request-id', 'retry-after'],
+    maxAge: 600,
+    // Error answers (401, 404) are readable by the allowed origin too.
+    keepHeadersOnError: true,
+  });
 }

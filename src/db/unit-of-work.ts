@@ -1,10 +1,28 @@
 import type { Knex } from 'knex';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { etagMismatch, pendingPrecondition, type Precondition } from '../resources/precondition.js';
 import type { Tx, UnitOfWork } from '../resources/tx.js';
 import { translateDbError } from './errors.js';
 
 /** Recover the Knex handle behind an opaque Tx. Only db/ calls this. */
 export function kx(tx: Tx): Knex | Knex.Transaction {
   return tx as unknown as Knex;
+}
+
+/** The transaction a precondition check reads through (see enforce below). */
+const checking = new AsyncLocalStorage<Knex.Transaction>();
+
+/**
+ * Lock the resource for the rest of the transaction, then compare its entity tag: two
+ * conditional writers of one resource cannot both pass on the same version.
+ * @throws RpcError FAILED_PRECONDITION (HTTP 412) on a mismatch; NOT_FOUND from current().
+ */
+async function enforce(trx: Knex.Transaction, pre: Precondition): Promise<void> {
+  pre.enforced = true;
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [pre.uid]);
+  if (pre.ifMatch === undefined) return;
+  const etag = await checking.run(trx, () => pre.current());
+  if (!pre.ifMatch.includes('*') && !pre.ifMatch.includes(etag)) throw etagMismatch(pre.uid);
 }
 
 export class KnexUnitOfWork implements UnitOfWork {
@@ -18,7 +36,11 @@ export class KnexUnitOfWork implements UnitOfWork {
 
   async run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     try {
-      return await this.knex.transaction((trx) => fn(trx as unknown as Tx));
+      const pre = pendingPrecondition();
+      return await this.knex.transaction(async (trx) => {
+        if (pre) await enforce(trx, pre);
+        return fn(trx as unknown as Tx);
+      });
     } catch (e) {
       throw translateDbError(e);
     } finally {
@@ -28,7 +50,8 @@ export class KnexUnitOfWork implements UnitOfWork {
 
   async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     try {
-      return await fn(this.knex as unknown as Tx);
+      // Inside a precondition check, reads go through its transaction (and its lock).
+      return await fn((checking.getStore() ?? this.knex) as unknown as Tx);
     } catch (e) {
       throw translateDbError(e);
     }

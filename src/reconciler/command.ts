@@ -5,16 +5,19 @@ import { loadConfig } from '../config.js';
 import { ClusterTrust } from './cluster-trust.js';
 import { Controller } from './controller.js';
 import { loadReconcilerConfig } from './reconciler-config.js';
+import { ApiMetrics } from '../metrics/api-metrics.js';
+import { startMetricsServer } from '../metrics/metrics-server.js';
+import { ReconcilerMetrics } from './reconciler-metrics.js';
 
 /**
- * `/healthz` answers while the process runs; `/readyz` once this replica is either a
- * follower or a leader whose informers have listed everything. Readiness must not hinge
- * on leadership, or the followers would never become ready and rollouts would stall.
+ * `/healthz` answers while the process runs, from before migrations start (so that a long
+ * migration is never restarted by the liveness probe); `/readyz` once this replica is
+ * either a follower or a leader whose informers have listed everything. Readiness must not
+ * hinge on leadership, or the followers would never become ready and rollouts would stall.
  */
-function healthServer(port: number, controller: Controller): Server {
+function healthServer(port: number, ready: () => boolean): Server {
   return createServer((req, res) => {
-    const ready = !controller.isLeader || controller.synced;
-    const ok = req.url === '/healthz' || (req.url === '/readyz' && ready);
+    const ok = req.url === '/healthz' || (req.url === '/readyz' && ready());
     res.writeHead(ok ? 200 : req.url === '/readyz' ? 503 : 404, { 'content-type': 'text/plain' });
     res.end(ok ? 'ok\n' : 'not ready\n');
   }).listen(port);
@@ -28,7 +31,22 @@ function healthServer(port: number, controller: Controller): Server {
 export async function reconcileCommand(): Promise<void> {
   const config = loadConfig();
   const rc = loadReconcilerConfig();
-  const arbor = await compose(config);
+  const started: { controller?: Controller } = {};
+  const health =
+    rc.healthPort > 0
+      ? healthServer(rc.healthPort, () => {
+          const c = started.controller;
+          return c !== undefined && (!c.isLeader || c.synced);
+        })
+      : undefined;
+  // Process, database and controller-runtime metrics on METRICS_PORT (0: off).
+  const metrics = new ApiMetrics(true);
+  const rm = new ReconcilerMetrics(metrics.registry, () => started.controller?.isLeader ?? false);
+  const metricsServer =
+    config.metricsPort > 0
+      ? await startMetricsServer(metrics.registry, config.metricsPort, config.host)
+      : undefined;
+  const arbor = await compose(config, { metrics });
   const { logger } = arbor;
   const kc = new KubeConfig();
   kc.loadFromDefault();
@@ -43,10 +61,10 @@ export async function reconcileCommand(): Promise<void> {
       identity: rc.identity,
     },
     resyncMs: rc.resyncMs,
-    queue: { concurrency: rc.workers, ratePerSecond: rc.ratePerSecond },
+    queue: { concurrency: rc.workers, ratePerSecond: rc.ratePerSecond, observer: rm.queueObserver },
     adminNamespaces: rc.adminNamespaces,
   });
-  const health = rc.healthPort > 0 ? healthServer(rc.healthPort, controller) : undefined;
+  started.controller = controller;
   // Idempotent (an unchanged key set writes nothing), so every replica may run it.
   const trust = rc.clusterTrust
     ? new ClusterTrust({ kubeConfig: kc, trustedKeys: arbor.services.trustedKeys, logger })
@@ -75,6 +93,7 @@ export async function reconcileCommand(): Promise<void> {
     void controller
       .stop()
       .then(() => new Promise<void>((r) => (health ? health.close(() => r()) : r())))
+      .then(() => metricsServer?.close())
       .then(() => arbor.close())
       .then(
         () => {

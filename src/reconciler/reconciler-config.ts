@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { ConfigError } from '../config.js';
+import { parseEnvironment } from '../config.js';
 
 /** The reconciler's own settings, read from the environment once, next to `loadConfig()`. */
 export interface ReconcilerConfig {
@@ -23,44 +23,25 @@ export interface ReconcilerConfig {
   adminNamespaces: readonly string[];
 }
 
-function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw !== 'true' && raw !== 'false') {
-    throw new ConfigError(`${name} must be true or false, not "${raw}"`);
-  }
-  return raw === 'true';
-}
-
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) {
-    throw new ConfigError(`${name} must be an integer of at least ${min}, not "${raw}"`);
-  }
-  return n;
-}
-
-/** @throws ConfigError naming the variable at fault. */
+/**
+ * The reconciler's variables are part of the one schema in `src/config.ts` (same boolean
+ * spelling, same messages); this only shapes them.
+ * @throws ConfigError naming the variable at fault.
+ */
 export function loadReconcilerConfig(env: NodeJS.ProcessEnv = process.env): ReconcilerConfig {
+  const e = parseEnvironment(env);
   return Object.freeze({
-    watchNamespace: env.ARBOR_WATCH_NAMESPACE || undefined,
+    watchNamespace: e.ARBOR_WATCH_NAMESPACE,
     // POD_NAMESPACE comes from the downward API in deploy/base.
-    leaseNamespace: env.POD_NAMESPACE || 'arbor-system',
-    leaseName: env.ARBOR_LEASE_NAME || 'arbor-reconciler',
-    identity: env.POD_NAME || `${hostname()}-${randomBytes(4).toString('hex')}`,
-    leaderElection: bool(env, 'ARBOR_LEADER_ELECTION', true),
-    clusterTrust: bool(env, 'ARBOR_CLUSTER_TRUST', true),
-    resyncMs: int(env, 'ARBOR_RESYNC_SECONDS', 600, 10) * 1000,
-    workers: int(env, 'ARBOR_RECONCILE_WORKERS', 4, 1),
-    ratePerSecond: int(env, 'ARBOR_RECONCILE_RATE', 20, 1),
-    healthPort: int(env, 'ARBOR_RECONCILER_HEALTH_PORT', 8081, 0),
-    adminNamespaces: Object.freeze(
-      (env.ARBOR_RECONCILER_ADMIN_NAMESPACES ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== ''),
-    ),
+    leaseNamespace: e.POD_NAMESPACE,
+    leaseName: e.ARBOR_LEASE_NAME,
+    identity: e.POD_NAME ?? `${hostname()}-${randomBytes(4).toString('hex')}`,
+    leaderElection: e.ARBOR_LEADER_ELECTION,
+    clusterTrust: e.ARBOR_CLUSTER_TRUST,
+    resyncMs: e.ARBOR_RESYNC_SECONDS * 1000,
+    workers: e.ARBOR_RECONCILE_WORKERS,
+    ratePerSecond: e.ARBOR_RECONCILE_RATE,
+    healthPort: e.ARBOR_RECONCILER_HEALTH_PORT,
+    adminNamespaces: e.ARBOR_RECONCILER_ADMIN_NAMESPACES,
   });
 }

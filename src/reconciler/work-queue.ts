@@ -38,10 +38,23 @@ export type Outcome =
 export const DONE: Outcome = Object.freeze({ kind: 'done' });
 export const RETRY: Outcome = Object.freeze({ kind: 'retry' });
 
+/** What the queue reports as it works (metrics); every hook optional. */
+export interface WorkQueueObserver {
+  /** A key went onto the ready list. */
+  added?(key: string): void;
+  /** The ready list's length changed. */
+  depth?(n: number): void;
+  /** A key was put back with backoff after a failure. */
+  retried?(key: string): void;
+  /** A reconcile ended: its outcome, or 'error' when it threw. */
+  done?(key: string, outcome: Outcome | 'error', seconds: number): void;
+}
+
 export interface WorkQueueOptions {
   /** Reconciles one key; a throw counts as `retry`. */
   process: (key: string) => Promise<Outcome>;
   onError?: (key: string, error: unknown) => void;
+  observer?: WorkQueueObserver;
   concurrency?: number;
   baseDelayMs?: number;
   maxDelayMs?: number;
@@ -124,6 +137,7 @@ export class WorkQueue {
     if (this.pumpHandle !== undefined) this.clock.clearTimeout(this.pumpHandle);
     this.pumpHandle = undefined;
     this.ready.length = 0;
+    this.opts.observer?.depth?.(0);
     this.queued.clear();
     this.dirty.clear();
     if (this.inFlight.size > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
@@ -143,6 +157,8 @@ export class WorkQueue {
     if (this.queued.has(key)) return;
     this.queued.add(key);
     this.ready.push(key);
+    this.opts.observer?.added?.(key);
+    this.opts.observer?.depth?.(this.ready.length);
     this.schedulePump();
   }
 
@@ -207,6 +223,7 @@ export class WorkQueue {
         return;
       }
       const key = this.ready.shift()!;
+      this.opts.observer?.depth?.(this.ready.length);
       this.queued.delete(key);
       this.inFlight.add(key);
       void this.run(key);
@@ -215,9 +232,12 @@ export class WorkQueue {
 
   private async run(key: string): Promise<void> {
     let outcome: Outcome;
+    const started = this.clock.now();
     try {
       outcome = await this.opts.process(key);
+      this.opts.observer?.done?.(key, outcome, (this.clock.now() - started) / 1000);
     } catch (e) {
+      this.opts.observer?.done?.(key, 'error', (this.clock.now() - started) / 1000);
       this.opts.onError?.(key, e);
       outcome = RETRY;
     }
@@ -235,6 +255,7 @@ export class WorkQueue {
     if (outcome.kind === 'retry') {
       const n = this.failureCount(key) + 1;
       this.failures.set(key, n);
+      this.opts.observer?.retried?.(key);
       this.addAfter(key, this.backoffMs(n));
     } else {
       this.failures.delete(key);

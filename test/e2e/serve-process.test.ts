@@ -43,6 +43,7 @@ test.serial(
         DATABASE_URL: '',
         ARBOR_ADMIN_TOKEN: token,
         LOG_LEVEL: 'info',
+        METRICS_PORT: '0',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

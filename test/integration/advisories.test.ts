@@ -70,7 +70,7 @@ test('advisories: severity level from CVSS v3, else the database rating, else no
   const get = async (id: string) => (await s.admin.get(`${A}/${sha1(id)}`)).body;
   t.is((await get('CGA-3xj2-8p4v-w7rq')).severityLevel, 'HIGH');
   t.is((await get('DLA-3999-1')).severityLevel, 'LOW');
-  // CVSS v4 only: GitHub's MODERATE rating decides.
+  // CVSS v4 only: scored (6.9), MEDIUM, as GitHub's MODERATE rating also says.
   const v4 = await get('GHSA-qr4h-9c2w-m5jx');
   t.is(v4.severityLevel, 'MEDIUM');
   t.is(v4.modified, '2025-02-03T11:40:05.512Z');

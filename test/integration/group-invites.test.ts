@@ -102,7 +102,8 @@ test('invites: every invalid field is named', async (t) => {
   });
   t.deepEqual(violations(missingRole.body), ['roleUid']);
   t.is((await s.admin.post(`${I}/${'5'.repeat(40)}`, { roleUid: viewer, ttl: '60s' })).status, 404);
-  t.is((await s.admin.patch(`${I}/${org}/${'1'.repeat(16)}`, {})).status, 405);
+  // Update is served (role, expiry): a missing invite is NOT_FOUND, not 405.
+  t.is((await s.admin.patch(`${I}/${org}/${'1'.repeat(16)}`, {})).status, 404);
 });
 
 test('invites: redeeming binds the identity, which then has the role', async (t) => {
@@ -291,4 +292,63 @@ test('invites: v1 takes role and answers id, expiration and a v1 role', async (t
     { id: res.body.id, expiration: res.body.expiration, role: res.body.role },
   ]);
   t.is((await s.admin.delete(`/iam/v1/group_invites/${res.body.id}`)).status, 200);
+});
+
+test('invites: Update changes the role and the expiry under the mask rules', async (t) => {
+  const inv = await invite(team);
+  const got = (await s.admin.get(`${I}/${inv.uid}`)).body;
+  t.is(got.updateTime, got.createTime, 'a fresh invite was last changed when made');
+
+  // Role only (no mask: what the body has); the code keeps working for the new role.
+  const otherRole = await createRole(s.admin, team, 'team-lister', ['groups.list']);
+  const roled = await s.admin.patch(`${I}/${inv.uid}`, { roleUid: otherRole });
+  t.is(roled.status, 200, JSON.stringify(roled.body));
+  t.is(roled.body.roleUid, otherRole);
+  t.is(roled.body.role.name, 'team-lister');
+  t.is(roled.body.expirationTime, inv.expirationTime);
+  t.true(Date.parse(roled.body.updateTime) >= Date.parse(got.updateTime));
+  t.false('code' in roled.body);
+
+  // Expiry by mask; an echoed resource's output-only fields are ignored.
+  const later = new Date(Date.now() + 48 * 3600 * 1000).toISOString();
+  const moved = await s.admin.patch(`${I}/${inv.uid}?updateMask=expirationTime`, {
+    ...roled.body,
+    expirationTime: later,
+    roleUid: viewer,
+  });
+  t.is(moved.status, 200, JSON.stringify(moved.body));
+  t.is(Date.parse(moved.body.expirationTime), Date.parse(later));
+  t.is(moved.body.roleUid, otherRole, 'outside the mask nothing changes');
+
+  const redeemer = await identity('invite-updated');
+  const bound = await redeemAs(redeemer, { code: inv.code });
+  t.is(bound.status, 200, JSON.stringify(bound.body));
+  t.is(bound.body.role.uid, otherRole);
+});
+
+test('invites: Update refuses fixed fields, bad expiries and roles the caller cannot grant', async (t) => {
+  const inv = await invite(team);
+  const email = await s.admin.patch(`${I}/${inv.uid}?updateMask=email`, { email: 'x@y.z' });
+  t.is(email.status, 400);
+  t.deepEqual(violations(email.body), ['update_mask']);
+  const past = await s.admin.patch(`${I}/${inv.uid}`, {
+    expirationTime: new Date(Date.now() - 1000).toISOString(),
+  });
+  t.is(past.status, 400);
+  t.deepEqual(violations(past.body), ['expirationTime']);
+  const far = await s.admin.patch(`${I}/${inv.uid}`, {
+    expirationTime: new Date(Date.now() + 60 * 24 * 3600 * 1000).toISOString(),
+  });
+  t.deepEqual(violations(far.body), ['expirationTime']);
+  const notARole = await s.admin.patch(`${I}/${inv.uid}`, { roleUid: 'f'.repeat(40) });
+  t.deepEqual(violations(notARole.body), ['roleUid']);
+  const missing = await s.admin.patch(`${I}/${team}/${'0'.repeat(16)}`, { roleUid: viewer });
+  t.is(missing.status, 404);
+
+  // A member who may only list invites may not change them.
+  const member = await identity('invite-lister');
+  const lister = await createRole(s.admin, team, 'invite-lister', ['group_invites.list']);
+  await createBinding(s.admin, team, member, lister);
+  const denied = await (await as(member)).patch(`${I}/${inv.uid}`, { roleUid: viewer });
+  t.is(denied.status, 403);
 });

@@ -40,12 +40,20 @@ async function push(repo: string, body: Record<string, unknown>): Promise<Tag> {
   return res.body as Tag;
 }
 
-test('tags: create under a repo; the wire has updateTime and no createTime', async (t) => {
+test('tags: create under a repo; the wire has createTime and updateTime like every resource', async (t) => {
   const { repo } = await newRepo('create');
   const res = await s.admin.post(`${T}/${repo}`, { name: 'latest', digest: digest('a') });
   t.is(res.status, 200);
   t.regex(res.body.uid, new RegExp(`^${repo}/[0-9a-f]{16}$`));
-  t.deepEqual(Object.keys(res.body).sort(), ['deprecated', 'digest', 'name', 'uid', 'updateTime']);
+  t.deepEqual(Object.keys(res.body).sort(), [
+    'createTime',
+    'deprecated',
+    'digest',
+    'name',
+    'uid',
+    'updateTime',
+  ]);
+  t.regex(res.body.createTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   t.like(res.body, { name: 'latest', digest: digest('a'), deprecated: false });
   t.regex(res.body.updateTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   t.deepEqual((await s.admin.get(`${T}/${res.body.uid}`)).body, res.body);

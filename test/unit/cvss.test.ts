@@ -2,6 +2,7 @@ import test from 'ava';
 import {
   cvss2BaseScore,
   cvss3BaseScore,
+  cvss4BaseScore,
   levelOfScore,
   levelOfText,
 } from '../../src/resources/advisories/cvss.js';
@@ -55,4 +56,31 @@ test('cvss: qualitative levels', (t) => {
   t.is(levelOfText('High'), 'HIGH');
   t.is(levelOfText('negligible'), undefined);
   t.is(levelOfText(3), undefined);
+});
+
+// v4.0: scores as FIRST's calculator gives them.
+const V4: Array<[string, number]> = [
+  ['CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N', 9.3],
+  ['CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:H/SI:H/SA:H', 10],
+  ['CVSS:4.0/AV:L/AC:L/AT:N/PR:L/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N', 8.5],
+  ['CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:N/VI:N/VA:N/SC:N/SI:N/SA:N', 0],
+  // Threat and supplemental metrics may follow the base ones.
+  ['CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N/S:N/AU:Y', 9.3],
+];
+
+test('cvss: v4.0 base scores', (t) => {
+  for (const [vector, score] of V4) t.is(cvss4BaseScore(vector), score, vector);
+  t.is(levelOfScore(cvss4BaseScore(V4[0]![0])!), 'CRITICAL');
+});
+
+test('cvss: incomplete or malformed v4 vectors have no score', (t) => {
+  for (const v of [
+    'CVSS:4.0/AV:N',
+    'CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N',
+    'CVSS:4.0/AV:X/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N',
+    'CVSS:4.0/AV:N/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N',
+    'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H',
+  ]) {
+    t.is(cvss4BaseScore(v), undefined, v);
+  }
 });

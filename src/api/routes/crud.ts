@@ -8,6 +8,8 @@ import {
   type QueryParams,
 } from '../../core/list-request.js';
 import type { ListPage } from '../../resources/list-types.js';
+import { withPrecondition } from '../../resources/precondition.js';
+import { etagOf, ifMatchOf } from '../etag.js';
 import { principalOf } from '../middleware/authn.js';
 import { readJsonObject } from '../middleware/json-body.js';
 
@@ -28,16 +30,47 @@ export interface CrudHandlers<T> {
   delete?(p: Principal, uid: string): Promise<void>;
 }
 
+/**
+ * Runs one Update or Delete under the request's `If-Match` (see resources/precondition.ts):
+ * checked against the resource's current ETag inside the service's transaction, under a
+ * lock on its uid, so two conditional writers cannot both win. A mismatch is
+ * FAILED_PRECONDITION, answered HTTP 412.
+ */
+function conditionally<T, R>(
+  ctx: Context,
+  h: CrudHandlers<T>,
+  toWire: (item: T) => unknown,
+  uid: string,
+  write: () => Promise<R>,
+): Promise<R> {
+  const ifMatch = ifMatchOf(ctx);
+  if (ifMatch === undefined || !h.get) return write();
+  const get = h.get.bind(h);
+  const p = principalOf(ctx);
+  return withPrecondition(
+    { uid, ifMatch, current: async () => etagOf(toWire(await get(p, uid))) },
+    write,
+  );
+}
+
+/** A Get or Update answer: the resource with its ETag. */
+function answer(ctx: Context, wire: unknown): void {
+  ctx.set('ETag', etagOf(wire));
+  ctx.body = wire;
+}
+
 /** DELETE `<path>/<uid>`: an empty JSON body on success, in v1 and v2 alike. */
-function mountDelete(
+function mountDelete<T>(
   router: Router,
   path: string,
-  del: (p: Principal, uid: string) => Promise<void>,
+  h: CrudHandlers<T>,
+  toWire: (item: T) => unknown,
 ): void {
+  const del = h.delete!.bind(h);
   router.delete(`${path}/{*uid}`, async (ctx) => {
     const uid = uidParam(ctx);
     if (uid === undefined) return;
-    await del(principalOf(ctx), uid);
+    await conditionally(ctx, h, toWire, uid, () => del(principalOf(ctx), uid));
     ctx.status = 200;
     ctx.body = {};
   });
@@ -83,7 +116,7 @@ export function mountV2<T>(router: Router, h: CrudHandlers<T>, o: V2Options<T>):
         };
       } else {
         if (!h.get) return;
-        ctx.body = toWire(await h.get(principalOf(ctx), uid));
+        answer(ctx, toWire(await h.get(principalOf(ctx), uid)));
       }
     });
   }
@@ -103,10 +136,13 @@ export function mountV2<T>(router: Router, h: CrudHandlers<T>, o: V2Options<T>):
       if (uid === undefined) return;
       const body = await readJsonObject(ctx, o.bodyLimit);
       const mask = ctx.query.updateMask ?? ctx.query.update_mask;
-      ctx.body = toWire(await update(principalOf(ctx), uid, body, mask));
+      const updated = await conditionally(ctx, h, toWire, uid, () =>
+        update(principalOf(ctx), uid, body, mask),
+      );
+      answer(ctx, toWire(updated));
     });
   }
-  if (h.delete) mountDelete(router, path, h.delete.bind(h));
+  if (h.delete) mountDelete(router, path, h, toWire);
 }
 
 export interface V1Options<T> {
@@ -131,7 +167,7 @@ export function mountV1<T>(router: Router, h: CrudHandlers<T>, o: V1Options<T>):
     const p = principalOf(ctx);
     if (uid !== undefined) {
       if (!h.get) return;
-      ctx.body = toWire(await h.get(p, uid));
+      answer(ctx, toWire(await h.get(p, uid)));
       return;
     }
     if (!h.list) return;
@@ -178,10 +214,13 @@ export function mountV1<T>(router: Router, h: CrudHandlers<T>, o: V1Options<T>):
       const uid = uidParam(ctx);
       if (uid === undefined) return;
       const body = withoutV1OutputFields(await readJsonObject(ctx, o.bodyLimit));
-      ctx.body = toWire(await update(principalOf(ctx), uid, body, '*'));
+      const updated = await conditionally(ctx, h, toWire, uid, () =>
+        update(principalOf(ctx), uid, body, '*'),
+      );
+      answer(ctx, toWire(updated));
     };
     router.put(`${path}/{*uid}`, replace);
     router.patch(`${path}/{*uid}`, replace);
   }
-  if (h.delete) mountDelete(router, path, h.delete.bind(h));
+  if (h.delete) mountDelete(router, path, h, toWire);
 }

@@ -17,7 +17,7 @@ function fromV1(body: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * `/iam/v2beta1/groupInvites` (no update), `POST /iam/v2beta1/groupInvites:redeem`, and
+ * `/iam/v2beta1/groupInvites` (Update: role and expiry), `POST /iam/v2beta1/groupInvites:redeem`, and
  * v1's `/iam/v1/group_invites`.
  */
 export function mountGroupInviteRoutes(

@@ -22,6 +22,7 @@ export function groupInviteV2(i: AnyInvite) {
     singleUse: i.singleUse,
     ...codeOf(i),
     createTime: ts(i.createTime),
+    updateTime: ts(i.updateTime),
   };
 }
 

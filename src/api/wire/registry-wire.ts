@@ -22,13 +22,14 @@ export function repoV1(r: Repo) {
   };
 }
 
-/** Like the platform's Tag: `updateTime` only, no `createTime`. */
+/** The platform's Tag, plus `createTime`: the spec makes it common to every resource. */
 export function tagV2(t: Tag) {
   return {
     uid: t.uid,
     name: t.name,
     digest: t.digest,
     deprecated: t.deprecated,
+    createTime: ts(t.createTime),
     updateTime: ts(t.updateTime),
   };
 }

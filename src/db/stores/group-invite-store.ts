@@ -24,6 +24,7 @@ interface InviteRow {
   expires_at: Date;
   used_at: Date | null;
   created_at: Date;
+  updated_at: Date;
 }
 
 const T = 'group_invites';
@@ -38,6 +39,7 @@ const COLUMNS = [
     'expires_at',
     'used_at',
     'created_at',
+    'updated_at',
   ].map((c) => `${T}.${c}`),
   'roles.name as role_name',
   'roles.description as role_description',
@@ -61,6 +63,7 @@ function toInvite(r: InviteRow): GroupInvite {
     expirationTime: r.expires_at,
     usedTime: r.used_at,
     createTime: r.created_at,
+    updateTime: r.updated_at,
   };
 }
 
@@ -104,6 +107,22 @@ export class KnexGroupInviteStore implements GroupInviteStore {
   async markUsed(tx: Tx, uid: string): Promise<void> {
     const k = kx(tx);
     await k(T).where({ uid }).update({ used_at: k.fn.now(), updated_at: k.fn.now() });
+  }
+
+  async update(
+    tx: Tx,
+    uid: string,
+    patch: { roleUid?: string; expirationTime?: Date },
+  ): Promise<GroupInvite | undefined> {
+    const k = kx(tx);
+    const n = await k(T)
+      .where({ uid })
+      .update({
+        ...(patch.roleUid === undefined ? {} : { role_uid: patch.roleUid }),
+        ...(patch.expirationTime === undefined ? {} : { expires_at: patch.expirationTime }),
+        updated_at: k.fn.now(),
+      });
+    return n > 0 ? this.get(tx, uid) : undefined;
   }
 
   async delete(tx: Tx, uid: string): Promise<boolean> {

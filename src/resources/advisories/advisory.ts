@@ -3,6 +3,7 @@ import type { ListSpec } from '../../core/list-request.js';
 import {
   cvss2BaseScore,
   cvss3BaseScore,
+  cvss4BaseScore,
   levelOfScore,
   levelOfText,
   levelOfV2Score,
@@ -72,10 +73,10 @@ export function osvTime(s: string): Date {
 }
 
 /**
- * The severity level of a record: from the highest CVSS v3 score (top level or per
- * affected package), else the highest v2 score, else `database_specific.severity`
- * (GitHub's LOW/MODERATE/HIGH/CRITICAL), else an Ubuntu priority. CVSS v4 vectors are
- * not scored here, so a v4-only record takes its database's rating or none.
+ * The severity level of a record: from the highest CVSS v4 score (top level or per
+ * affected package), else the highest v3 score, else the highest v2 score, else
+ * `database_specific.severity` (GitHub's LOW/MODERATE/HIGH/CRITICAL), else an Ubuntu
+ * priority. The newest CVSS version a record carries is its publisher's latest word.
  */
 export function severityLevelOf(r: OsvRecord): SeverityLevel | null {
   const all = [...(r.severity ?? []), ...(r.affected ?? []).flatMap((a) => a.severity ?? [])];
@@ -84,6 +85,8 @@ export function severityLevelOf(r: OsvRecord): SeverityLevel | null {
       .filter((s) => s.type === type)
       .map((s) => score(s.score))
       .filter((n): n is number => n !== undefined);
+  const v4 = scores('CVSS_V4', cvss4BaseScore);
+  if (v4.length > 0) return levelOfScore(Math.max(...v4)) ?? null;
   const v3 = scores('CVSS_V3', cvss3BaseScore);
   if (v3.length > 0) return levelOfScore(Math.max(...v3)) ?? null;
   const v2 = scores('CVSS_V2', cvss2BaseScore);

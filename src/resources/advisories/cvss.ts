@@ -1,8 +1,10 @@
 /**
  * CVSS base scores from vector strings, for deriving an advisory's severity level.
  * v3.0/v3.1 and v2 are computed with the formulas of their specifications (FIRST);
- * v4.0 scoring needs the specification's macro-vector tables and is not computed here.
+ * v4.0, whose score comes from the specification's macro-vector tables, by
+ * ae-cvss-calculator (FIRST's reference calculator ported; it scores, we validate).
  */
+import cvssCalculator from 'ae-cvss-calculator';
 
 export type SeverityLevel = 'LOW' | 'MEDIUM' | 'HIGH' | 'CRITICAL';
 export const SEVERITY_LEVELS: readonly SeverityLevel[] = ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'];
@@ -82,6 +84,46 @@ export function cvss2BaseScore(vector: string): number | undefined {
   const exploitability = 20 * w('AV') * w('AC') * w('Au');
   const f = impact === 0 ? 0 : 1.176;
   return Math.round((0.6 * impact + 0.4 * exploitability - 1.5) * f * 10) / 10;
+}
+
+/** The base metrics of CVSS v4.0 and their values (the supplemental and threat ones are optional). */
+const V4_BASE: Readonly<Record<string, readonly string[]>> = {
+  AV: ['N', 'A', 'L', 'P'],
+  AC: ['L', 'H'],
+  AT: ['N', 'P'],
+  PR: ['N', 'L', 'H'],
+  UI: ['N', 'P', 'A'],
+  VC: ['H', 'L', 'N'],
+  VI: ['H', 'L', 'N'],
+  VA: ['H', 'L', 'N'],
+  SC: ['H', 'L', 'N'],
+  SI: ['H', 'L', 'N'],
+  SA: ['H', 'L', 'N'],
+};
+
+/**
+ * Base score of a `CVSS:4.0/…` vector; undefined unless it starts with the prefix and has
+ * every base metric exactly once with a valid value (the calculator itself accepts
+ * incomplete vectors, so they are refused here first).
+ */
+export function cvss4BaseScore(vector: string): number | undefined {
+  const [prefix, ...parts] = vector.trim().split('/');
+  if (prefix !== 'CVSS:4.0') return undefined;
+  const seen = new Map<string, string>();
+  for (const part of parts) {
+    const [k, v, ...rest] = part.split(':');
+    if (!k || !v || rest.length > 0 || seen.has(k)) return undefined;
+    seen.set(k, v);
+  }
+  for (const [k, allowed] of Object.entries(V4_BASE)) {
+    if (!allowed.includes(seen.get(k) ?? '')) return undefined;
+  }
+  try {
+    const score = new cvssCalculator.Cvss4P0(vector.trim()).calculateScores().base;
+    return typeof score === 'number' && Number.isFinite(score) ? score : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Qualitative rating of a v3/v4 score (0 is "None": no level). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cvss3BaseScore } from './cvss.js';
+import { cvss3BaseScore, cvss4BaseScore } from './cvss.js';
 
 /**
  * The OSV format (https://ossf.github.io/osv-schema/), as imported. Known fields are
@@ -26,7 +26,7 @@ const severity = z
     if (s.type === 'CVSS_V3' && cvss3BaseScore(s.score) === undefined) {
       ctx.addIssue({ code: 'custom', path: ['score'], message: 'must be a CVSS v3 vector' });
     }
-    if (s.type === 'CVSS_V4' && !s.score.startsWith('CVSS:4.0/')) {
+    if (s.type === 'CVSS_V4' && cvss4BaseScore(s.score) === undefined) {
       ctx.addIssue({ code: 'custom', path: ['score'], message: 'must be a CVSS v4 vector' });
     }
   });

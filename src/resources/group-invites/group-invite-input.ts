@@ -43,6 +43,23 @@ export const groupInviteCreateSchema = z.strictObject({
 });
 export type GroupInviteCreate = z.infer<typeof groupInviteCreateSchema>;
 
+/** Update body after the mask is applied: a new role, a new expiry (60 s to 30 days ahead). */
+export const groupInviteUpdateSchema = z.strictObject({
+  roleUid: z
+    .string({ error: 'roleUid must be a string' })
+    .min(1, { error: 'roleUid is required' })
+    .optional(),
+  expirationTime: z.iso
+    .datetime({ offset: true, error: 'expirationTime must be an RFC 3339 timestamp' })
+    .transform((s) => new Date(s))
+    .refine(
+      (d) => d.getTime() - Date.now() >= MIN_TTL_MS && d.getTime() - Date.now() <= MAX_TTL_MS,
+      { error: 'expirationTime must be between 60s and 720h (30 days) from now' },
+    )
+    .optional(),
+});
+export type GroupInviteUpdate = z.infer<typeof groupInviteUpdateSchema>;
+
 export const redeemSchema = z.strictObject({
   code: z.string({ error: 'code is required' }).min(1, { error: 'code is required' }).max(512, {
     error: 'code is not an invite code',

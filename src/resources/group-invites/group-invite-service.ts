@@ -7,7 +7,8 @@ import {
   invalidField,
   notFound,
 } from '../../core/rpc-error.js';
-import { newChildUid } from '../../core/uidp.js';
+import { parseMask, resolvePatch } from '../../core/field-mask.js';
+import { newChildUid, parentOf } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
 import type { GroupStore } from '../groups/group-store.js';
@@ -25,10 +26,15 @@ import {
   GROUP_INVITE_LIST,
   GROUP_INVITE_OUTPUT_ONLY,
   GROUP_INVITE_TYPE,
+  GROUP_INVITE_UPDATE,
   type CreatedGroupInvite,
   type GroupInvite,
 } from './group-invite.js';
-import { groupInviteCreateSchema, redeemSchema } from './group-invite-input.js';
+import {
+  groupInviteCreateSchema,
+  groupInviteUpdateSchema,
+  redeemSchema,
+} from './group-invite-input.js';
 import type { GroupInviteStore } from './group-invite-store.js';
 import { codeMatches, inviteUidOf, newInviteCode } from './invite-code.js';
 
@@ -107,6 +113,37 @@ export class GroupInviteService {
       this.d.uow.read((tx) => this.d.invites.list(tx, q)),
     );
     return { ...page, items: await Promise.all(page.items.map((i) => this.visible(p, i))) };
+  }
+
+  /**
+   * Change an invite's role or expiry (mask rules as for every update). Re-issuing the
+   * terms of an invite needs what issuing it needs: group_invites.create and
+   * role_bindings.create at its group, and a new role the caller could grant.
+   * @throws RpcError INVALID_ARGUMENT (mask, fields, `roleUid`), NOT_FOUND (missing or
+   *   invisible), PERMISSION_DENIED.
+   */
+  async update(
+    p: Principal,
+    uid: string,
+    body: Body,
+    updateMask: string | string[] | undefined,
+  ): Promise<GroupInvite> {
+    requireUid(uid);
+    const patch = parseInput(
+      groupInviteUpdateSchema,
+      resolvePatch(body, parseMask(updateMask), GROUP_INVITE_UPDATE),
+    );
+    const group = parentOf(uid) ?? uid;
+    await this.d.authz.require(p, 'group_invites.create', uid, 'group_invites.list', T);
+    await this.d.authz.require(p, 'role_bindings.create', group, 'groups.list', GROUP_TYPE);
+    return this.d.uow.run(async (tx) => {
+      if (patch.roleUid !== undefined) {
+        await requireGrantableRole(this.d, p, tx, patch.roleUid, group, 'roleUid');
+      }
+      const updated = await this.d.invites.update(tx, uid, patch);
+      if (!updated) throw notFound(T, uid);
+      return updated;
+    });
   }
 
   /** @throws RpcError NOT_FOUND when missing or invisible, PERMISSION_DENIED. */

@@ -27,6 +27,12 @@ export interface GroupInviteStore {
   /** Locks the row until the transaction ends, so a single-use code is redeemed once. */
   lockForRedeem(tx: Tx, uid: string): Promise<RedeemableInvite | undefined>;
   markUsed(tx: Tx, uid: string): Promise<void>;
+  /** @returns undefined when nothing was there. */
+  update(
+    tx: Tx,
+    uid: string,
+    patch: { roleUid?: string; expirationTime?: Date },
+  ): Promise<GroupInvite | undefined>;
   /** @returns false when nothing was there. */
   delete(tx: Tx, uid: string): Promise<boolean>;
   list(tx: Tx, q: PageQuery): Promise<StorePage<GroupInvite>>;

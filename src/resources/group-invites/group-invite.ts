@@ -1,3 +1,4 @@
+import type { UpdateSpec } from '../../core/field-mask.js';
 import type { ListSpec } from '../../core/list-request.js';
 import type { RoleRef } from '../identity-providers/grantable-role.js';
 
@@ -17,6 +18,8 @@ export interface GroupInvite {
   /** When a single-use invite was redeemed; null while it is unused. */
   usedTime: Date | null;
   createTime: Date;
+  /** Last change: an update of its role or expiry, or its redemption. */
+  updateTime: Date;
 }
 
 /** The create response: the only time the code is ever shown. */
@@ -41,7 +44,17 @@ export const GROUP_INVITE_OUTPUT_ONLY = [
   'expirationTime',
   'code',
   'createTime',
+  'updateTime',
 ] as const;
+
+/**
+ * Update: the role and the expiry (AIP-134 mask rules as everywhere). Echoed fields that
+ * are fixed at creation (email, singleUse) are ignored; a mask naming them is refused.
+ */
+export const GROUP_INVITE_UPDATE: UpdateSpec = {
+  mutable: { roleUid: '', expirationTime: '' },
+  outputOnly: ['uid', 'role', 'code', 'createTime', 'updateTime', 'email', 'singleUse', 'ttl'],
+};
 
 export const MIN_TTL_MS = 60_000;
 export const MAX_TTL_MS = 30 * 24 * 60 * 60 * 1000;

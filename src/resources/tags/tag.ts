@@ -2,8 +2,8 @@ import type { ListSpec } from '../../core/list-request.js';
 
 /**
  * A tag of a registry repo: a name pointing at a manifest digest. Its uid hangs under
- * the repo's uid. Like the platform's Tag there is no createTime on the wire; the
- * creation time is kept for ordering only.
+ * the repo's uid. Unlike the platform's Tag it shows createTime too (the spec lists uid,
+ * createTime and updateTime as common to every resource).
  */
 export interface Tag {
   uid: string;
@@ -29,4 +29,4 @@ export const TAG_LIST: ListSpec = {
 };
 
 /** Output-only fields a client may echo back in a body; they are ignored. */
-export const TAG_OUTPUT_ONLY = ['uid', 'updateTime'] as const;
+export const TAG_OUTPUT_ONLY = ['uid', 'createTime', 'updateTime'] as const;

@@ -1,0 +1,180 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError } from '../config.js';
+import { argvOf, repeat } from './argv-command.js';
+import { completionScript } from './completion.js';
+
+/** The package version, from the package.json above this file (src/ or dist/src/). */
+function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++, dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'arbor' && pkg.version) return pkg.version;
+    } catch {
+      /* not here: look one folder up */
+    }
+  }
+  return '0.0.0';
+}
+
+/**
+ * The `arbor` command tree. Each command is one block below; its action loads its module on
+ * demand, so `arbor <anything> --help` imports nothing heavy and starts nothing. Adding a
+ * command is adding one block (or one `registerX(program)` call from a `src/cli/*` module).
+ */
+export function buildProgram(): Command {
+  const program = new Command('arbor')
+    .description('Arbor: self-hostable platform IAM (API, STS, Kubernetes reconciler)')
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
+    .helpOption('-h, --help', 'print help and exit')
+    .showSuggestionAfterError()
+    // Inherited by every command added below: usage errors throw instead of exiting.
+    .exitOverride();
+
+  program
+    .command('serve')
+    .description('serve the API, the STS and OIDC discovery (applies pending migrations)')
+    .action(async () => (await import('./serve.js')).serveCommand());
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations and exit')
+    .action(async () => (await import('./migrate.js')).migrateCommand(false));
+
+  program
+    .command('status')
+    .description('show applied and pending migrations')
+    .action(async () => (await import('./migrate.js')).migrateCommand(true));
+
+  program
+    .command('reconcile')
+    .description(
+      'sync Group/Identity/RoleBinding custom resources from Kubernetes (KUBECONFIG or in-cluster)',
+    )
+    // Loaded on demand: the API server need not load the Kubernetes client.
+    .action(async () => (await import('../reconciler/command.js')).reconcileCommand());
+
+  program
+    .command('import-advisories')
+    .description('import OSV advisory files (a .json file or a directory), in one transaction')
+    .argument('[path]', 'an OSV .json file, or a directory searched for them')
+    .action(async (path: string | undefined) => {
+      const { importAdvisoriesCommand } = await import('./import-advisories.js');
+      process.exitCode = await importAdvisoriesCommand(path === undefined ? [] : [path]);
+    });
+
+  const auth = program.command('auth').description('sign in and handle API tokens');
+  const apiOption = () =>
+    new Option(
+      '--api <url>',
+      'Arbor API address (default: $ARBOR_API_URL, then http://localhost:8080)',
+    );
+  auth
+    .command('login')
+    .description(
+      'sign in (browser OIDC + PKCE, or an ID token) as yourself, or as an identity with --identity',
+    )
+    .option('--identity <uid>', 'assume this identity instead of signing in as yourself')
+    .addOption(apiOption())
+    .option(
+      '--audience <url>',
+      "the token audience: the server's ARBOR_ISSUER_URL (default: from the server's discovery)",
+    )
+    .option('--issuer <url>', 'OIDC issuer to log in at in the browser')
+    .option('--client-id <id>', 'OAuth client id at that issuer')
+    .option('--scope <scope>', 'an extra scope to ask for (repeatable)', repeat)
+    .option('--id-token-file <path>', 'read an ID token from a file, or - for standard input')
+    .option('--invite <code>', 'redeem a group invite after signing in')
+    .option('--headless', 'no browser here: paste back the address the browser ended on')
+    .addOption(new Option('--no-browser', 'print the login address without opening a browser'))
+    .action(async (_opts, cmd: Command) => {
+      const { authLoginCommand } = await import('./auth-login.js');
+      process.exitCode = await authLoginCommand(argvOf(cmd));
+    });
+  for (const [name, description] of [
+    ['token', 'print a valid API token, refreshing it when it is about to expire'],
+    ['status', 'who is signed in to the API address, with which token, until when'],
+    ['logout', 'forget the credentials for the API address'],
+  ] as const) {
+    const sub = auth.command(name).description(description).addOption(apiOption());
+    if (name === 'logout') sub.option('--all', 'forget the credentials for every address');
+    sub.action(async (_opts, cmd: Command) => {
+      const { authCommand } = await import('./auth-commands.js');
+      process.exitCode = await authCommand([name, ...argvOf(cmd)]);
+    });
+  }
+
+  program
+    .command('export')
+    .description('write the Groups, Identities and RoleBindings below a group as custom resources')
+    .requiredOption('--group <uid>', 'the group whose tree to export')
+    .option('--namespace <ns>', 'the namespace of the exported objects')
+    .action(async (_opts, cmd: Command) => {
+      const { exportCommand } = await import('./export.js');
+      process.exitCode = await exportCommand(argvOf(cmd));
+    });
+
+  const secretKey = program
+    .command('secret-key')
+    .description('keys that seal secrets at rest (see docs/security.md)');
+  secretKey
+    .command('new')
+    .description('make a new key for secrets at rest')
+    .action(async () => {
+      const { newSecretKeyCommand } = await import('./secret-keys.js');
+      process.exitCode = await newSecretKeyCommand();
+    });
+  secretKey
+    .command('reseal')
+    .description('seal every stored secret with the current key')
+    .action(async () => {
+      const { resealSecretsCommand } = await import('./secret-keys.js');
+      process.exitCode = await resealSecretsCommand();
+    });
+
+  program
+    .command('completion')
+    .description('print a shell completion script (bash or zsh)')
+    .argument('<shell>', 'bash or zsh')
+    .action((shell: string) => {
+      if (shell !== 'bash' && shell !== 'zsh') {
+        throw new CommanderError(2, 'arbor.shell', `error: no completion for shell "${shell}"`);
+      }
+      process.stdout.write(completionScript(program, shell));
+    });
+
+  // @commands (one block per command)
+  return program;
+}
+
+/**
+ * Runs the CLI and sets the exit code: 0 after help or version, 2 on a usage error (commander
+ * has printed it), 1 on a configuration error or a failure.
+ */
+export async function runCli(argv: readonly string[]): Promise<void> {
+  const program = buildProgram();
+  if (argv.length === 0) {
+    program.outputHelp();
+    return;
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'arbor.shell') process.stderr.write(`${e.message}\n`);
+      // Help and version exit 0; every usage error (commander says 1) is 2, as before.
+      process.exitCode = e.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (e instanceof ConfigError) process.stderr.write(`arbor: configuration: ${e.message}\n`);
+    else
+      process.stderr.write(`arbor: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,92 @@
+import { createServer, type Server } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { answerClientErrors } from '../api/client-errors.js';
+import { Lifecycle } from '../api/lifecycle.js';
+import { compose, createLogger, type Arbor } from '../compose.js';
+import { loadConfig } from '../config.js';
+import { ApiMetrics } from '../metrics/api-metrics.js';
+import { startMetricsServer } from '../metrics/metrics-server.js';
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/**
+ * `arbor serve`: the API, the STS and OIDC discovery on one port.
+ *
+ * The port is bound before migrations run, so the probes answer while they do (see
+ * Lifecycle). On SIGTERM or SIGINT: `/readyz` fails at once, requests are still served for
+ * ARBOR_SHUTDOWN_DELAY_SECONDS (endpoints take a moment to drop this pod), then the
+ * listener closes and in-flight requests get ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish.
+ * @throws ConfigError on a bad environment; whatever migrations or the database throw.
+ */
+export async function serveCommand(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const life = new Lifecycle();
+  const server = createServer(life.listener);
+  answerClientErrors(server);
+  // Keep-alive sockets would hold shutdown open; bound how long they may idle.
+  server.keepAliveTimeout = 5_000;
+  await listen(server, config.port, config.host);
+  logger.info({ port: config.port }, 'listening; applying migrations before serving');
+
+  // Migrations run inside compose(); the probes answer meanwhile.
+  const metrics = new ApiMetrics(true);
+  const metricsServer =
+    config.metricsPort > 0
+      ? await startMetricsServer(metrics.registry, config.metricsPort, config.host)
+      : undefined;
+  const started: Promise<Arbor> = compose(config, { logger, metrics });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    life.drain();
+    logger.info(
+      { signal, delayMs: config.shutdownDelayMs },
+      'shutting down: /readyz fails; still serving until endpoints drop this pod',
+    );
+    // A half-applied migration is rolled back by the database, but an embedded one must
+    // not be cut off mid-write: let startup finish first.
+    const arbor = await started.catch(() => undefined);
+    await sleep(config.shutdownDelayMs);
+    logger.info('closing the listener: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'in-flight requests did not finish');
+      server.closeAllConnections();
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    await new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeIdleConnections();
+    });
+    metricsServer?.close();
+    await arbor?.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  const arbor = await started;
+  life.serve(arbor.app.callback());
+  logger.info(
+    {
+      port: config.port,
+      database: arbor.db.kind,
+      issuer: config.issuerUrl,
+      adminToken: config.adminToken !== undefined,
+    },
+    'arbor serving',
+  );
+  if (config.adminToken === undefined) {
+    logger.warn('ARBOR_ADMIN_TOKEN is not set: only API tokens from the STS are accepted');
+  }
+}

@@ -1,0 +1,149 @@
+import { codeName } from '../core/rpc-code.js';
+import { isRpcError } from '../core/rpc-error.js';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Latency buckets (seconds) for requests and upstream calls: 5 ms to 10 s. */
+const LATENCY = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** What the database layer reports about its pool, read at scrape time. */
+export interface PoolStats {
+  used: number;
+  free: number;
+  pending: number;
+  max: number;
+}
+
+/**
+ * The API process's metrics, on a registry of its own (one per composed app, so tests can
+ * run several): HTTP by route template, STS exchanges, upstream OIDC fetches, the database.
+ */
+export class ApiMetrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'arbor_http_requests_total',
+    help: 'HTTP requests answered, by route template, method and status code.',
+    labelNames: ['route', 'method', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'arbor_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by route template, method and status code.',
+    labelNames: ['route', 'method', 'code'] as const,
+    buckets: LATENCY,
+    registers: [this.registry],
+  });
+
+  readonly stsExchanges = new Counter({
+    name: 'arbor_sts_exchanges_total',
+    help: 'STS token exchanges, by outcome (issued, or the google.rpc code name of the refusal).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamFetches = new Counter({
+    name: 'arbor_upstream_fetches_total',
+    help: 'Fetches of upstream OIDC documents, by kind (discovery, jwks) and outcome.',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamDuration = new Histogram({
+    name: 'arbor_upstream_fetch_duration_seconds',
+    help: 'Time of upstream OIDC document fetches, by kind.',
+    labelNames: ['kind'] as const,
+    buckets: LATENCY,
+    registers: [this.registry],
+  });
+
+  readonly dbQueryDuration = new Histogram({
+    name: 'arbor_db_query_duration_seconds',
+    help: 'Time of database queries, by outcome (ok, error).',
+    labelNames: ['outcome'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  /** @param processMetrics also export Node's own (CPU, memory, event loop, GC): processes only. */
+  constructor(processMetrics = false) {
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Pool gauges (`arbor_db_pool_connections{state}`), read from `stats` at each scrape. */
+  observePool(stats: () => PoolStats | undefined): void {
+    new Gauge({
+      name: 'arbor_db_pool_connections',
+      help: 'Database pool connections, by state (used, free, pending acquires, max).',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const s = stats();
+        if (!s) return;
+        for (const [state, n] of Object.entries(s) as Array<[string, number]>)
+          this.set({ state }, n);
+      },
+    });
+  }
+
+  /**
+   * A `fetch` that counts and times what it fetches: the STS's discovery and JWKS calls.
+   * Network failures count as `error`; HTTP answers by their status class.
+   */
+  instrumentFetch(inner: typeof fetch): typeof fetch {
+    return async (input, init) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      const kind = url.includes('/.well-known/openid-configuration') ? 'discovery' : 'jwks';
+      const end = this.upstreamDuration.startTimer({ kind });
+      try {
+        const res = await inner(input, init);
+        this.upstreamFetches.inc({ kind, outcome: `${Math.floor(res.status / 100)}xx` });
+        return res;
+      } catch (e) {
+        this.upstreamFetches.inc({ kind, outcome: 'error' });
+        throw e;
+      } finally {
+        end();
+      }
+    };
+  }
+
+  /**
+   * The same counting around a JSON fetcher (`getJson(url)`, as the outbound fetcher of the
+   * STS offers): outcome `ok` or `error`.
+   */
+  instrumentJsonFetcher<F extends { getJson(url: string): Promise<Record<string, unknown>> }>(
+    inner: F,
+  ): Pick<F, 'getJson'> {
+    return {
+      getJson: async (url: string) => {
+        const kind = url.includes('/.well-known/openid-configuration') ? 'discovery' : 'jwks';
+        const end = this.upstreamDuration.startTimer({ kind });
+        try {
+          const doc = await inner.getJson(url);
+          this.upstreamFetches.inc({ kind, outcome: 'ok' });
+          return doc;
+        } catch (e) {
+          this.upstreamFetches.inc({ kind, outcome: 'error' });
+          throw e;
+        } finally {
+          end();
+        }
+      },
+    };
+  }
+
+  /** Wraps the STS's exchange so that each call counts once by its outcome. */
+  countExchanges<A extends unknown[], R>(exchange: (...a: A) => Promise<R>) {
+    return async (...a: A): Promise<R> => {
+      try {
+        const r = await exchange(...a);
+        this.stsExchanges.inc({ outcome: 'issued' });
+        return r;
+      } catch (e) {
+        this.stsExchanges.inc({ outcome: isRpcError(e) ? codeName(e.code) : 'INTERNAL' });
+        throw e;
+      }
+    };
+  }
+}

@@ -1,0 +1,29 @@
+import { createServer, type Server } from 'node:http';
+import type { Registry } from 'prom-client';
+
+/**
+ * `/metrics` in the Prometheus text format on a listener of its own, so that scraping
+ * needs no API token and the API port exposes nothing about the process.
+ * @throws whatever `listen` fails with (the port is taken).
+ */
+export async function startMetricsServer(
+  registry: Registry,
+  port: number,
+  host: string,
+): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?', 1)[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics failed\n'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
