@@ -33,6 +33,12 @@ import { AccountAssociationService } from './resources/account-associations/acco
 import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
+import { AuditLog } from './resources/audit/audit-log.js';
+import { AuditService } from './resources/audit/audit-service.js';
+import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
+import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
+import { HttpSinkTransport } from './events/http-sink-transport.js';
+import { presentResource } from './api/wire/resource-presenter.js';
 // @compose-imports
 
 export interface Arbor {
@@ -45,6 +51,8 @@ export interface Arbor {
   sts: SecurityTokenService;
   logger: Logger;
   app: Koa;
+  /** Delivers queued events to subscription sinks; `arbor serve` starts it. */
+  delivery: DeliveryWorker;
   close(): Promise<void>;
 }
 
@@ -56,6 +64,10 @@ export interface ComposeOptions {
   migrate?: boolean;
   /** Issuer keys trusted without discovery (the cluster's service-account keys). */
   trustedKeys?: TrustedIssuerKeys;
+  /** false: services record no audit trail and queue no events (the benchmark's baseline). */
+  audit?: boolean;
+  /** How event deliveries leave the process (default: HTTP with the address policy). */
+  sinkTransport?: SinkTransport;
 }
 
 export function createLogger(level: string): Logger {
@@ -83,7 +95,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const authz = new Authorizer(new CachedGrantSource(new KnexGrantSource(uow)));
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
-    const common = { uow, authz, pager };
+    const auditLog = opts.audit === false ? undefined : new AuditLog(st.audit, presentResource);
+    const common = { uow, authz, pager, audit: auditLog };
     const services: Services = {
       health: new HealthService(uow, st.pinger),
       groups: new GroupService({ ...common, groups: st.groups }),
@@ -118,6 +131,12 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         bindings: st.roleBindings,
       }),
       trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
+      audit: new AuditService({ uow, authz, pager, audit: st.audit }),
+      subscriptions: new SubscriptionService({
+        ...common,
+        subscriptions: st.subscriptions,
+        allowPrivateSinks: config.allowPrivateSinks,
+      }),
     };
     const tokens = new TokenIssuer(
       config.issuerUrl,
@@ -136,6 +155,21 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       config.adminToken,
       new ApiTokenAuthenticator(tokens),
     );
+    const delivery = new DeliveryWorker(
+      uow,
+      st.outbox,
+      opts.sinkTransport ?? new HttpSinkTransport({ allowPrivate: config.allowPrivateSinks }),
+      { sign: (sink, claims) => tokens.signFor(sink, claims) },
+      {
+        source: config.issuerUrl,
+        pollMs: config.eventsPollMs,
+        leaseMs: config.eventsLeaseMs,
+        maxAttempts: config.eventsMaxAttempts,
+        backoffBaseMs: config.eventsBackoffMs,
+        backoffMaxMs: config.eventsBackoffMaxMs,
+      },
+      logger.child({ component: 'events' }),
+    );
     const app = createApp({
       services,
       authenticator,
@@ -153,7 +187,11 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       sts,
       logger,
       app,
-      close: () => db.close(),
+      delivery,
+      close: async () => {
+        await delivery.stop();
+        await db.close();
+      },
     };
   } catch (e) {
     if (!opts.database) await db.close();

@@ -41,6 +41,8 @@ async function serve(): Promise<void> {
   if (config.adminToken === undefined) {
     logger.warn('ARBOR_ADMIN_TOKEN is not set: only API tokens from the STS are accepted');
   }
+  // Event delivery runs in every replica; leases make each subscription one sender's at a time.
+  arbor.delivery.start();
 
   let stopping = false;
   const stop = (signal: string) => {

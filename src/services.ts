@@ -11,6 +11,8 @@ import type { AccountAssociationService } from './resources/account-associations
 import type { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import type { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import type { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
+import type { AuditService } from './resources/audit/audit-service.js';
+import type { SubscriptionService } from './resources/subscriptions/subscription-service.js';
 // @service-imports
 
 /** Everything the front doors may call. Built once, in compose.ts. */
@@ -28,5 +30,7 @@ export interface Services {
   accountAssociations: AccountAssociationService;
   groupInvites: GroupInviteService;
   trustedKeys: TrustedKeyService;
+  audit: AuditService;
+  subscriptions: SubscriptionService;
   // @service-types
 }

@@ -18,7 +18,7 @@ export interface AppDeps {
 }
 
 /** API prefixes: everything under them needs a bearer token, even a path that does not exist. */
-const API_PREFIX = /^\/(iam|registry|vulnerabilities)\//;
+const API_PREFIX = /^\/(iam|registry|vulnerabilities|audit|events)\//;
 
 /** The REST front door: parse, call a service, shape the answer. No rules live here. */
 export function createApp(d: AppDeps): Koa {

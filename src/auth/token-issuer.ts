@@ -51,6 +51,28 @@ export class TokenIssuer {
     return { token, expiry: new Date(exp * 1000) };
   }
 
+  /**
+   * A short-lived token for someone Arbor calls (an event sink): `aud` = that receiver,
+   * so it cannot be replayed against Arbor's API or another receiver.
+   */
+  async signFor(
+    audience: string,
+    claims: Record<string, unknown> & { sub: string },
+    ttlS = 300,
+  ): Promise<string> {
+    const key = this.#keys[0]!;
+    const iat = Math.floor(this.now() / 1000);
+    const { sub, ...rest } = claims;
+    return new SignJWT(rest)
+      .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'JWT' })
+      .setIssuer(this.issuer)
+      .setSubject(sub)
+      .setAudience(audience)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + ttlS)
+      .sign(key.privateKey);
+  }
+
   /** @throws jose errors for anything but a current token of ours for our audience. */
   async verify(token: string): Promise<JWTPayload & { sub: string }> {
     const { payload } = await jwtVerify(token, this.#local, {

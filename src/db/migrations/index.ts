@@ -5,6 +5,7 @@ import * as m0003 from './0003-idp-accounts-invites.js';
 import * as m0004 from './0004-registry.js';
 import * as m0005 from './0005-advisories.js';
 import * as m0006 from './0006-trusted-issuer-keys.js';
+import * as m0012 from './0012-audit-and-events.js';
 // @migration-imports (append one import per migration below this line)
 
 interface Migration {
@@ -20,5 +21,6 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0004-registry', m0004],
   ['0005-advisories', m0005],
   ['0006-trusted-issuer-keys', m0006],
+  ['0012-audit-and-events', m0012],
   // @migration-list (append one entry per migration below this line, in number order)
 ];

@@ -4,6 +4,7 @@ import { parseMask, resolvePatch } from '../../core/field-mask.js';
 import type { ListRequest } from '../../core/list-request.js';
 import { invalidField, notFound, permissionDenied } from '../../core/rpc-error.js';
 import { isValidUidp, newChildUid, newRootUid } from '../../core/uidp.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { UnitOfWork } from '../tx.js';
@@ -17,6 +18,8 @@ export interface GroupServiceDeps {
   groups: GroupStore;
   authz: Authorizer;
   pager: ListPager;
+  /** Records every change in the audit trail and event outbox (absent only in unit tests). */
+  audit?: ChangeRecorder;
 }
 
 /** @throws RpcError INVALID_ARGUMENT unless `uid` is a well-formed uid path. */
@@ -50,12 +53,19 @@ export class GroupService {
       if (parentUid !== undefined && !(await this.d.groups.get(tx, parentUid))) {
         throw notFound(GROUP_TYPE, parentUid);
       }
-      return this.d.groups.insert(tx, {
+      const g = await this.d.groups.insert(tx, {
         uid: parentUid === undefined ? newRootUid() : newChildUid(parentUid),
         parentUid: parentUid ?? null,
         name: input.name,
         description: input.description ?? '',
       });
+      await this.d.audit?.record(tx, p, {
+        type: GROUP_TYPE,
+        operation: 'create',
+        uid: g.uid,
+        after: g,
+      });
+      return g;
     });
   }
 
@@ -92,8 +102,16 @@ export class GroupService {
     );
     await this.d.authz.require(p, 'groups.update', uid, 'groups.list', GROUP_TYPE);
     return this.d.uow.run(async (tx) => {
+      const before = await this.d.groups.get(tx, uid);
       const g = await this.d.groups.update(tx, uid, patch);
       if (!g) throw notFound(GROUP_TYPE, uid);
+      await this.d.audit?.record(tx, p, {
+        type: GROUP_TYPE,
+        operation: 'update',
+        uid,
+        before,
+        after: g,
+      });
       return g;
     });
   }
@@ -103,7 +121,9 @@ export class GroupService {
     requireUid(uid);
     await this.d.authz.require(p, 'groups.delete', uid, 'groups.list', GROUP_TYPE);
     await this.d.uow.run(async (tx) => {
+      const before = await this.d.groups.get(tx, uid);
       if (!(await this.d.groups.delete(tx, uid))) throw notFound(GROUP_TYPE, uid);
+      await this.d.audit?.record(tx, p, { type: GROUP_TYPE, operation: 'delete', uid, before });
     });
   }
 }

@@ -6,6 +6,7 @@ import { invalidField, notFound } from '../../core/rpc-error.js';
 import { isValidUidp, newChildUid } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { UnitOfWork } from '../tx.js';
@@ -26,6 +27,7 @@ export interface IdentityServiceDeps {
   identities: IdentityStore;
   authz: Authorizer;
   pager: ListPager;
+  audit?: ChangeRecorder;
   /** Whether `http://` issuers are accepted (ARBOR_ALLOW_INSECURE_ISSUERS). */
   allowInsecureIssuers: boolean;
   now?: () => Date;
@@ -59,8 +61,8 @@ export class IdentityService {
     const now = this.#now();
     const staticKeys = input.staticKeys ? this.#staticKeys(input.staticKeys, now, now) : null;
     await this.d.authz.require(p, 'identity.create', parentUid, 'groups.list', GROUP_TYPE);
-    return this.d.uow.run((tx) =>
-      this.d.identities.insert(tx, {
+    return this.d.uow.run(async (tx) => {
+      const i = await this.d.identities.insert(tx, {
         uid: newChildUid(parentUid),
         parentUid,
         name: input.name,
@@ -68,8 +70,15 @@ export class IdentityService {
         claimMatch: input.claimMatch ?? null,
         staticKeys,
         createTime: now,
-      }),
-    );
+      });
+      await this.d.audit?.record(tx, p, {
+        type: IDENTITY_TYPE,
+        operation: 'create',
+        uid: i.uid,
+        after: i,
+      });
+      return i;
+    });
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
@@ -127,6 +136,13 @@ export class IdentityService {
       }
       const updated = await this.d.identities.update(tx, uid, changes);
       if (!updated) throw notFound(IDENTITY_TYPE, uid);
+      await this.d.audit?.record(tx, p, {
+        type: IDENTITY_TYPE,
+        operation: 'update',
+        uid,
+        before: cur,
+        after: updated,
+      });
       return updated;
     });
   }
@@ -141,7 +157,14 @@ export class IdentityService {
     // Its bindings go with it (ON DELETE CASCADE).
     await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
+        const before = await this.d.identities.get(tx, uid);
         if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
+        await this.d.audit?.record(tx, p, {
+          type: IDENTITY_TYPE,
+          operation: 'delete',
+          uid,
+          before,
+        });
       }),
     );
   }

@@ -11,6 +11,7 @@ import {
 import { newChildUid } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { requireHeld } from '../roles/grant-guard.js';
@@ -34,6 +35,7 @@ export interface RoleBindingServiceDeps {
   bindings: RoleBindingStore;
   authz: Authorizer;
   pager: ListPager;
+  audit?: ChangeRecorder;
 }
 
 interface Target {
@@ -66,9 +68,20 @@ export class RoleBindingService {
     await this.d.authz.require(p, 'role_bindings.create', groupUid, 'groups.list', GROUP_TYPE);
     await this.check(p, { groupUid, ...input });
     return this.d.authz.changingGrants(
-      this.d.uow.run((tx) =>
-        this.d.bindings.insert(tx, { uid: newChildUid(groupUid), parentUid: groupUid, ...input }),
-      ),
+      this.d.uow.run(async (tx) => {
+        const b = await this.d.bindings.insert(tx, {
+          uid: newChildUid(groupUid),
+          parentUid: groupUid,
+          ...input,
+        });
+        await this.d.audit?.record(tx, p, {
+          type: ROLE_BINDING_TYPE,
+          operation: 'create',
+          uid: b.uid,
+          after: b,
+        });
+        return b;
+      }),
     );
   }
 
@@ -129,6 +142,13 @@ export class RoleBindingService {
       this.d.uow.run(async (tx) => {
         const updated = await this.d.bindings.update(tx, uid, target);
         if (!updated) throw notFound(ROLE_BINDING_TYPE, uid);
+        await this.d.audit?.record(tx, p, {
+          type: ROLE_BINDING_TYPE,
+          operation: 'update',
+          uid,
+          before: cur,
+          after: updated,
+        });
         return updated;
       }),
     );
@@ -148,7 +168,20 @@ export class RoleBindingService {
       'role_bindings.list',
       ROLE_BINDING_TYPE,
     );
-    await this.d.authz.changingGrants(this.d.uow.run((tx) => this.d.bindings.delete(tx, uid)));
+    await this.d.authz.changingGrants(
+      this.d.uow.run(async (tx) => {
+        const before = await this.d.bindings.get(tx, uid);
+        await this.d.bindings.delete(tx, uid);
+        // Deleting what is already gone is a success with nothing to record.
+        if (before)
+          await this.d.audit?.record(tx, p, {
+            type: ROLE_BINDING_TYPE,
+            operation: 'delete',
+            uid,
+            before,
+          });
+      }),
+    );
   }
 
   /**
