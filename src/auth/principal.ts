@@ -2,17 +2,18 @@
  * Who is calling. Decided once per request by an authenticator and handed to every
  * service call; services decide access from it, routes never do.
  */
-export type Principal = /** The bootstrap token (ARBOR_ADMIN_TOKEN): every capability everywhere. */
-(
-  | { readonly kind: 'admin' }
-  /** A component of Arbor itself, e.g. the reconciler: every capability everywhere. */
-  | { readonly kind: 'system'; readonly name: string }
-  /** An identity holding an API token: what its role bindings grant. */
-  | { readonly kind: 'identity'; readonly uid: string }
-) & {
-  /** How the call came in: recorded in the audit trail, never used to decide access. */
-  readonly via?: Via;
-};
+export type Principal =
+  /** The bootstrap token (ARBOR_ADMIN_TOKEN): every capability everywhere. */
+  (
+    | { readonly kind: 'admin' }
+    /** A component of Arbor itself, e.g. the reconciler: every capability everywhere. */
+    | { readonly kind: 'system'; readonly name: string }
+    /** An identity holding an API token: what its role bindings grant. */
+    | { readonly kind: 'identity'; readonly uid: string }
+  ) & {
+    /** How the call came in: recorded in the audit trail, never used to decide access. */
+    readonly via?: Via;
+  };
 
 /** The front door a change came through. */
 export type Door = 'rest' | 'grpc' | 'reconciler' | 'sts' | 'cli';
