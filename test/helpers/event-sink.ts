@@ -22,8 +22,8 @@ export interface EventSink {
   close(): Promise<void>;
 }
 
-/** A real HTTP receiver of CloudEvents on a loopback port. */
-export async function startEventSink(mode: SinkMode = 'up'): Promise<EventSink> {
+/** A real HTTP receiver of CloudEvents on a loopback port, answering after `delayMs`. */
+export async function startEventSink(mode: SinkMode = 'up', delayMs = 0): Promise<EventSink> {
   const requests: Received[] = [];
   let current = mode;
   const server: Server = createServer((req, res) => {
@@ -38,9 +38,14 @@ export async function startEventSink(mode: SinkMode = 'up'): Promise<EventSink> 
         body = undefined;
       }
       const accepted = current === 'up';
-      requests.push({ headers: req.headers, raw, body, accepted });
-      res.statusCode = accepted ? 204 : 503;
-      res.end();
+      const answer = () => {
+        // Recorded when answered: a receiver counts what it acknowledged.
+        requests.push({ headers: req.headers, raw, body, accepted });
+        res.statusCode = accepted ? 204 : 503;
+        res.end();
+      };
+      if (delayMs > 0) setTimeout(answer, delayMs);
+      else answer();
     });
   });
   server.keepAliveTimeout = 1_000;

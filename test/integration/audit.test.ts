@@ -1,4 +1,5 @@
 import test from 'ava';
+import { systemPrincipal } from '../../src/auth/principal.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
 import { allPages, createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
@@ -329,4 +330,19 @@ test('audit list: pages in time order with filters, and refuses unknown paramete
   t.is(bad.body.code, 3);
   const noWrite = await s.admin.post(AUDIT, {});
   t.true(noWrite.status === 404 || noWrite.status === 405 || noWrite.status === 501);
+});
+
+test('audit: the reconciler door is recorded for changes it makes through the services', async (t) => {
+  const reconciler = systemPrincipal('reconciler');
+  const g = await s.arbor.services.groups.create(reconciler, org, { name: 'from-crd' });
+  await s.arbor.services.groups.update(reconciler, g.uid, { description: 'synced' }, undefined);
+  const recs = await recordsOf(g.uid);
+  t.deepEqual(
+    recs.map((r) => [r.operation, r.actor, r.door]),
+    [
+      ['create', 'system:reconciler', 'reconciler'],
+      ['update', 'system:reconciler', 'reconciler'],
+    ],
+  );
+  t.is(recs[0]!.requestId, undefined);
 });
