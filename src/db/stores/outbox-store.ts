@@ -10,7 +10,20 @@ import { kx } from '../unit-of-work.js';
 
 const ms = (n: number) => Math.max(0, Math.round(n));
 
+/** What a worker may claim: ACTIVE, due, unleased (or lease run out), something queued. */
+const CLAIMABLE = `c.state = 'ACTIVE'
+             AND c.next_attempt_at <= now()
+             AND (c.lease_until IS NULL OR c.lease_until < now())
+             AND EXISTS (SELECT 1 FROM event_outbox o WHERE o.subscription_uid = c.uid)`;
+
 export class KnexOutboxStore implements OutboxStore {
+  async anyDue(tx: Tx): Promise<boolean> {
+    const res = (await kx(tx).raw(
+      `SELECT EXISTS (SELECT 1 FROM subscriptions c WHERE ${CLAIMABLE}) AS due`,
+    )) as { rows: Array<{ due: boolean }> };
+    return res.rows[0]?.due === true;
+  }
+
   async claim(
     tx: Tx,
     owner: string,
@@ -24,10 +37,7 @@ export class KnexOutboxStore implements OutboxStore {
           SET lease_owner = ?, lease_until = now() + ? * interval '1 millisecond'
         WHERE s.uid IN (
           SELECT c.uid FROM subscriptions c
-           WHERE c.state = 'ACTIVE'
-             AND c.next_attempt_at <= now()
-             AND (c.lease_until IS NULL OR c.lease_until < now())
-             AND EXISTS (SELECT 1 FROM event_outbox o WHERE o.subscription_uid = c.uid)
+           WHERE ${CLAIMABLE}
            ORDER BY c.next_attempt_at
            LIMIT ?
            FOR UPDATE SKIP LOCKED)

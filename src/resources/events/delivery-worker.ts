@@ -136,6 +136,9 @@ export class DeliveryWorker {
 
   /** One round: claim due subscriptions and drain a batch of each. @returns whether any was due. */
   async tick(): Promise<boolean> {
+    // An idle poll is one read: it neither takes a write transaction nor marks what this
+    // process remembers from reads (list counts) as stale.
+    if (!(await this.uow.read((tx) => this.outbox.anyDue(tx)))) return false;
     const claimed = await this.uow.run((tx) =>
       this.outbox.claim(tx, this.owner, this.o.leaseMs, this.o.concurrency ?? 4),
     );

@@ -30,6 +30,8 @@ export interface FailureOutcome {
  * so replicas never wait on each other, and a killed process's lease simply runs out.
  */
 export interface OutboxStore {
+  /** Whether any subscription is due with queued events (a read: idle polls write nothing). */
+  anyDue(tx: Tx): Promise<boolean>;
   /** Lease up to `limit` ACTIVE subscriptions that are due and have queued events. */
   claim(tx: Tx, owner: string, leaseMs: number, limit: number): Promise<ClaimedSubscription[]>;
   /** The oldest queued events of a subscription, oldest first. */
