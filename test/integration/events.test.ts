@@ -4,7 +4,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { HttpSinkTransport } from '../../src/events/http-sink-transport.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
 import { createGroup } from '../helpers/fixtures.js';
-import { createBinding, createIdentity, fields } from '../helpers/iam-fixtures.js';
+import { createBinding, createIdentity, createRole, fields } from '../helpers/iam-fixtures.js';
 import { startEventSink, until, type EventSink } from '../helpers/event-sink.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -269,6 +269,21 @@ test('subscriptions: CRUD and list follow the common contract; viewers cannot se
     (await asViewer.post(`${SUBS}/${org}`, { name: 'v', sink: 'https://v.example.com' })).status,
     403,
   );
+
+  // subscriptions.create alone is not enough: events carry the subtree's audit trail.
+  const hooker = await createIdentity(s.admin, org, 'hooker');
+  const role = await createRole(s.admin, org, 'hooks-only', [
+    'groups.list',
+    'subscriptions.create',
+    'subscriptions.list',
+  ]);
+  await createBinding(s.admin, org, hooker, role);
+  const h = await s.arbor.tokens.sign(hooker, { iss: 'https://t.invalid', sub: hooker });
+  const denied = await s
+    .client(h.token)
+    .post(`${SUBS}/${org}`, { name: 'sneaky', sink: 'https://v.example.com' });
+  t.is(denied.status, 403);
+  t.regex(denied.body.message, /audit\.list/);
 
   t.is((await s.admin.delete(`${SUBS}/${a.uid}`)).status, 200);
   t.is((await s.admin.get(`${SUBS}/${a.uid}`)).status, 404);

@@ -43,7 +43,8 @@ export class SubscriptionService {
   }
 
   /**
-   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (group), PERMISSION_DENIED,
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (group), PERMISSION_DENIED (also without
+   *   `audit.list` at the group: events carry the audit trail),
    *   ALREADY_EXISTS (a subscription of that name is already in the group).
    */
   async create(
@@ -58,6 +59,9 @@ export class SubscriptionService {
     );
     this.checkSink(input.sink);
     await this.d.authz.require(p, 'subscriptions.create', parent, 'groups.list', GROUP_TYPE);
+    // Events carry what the audit trail holds: whoever points a sink at a subtree must be
+    // allowed to read that subtree's audit trail.
+    await this.d.authz.require(p, 'audit.list', parent, 'groups.list', GROUP_TYPE);
     return this.d.uow.run(async (tx) => {
       const s = await this.d.subscriptions.insert(tx, {
         uid: newChildUid(parent),
@@ -115,6 +119,7 @@ export class SubscriptionService {
     this.checkSink(patch.sink);
     const T = SUBSCRIPTION_TYPE;
     await this.d.authz.require(p, 'subscriptions.update', uid, 'subscriptions.list', T);
+    await this.d.authz.require(p, 'audit.list', uid, 'subscriptions.list', T);
     return this.d.uow.run(async (tx) => {
       const before = await this.d.subscriptions.get(tx, uid);
       const s = await this.d.subscriptions.update(tx, uid, patch);
