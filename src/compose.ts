@@ -47,6 +47,12 @@ import { loadSecretKeys } from './auth/secret-keys.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { observeQueries, poolStats } from './db/query-observer.js';
 import { OutboundFetcher } from './outbound/outbound-fetch.js';
+import { AuditLog } from './resources/audit/audit-log.js';
+import { AuditService } from './resources/audit/audit-service.js';
+import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
+import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
+import { HttpSinkTransport } from './events/http-sink-transport.js';
+import { presentResource } from './api/wire/resource-presenter.js';
 // @compose-imports
 
 export interface Arbor {
@@ -61,6 +67,8 @@ export interface Arbor {
   app: Koa;
   /** Prometheus metrics of this instance (served on METRICS_PORT by `arbor serve`). */
   metrics: ApiMetrics;
+  /** Delivers queued events to subscription sinks; `arbor serve` starts it. */
+  delivery: DeliveryWorker;
   close(): Promise<void>;
 }
 
@@ -74,7 +82,14 @@ export interface ComposeOptions {
   trustedKeys?: TrustedIssuerKeys;
   /** Register metrics here instead of a fresh registry (the reconciler shares its own). */
   metrics?: ApiMetrics;
+  /** false: services record no audit trail and queue no events (the benchmark's baseline). */
+  audit?: boolean;
+  /** How event deliveries leave the process (default: HTTP with the address policy). */
+  sinkTransport?: SinkTransport;
 }
+
+/** Lifetime of the bearer token on each event delivery. */
+const SINK_TOKEN_TTL_S = 300;
 
 export function createLogger(level: string): Logger {
   return pino({ level, base: { service: 'arbor' }, timestamp: pino.stdTimeFunctions.isoTime });
@@ -107,7 +122,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const managed = new ManagedGuard(st.managers);
-    const common = { uow, authz, pager, managed };
+    const auditLog = opts.audit === false ? undefined : new AuditLog(st.audit, presentResource);
+    const common = { uow, authz, pager, managed, audit: auditLog };
     const services: Services = {
       health: new HealthService(uow, st.pinger),
       groups: new GroupService({ ...common, groups: st.groups }),
@@ -144,6 +160,12 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       }),
       trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
       managed: new ManagedResourceService({ uow, authz, guard: managed }),
+      audit: new AuditService({ uow, authz, pager, audit: st.audit }),
+      subscriptions: new SubscriptionService({
+        ...common,
+        subscriptions: st.subscriptions,
+        allowPrivateSinks: config.allowPrivateSinks,
+      }),
     };
     // Before serving: seal plain-text secrets left by older versions, and move secrets
     // sealed by a retired key onto the current one (key rotation).
@@ -201,6 +223,24 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       notifyToken: config.registryNotifyToken,
       bodyLimit: config.maxBodyBytes,
     };
+    const delivery = new DeliveryWorker(
+      uow,
+      st.outbox,
+      opts.sinkTransport ?? new HttpSinkTransport({ allowPrivate: config.allowPrivateSinks }),
+      {
+        sign: async (sink, { sub, ...claims }) =>
+          (await tokens.signFor(sink, sub, claims, SINK_TOKEN_TTL_S)).token,
+      },
+      {
+        source: config.issuerUrl,
+        pollMs: config.eventsPollMs,
+        leaseMs: config.eventsLeaseMs,
+        maxAttempts: config.eventsMaxAttempts,
+        backoffBaseMs: config.eventsBackoffMs,
+        backoffMaxMs: config.eventsBackoffMaxMs,
+      },
+      logger.child({ component: 'events' }),
+    );
     const app = createApp({
       services,
       authenticator,
@@ -224,7 +264,11 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       logger,
       app,
       metrics,
-      close: () => db.close(),
+      delivery,
+      close: async () => {
+        await delivery.stop();
+        await db.close();
+      },
     };
   } catch (e) {
     if (!opts.database) await db.close();

@@ -34,6 +34,17 @@ export interface Config {
   secretKey: string | undefined;
   /** Where generated secret keys live when ARBOR_SECRET_KEY is unset. */
   secretKeysDir: string;
+  /** Event delivery (docs/events.md): sinks may be http:// and private/loopback addresses. */
+  allowPrivateSinks: boolean;
+  /** How often an idle delivery worker polls the outbox. */
+  eventsPollMs: number;
+  /** How long a worker's claim on a subscription lasts unrenewed (after a crash, the wait). */
+  eventsLeaseMs: number;
+  /** Consecutive failed deliveries after which a subscription is dead-lettered. */
+  eventsMaxAttempts: number;
+  /** First retry delay; doubles per failure up to eventsBackoffMaxMs (with jitter). */
+  eventsBackoffMs: number;
+  eventsBackoffMaxMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -128,6 +139,12 @@ export const environmentSchema = z.object({
     .optional(),
   ARBOR_LOGIN_ISSUER: url.optional(),
   ARBOR_LOGIN_CLIENT_ID: z.string().optional(),
+  ARBOR_ALLOW_PRIVATE_SINKS: flag(false),
+  ARBOR_EVENTS_POLL_MS: integer(1_000, 1),
+  ARBOR_EVENTS_LEASE_MS: integer(30_000, 1),
+  ARBOR_EVENTS_MAX_ATTEMPTS: integer(15, 1),
+  ARBOR_EVENTS_BACKOFF_MS: integer(1_000, 1),
+  ARBOR_EVENTS_BACKOFF_MAX_MS: integer(300_000, 1),
   // The CLI's (`arbor auth login`): where the API is.
   ARBOR_API_URL: url.optional(),
   // The reconciler's (src/reconciler/reconciler-config.ts).
@@ -172,6 +189,15 @@ export function parseEnvironment(env: NodeJS.ProcessEnv = process.env): Environm
   throw new ConfigError(`${name} ${issue.message}${shown}`);
 }
 
+function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) {
+    throw new ConfigError(`${name} must be a positive integer, not "${raw}"`);
+  }
+  return n;
+}
+
 /** @throws ConfigError with a message naming the variable at fault. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const e = parseEnvironment(env);
@@ -201,5 +227,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     loginClientId: e.ARBOR_LOGIN_CLIENT_ID,
     secretKey: e.ARBOR_SECRET_KEY,
     secretKeysDir: resolve(e.ARBOR_SECRET_KEYS_DIR ?? `${dataDir}/secret-keys`),
+    allowPrivateSinks: e.ARBOR_ALLOW_PRIVATE_SINKS,
+    eventsPollMs: e.ARBOR_EVENTS_POLL_MS,
+    eventsLeaseMs: e.ARBOR_EVENTS_LEASE_MS,
+    eventsMaxAttempts: e.ARBOR_EVENTS_MAX_ATTEMPTS,
+    eventsBackoffMs: e.ARBOR_EVENTS_BACKOFF_MS,
+    eventsBackoffMaxMs: e.ARBOR_EVENTS_BACKOFF_MAX_MS,
   });
 }

@@ -12,6 +12,8 @@ import type { GroupInviteService } from './resources/group-invites/group-invite-
 import type { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import type { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
 import type { ManagedResourceService } from './resources/managed/managed-resource-service.js';
+import type { AuditService } from './resources/audit/audit-service.js';
+import type { SubscriptionService } from './resources/subscriptions/subscription-service.js';
 // @service-imports
 
 /** Everything the front doors may call. Built once, in compose.ts. */
@@ -30,5 +32,7 @@ export interface Services {
   groupInvites: GroupInviteService;
   trustedKeys: TrustedKeyService;
   managed: ManagedResourceService;
+  audit: AuditService;
+  subscriptions: SubscriptionService;
   // @service-types
 }

@@ -39,7 +39,7 @@ const ROUTING = { sensitive: true } as const;
  * authentication itself, which sits on the API router and so runs for whatever matched.
  * Case-insensitive, any number of leading slashes, percent-decoded: wider than the router.
  */
-const API_LIKE = /^\/+(iam|registry|vulnerabilities)(\/|$)/i;
+const API_LIKE = /^\/+(iam|registry|vulnerabilities|audit|events)(\/|$)/i;
 
 function looksLikeApi(path: string): boolean {
   let decoded = path;

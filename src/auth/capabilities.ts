@@ -44,6 +44,11 @@ export const CAPABILITIES = [
   'manifest.list',
   'manifest.delete',
   'advisories.list',
+  'audit.list',
+  'subscriptions.create',
+  'subscriptions.update',
+  'subscriptions.list',
+  'subscriptions.delete',
 ] as const;
 
 export type Capability = (typeof CAPABILITIES)[number];

@@ -4,11 +4,16 @@
  */
 export type Principal =
   /** The bootstrap token (ARBOR_ADMIN_TOKEN): every capability everywhere. */
-  | { readonly kind: 'admin' }
-  /** A component of Arbor itself, e.g. the reconciler: every capability everywhere. */
-  | { readonly kind: 'system'; readonly name: string; readonly manager?: string }
-  /** An identity holding an API token: what its role bindings grant. */
-  | { readonly kind: 'identity'; readonly uid: string; readonly manager?: string };
+  (
+    | { readonly kind: 'admin' }
+    /** A component of Arbor itself, e.g. the reconciler: every capability everywhere. */
+    | { readonly kind: 'system'; readonly name: string; readonly manager?: string }
+    /** An identity holding an API token: what its role bindings grant. */
+    | { readonly kind: 'identity'; readonly uid: string; readonly manager?: string }
+  ) & {
+    /** How the call came in: recorded in the audit trail, never used to decide access. */
+    readonly via?: Via;
+  };
 
 /**
  * `manager`: the custom resource a reconciler call is made for (`Group team-a/payments`).
@@ -19,10 +24,30 @@ export function managerOf(p: Principal): string | undefined {
   return p.kind === 'admin' ? undefined : p.manager;
 }
 
+/** The front door a change came through. */
+export type Door = 'rest' | 'grpc' | 'reconciler' | 'sts' | 'cli';
+
+/** The request context of a principal: which door, which request, which credential. */
+export interface Via {
+  readonly door: Door;
+  readonly requestId?: string;
+  /** A fingerprint of the credential acted through (never the credential itself). */
+  readonly credential?: string;
+}
+
+/** The same principal, acting through `via` (a new frozen object: one per request). */
+export function withVia(p: Principal, via: Via): Principal {
+  return Object.freeze({ ...p, via: Object.freeze({ ...via }) });
+}
+
 export const ADMIN: Principal = Object.freeze({ kind: 'admin' });
 
-export function systemPrincipal(name: string): Principal {
-  return Object.freeze({ kind: 'system', name });
+export function systemPrincipal(name: string, via?: Via): Principal {
+  return Object.freeze({
+    kind: 'system',
+    name,
+    ...(via ? { via: Object.freeze({ ...via }) } : {}),
+  });
 }
 
 export function describePrincipal(p: Principal): string {

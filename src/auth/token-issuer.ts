@@ -66,8 +66,10 @@ export class TokenIssuer {
   }
 
   /**
-   * Sign a token for another audience than the API (the container registry, §5.5) with
-   * the same keys, so the JWKS at the jwks_uri verifies it too. `claims` go in verbatim.
+   * Sign a token for another audience than the API (the container registry, §5.5, or an
+   * event sink) with the same keys, so the JWKS at the jwks_uri verifies it too, and `aud`
+   * keeps it from being replayed against the API or another receiver. `claims` go in
+   * verbatim; a random `jti` is added unless they carry one.
    */
   async signFor(
     audience: string,
@@ -85,7 +87,7 @@ export class TokenIssuer {
       .setIssuedAt(iat)
       .setNotBefore(iat)
       .setExpirationTime(iat + ttlS)
-      .setJti(randomUUID())
+      .setJti(typeof claims.jti === 'string' ? claims.jti : randomUUID())
       .sign(key.privateKey);
     return { token, issuedAt: new Date(iat * 1000), expiry: new Date((iat + ttlS) * 1000) };
   }

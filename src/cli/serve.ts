@@ -77,6 +77,8 @@ export async function serveCommand(): Promise<void> {
 
   const arbor = await started;
   life.serve(arbor.app.callback());
+  // Event delivery runs in every replica; leases make each subscription one sender's at a time.
+  arbor.delivery.start();
   logger.info(
     {
       port: config.port,

@@ -12,6 +12,7 @@ export const GROUP_CHILD_TABLES: ReadonlyArray<{ table: string; kind: string; co
   { table: 'repos', kind: 'repos' },
   { table: 'identity_providers', kind: 'identity providers' },
   { table: 'group_invites', kind: 'group invites' },
+  { table: 'subscriptions', kind: 'subscriptions' },
   // An account association's uid is its group's uid.
   { table: 'account_associations', kind: 'account associations', column: 'uid' },
 ];

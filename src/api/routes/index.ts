@@ -9,6 +9,7 @@ import { mountRegistryRoutes } from './registry-routes.js';
 import { mountAccountAssociationRoutes } from './account-association-routes.js';
 import { mountGroupInviteRoutes } from './group-invite-routes.js';
 import { mountIdentityProviderRoutes } from './identity-provider-routes.js';
+import { mountEventRoutes } from './event-routes.js';
 // @route-imports
 
 /** Every authenticated API route, v2beta1 and v1. */
@@ -22,5 +23,6 @@ export function mountApiRoutes(router: Router, s: Services, bodyLimit: number): 
   mountIdentityProviderRoutes(router, s.identityProviders, bodyLimit);
   mountAccountAssociationRoutes(router, s.accountAssociations, bodyLimit);
   mountGroupInviteRoutes(router, s.groupInvites, bodyLimit);
+  mountEventRoutes(router, s.audit, s.subscriptions, bodyLimit);
   // @routes
 }

@@ -8,6 +8,7 @@ import * as m0006 from './0006-trusted-issuer-keys.js';
 import * as m0007 from './0007-sealed-client-secrets.js';
 import * as m0008 from './0008-managed-by.js';
 import * as m0010 from './0010-pushes-and-people.js';
+import * as m0012 from './0012-audit-and-events.js';
 // @migration-imports (append one import per migration below this line)
 
 interface Migration {
@@ -26,5 +27,6 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0007-sealed-client-secrets', m0007],
   ['0008-managed-by', m0008],
   ['0010-pushes-and-people', m0010],
+  ['0012-audit-and-events', m0012],
   // @migration-list (append one entry per migration below this line, in number order)
 ];

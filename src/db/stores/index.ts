@@ -11,6 +11,9 @@ import { KnexRoleBindingStore } from './role-binding-store.js';
 import { KnexRoleStore } from './role-store.js';
 import { KnexTagStore } from './tag-store.js';
 import { KnexTrustedKeyStore } from './trusted-key-store.js';
+import { KnexAuditStore } from './audit-store.js';
+import { KnexOutboxStore } from './outbox-store.js';
+import { KnexSubscriptionStore } from './subscription-store.js';
 
 /** One instance of every store; they are stateless and shared by all services. */
 export function createStores() {
@@ -28,5 +31,8 @@ export function createStores() {
     groupInvites: new KnexGroupInviteStore(),
     trustedKeys: new KnexTrustedKeyStore(),
     managers: new KnexManagerStore(),
+    audit: new KnexAuditStore(),
+    subscriptions: new KnexSubscriptionStore(),
+    outbox: new KnexOutboxStore(),
   };
 }

@@ -6,6 +6,7 @@ import { notFound } from '../../core/rpc-error.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
 import type { GroupStore } from '../groups/group-store.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { UnitOfWork } from '../tx.js';
@@ -32,6 +33,7 @@ export interface AccountAssociationServiceDeps {
   groups: GroupStore;
   authz: Authorizer;
   pager: ListPager;
+  audit?: ChangeRecorder;
 }
 
 type Body = Record<string, unknown>;
@@ -66,13 +68,15 @@ export class AccountAssociationService {
     await this.d.authz.require(p, 'account_associations.create', group, 'groups.list', GROUP_TYPE);
     return this.d.uow.run(async (tx) => {
       if (!(await this.d.groups.get(tx, group))) throw notFound(GROUP_TYPE, group);
-      return this.d.associations.insert(tx, group, {
+      const a = await this.d.associations.insert(tx, group, {
         name: input.name,
         description: input.description ?? '',
         amazon: input.amazon ?? null,
         google: input.google ?? null,
         azure: azureOf(input.azure),
       });
+      await this.d.audit?.record(tx, p, { type: T, operation: 'create', uid: group, after: a });
+      return a;
     });
   }
 
@@ -122,8 +126,10 @@ export class AccountAssociationService {
     if (patch.google !== undefined) fields.google = patch.google;
     if (patch.azure !== undefined) fields.azure = azureOf(patch.azure);
     return this.d.uow.run(async (tx) => {
+      const before = await this.d.associations.get(tx, uid);
       const a = await this.d.associations.update(tx, uid, fields);
       if (!a) throw notFound(T, uid);
+      await this.d.audit?.record(tx, p, { type: T, operation: 'update', uid, before, after: a });
       return a;
     });
   }
@@ -141,6 +147,10 @@ export class AccountAssociationService {
       'account_associations.list',
       T,
     );
-    await this.d.uow.run((tx) => this.d.associations.delete(tx, uid));
+    await this.d.uow.run(async (tx) => {
+      const before = await this.d.associations.get(tx, uid);
+      await this.d.associations.delete(tx, uid);
+      if (before) await this.d.audit?.record(tx, p, { type: T, operation: 'delete', uid, before });
+    });
   }
 }

@@ -13,10 +13,11 @@ import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
 import type { GroupStore } from '../groups/group-store.js';
 import { requireGrantableRole } from '../identity-providers/grantable-role.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import { visibleRoleRef } from '../reference-visibility.js';
 import type { ListPage } from '../list-types.js';
-import type { RoleBinding } from '../role-bindings/role-binding.js';
+import { ROLE_BINDING_TYPE, type RoleBinding } from '../role-bindings/role-binding.js';
 import { placementViolations } from '../role-bindings/role-binding-input.js';
 import type { RoleBindingStore } from '../role-bindings/role-binding-store.js';
 import type { RoleStore } from '../roles/role-store.js';
@@ -46,6 +47,7 @@ export interface GroupInviteServiceDeps {
   bindings: Pick<RoleBindingStore, 'insert'>;
   authz: Authorizer;
   pager: ListPager;
+  audit?: ChangeRecorder;
 }
 
 type Body = Record<string, unknown>;
@@ -78,7 +80,7 @@ export class GroupInviteService {
     const invite = await this.d.uow.run(async (tx) => {
       if (!(await this.d.groups.get(tx, group))) throw notFound(GROUP_TYPE, group);
       await requireGrantableRole(this.d, p, tx, input.roleUid, group, 'roleUid');
-      return this.d.invites.insert(tx, {
+      const created = await this.d.invites.insert(tx, {
         uid,
         parentUid: group,
         roleUid: input.roleUid,
@@ -87,6 +89,9 @@ export class GroupInviteService {
         codeHash: hash,
         ttlMs: input.ttl,
       });
+      // Recorded without its code: the code is the credential, and never stored in clear.
+      await this.d.audit?.record(tx, p, { type: T, operation: 'create', uid, after: created });
+      return created;
     });
     return { ...invite, code };
   }
@@ -151,7 +156,9 @@ export class GroupInviteService {
     requireUid(uid);
     await this.d.authz.require(p, 'group_invites.delete', uid, 'group_invites.list', T);
     await this.d.uow.run(async (tx) => {
+      const before = await this.d.invites.get(tx, uid);
       if (!(await this.d.invites.delete(tx, uid))) throw notFound(T, uid);
+      await this.d.audit?.record(tx, p, { type: T, operation: 'delete', uid, before });
     });
   }
 
@@ -177,10 +184,10 @@ export class GroupInviteService {
     const uid = inviteUidOf(code);
     if (uid === undefined) throw invalidField('code', 'is not an invite code');
     // The new binding changes the redeemer's grants.
-    return this.d.authz.changingGrants(this.redeemIn(p.uid, uid, code));
+    return this.d.authz.changingGrants(this.redeemIn(p.uid, uid, code, p));
   }
 
-  private redeemIn(identityUid: string, uid: string, code: string) {
+  private redeemIn(identityUid: string, uid: string, code: string, p: Principal) {
     return this.d.uow.run(async (tx) => {
       const invite = await this.d.invites.lockForRedeem(tx, uid);
       if (!invite || !codeMatches(code, invite.codeHash)) throw notFound(T, 'the given code');
@@ -201,6 +208,13 @@ export class GroupInviteService {
         roleUid: invite.roleUid,
       });
       if (invite.singleUse) await this.d.invites.markUsed(tx, invite.uid);
+      // The redeemer is the actor: its own token made the binding.
+      await this.d.audit?.record(tx, p, {
+        type: ROLE_BINDING_TYPE,
+        operation: 'create',
+        uid: binding.uid,
+        after: binding,
+      });
       return binding;
     });
   }

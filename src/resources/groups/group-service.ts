@@ -4,6 +4,7 @@ import { parseMask, resolvePatch } from '../../core/field-mask.js';
 import type { ListRequest } from '../../core/list-request.js';
 import { invalidField, notFound, permissionDenied } from '../../core/rpc-error.js';
 import { isValidUidp, newChildUid, newRootUid } from '../../core/uidp.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { ManagedGuard } from '../managed/managed-guard.js';
@@ -20,6 +21,8 @@ export interface GroupServiceDeps {
   pager: ListPager;
   /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
   managed?: ManagedGuard;
+  /** Records every change in the audit trail and event outbox (absent only in unit tests). */
+  audit?: ChangeRecorder;
 }
 
 /** @throws RpcError INVALID_ARGUMENT unless `uid` is a well-formed uid path. */
@@ -59,7 +62,14 @@ export class GroupService {
         name: input.name,
         description: input.description ?? '',
       });
-      return this.d.managed ? this.d.managed.created(tx, 'groups', g, p) : g;
+      const out = this.d.managed ? await this.d.managed.created(tx, 'groups', g, p) : g;
+      await this.d.audit?.record(tx, p, {
+        type: GROUP_TYPE,
+        operation: 'create',
+        uid: out.uid,
+        after: out,
+      });
+      return out;
     });
   }
 
@@ -97,8 +107,16 @@ export class GroupService {
     await this.d.authz.require(p, 'groups.update', uid, 'groups.list', GROUP_TYPE);
     return this.d.uow.run(async (tx) => {
       await this.d.managed?.beforeWrite(tx, 'groups', uid, p);
+      const before = await this.d.groups.get(tx, uid);
       const g = await this.d.groups.update(tx, uid, patch);
       if (!g) throw notFound(GROUP_TYPE, uid);
+      await this.d.audit?.record(tx, p, {
+        type: GROUP_TYPE,
+        operation: 'update',
+        uid,
+        before,
+        after: g,
+      });
       return g;
     });
   }
@@ -109,7 +127,9 @@ export class GroupService {
     await this.d.authz.require(p, 'groups.delete', uid, 'groups.list', GROUP_TYPE);
     await this.d.uow.run(async (tx) => {
       await this.d.managed?.beforeWrite(tx, 'groups', uid, p);
+      const before = await this.d.groups.get(tx, uid);
       if (!(await this.d.groups.delete(tx, uid))) throw notFound(GROUP_TYPE, uid);
+      await this.d.audit?.record(tx, p, { type: GROUP_TYPE, operation: 'delete', uid, before });
     });
   }
 }

@@ -6,6 +6,7 @@ import { invalidField, notFound } from '../../core/rpc-error.js';
 import { isValidUidp, newChildUid } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { requireHoldsGrants } from '../roles/grant-guard.js';
@@ -28,6 +29,7 @@ export interface IdentityServiceDeps {
   identities: IdentityStore;
   authz: Authorizer;
   pager: ListPager;
+  audit?: ChangeRecorder;
   /** Whether `http://` issuers are accepted (ARBOR_ALLOW_INSECURE_ISSUERS). */
   allowInsecureIssuers: boolean;
   /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
@@ -80,19 +82,27 @@ export class IdentityService {
     const now = this.#now();
     const staticKeys = input.staticKeys ? this.#staticKeys(input.staticKeys, now, now) : null;
     await this.d.authz.require(p, 'identity.create', parentUid, 'groups.list', GROUP_TYPE);
-    return this.d.uow.run((tx) =>
-      this.d.identities
-        .insert(tx, {
-          uid: newChildUid(parentUid),
-          parentUid,
-          name: input.name,
-          description: input.description ?? '',
-          claimMatch: input.claimMatch ?? null,
-          staticKeys,
-          createTime: now,
-        })
-        .then((i) => (this.d.managed ? this.d.managed.created(tx, 'identities', i, p) : i)),
-    );
+    return this.d.uow.run(async (tx) => {
+      const inserted = await this.d.identities.insert(tx, {
+        uid: newChildUid(parentUid),
+        parentUid,
+        name: input.name,
+        description: input.description ?? '',
+        claimMatch: input.claimMatch ?? null,
+        staticKeys,
+        createTime: now,
+      });
+      const i = this.d.managed
+        ? await this.d.managed.created(tx, 'identities', inserted, p)
+        : inserted;
+      await this.d.audit?.record(tx, p, {
+        type: IDENTITY_TYPE,
+        operation: 'create',
+        uid: i.uid,
+        after: i,
+      });
+      return i;
+    });
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
@@ -157,6 +167,13 @@ export class IdentityService {
       }
       const updated = await this.d.identities.update(tx, uid, changes);
       if (!updated) throw notFound(IDENTITY_TYPE, uid);
+      await this.d.audit?.record(tx, p, {
+        type: IDENTITY_TYPE,
+        operation: 'update',
+        uid,
+        before: cur,
+        after: updated,
+      });
       return updated;
     });
   }
@@ -172,10 +189,17 @@ export class IdentityService {
     // Its bindings go with it (ON DELETE CASCADE), so deleting it is deleting them.
     await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
-        if (!(await this.d.identities.get(tx, uid, true))) throw notFound(IDENTITY_TYPE, uid);
+        const before = await this.d.identities.get(tx, uid, true);
+        if (!before) throw notFound(IDENTITY_TYPE, uid);
         await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
         await this.d.managed?.beforeWrite(tx, 'identities', uid, p);
         if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
+        await this.d.audit?.record(tx, p, {
+          type: IDENTITY_TYPE,
+          operation: 'delete',
+          uid,
+          before,
+        });
       }),
     );
   }

@@ -9,6 +9,7 @@ import { newChildUid } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
 import type { GroupStore } from '../groups/group-store.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { UnitOfWork } from '../tx.js';
@@ -30,6 +31,7 @@ export interface IdentityProviderServiceDeps {
   roles: Pick<RoleStore, 'get'>;
   authz: Authorizer;
   pager: ListPager;
+  audit?: ChangeRecorder;
   /** ARBOR_ALLOW_INSECURE_ISSUERS: accept `http://` issuers (development only). */
   allowInsecureIssuers: boolean;
   /** Seals client secrets before they reach the store (secrets at rest). */
@@ -87,7 +89,7 @@ export class IdentityProviderService {
     return this.d.uow.run(async (tx) => {
       if (!(await this.d.groups.get(tx, group))) throw notFound(GROUP_TYPE, group);
       await requireGrantableRole(this.d, p, tx, input.defaultRole, group, 'defaultRole');
-      return this.d.idps.insert(tx, {
+      const idp = await this.d.idps.insert(tx, {
         uid,
         parentUid: group,
         name: input.name,
@@ -96,6 +98,13 @@ export class IdentityProviderService {
         oidc: oidcConfig(input.oidc),
         sealedClientSecret: this.#seal(uid, input.oidc.clientSecret ?? ''),
       });
+      await this.d.audit?.record(tx, p, {
+        type: IDP_TYPE,
+        operation: 'create',
+        uid: idp.uid,
+        after: idp,
+      });
+      return idp;
     });
   }
 
@@ -169,6 +178,13 @@ export class IdentityProviderService {
       }
       const updated = await this.d.idps.update(tx, uid, row);
       if (!updated) throw notFound(IDP_TYPE, uid);
+      await this.d.audit?.record(tx, p, {
+        type: IDP_TYPE,
+        operation: 'update',
+        uid,
+        before: current,
+        after: updated,
+      });
       return updated;
     });
   }
@@ -184,7 +200,9 @@ export class IdentityProviderService {
       IDP_TYPE,
     );
     await this.d.uow.run(async (tx) => {
+      const before = await this.d.idps.get(tx, uid);
       if (!(await this.d.idps.delete(tx, uid))) throw notFound(IDP_TYPE, uid);
+      await this.d.audit?.record(tx, p, { type: IDP_TYPE, operation: 'delete', uid, before });
     });
   }
 

@@ -6,6 +6,7 @@ import { notFound } from '../../core/rpc-error.js';
 import { newChildUid } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { UnitOfWork } from '../tx.js';
@@ -19,6 +20,7 @@ export interface RepoServiceDeps {
   repos: RepoStore;
   authz: Authorizer;
   pager: ListPager;
+  audit?: ChangeRecorder;
 }
 
 /** Registry repos: named repositories under a group, shared by REST v2 and v1. */
@@ -38,14 +40,21 @@ export class RepoService {
     const input = parseInput(repoCreateSchema, withoutKeys(body, REPO_UPDATE.outputOnly));
     const parent = requireUid(groupUid ?? '', 'parent');
     await this.d.authz.require(p, 'repo.create', parent, 'groups.list', GROUP_TYPE);
-    return this.d.uow.run((tx) =>
-      this.d.repos.insert(tx, {
+    return this.d.uow.run(async (tx) => {
+      const r = await this.d.repos.insert(tx, {
         uid: newChildUid(parent),
         parentUid: parent,
         name: input.name,
         description: input.description ?? '',
-      }),
-    );
+      });
+      await this.d.audit?.record(tx, p, {
+        type: REPO_TYPE,
+        operation: 'create',
+        uid: r.uid,
+        after: r,
+      });
+      return r;
+    });
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND when missing or invisible. */
@@ -82,8 +91,16 @@ export class RepoService {
     );
     await this.d.authz.require(p, 'repo.update', uid, 'repo.list', REPO_TYPE);
     return this.d.uow.run(async (tx) => {
+      const before = await this.d.repos.get(tx, uid);
       const r = await this.d.repos.update(tx, uid, patch);
       if (!r) throw notFound(REPO_TYPE, uid);
+      await this.d.audit?.record(tx, p, {
+        type: REPO_TYPE,
+        operation: 'update',
+        uid,
+        before,
+        after: r,
+      });
       return r;
     });
   }
@@ -96,7 +113,9 @@ export class RepoService {
     requireUid(uid);
     await this.d.authz.require(p, 'repo.delete', uid, 'repo.list', REPO_TYPE);
     await this.d.uow.run(async (tx) => {
+      const before = await this.d.repos.get(tx, uid);
       if (!(await this.d.repos.delete(tx, uid))) throw notFound(REPO_TYPE, uid);
+      await this.d.audit?.record(tx, p, { type: REPO_TYPE, operation: 'delete', uid, before });
     });
   }
 

@@ -11,6 +11,7 @@ import {
 import { newChildUid } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { canSeeIdentity, canSeeRole, visibleBinding } from '../reference-visibility.js';
@@ -38,6 +39,7 @@ export interface RoleBindingServiceDeps {
   pager: ListPager;
   /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
   managed?: ManagedGuard;
+  audit?: ChangeRecorder;
 }
 
 interface Target {
@@ -70,11 +72,23 @@ export class RoleBindingService {
     await this.d.authz.require(p, 'role_bindings.create', groupUid, 'groups.list', GROUP_TYPE);
     await this.check(p, { groupUid, ...input });
     const created = await this.d.authz.changingGrants(
-      this.d.uow.run((tx) =>
-        this.d.bindings
-          .insert(tx, { uid: newChildUid(groupUid), parentUid: groupUid, ...input })
-          .then((b) => (this.d.managed ? this.d.managed.created(tx, 'role_bindings', b, p) : b)),
-      ),
+      this.d.uow.run(async (tx) => {
+        const inserted = await this.d.bindings.insert(tx, {
+          uid: newChildUid(groupUid),
+          parentUid: groupUid,
+          ...input,
+        });
+        const b = this.d.managed
+          ? await this.d.managed.created(tx, 'role_bindings', inserted, p)
+          : inserted;
+        await this.d.audit?.record(tx, p, {
+          type: ROLE_BINDING_TYPE,
+          operation: 'create',
+          uid: b.uid,
+          after: b,
+        });
+        return b;
+      }),
     );
     return visibleBinding(this.d.authz, p, created);
   }
@@ -142,6 +156,13 @@ export class RoleBindingService {
         await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
         const row = await this.d.bindings.update(tx, uid, target);
         if (!row) throw notFound(ROLE_BINDING_TYPE, uid);
+        await this.d.audit?.record(tx, p, {
+          type: ROLE_BINDING_TYPE,
+          operation: 'update',
+          uid,
+          before: cur,
+          after: row,
+        });
         return row;
       }),
     );
@@ -165,7 +186,16 @@ export class RoleBindingService {
     await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
         await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
+        const before = await this.d.bindings.get(tx, uid);
         await this.d.bindings.delete(tx, uid);
+        // Deleting what is already gone is a success with nothing to record.
+        if (before)
+          await this.d.audit?.record(tx, p, {
+            type: ROLE_BINDING_TYPE,
+            operation: 'delete',
+            uid,
+            before,
+          });
       }),
     );
   }

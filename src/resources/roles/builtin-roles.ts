@@ -46,9 +46,18 @@ const IAM_WRITES = IAM_RESOURCES.flatMap((r) =>
 const writes = (...resources: string[]): Capability[] =>
   resources.flatMap((r) => [`${r}.create`, `${r}.update`, `${r}.delete`]).filter(isCapability);
 
-const VIEWER = [...CAPABILITIES.filter((c) => c.endsWith('.list')), 'repo.blobs.get'] as const;
+/**
+ * Lists only an owner may read: the audit trail (who changed what, through which token)
+ * and event subscriptions (their sinks name the owner's infrastructure).
+ */
+export const OWNER_ONLY_LISTS: readonly Capability[] = ['audit.list', 'subscriptions.list'];
+
+const VIEWER = [
+  ...CAPABILITIES.filter((c) => c.endsWith('.list') && !OWNER_ONLY_LISTS.includes(c)),
+  'repo.blobs.get',
+] as const;
 const EDITOR = [...VIEWER, ...writes('repo', 'tag', 'manifest')];
-const OWNER = [...EDITOR, ...IAM_WRITES];
+const OWNER = [...EDITOR, ...IAM_WRITES, ...OWNER_ONLY_LISTS, ...writes('subscriptions')];
 const REGISTRY_PULL = ['repo.blobs.get', 'groups.list', 'repo.list', 'manifest.list', 'tag.list'];
 const REGISTRY_PUSH = [...REGISTRY_PULL, ...writes('repo', 'manifest', 'tag'), 'groups.create'];
 

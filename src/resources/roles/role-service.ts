@@ -6,6 +6,7 @@ import { failedPrecondition, invalidField, notFound } from '../../core/rpc-error
 import { isRootUid, newChildUid, parentOf } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { UnitOfWork } from '../tx.js';
@@ -20,6 +21,7 @@ export interface RoleServiceDeps {
   roles: RoleStore;
   authz: Authorizer;
   pager: ListPager;
+  audit?: ChangeRecorder;
 }
 
 /**
@@ -44,15 +46,22 @@ export class RoleService {
     const input = parseInput(roleCreateSchema, withoutKeys(body, ROLE_UPDATE.outputOnly));
     await this.d.authz.require(p, 'roles.create', parentUid, 'groups.list', GROUP_TYPE);
     await requireHeld(this.d.authz, p, input.capabilities, parentUid);
-    return this.d.uow.run((tx) =>
-      this.d.roles.insert(tx, {
+    return this.d.uow.run(async (tx) => {
+      const role = await this.d.roles.insert(tx, {
         uid: newChildUid(parentUid),
         parentUid,
         name: input.name,
         description: input.description ?? '',
         capabilities: input.capabilities,
-      }),
-    );
+      });
+      await this.d.audit?.record(tx, p, {
+        type: ROLE_TYPE,
+        operation: 'create',
+        uid: role.uid,
+        after: role,
+      });
+      return role;
+    });
   }
 
   /** Built-ins for anyone; custom roles with roles.list. @throws RpcError INVALID_ARGUMENT, NOT_FOUND. */
@@ -95,8 +104,16 @@ export class RoleService {
     }
     return this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
+        const before = await this.d.roles.get(tx, uid);
         const role = await this.d.roles.update(tx, uid, patch);
         if (!role) throw notFound(ROLE_TYPE, uid);
+        await this.d.audit?.record(tx, p, {
+          type: ROLE_TYPE,
+          operation: 'update',
+          uid,
+          before,
+          after: role,
+        });
         return role;
       }),
     );
@@ -112,7 +129,9 @@ export class RoleService {
     await this.refuseBuiltIn(uid, 'deleted');
     await this.d.authz.require(p, 'roles.delete', uid, 'roles.list', ROLE_TYPE);
     await this.d.uow.run(async (tx) => {
+      const before = await this.d.roles.get(tx, uid);
       if (!(await this.d.roles.delete(tx, uid))) throw notFound(ROLE_TYPE, uid);
+      await this.d.audit?.record(tx, p, { type: ROLE_TYPE, operation: 'delete', uid, before });
     });
   }
 

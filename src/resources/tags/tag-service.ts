@@ -4,6 +4,7 @@ import type { ListRequest } from '../../core/list-request.js';
 import { notFound, permissionDenied } from '../../core/rpc-error.js';
 import { newChildUid } from '../../core/uidp.js';
 import { requireUid } from '../groups/group-service.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { REPO_TYPE } from '../repos/repo.js';
@@ -18,6 +19,7 @@ export interface TagServiceDeps {
   tags: TagStore;
   authz: Authorizer;
   pager: ListPager;
+  audit?: ChangeRecorder;
 }
 
 /**
@@ -43,18 +45,23 @@ export class TagService {
     const repo = requireUid(repoUid ?? '', 'parent');
     await this.d.authz.require(p, 'tag.create', repo, 'repo.list', REPO_TYPE);
     const mayMove = await this.d.authz.can(p, 'tag.update', repo);
-    const written = await this.d.uow.run((tx) =>
-      this.d.tags.upsert(tx, {
+    return this.d.uow.run(async (tx) => {
+      const written = await this.d.tags.upsert(tx, {
         uid: newChildUid(repo),
         parentUid: repo,
         name: input.name,
         digest: input.digest,
         deprecated: input.deprecated,
         mayMove,
-      }),
-    );
-    if (!written) throw permissionDenied('missing capability tag.update to move an existing tag');
-    return written.tag;
+      });
+      if (!written) throw permissionDenied('missing capability tag.update to move an existing tag');
+      const { tag, created } = written;
+      // A re-push moves the tag; the upsert does not return the old digest, so an update
+      // record carries only the after state.
+      const operation = created ? 'create' : 'update';
+      await this.d.audit?.record(tx, p, { type: TAG_TYPE, operation, uid: tag.uid, after: tag });
+      return tag;
+    });
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND when missing or invisible. */
@@ -82,7 +89,9 @@ export class TagService {
     requireUid(uid);
     await this.d.authz.require(p, 'tag.delete', uid, 'tag.list', TAG_TYPE);
     await this.d.uow.run(async (tx) => {
+      const before = await this.d.tags.get(tx, uid);
       if (!(await this.d.tags.delete(tx, uid))) throw notFound(TAG_TYPE, uid);
+      await this.d.audit?.record(tx, p, { type: TAG_TYPE, operation: 'delete', uid, before });
     });
   }
 
@@ -92,9 +101,17 @@ export class TagService {
    */
   async recordPush(p: Principal, push: Omit<TagPush, 'uid'>): Promise<Tag | undefined> {
     await this.d.authz.require(p, 'tag.create', push.parentUid, 'repo.list', REPO_TYPE);
-    return this.d.uow.run((tx) =>
-      this.d.tags.recordPush(tx, { ...push, uid: newChildUid(push.parentUid) }),
-    );
+    return this.d.uow.run(async (tx) => {
+      const tag = await this.d.tags.recordPush(tx, { ...push, uid: newChildUid(push.parentUid) });
+      if (tag)
+        await this.d.audit?.record(tx, p, {
+          type: TAG_TYPE,
+          operation: 'update',
+          uid: tag.uid,
+          after: tag,
+        });
+      return tag;
+    });
   }
 
   /** A delete the registry reported. @throws RpcError NOT_FOUND, PERMISSION_DENIED. */

@@ -1,0 +1,68 @@
+import type { ListSpec } from '../../core/list-request.js';
+import type { Door } from '../../auth/principal.js';
+
+/** What a change did to its resource. */
+export type Operation = 'create' | 'update' | 'delete';
+
+/** A resource as the API shows it (v2 JSON), with secrets removed. */
+export type Presented = Record<string, unknown>;
+
+/**
+ * One audit record: who changed what, when and through which door. The same record is the
+ * CloudEvent delivered to subscribers (its `id` is the event id), so there is one history.
+ */
+export interface AuditEvent {
+  id: string;
+  time: Date;
+  /** `identity:<uid>`, `admin` or `system:<name>` (describePrincipal). */
+  actor: string;
+  actorKind: 'admin' | 'system' | 'identity';
+  door: Door;
+  requestId: string | null;
+  /** Fingerprint of the token acted through (sha256, 16 hex), never the token. */
+  credential: string | null;
+  resourceType: string;
+  resourceUid: string;
+  resourceParentUid: string | null;
+  operation: Operation;
+  /** The CloudEvents `type`, e.g. `dev.arbor.iam.group.created.v1`. */
+  eventType: string;
+  /** Top-level fields whose value differs between before and after. */
+  changedFields: string[];
+  before: Presented | null;
+  after: Presented | null;
+}
+
+export const AUDIT_EVENT_TYPE = 'audit.arbor.dev/Event';
+
+/**
+ * `GET /audit/v2beta1/events`: newest first by default; `uidp.*` select by the changed
+ * resource's uid; `start_time` is inclusive and `end_time` exclusive.
+ */
+export const AUDIT_LIST: ListSpec = {
+  kind: 'audit_events',
+  orderBy: ['time'],
+  defaultOrder: { field: 'time', direction: 'desc' },
+  filters: {
+    resource_type: 'string',
+    resource_uid: 'uid',
+    actor: 'string',
+    operation: 'string',
+    door: 'string',
+    start_time: 'timestamp',
+    end_time: 'timestamp',
+  },
+};
+
+const PAST: Record<Operation, string> = { create: 'created', update: 'updated', delete: 'deleted' };
+
+/**
+ * The CloudEvents type of a change: `iam.arbor.dev/RoleBinding` + `create` →
+ * `dev.arbor.iam.role_binding.created.v1`. Stable: receivers route on it.
+ */
+export function eventTypeOf(resourceType: string, op: Operation): string {
+  const [group = 'unknown', kind = 'unknown'] = resourceType.split('/');
+  const domain = group.replace(/\.arbor\.dev$/, '').replace(/[^a-z0-9]+/g, '_');
+  const snake = kind.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+  return `dev.arbor.${domain}.${snake}.${PAST[op]}.v1`;
+}
