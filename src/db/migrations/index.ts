@@ -6,6 +6,7 @@ import * as m0004 from './0004-registry.js';
 import * as m0005 from './0005-advisories.js';
 import * as m0006 from './0006-trusted-issuer-keys.js';
 // @migration-imports (append one import per migration below this line)
+import * as m0013 from './0013-group-counts.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -21,4 +22,5 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0005-advisories', m0005],
   ['0006-trusted-issuer-keys', m0006],
   // @migration-list (append one entry per migration below this line, in number order)
+  ['0013-group-counts', m0013],
 ];
