@@ -14,7 +14,7 @@ import * as bdb from './db.js';
 import { exchange, exchangeBody, prepareSts, walk, type Sts } from './fixtures.js';
 import { median } from './load.js';
 import { ROOT, startArbor, startBaseline, type Child } from './procs.js';
-import { captureSql, type CaseDef } from './queries.js';
+import { captureSql } from './queries.js';
 import { renderMarkdown, targets, type CaseResult } from './report.js';
 import { PAGE_SIZE, SCALES, orgUid, teamUid, type Scale } from './scale.js';
 import { seed } from './seed.js';
@@ -77,13 +77,6 @@ async function fixtures(c: pg.ClientBase, arbor: Child, sts: Sts) {
   log(`walking ${deepRows.toLocaleString('en')} rows by page token for page ${scale.deepPage}`);
   const deep = await walk(children, token, deepRows);
   log(`  ${deep.requests} requests in ${(deep.ms / 1000).toFixed(1)} s`);
-  const defs: Record<string, CaseDef> = {
-    'children.p1': { kind: 'list', uidp: { childrenOf: org }, order: 'name' },
-    'children.deep': { kind: 'list', uidp: { childrenOf: org }, order: 'name', after: deep.after },
-    'descendants.name': { kind: 'list', uidp: { descendantsOf: org }, order: 'name' },
-    'descendants.created': { kind: 'list', uidp: { descendantsOf: org }, order: 'created_at' },
-    get: { kind: 'get', uid: getUid },
-  };
   const urls: Record<string, string> = {
     'children.p1': `${children}&page_size=${PAGE_SIZE}`,
     'children.deep': `${children}&page_size=${PAGE_SIZE}&page_token=${deep.pageToken}`,
@@ -94,7 +87,6 @@ async function fixtures(c: pg.ClientBase, arbor: Child, sts: Sts) {
   return {
     viewer,
     token,
-    defs,
     urls,
     walk: { rows: deepRows, requests: deep.requests, ms: deep.ms },
   };
@@ -125,13 +117,13 @@ async function main(): Promise<void> {
     const rssIdleMB = rssMB(arbor.pid);
     sts = await prepareSts(c, arbor.url, scale);
     const fx = await fixtures(c, arbor, sts);
-    const captured = await captureSql(db.url, fx.viewer, fx.defs);
+    const captured = await captureSql(db.url, fx.viewer, fx.urls);
     const sqlFile = join(RESULTS, `${stamp}-sql.json`);
     writeFileSync(sqlFile, JSON.stringify(captured.cases, null, 2));
     const baseline = await startBaseline(db.url, sqlFile);
     procs.push(baseline);
     const sanity = await sameAnswers(fx.urls, baseline.url, fx.token, log);
-    const admin = await captureSql(db.url, fx.viewer, fx.defs, true);
+    const admin = await captureSql(db.url, fx.viewer, fx.urls, true);
     const explainFile = join(RESULTS, `${stamp}-explain.txt`);
     const { plans, queryTimes } = await plansAndTimes(
       c,
