@@ -14,6 +14,8 @@ export interface Config {
   logLevel: string;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;
+  /** `ARBOR_WORKERS`: processes serving the API (`arbor serve`); unset → one per core. */
+  workers: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -23,6 +25,14 @@ function bool(name: string, raw: string | undefined): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} must be true or false, not "${raw}"`);
+}
+
+function workersOf(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 256)
+    throw new ConfigError(`ARBOR_WORKERS must be a whole number from 1 to 256, not "${raw}"`);
+  return n;
 }
 
 /** @throws ConfigError with a message naming the variable at fault. */
@@ -57,5 +67,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     allowInsecureIssuers: bool('ARBOR_ALLOW_INSECURE_ISSUERS', env.ARBOR_ALLOW_INSECURE_ISSUERS),
     logLevel: env.LOG_LEVEL || 'info',
     maxBodyBytes: 1024 * 1024,
+    workers: workersOf(env.ARBOR_WORKERS),
   });
 }

@@ -1,16 +1,18 @@
 #!/usr/bin/env node
 import type { Server } from 'node:http';
-import { compose, createLogger } from './compose.js';
+import { compose, createLogger, type ComposeOptions } from './compose.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateLatest, migrationStatus } from './db/migrate.js';
 import { authLoginCommand } from './cli/auth-login.js';
 import { importAdvisoriesCommand } from './cli/import-advisories.js';
+import { serveCommand } from './serve-cluster.js';
 
 const USAGE = `usage: arbor <command>
 
 commands:
-  serve      serve the API, the STS and OIDC discovery (applies pending migrations)
+  serve      serve the API, the STS and OIDC discovery (applies pending migrations);
+             --workers N processes (ARBOR_WORKERS; default one per core, 1 on PGlite)
   migrate    apply pending database migrations and exit
   status     show applied and pending migrations
   reconcile  sync Group/Identity/RoleBinding custom resources from Kubernetes (KUBECONFIG or in-cluster)
@@ -18,9 +20,9 @@ commands:
   import-advisories <path>  import OSV advisory files (a .json file or a directory)
 `;
 
-async function serve(): Promise<void> {
+async function serve(opts: ComposeOptions = {}): Promise<void> {
   const config = loadConfig();
-  const arbor = await compose(config);
+  const arbor = await compose(config, opts);
   const { logger } = arbor;
   const server: Server = arbor.app.listen(config.port, config.host);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
@@ -87,7 +89,7 @@ async function main(argv: string[]): Promise<void> {
   const [command] = argv;
   switch (command) {
     case 'serve':
-      return serve();
+      return serveCommand(serve, argv.slice(1));
     case 'migrate':
       return migrate(false);
     case 'status':
