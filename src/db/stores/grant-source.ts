@@ -1,8 +1,16 @@
 import type { Grant, GrantSource } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { UnitOfWork } from '../../resources/tx.js';
+import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
 import { storedCapabilities } from './role-store.js';
+
+/** Runs whenever an identity's grants are not remembered: a fixed, prepared statement. */
+const GRANTS = new Statement(
+  `SELECT rb.parent_uid AS scope, r.capabilities
+     FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
+    WHERE rb.identity_uid = $1`,
+);
 
 /**
  * What an identity holds: one query over its role bindings joined to their roles, one
@@ -12,12 +20,9 @@ export class KnexGrantSource implements GrantSource {
   constructor(private readonly uow: UnitOfWork) {}
 
   async grantsOf(identityUid: string): Promise<Grant[]> {
-    const rows = (await this.uow.read((tx) =>
-      kx(tx)('role_bindings as rb')
-        .join('roles as r', 'r.uid', 'rb.role_uid')
-        .where('rb.identity_uid', identityUid)
-        .select('rb.parent_uid as scope', 'r.capabilities'),
-    )) as Array<{ scope: string; capabilities: unknown }>;
+    const rows = await this.uow.read((tx) =>
+      GRANTS.rows<{ scope: string; capabilities: unknown }>(kx(tx), [identityUid]),
+    );
     const byScope = new Map<string, Set<Capability>>();
     for (const row of rows) {
       const caps = byScope.get(row.scope) ?? new Set<Capability>();
