@@ -12,7 +12,7 @@ import { loadCases, runCase } from './cases.js';
 import { plansAndTimes, sameAnswers } from './checks.js';
 import * as bdb from './db.js';
 import { exchange, exchangeBody, prepareSts, walk, type Sts } from './fixtures.js';
-import { median } from './load.js';
+import { median, processTree } from './load.js';
 import { ROOT, startArbor, startBaseline, type Child } from './procs.js';
 import { captureSql } from './queries.js';
 import { renderMarkdown, targets, type CaseResult } from './report.js';
@@ -25,14 +25,21 @@ const only = args
   .find((a) => a.startsWith('--only='))
   ?.slice(7)
   .split(',');
+/** `--workers=N`: Arbor as `serve --workers N` (default 1, the one process the baseline matches). */
+const workers = Number(args.find((a) => a.startsWith('--workers='))?.slice(10) ?? '1');
+if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers=N needs N >= 1');
 const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 const sh = (cmd: string) => execSync(cmd, { cwd: ROOT, encoding: 'utf8' }).trim();
 const RESULTS = join(ROOT, 'bench', 'results');
 // A partial run (--only) never overwrites the report of a complete one.
-const stamp = `${new Date().toISOString().slice(0, 10)}-${scale.name}${only ? '-partial' : ''}`;
+const stamp = `${new Date().toISOString().slice(0, 10)}-${scale.name}${workers > 1 ? `-w${workers}` : ''}${only ? '-partial' : ''}`;
 const GB = 1024 ** 3;
 const rssMB = (pid: number) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+  processTree(pid).reduce(
+    (a, p) =>
+      a + Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1]) / 1024,
+    0,
+  );
 
 /** Create/migrate the database and seed it unless this scale is already there. */
 async function prepareDatabase() {
@@ -96,6 +103,7 @@ async function main(): Promise<void> {
   const meta = {
     started: new Date().toISOString(),
     scale,
+    workers,
     cpu: `${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}`,
     memoryGB: Math.round(os.totalmem() / GB),
     node: process.version,
@@ -112,7 +120,7 @@ async function main(): Promise<void> {
   let sts: Sts | undefined;
   let bytes = 0;
   try {
-    const arbor = await startArbor(db.url);
+    const arbor = await startArbor(db.url, [], workers);
     procs.push(arbor);
     const rssIdleMB = rssMB(arbor.pid);
     sts = await prepareSts(c, arbor.url, scale);
@@ -162,6 +170,7 @@ async function main(): Promise<void> {
       countCostUnderLoadMs:
         p50('descendants.name', 'baseline') - p50('descendants.name.nocount', 'baseline'),
       rssPeakMB: Math.max(...cases.map((x) => x.arbor?.summary.rssPeakMB ?? 0)),
+      rssProcessPeakMB: Math.max(...cases.map((x) => x.arbor?.summary.rssProcessPeakMB ?? 0)),
     };
     bytes = await bdb.databaseBytes(c);
     const sides = cases.flatMap((x) => [x.arbor, x.baseline]).filter((s) => s !== undefined);
