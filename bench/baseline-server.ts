@@ -1,8 +1,9 @@
 /**
  * The baseline: node:http + pg, no framework, no authentication, no access control. It
- * runs the very SQL (text and bindings) that Arbor's knex built for each case, captured by
- * bench/queries.ts, with the same pool size (10) and the same shape of work: page query
- * and count query in parallel on two connections, rows mapped to the v2 wire shape, and
+ * runs the very SQL (text and bindings) that Arbor sends for each case, captured by
+ * bench/queries.ts, as Arbor sends it (named prepared statements where Arbor prepares), with
+ * the same pool size (10) and the same shape of work: page query and total (count or
+ * maintained counter) in parallel on two connections, rows mapped to the v2 wire shape, and
  * JSON out. The next-page cursor is plain base64url JSON (Arbor seals it with AES-GCM).
  *
  *   GET /case/<name>            page + count (list) or the single-row query (get)
@@ -15,13 +16,18 @@ import pg from 'pg';
 export interface Sql {
   sql: string;
   bindings: unknown[];
+  /** Set when Arbor runs it as a named prepared statement (src/db/prepared.ts): so does this. */
+  name?: string;
 }
 
 export interface CapturedCase {
   kind: 'list' | 'get';
   pageSize: number;
   page: Sql;
+  /** The total's statement: `count(*)` or the maintained counter; absent when carried. */
   count?: Sql;
+  /** The total Arbor answered without a statement (carried by its page token). */
+  total?: string;
 }
 
 interface GroupRow {
@@ -64,14 +70,22 @@ const pool = new pg.Pool({
   application_name: 'arbor-baseline',
 });
 
+/** The statement as Arbor sends it: named (prepared once per connection) or not. */
+const run = <R extends pg.QueryResultRow>(q: Sql) =>
+  pool.query<R>(
+    q.name
+      ? { name: q.name, text: q.sql, values: q.bindings }
+      : { text: q.sql, values: q.bindings },
+  );
+
 async function answer(c: CapturedCase, withCount: boolean): Promise<[number, unknown]> {
   if (c.kind === 'get') {
-    const { rows } = await pool.query<GroupRow>(c.page.sql, c.page.bindings);
+    const { rows } = await run<GroupRow>(c.page);
     return rows[0] ? [200, wire(rows[0])] : [404, { code: 5, message: 'not found' }];
   }
   const [page, count] = await Promise.all([
-    pool.query<GroupRow>(c.page.sql, c.page.bindings),
-    withCount && c.count ? pool.query<{ n: string }>(c.count.sql, c.count.bindings) : undefined,
+    run<GroupRow>(c.page),
+    withCount && c.count ? run<{ n: string }>(c.count) : undefined,
   ]);
   const more = page.rows.length > c.pageSize;
   const items = more ? page.rows.slice(0, c.pageSize) : page.rows;
@@ -84,7 +98,7 @@ async function answer(c: CapturedCase, withCount: boolean): Promise<[number, unk
       ...(more && last
         ? { nextPageToken: Buffer.from(JSON.stringify([k, last.uid])).toString('base64url') }
         : {}),
-      totalCount: count ? String(count.rows[0]?.n ?? 0) : '',
+      totalCount: count ? String(count.rows[0]?.n ?? 0) : withCount ? (c.total ?? '') : '',
       skipped: 0,
     },
   ];

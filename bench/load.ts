@@ -20,9 +20,13 @@ export interface RunResult {
   mean: number;
   errors: number;
   non2xx: number;
-  /** Server process RSS, MB: peak and median of samples every 200 ms. */
+  /** Server RSS (all its processes), MB: peak and median of samples every 200 ms. */
   rssPeakMB: number;
   rssMedianMB: number;
+  /** The largest single server process (a worker, with --workers), MB, peak. */
+  rssProcessPeakMB: number;
+  /** Server processes measured (1, or the primary and its workers). */
+  processes: number;
   /** CPU milliseconds per request: the server process, the database backends, the load generator. */
   serverCpuMs: number;
   pgCpuMs: number;
@@ -42,6 +46,29 @@ function procTicks(pid: number): number {
     return 0;
   }
 }
+
+/**
+ * The server and its children: with `arbor serve --workers N` the requests are served by
+ * the cluster's workers, so CPU and memory are taken over the whole process tree.
+ */
+export function processTree(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const out = [root];
+  for (let i = 0; i < out.length; i++)
+    for (const [p, pp] of parent) if (pp === out[i] && !out.includes(p)) out.push(p);
+  return out;
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 function rssMB(pid: number): number {
   try {
@@ -86,9 +113,15 @@ export async function measure(t: Target, seconds: number, pid: number, db: strin
   let errors = 0;
   let non2xx = 0;
   const rss: number[] = [];
-  const sampler = setInterval(() => rss.push(rssMB(pid)), 200);
+  const tree = processTree(pid);
+  let processPeak = 0;
+  const sampler = setInterval(() => {
+    const each = tree.map(rssMB);
+    processPeak = Math.max(processPeak, ...each);
+    rss.push(sum(each));
+  }, 200);
   const pg0 = pgBackends(db);
-  const srv0 = procTicks(pid);
+  const srv0 = sum(tree.map(procTicks));
   const cpu0 = process.cpuUsage();
   const m0 = machineTicks();
   const t0 = performance.now();
@@ -129,7 +162,7 @@ export async function measure(t: Target, seconds: number, pid: number, db: strin
   const pg1 = pgBackends(db);
   let pgTicks = 0;
   for (const [p, ticks] of pg1) pgTicks += ticks - (pg0.get(p) ?? 0);
-  const srvTicks = procTicks(pid) - srv0;
+  const srvTicks = sum(tree.map(procTicks)) - srv0;
   const loadgenTicks = (cpu.user + cpu.system) / 1000 / TICK_MS;
   const sorted = Float64Array.from(lat).sort();
   const requests = lat.length + non2xx;
@@ -148,6 +181,8 @@ export async function measure(t: Target, seconds: number, pid: number, db: strin
     non2xx,
     rssPeakMB: rss[rss.length - 1] ?? rssMB(pid),
     rssMedianMB: rss[Math.floor(rss.length / 2)] ?? rssMB(pid),
+    rssProcessPeakMB: processPeak,
+    processes: tree.length,
     serverCpuMs: per(srvTicks),
     pgCpuMs: per(pgTicks),
     loadgenCpuMs: per(loadgenTicks),
@@ -168,6 +203,7 @@ export function summarise(runs: RunResult[]): RunResult {
   for (const k of Object.keys(runs[0]!) as Array<keyof RunResult>)
     out[k] = median(runs.map((r) => r[k]));
   out.rssPeakMB = Math.max(...runs.map((r) => r.rssPeakMB));
+  out.rssProcessPeakMB = Math.max(...runs.map((r) => r.rssProcessPeakMB));
   out.errors = runs.reduce((a, r) => a + r.errors, 0);
   out.non2xx = runs.reduce((a, r) => a + r.non2xx, 0);
   return out;

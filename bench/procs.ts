@@ -81,10 +81,15 @@ function start(
 }
 
 /**
- * Arbor exactly as deployed: `node --import tsx src/main.ts serve`, logging at warn.
+ * Arbor exactly as deployed: `node --import tsx src/main.ts serve`, logging at warn, with
+ * `workers` processes (ARBOR_WORKERS; 1 is the single process the baseline is compared to).
  * `nodeArgs` (e.g. `--cpu-prof`) go before the script, for bench/profile.ts.
  */
-export async function startArbor(databaseUrl: string, nodeArgs: string[] = []): Promise<Child> {
+export async function startArbor(
+  databaseUrl: string,
+  nodeArgs: string[] = [],
+  workers = 1,
+): Promise<Child> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
@@ -102,6 +107,7 @@ export async function startArbor(databaseUrl: string, nodeArgs: string[] = []): 
       LOG_LEVEL: 'warn',
       METRICS_PORT: '0',
       NODE_ENV: 'production',
+      ARBOR_WORKERS: String(workers),
     },
     `${url}/readyz`,
     url,

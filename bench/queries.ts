@@ -1,23 +1,19 @@
 import type pg from 'pg';
 import { Authorizer } from '../src/auth/authorizer.js';
-import { ADMIN } from '../src/auth/principal.js';
+import { ADMIN, type Principal } from '../src/auth/principal.js';
+import { parseListRequest, type QueryParams } from '../src/core/list-request.js';
+import { PageTokenCodec } from '../src/core/page-token.js';
 import { openDatabase } from '../src/db/connect.js';
+import { serverSecret } from '../src/db/secrets.js';
 import { KnexGrantSource } from '../src/db/stores/grant-source.js';
 import { KnexGroupStore } from '../src/db/stores/group-store.js';
 import { KnexUnitOfWork } from '../src/db/unit-of-work.js';
-import type { PageQuery, SortKey, Visibility } from '../src/resources/list-types.js';
-import type { Tx } from '../src/resources/tx.js';
+import { GROUP_LIST } from '../src/resources/groups/group.js';
+import { GroupService } from '../src/resources/groups/group-service.js';
+import { ListPager } from '../src/resources/list-pager.js';
+import type { Visibility } from '../src/resources/list-types.js';
 import type { CapturedCase, Sql } from './baseline-server.js';
 import { median } from './load.js';
-import { PAGE_SIZE } from './scale.js';
-
-export interface ListDef {
-  kind: 'list';
-  uidp: PageQuery['uidp'];
-  order: 'name' | 'created_at';
-  after?: SortKey;
-}
-export type CaseDef = ListDef | { kind: 'get'; uid: string };
 
 export interface Captured {
   visibility: Visibility;
@@ -25,50 +21,69 @@ export interface Captured {
   cases: Record<string, CapturedCase>;
 }
 
+/** A page query, or the total beside it: `count(*)` or the maintained counter's row. */
+const isCount = (q: Sql) => /count\(\*\)|FROM group_counts/i.test(q.sql);
+
 /**
- * The SQL Arbor runs for each case, taken from knex's own `query` events while the real
- * store (KnexGroupStore) and the real authorizer answer the same request for `viewer`
- * (or for the admin token, whose lists carry no visibility filter).
+ * The SQL Arbor runs for each case, taken from knex's `query` events (which also report
+ * the prepared statements of src/db/prepared.ts) while the real GroupService answers the
+ * very request the load sends: the case's Arbor URL parsed by the route's own parser, the
+ * real ListPager (page token decoded with the server's secret from the database, the
+ * visibility filter dropped where the anchor implies it, the count carried, shared or read
+ * from the counter exactly as the server decides), the real store and the real authorizer
+ * for `viewer` (or the admin token, whose lists carry no visibility filter). The pager's
+ * shared-count window is off, so a case that counts shows its count query.
  */
 export async function captureSql(
   url: string,
   viewer: string,
-  defs: Record<string, CaseDef>,
+  arborUrls: Record<string, string>,
   asAdmin = false,
 ): Promise<Captured> {
   const db = await openDatabase({ url, dataDir: '' });
   const log: Sql[] = [];
-  db.knex.on('query', (q: { sql: string; bindings?: unknown[] }) =>
-    log.push({ sql: q.sql, bindings: q.bindings ?? [] }),
+  db.knex.on('query', (q: { sql: string; bindings?: unknown[]; name?: string }) =>
+    log.push({ sql: q.sql, bindings: q.bindings ?? [], ...(q.name ? { name: q.name } : {}) }),
   );
   try {
-    const authz = new Authorizer(new KnexGrantSource(new KnexUnitOfWork(db.knex)));
-    const principal = asAdmin ? ADMIN : ({ kind: 'identity', uid: viewer } as const);
-    const visibility = await authz.visibility(principal, 'groups.list');
+    const uow = new KnexUnitOfWork(db.knex);
+    const authz = new Authorizer(new KnexGrantSource(uow));
+    const codec = new PageTokenCodec(await serverSecret(db.knex, 'page-token'));
+    const groups = new GroupService({
+      uow,
+      groups: new KnexGroupStore(),
+      authz,
+      pager: new ListPager(codec, { countTtlMs: 0 }),
+    });
+    // A new principal object per request, as the server authenticates one per request.
+    const principal = (): Principal =>
+      asAdmin ? ADMIN : Object.freeze({ kind: 'identity', uid: viewer } as const);
+    log.splice(0);
+    const visibility = await authz.visibility(principal(), 'groups.list');
     const grantSql = log.splice(0)[0] ?? { sql: '', bindings: [] };
-    const store = new KnexGroupStore();
-    const tx = db.knex as unknown as Tx;
     const cases: Record<string, CapturedCase> = {};
-    for (const [name, d] of Object.entries(defs)) {
-      if (d.kind === 'get') {
-        await store.get(tx, d.uid);
-        cases[name] = { kind: 'get', pageSize: 1, page: log.splice(0)[0]! };
-        continue;
+    for (const [name, arborUrl] of Object.entries(arborUrls)) {
+      const u = new URL(arborUrl);
+      const getUid = /^\/iam\/v2beta1\/groups\/(.+)$/.exec(u.pathname)?.[1];
+      let pageSize = 1;
+      let total: string | undefined;
+      if (getUid !== undefined) {
+        await groups.get(principal(), decodeURIComponent(getUid));
+      } else {
+        const req = parseListRequest(Object.fromEntries(u.searchParams) as QueryParams, GROUP_LIST);
+        pageSize = req.pageSize;
+        total = (await groups.list(principal(), req)).totalCount;
       }
-      await store.list(tx, {
-        uidp: d.uidp,
-        filters: {},
-        order: { field: d.order, direction: 'asc' },
-        ...(d.after ? { after: d.after } : {}),
-        skip: 0,
-        pageSize: PAGE_SIZE,
-        visibility,
-      });
-      const both = log.splice(0);
-      const count = both.find((q) => /count\(\*\)/.test(q.sql));
-      const page = both.find((q) => q !== count);
-      if (both.length !== 2 || !page || !count) throw new Error(`capture ${name}`);
-      cases[name] = { kind: 'list', pageSize: PAGE_SIZE, page, count };
+      const ran = log.splice(0).filter((q) => q.sql !== grantSql.sql);
+      const count = ran.find(isCount);
+      const page = ran.find((q) => !isCount(q));
+      if (!page || ran.length > 2) throw new Error(`capture ${name}: ${ran.length} statements`);
+      cases[name] = {
+        kind: getUid === undefined ? 'list' : 'get',
+        pageSize,
+        page,
+        ...(count ? { count } : total !== undefined ? { total } : {}),
+      };
     }
     return { visibility, grantSql, cases };
   } finally {

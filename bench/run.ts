@@ -12,9 +12,9 @@ import { loadCases, runCase } from './cases.js';
 import { plansAndTimes, sameAnswers } from './checks.js';
 import * as bdb from './db.js';
 import { exchange, exchangeBody, prepareSts, walk, type Sts } from './fixtures.js';
-import { median } from './load.js';
+import { median, processTree } from './load.js';
 import { ROOT, startArbor, startBaseline, type Child } from './procs.js';
-import { captureSql, type CaseDef } from './queries.js';
+import { captureSql } from './queries.js';
 import { renderMarkdown, targets, type CaseResult } from './report.js';
 import { PAGE_SIZE, SCALES, orgUid, teamUid, type Scale } from './scale.js';
 import { seed } from './seed.js';
@@ -25,14 +25,21 @@ const only = args
   .find((a) => a.startsWith('--only='))
   ?.slice(7)
   .split(',');
+/** `--workers=N`: Arbor as `serve --workers N` (default 1, the one process the baseline matches). */
+const workers = Number(args.find((a) => a.startsWith('--workers='))?.slice(10) ?? '1');
+if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers=N needs N >= 1');
 const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 const sh = (cmd: string) => execSync(cmd, { cwd: ROOT, encoding: 'utf8' }).trim();
 const RESULTS = join(ROOT, 'bench', 'results');
 // A partial run (--only) never overwrites the report of a complete one.
-const stamp = `${new Date().toISOString().slice(0, 10)}-${scale.name}${only ? '-partial' : ''}`;
+const stamp = `${new Date().toISOString().slice(0, 10)}-${scale.name}${workers > 1 ? `-w${workers}` : ''}${only ? '-partial' : ''}`;
 const GB = 1024 ** 3;
 const rssMB = (pid: number) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+  processTree(pid).reduce(
+    (a, p) =>
+      a + Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1]) / 1024,
+    0,
+  );
 
 /** Create/migrate the database and seed it unless this scale is already there. */
 async function prepareDatabase() {
@@ -77,13 +84,6 @@ async function fixtures(c: pg.ClientBase, arbor: Child, sts: Sts) {
   log(`walking ${deepRows.toLocaleString('en')} rows by page token for page ${scale.deepPage}`);
   const deep = await walk(children, token, deepRows);
   log(`  ${deep.requests} requests in ${(deep.ms / 1000).toFixed(1)} s`);
-  const defs: Record<string, CaseDef> = {
-    'children.p1': { kind: 'list', uidp: { childrenOf: org }, order: 'name' },
-    'children.deep': { kind: 'list', uidp: { childrenOf: org }, order: 'name', after: deep.after },
-    'descendants.name': { kind: 'list', uidp: { descendantsOf: org }, order: 'name' },
-    'descendants.created': { kind: 'list', uidp: { descendantsOf: org }, order: 'created_at' },
-    get: { kind: 'get', uid: getUid },
-  };
   const urls: Record<string, string> = {
     'children.p1': `${children}&page_size=${PAGE_SIZE}`,
     'children.deep': `${children}&page_size=${PAGE_SIZE}&page_token=${deep.pageToken}`,
@@ -94,7 +94,6 @@ async function fixtures(c: pg.ClientBase, arbor: Child, sts: Sts) {
   return {
     viewer,
     token,
-    defs,
     urls,
     walk: { rows: deepRows, requests: deep.requests, ms: deep.ms },
   };
@@ -104,6 +103,7 @@ async function main(): Promise<void> {
   const meta = {
     started: new Date().toISOString(),
     scale,
+    workers,
     cpu: `${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}`,
     memoryGB: Math.round(os.totalmem() / GB),
     node: process.version,
@@ -120,18 +120,18 @@ async function main(): Promise<void> {
   let sts: Sts | undefined;
   let bytes = 0;
   try {
-    const arbor = await startArbor(db.url);
+    const arbor = await startArbor(db.url, [], workers);
     procs.push(arbor);
     const rssIdleMB = rssMB(arbor.pid);
     sts = await prepareSts(c, arbor.url, scale);
     const fx = await fixtures(c, arbor, sts);
-    const captured = await captureSql(db.url, fx.viewer, fx.defs);
+    const captured = await captureSql(db.url, fx.viewer, fx.urls);
     const sqlFile = join(RESULTS, `${stamp}-sql.json`);
     writeFileSync(sqlFile, JSON.stringify(captured.cases, null, 2));
     const baseline = await startBaseline(db.url, sqlFile);
     procs.push(baseline);
     const sanity = await sameAnswers(fx.urls, baseline.url, fx.token, log);
-    const admin = await captureSql(db.url, fx.viewer, fx.defs, true);
+    const admin = await captureSql(db.url, fx.viewer, fx.urls, true);
     const explainFile = join(RESULTS, `${stamp}-explain.txt`);
     const { plans, queryTimes } = await plansAndTimes(
       c,
@@ -170,6 +170,7 @@ async function main(): Promise<void> {
       countCostUnderLoadMs:
         p50('descendants.name', 'baseline') - p50('descendants.name.nocount', 'baseline'),
       rssPeakMB: Math.max(...cases.map((x) => x.arbor?.summary.rssPeakMB ?? 0)),
+      rssProcessPeakMB: Math.max(...cases.map((x) => x.arbor?.summary.rssProcessPeakMB ?? 0)),
     };
     bytes = await bdb.databaseBytes(c);
     const sides = cases.flatMap((x) => [x.arbor, x.baseline]).filter((s) => s !== undefined);

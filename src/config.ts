@@ -45,6 +45,8 @@ export interface Config {
   /** First retry delay; doubles per failure up to eventsBackoffMaxMs (with jitter). */
   eventsBackoffMs: number;
   eventsBackoffMaxMs: number;
+  /** `ARBOR_WORKERS`: processes serving the API (`arbor serve`); unset → one per core. */
+  workers: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -145,6 +147,17 @@ export const environmentSchema = z.object({
   ARBOR_EVENTS_MAX_ATTEMPTS: integer(15, 1),
   ARBOR_EVENTS_BACKOFF_MS: integer(1_000, 1),
   ARBOR_EVENTS_BACKOFF_MAX_MS: integer(300_000, 1),
+  ARBOR_WORKERS: z
+    .string()
+    .regex(/^\d+$/, { error: 'must be a whole number from 1 to 256' })
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(1, { error: 'must be a whole number from 1 to 256' })
+        .max(256, { error: 'must be a whole number from 1 to 256' }),
+    )
+    .optional(),
   // The CLI's (`arbor auth login`): where the API is.
   ARBOR_API_URL: url.optional(),
   // The reconciler's (src/reconciler/reconciler-config.ts).
@@ -189,15 +202,6 @@ export function parseEnvironment(env: NodeJS.ProcessEnv = process.env): Environm
   throw new ConfigError(`${name} ${issue.message}${shown}`);
 }
 
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) {
-    throw new ConfigError(`${name} must be a positive integer, not "${raw}"`);
-  }
-  return n;
-}
-
 /** @throws ConfigError with a message naming the variable at fault. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const e = parseEnvironment(env);
@@ -233,5 +237,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     eventsMaxAttempts: e.ARBOR_EVENTS_MAX_ATTEMPTS,
     eventsBackoffMs: e.ARBOR_EVENTS_BACKOFF_MS,
     eventsBackoffMaxMs: e.ARBOR_EVENTS_BACKOFF_MAX_MS,
+    workers: e.ARBOR_WORKERS,
   });
 }

@@ -40,7 +40,17 @@ export function buildProgram(): Command {
   program
     .command('serve')
     .description('serve the API, the STS and OIDC discovery (applies pending migrations)')
-    .action(async () => (await import('./serve.js')).serveCommand());
+    .option(
+      '--workers <n>',
+      'API processes (default: $ARBOR_WORKERS, then one per core; always 1 on PGlite)',
+    )
+    .action(async (_opts, cmd: Command) => {
+      const [{ serveCommand }, cluster] = await Promise.all([
+        import('./serve.js'),
+        import('../serve-cluster.js'),
+      ]);
+      await cluster.serveCommand(serveCommand, argvOf(cmd));
+    });
 
   program
     .command('migrate')

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { answerClientErrors } from '../api/client-errors.js';
 import { Lifecycle } from '../api/lifecycle.js';
-import { compose, createLogger, type Arbor } from '../compose.js';
+import { compose, createLogger, type Arbor, type ComposeOptions } from '../compose.js';
 import { loadConfig } from '../config.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
@@ -26,9 +26,9 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  * listener closes and in-flight requests get ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish.
  * @throws ConfigError on a bad environment; whatever migrations or the database throw.
  */
-export async function serveCommand(): Promise<void> {
+export async function serveCommand(opts: ComposeOptions = {}): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = opts.logger ?? createLogger(config.logLevel);
   const life = new Lifecycle();
   const server = createServer(life.listener);
   answerClientErrors(server);
@@ -43,7 +43,7 @@ export async function serveCommand(): Promise<void> {
     config.metricsPort > 0
       ? await startMetricsServer(metrics.registry, config.metricsPort, config.host)
       : undefined;
-  const started: Promise<Arbor> = compose(config, { logger, metrics });
+  const started: Promise<Arbor> = compose(config, { ...opts, logger, metrics });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

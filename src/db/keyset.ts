@@ -46,7 +46,7 @@ function keyValue(v: unknown): string | number | null {
 
 /**
  * Run one keyset page over `base` (FROM, joins and filters already applied) and the exact
- * count of the same filter. The page is a seek `(k, uid) > (…)` in the requested order,
+ * count of the same filter (or `exactCount`, when given). The page is a seek `(k, uid) > (…)` in the requested order,
  * then `skip`, then `pageSize + 1` rows to learn whether another page exists.
  */
 export async function keysetPage<R>(
@@ -54,6 +54,7 @@ export async function keysetPage<R>(
   cols: KeysetColumns,
   q: PageQuery,
   select: (qb: Knex.QueryBuilder) => Knex.QueryBuilder,
+  exactCount?: () => Promise<string | number>,
 ): Promise<StorePage<R>> {
   const sortCol = cols.sort[q.order.field];
   if (sortCol === undefined) throw new Error(`no column for order field ${q.order.field}`);
@@ -78,22 +79,41 @@ export async function keysetPage<R>(
   if (q.skip > 0) page.offset(q.skip);
   page.limit(q.pageSize + 1);
 
-  // The count runs beside the page on a second connection, unless the cursor carries it.
-  const count =
+  // The count runs beside the page on a second connection, unless the cursor carries it
+  // or the caller has a cheaper exact one (a maintained counter).
+  const count: Promise<string | number> =
     q.knownTotal !== undefined
-      ? Promise.resolve([{ n: q.knownTotal }])
-      : base.clone().clearSelect().clearOrder().count({ n: '*' });
+      ? Promise.resolve(q.knownTotal)
+      : exactCount
+        ? exactCount()
+        : base
+            .clone()
+            .clearSelect()
+            .clearOrder()
+            .count({ n: '*' })
+            .then((r) => (r as Array<{ n: string | number }>)[0]?.n ?? 0);
 
-  const [rows, counted] = await Promise.all([page, count]);
-  const list = rows as Array<R & { _k: unknown; uid: string }>;
-  const n = (counted as Array<{ n: string | number }>)[0]?.n ?? 0;
-  const more = list.length > q.pageSize;
-  const items = more ? list.slice(0, q.pageSize) : list;
+  const [rows, n] = await Promise.all([page, count]);
+  return finishPage<R>(rows as Array<R & { _k: unknown; uid: string }>, q.pageSize, single, n);
+}
+
+/**
+ * Cut a `pageSize + 1` probe to the page and derive the key to continue after: the last
+ * row's `_k` (its sort value) and uid, or the uid alone when the order is by uid.
+ */
+export function finishPage<R>(
+  list: Array<R & { _k: unknown; uid: string }>,
+  pageSize: number,
+  single: boolean,
+  total: string | number,
+): StorePage<R> {
+  const more = list.length > pageSize;
+  const items = more ? list.slice(0, pageSize) : list;
   const last = items[items.length - 1];
   let nextKey: SortKey | undefined;
   if (more && last) {
     const uid = last.uid;
     nextKey = single ? [uid] : [keyValue(last._k), uid];
   }
-  return { items, ...(nextKey ? { nextKey } : {}), total: String(n) };
+  return { items, ...(nextKey ? { nextKey } : {}), total: String(total) };
 }

@@ -46,6 +46,10 @@ export class ListPager {
   }
 
   /**
+   * `maintained` says whether the store keeps an exact total for a query that it reads in
+   * constant time (group counters): such a total is read fresh on every page, neither
+   * shared between first pages nor carried along a cursor chain (docs/adr/0003).
+   *
    * @throws RpcError INVALID_ARGUMENT for a forged token or one minted for another query.
    */
   async page<T>(
@@ -53,6 +57,7 @@ export class ListPager {
     req: ListRequest,
     visibility: Visibility,
     fetch: (q: PageQuery) => Promise<StorePage<T>>,
+    maintained?: (q: Pick<PageQuery, 'uidp' | 'filters' | 'visibility'>) => boolean,
   ): Promise<ListPage<T>> {
     const fingerprint = queryFingerprint({
       kind: spec.kind,
@@ -81,10 +86,13 @@ export class ListPager {
     ) {
       visibility = { kind: 'all' };
     }
+    const exact = maintained?.({ uidp: req.uidp, filters: req.filters, visibility }) ?? false;
+    if (exact) knownTotal = undefined;
     // First pages share a recent count of the same query and visibility (docs/adr/0003).
     const countKey = `${fingerprint}\0${JSON.stringify(visibility)}`;
     const generation = this.#generation();
-    if (knownTotal === undefined && !req.pageToken) knownTotal = this.cachedCount(countKey);
+    if (knownTotal === undefined && !req.pageToken && !exact)
+      knownTotal = this.cachedCount(countKey);
     const page = await fetch({
       uidp: req.uidp,
       filters: req.filters,
@@ -95,7 +103,7 @@ export class ListPager {
       visibility,
       ...(knownTotal === undefined ? {} : { knownTotal }),
     });
-    if (knownTotal === undefined) this.rememberCount(countKey, page.total, generation);
+    if (knownTotal === undefined && !exact) this.rememberCount(countKey, page.total, generation);
     return {
       items: page.items,
       ...(page.nextKey

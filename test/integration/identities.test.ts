@@ -281,3 +281,17 @@ test('identities: getForExchange and touchLastSeen serve the STS', async (t) => 
   t.is(got.lastSeenTime, later.toISOString());
   t.not(got.updateTime, later.toISOString());
 });
+
+test('identities: touchLastSeen writes only once lastSeenTime is a minute old', async (t) => {
+  const uid = await createIdentity(s.admin, org, 'touched-to-the-minute');
+  const svc = s.arbor.services.identities;
+  const seen = async () => (await s.admin.get(`${I}/${uid}`)).body.lastSeenTime as string;
+  // The first federation is always recorded; after it, lastSeenTime moves by the minute.
+  await svc.touchLastSeen(uid, new Date(Date.now() + 1_000));
+  const first = await seen();
+  await svc.touchLastSeen(uid, new Date(Date.parse(first) + 30_000));
+  t.is(await seen(), first, 'half a minute later is not due: nothing is written');
+  const due = new Date(Date.parse(first) + 61_000);
+  await svc.touchLastSeen(uid, due);
+  t.is(await seen(), due.toISOString());
+});

@@ -75,3 +75,26 @@ test('pager: a query anchored inside the caller scope needs no visibility filter
   );
   t.deepEqual(s.seen[1]!.visibility, { kind: 'scopes', scopes: [root] });
 });
+
+test('pager: a maintained total is read on every page, neither shared nor carried', async (t) => {
+  const pager = new ListPager(new PageTokenCodec(randomBytes(32)), { countTtlMs: 60_000 });
+  let count = 5;
+  const s = store(() => String(count));
+  const anchored = { ...req, uidp: { childrenOf: 'a'.repeat(40) } };
+  const all = { kind: 'all' } as const;
+  const maintained = (q: Pick<PageQuery, 'visibility'>) => q.visibility.kind === 'all';
+  const first = await pager.page(spec, anchored, all, s.fetch, maintained);
+  t.is(first.totalCount, '5');
+  count = 6;
+  t.is((await pager.page(spec, anchored, all, s.fetch, maintained)).totalCount, '6');
+  count = 7;
+  const next = await pager.page(
+    spec,
+    { ...anchored, pageToken: first.nextPageToken! },
+    all,
+    s.fetch,
+    maintained,
+  );
+  t.is(next.totalCount, '7', 'not the total carried by the token');
+  t.true(s.seen.every((q) => q.knownTotal === undefined));
+});

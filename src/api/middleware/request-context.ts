@@ -22,10 +22,13 @@ export function requestContext(logger: Logger) {
   return async function requestContextMiddleware(ctx: Context, next: Next): Promise<void> {
     const incoming = ctx.get('x-request-id');
     const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
-    const log = logger.child({ requestId });
+    // The request's child logger is made on first use: at LOG_LEVEL=warn a request that
+    // ends well never needs one (pino's child() serialises its bindings every time).
+    let child: Logger | undefined;
+    const log = () => (child ??= logger.child({ requestId }));
     const state = ctx.state as State;
     state.requestId = requestId;
-    state.log = log;
+    Object.defineProperty(state, 'log', { get: log, enumerable: true, configurable: true });
     ctx.set('X-Request-Id', requestId);
     const started = performance.now();
     try {
@@ -52,24 +55,25 @@ export function requestContext(logger: Logger) {
       if (isRpcError(e)) {
         err = e;
         if ((e as { cause?: unknown }).cause)
-          log.warn({ err: (e as { cause?: unknown }).cause }, 'dependency failure');
+          log().warn({ err: (e as { cause?: unknown }).cause }, 'dependency failure');
       } else {
-        log.error({ err: e }, 'unhandled error');
+        log().error({ err: e }, 'unhandled error');
         err = internal();
       }
       ctx.status = err.httpStatus ?? httpStatusOf(err.code);
       ctx.body = err.toStatus();
     } finally {
-      log.info(
-        {
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-          principal: state.principal?.kind,
-        },
-        'request',
-      );
+      if (logger.isLevelEnabled('info'))
+        log().info(
+          {
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            ms: Math.round((performance.now() - started) * 10) / 10,
+            principal: state.principal?.kind,
+          },
+          'request',
+        );
     }
   };
 }

@@ -10,6 +10,7 @@ import * as m0008 from './0008-managed-by.js';
 import * as m0010 from './0010-pushes-and-people.js';
 import * as m0012 from './0012-audit-and-events.js';
 // @migration-imports (append one import per migration below this line)
+import * as m0013 from './0013-group-counts.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -29,4 +30,5 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0010-pushes-and-people', m0010],
   ['0012-audit-and-events', m0012],
   // @migration-list (append one entry per migration below this line, in number order)
+  ['0013-group-counts', m0013],
 ];

@@ -1,9 +1,16 @@
 import type { Grant, GrantSource } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
-import type { Knex } from 'knex';
 import type { Tx, UnitOfWork } from '../../resources/tx.js';
+import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
 import { storedCapabilities } from './role-store.js';
+
+/** Runs whenever an identity's grants are not remembered: a fixed, prepared statement. */
+const GRANTS = new Statement(
+  `SELECT rb.parent_uid AS scope, r.capabilities
+     FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
+    WHERE rb.identity_uid = $1`,
+);
 
 /**
  * What an identity holds: one query over its role bindings joined to their roles, one
@@ -22,14 +29,7 @@ export class KnexGrantSource implements GrantSource {
  * identity's row lock sees a set no concurrent binding can change before it commits).
  */
 export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Grant[]> {
-  const k: Knex | Knex.Transaction = kx(tx);
-  const rows = (await k('role_bindings as rb')
-    .join('roles as r', 'r.uid', 'rb.role_uid')
-    .where('rb.identity_uid', identityUid)
-    .select('rb.parent_uid as scope', 'r.capabilities')) as Array<{
-    scope: string;
-    capabilities: unknown;
-  }>;
+  const rows = await GRANTS.rows<{ scope: string; capabilities: unknown }>(kx(tx), [identityUid]);
   const byScope = new Map<string, Set<Capability>>();
   for (const row of rows) {
     const caps = byScope.get(row.scope) ?? new Set<Capability>();

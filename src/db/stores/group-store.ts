@@ -2,12 +2,17 @@ import type { Knex } from 'knex';
 import { failedPrecondition, notFound } from '../../core/rpc-error.js';
 import { ancestorsOf } from '../../core/uidp.js';
 import { GROUP_TYPE, type Group } from '../../resources/groups/group.js';
-import type { GroupStore, NewGroup } from '../../resources/groups/group-store.js';
+import {
+  maintainedCount,
+  type GroupStore,
+  type NewGroup,
+} from '../../resources/groups/group-store.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Tx } from '../../resources/tx.js';
 import { GROUP_CHILD_TABLES } from '../child-tables.js';
 import { sqlState } from '../errors.js';
-import { keysetPage, whereVisible } from '../keyset.js';
+import { finishPage, keysetPage, whereVisible } from '../keyset.js';
+import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
 
 interface GroupRow {
@@ -32,6 +37,53 @@ const COLUMNS = [
   'updated_at',
 ];
 
+const GET = new Statement(`SELECT ${COLUMNS.join(', ')} FROM groups WHERE uid = $1`);
+
+/**
+ * Add deltas to the maintained counts of several groups in one statement, inserting rows
+ * that do not exist yet. The rows are taken in uid order, so concurrent creates and deletes
+ * lock shared ancestors (an organization's row above all) in one global order and cannot
+ * deadlock on them. Runs last in its transaction: the lock on the root's row is held only
+ * until the commit (docs/adr/0003 on the contention this bounds).
+ */
+const ADD_COUNTS = new Statement(
+  `INSERT INTO group_counts (uid, children, descendants)
+   SELECT d.uid, d.children, d.descendants
+     FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS d(uid, children, descendants)
+    ORDER BY d.uid COLLATE "C"
+   ON CONFLICT (uid) DO UPDATE
+     SET children = group_counts.children + excluded.children,
+         descendants = group_counts.descendants + excluded.descendants`,
+);
+
+const COUNTS = {
+  children: new Statement('SELECT children AS n FROM group_counts WHERE uid = $1'),
+  descendants: new Statement('SELECT descendants AS n FROM group_counts WHERE uid = $1'),
+};
+
+/**
+ * Take one group off its ancestors' counts (its own row goes with it by ON DELETE CASCADE).
+ * The ancestors' rows are locked first, in uid order, like ADD_COUNTS takes them.
+ */
+const REMOVE_COUNTS = new Statement(
+  `WITH locked AS MATERIALIZED (
+     SELECT uid FROM group_counts WHERE uid = ANY($1::text[]) ORDER BY uid FOR NO KEY UPDATE)
+   UPDATE group_counts c
+      SET children = c.children - (c.uid = $2)::int, descendants = c.descendants - 1
+     FROM locked WHERE c.uid = locked.uid`,
+);
+
+/** The counts a new group adds: itself at zero, one descendant to every ancestor, one child to its parent. */
+function addedCounts(uid: string): [string[], number[], number[]] {
+  const ancestors = ancestorsOf(uid);
+  const uids = [...ancestors, uid];
+  return [
+    uids,
+    uids.map((a, i) => (i === 0 && a !== uid ? 1 : 0)),
+    uids.map((a) => (a === uid ? 0 : 1)),
+  ];
+}
+
 function toGroup(r: GroupRow): Group {
   return {
     uid: r.uid,
@@ -47,7 +99,7 @@ function toGroup(r: GroupRow): Group {
 
 export class KnexGroupStore implements GroupStore {
   async get(tx: Tx, uid: string): Promise<Group | undefined> {
-    const row = (await kx(tx)('groups').where({ uid }).first(COLUMNS)) as GroupRow | undefined;
+    const [row] = await GET.rows<GroupRow>(kx(tx), [uid]);
     return row && toGroup(row);
   }
 
@@ -74,6 +126,7 @@ export class KnexGroupStore implements GroupStore {
         })),
       );
     }
+    await ADD_COUNTS.rows(k, addedCounts(g.uid));
     return toGroup(row);
   }
 
@@ -128,7 +181,11 @@ export class KnexGroupStore implements GroupStore {
       );
     }
     try {
-      return (await k('groups').where({ uid }).del()) > 0;
+      if ((await k('groups').where({ uid }).del()) === 0) return false;
+      // The group's own counts went with it (ON DELETE CASCADE); its ancestors lose one.
+      const ancestors = ancestorsOf(uid);
+      if (ancestors.length > 0) await REMOVE_COUNTS.rows(k, [ancestors, ancestors[0]]);
+      return true;
     } catch (e) {
       if (sqlState(e) === '23503') {
         throw failedPrecondition(
@@ -143,6 +200,8 @@ export class KnexGroupStore implements GroupStore {
 
   async list(tx: Tx, q: PageQuery): Promise<StorePage<Group>> {
     const k = kx(tx);
+    const anchored = maintainedCount(q);
+    if (anchored && q.skip === 0) return this.#anchoredPage(k, q, anchored);
     const { descendantsOf, childrenOf } = q.uidp;
     let base: Knex.QueryBuilder;
     let sort: Record<string, string>;
@@ -171,7 +230,95 @@ export class KnexGroupStore implements GroupStore {
     }
     if (q.filters.name !== undefined) base.where(sort.name as string, q.filters.name);
     whereVisible(base, sort.uid as string, q.visibility);
-    const page = await keysetPage<GroupRow>(base, { sort, uid: sort.uid as string }, q, select);
+    const counted = maintainedCount(q);
+    const page = await keysetPage<GroupRow>(
+      base,
+      { sort, uid: sort.uid as string },
+      q,
+      select,
+      counted && (() => readCount(k, counted, anchorOf(q))),
+    );
     return { ...page, items: page.items.map(toGroup) };
   }
+
+  /**
+   * Everything directly or anywhere below one anchor, visible whole, no filter: the hot
+   * lists. The page is one of a few fixed statements (prepared once per connection on
+   * PostgreSQL) and the total is the maintained counter, both in parallel.
+   */
+  async #anchoredPage(
+    k: Knex | Knex.Transaction,
+    q: PageQuery,
+    counted: 'children' | 'descendants',
+  ): Promise<StorePage<Group>> {
+    const anchor = anchorOf(q);
+    const stmt = pageStatement(counted, q.order.field, q.order.direction === 'desc', !!q.after);
+    const values: unknown[] = [anchor];
+    if (q.after) {
+      if (q.order.field !== 'uid') values.push(q.after[0] ?? null);
+      values.push(q.after[q.after.length - 1] ?? null);
+    }
+    values.push(q.pageSize + 1);
+    const [rows, total] = await Promise.all([
+      stmt.rows<GroupRow & { _k: unknown }>(k, values),
+      q.knownTotal ?? readCount(k, counted, anchor),
+    ]);
+    const page = finishPage(rows, q.pageSize, q.order.field === 'uid', total);
+    return { ...page, items: page.items.map(toGroup) };
+  }
+}
+
+function anchorOf(q: PageQuery): string {
+  return (q.uidp.descendantsOf ?? q.uidp.childrenOf) as string;
+}
+
+/** A group that does not exist has no row, and nothing below it. */
+async function readCount(
+  k: Knex | Knex.Transaction,
+  which: 'children' | 'descendants',
+  uid: string,
+): Promise<string> {
+  const [row] = await COUNTS[which].rows<{ n: string | number }>(k, [uid]);
+  return String(row?.n ?? 0);
+}
+
+const PAGES = new Map<string, Statement>();
+
+/**
+ * The page statement of an anchored list, built from a template once per shape (anchor
+ * kind, order, direction, first page or seek) and kept: at most 24 statements. The
+ * closure carries the sort columns, so the seek of `descendants_of` is an index scan of
+ * `group_closure` in order; `children_of` seeks `groups_parent_*` the same way.
+ */
+function pageStatement(
+  counted: 'children' | 'descendants',
+  field: string,
+  desc: boolean,
+  seek: boolean,
+): Statement {
+  const key = `${counted}|${field}|${desc}|${seek}`;
+  let stmt = PAGES.get(key);
+  if (stmt) return stmt;
+  const t = counted === 'descendants' ? 'c' : 'g';
+  const col = { uid: 'uid', name: 'name', created_at: 'created_at' }[field];
+  if (col === undefined) throw new Error(`no column for order field ${field}`);
+  const from =
+    counted === 'descendants'
+      ? 'group_closure c JOIN groups g ON g.uid = c.uid WHERE c.ancestor_uid = $1'
+      : 'groups g WHERE g.parent_uid = $1';
+  const dir = desc ? 'DESC' : 'ASC';
+  const op = desc ? '<' : '>';
+  const single = col === 'uid';
+  let where = '';
+  let n = 2;
+  if (seek)
+    where = single
+      ? ` AND ${t}.uid ${op} $${n++}`
+      : ` AND (${t}.${col}, ${t}.uid) ${op} ($${n++}, $${n++})`;
+  const order = single ? `${t}.uid ${dir}` : `${t}.${col} ${dir}, ${t}.uid ${dir}`;
+  stmt = new Statement(
+    `SELECT ${COLUMNS.map((c) => `g.${c}`).join(', ')}, ${t}.${col} AS "_k" FROM ${from}${where} ORDER BY ${order} LIMIT $${n}`,
+  );
+  PAGES.set(key, stmt);
+  return stmt;
 }

@@ -11,6 +11,7 @@ import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Tx } from '../../resources/tx.js';
 import { sqlState } from '../errors.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
+import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
 import { grantsOfIdentity } from './grant-source.js';
 
@@ -73,11 +74,21 @@ const LIST: StandardListSpec = {
   select: COLUMNS.map((c) => `identities.${c}`),
 };
 
+/** The STS reads the identity on every exchange: a fixed, prepared statement. */
+const GET = new Statement(`SELECT ${COLUMNS.join(', ')} FROM identities WHERE uid = $1`);
+const GET_FOR_UPDATE = new Statement(`${GET.text} FOR UPDATE`);
+/**
+ * Matches no row (and writes nothing) unless the recorded time is due, or the identity has
+ * never been seen (its lastSeenTime is still its createTime); never moves backwards.
+ */
+const TOUCH = new Statement(
+  `UPDATE identities SET last_seen_at = $1
+    WHERE uid = $2 AND last_seen_at < $3 AND (last_seen_at < $4 OR last_seen_at = created_at)`,
+);
+
 export class KnexIdentityStore implements IdentityStore {
   async get(tx: Tx, uid: string, forUpdate = false): Promise<Identity | undefined> {
-    const q = kx(tx)('identities').where({ uid }).first(COLUMNS);
-    if (forUpdate) void q.forUpdate();
-    const row = (await q) as IdentityRow | undefined;
+    const [row] = await (forUpdate ? GET_FOR_UPDATE : GET).rows<IdentityRow>(kx(tx), [uid]);
     return row && toIdentity(row);
   }
 
@@ -122,11 +133,8 @@ export class KnexIdentityStore implements IdentityStore {
     return (await kx(tx)('identities').where({ uid }).del()) > 0;
   }
 
-  async touchLastSeen(tx: Tx, uid: string, time: Date): Promise<void> {
-    await kx(tx)('identities')
-      .where({ uid })
-      .where('last_seen_at', '<', time)
-      .update({ last_seen_at: time });
+  async touchLastSeen(tx: Tx, uid: string, time: Date, dueBefore = time): Promise<void> {
+    await TOUCH.rows(kx(tx), [time, uid, time, dueBefore < time ? dueBefore : time]);
   }
 
   async list(tx: Tx, q: PageQuery): Promise<StorePage<Identity>> {

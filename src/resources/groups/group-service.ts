@@ -12,7 +12,7 @@ import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import { GROUP_LIST, GROUP_TYPE, GROUP_UPDATE, type Group } from './group.js';
 import { groupCreateSchema, groupPatchSchema } from './group-input.js';
-import type { GroupStore } from './group-store.js';
+import { maintainedCount, type GroupStore } from './group-store.js';
 
 export interface GroupServiceDeps {
   uow: UnitOfWork;
@@ -84,8 +84,12 @@ export class GroupService {
 
   async list(p: Principal, req: ListRequest): Promise<ListPage<Group>> {
     const visibility = await this.d.authz.visibility(p, 'groups.list');
-    return this.d.pager.page(GROUP_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.groups.list(tx, q)),
+    return this.d.pager.page(
+      GROUP_LIST,
+      req,
+      visibility,
+      (q) => this.d.uow.read((tx) => this.d.groups.list(tx, q)),
+      (q) => maintainedCount(q) !== undefined,
     );
   }
 

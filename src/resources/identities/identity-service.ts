@@ -56,6 +56,9 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 type StaticKeysInput = NonNullable<ReturnType<IdentitySchemas['create']['parse']>['staticKeys']>;
 
+/** The resolution of lastSeenTime (the STS also remembers its own touches for this long). */
+const LAST_SEEN_RESOLUTION_MS = 60_000;
+
 /** Identities that workloads assume through the STS; the rules shared by every front door. */
 export class IdentityService {
   readonly #schemas: IdentitySchemas;
@@ -213,9 +216,15 @@ export class IdentityService {
     return this.d.uow.read((tx) => this.d.identities.get(tx, uid));
   }
 
-  /** Record a successful exchange (STS). @throws RpcError UNAVAILABLE on database failure. */
+  /**
+   * Record a successful exchange (STS). lastSeenTime is kept to the minute: the statement
+   * writes only when the recorded time is a minute old, so every process and replica that
+   * exchanges for the identity within that minute writes nothing.
+   * @throws RpcError UNAVAILABLE on database failure.
+   */
   async touchLastSeen(uid: string, time: Date = this.#now()): Promise<void> {
-    await this.d.uow.run((tx) => this.d.identities.touchLastSeen(tx, uid, time));
+    const due = new Date(time.getTime() - LAST_SEEN_RESOLUTION_MS);
+    await this.d.uow.run((tx) => this.d.identities.touchLastSeen(tx, uid, time, due));
   }
 
   #staticKeys(input: StaticKeysInput, createdAt: Date, now: Date): StaticKeys {

@@ -30,8 +30,11 @@ export interface IdentityStore {
   update(tx: Tx, uid: string, changes: IdentityChanges): Promise<Identity | undefined>;
   /** Deletes the identity's role bindings with it. @returns false when nothing was there. */
   delete(tx: Tx, uid: string): Promise<boolean>;
-  /** Record a federation at `time` (never moves backwards; does not touch `updateTime`). */
-  touchLastSeen(tx: Tx, uid: string, time: Date): Promise<void>;
+  /**
+   * Record a federation at `time` (never moves backwards; does not touch `updateTime`);
+   * with `dueBefore`, only when the recorded time is older than that (else no write).
+   */
+  touchLastSeen(tx: Tx, uid: string, time: Date, dueBefore?: Date): Promise<void>;
   list(tx: Tx, q: PageQuery): Promise<StorePage<Identity>>;
   /** What the identity's role bindings grant, one entry per group it is bound at. */
   grantsOf(tx: Tx, uid: string): Promise<Grant[]>;

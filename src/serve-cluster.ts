@@ -1,0 +1,148 @@
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import type { Logger } from 'pino';
+import { loadSigningKeys } from './auth/signing-keys.js';
+import { createLogger, type ComposeOptions } from './compose.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabase } from './db/connect.js';
+import { migrateLatest } from './db/migrate.js';
+import { serverSecret } from './db/secrets.js';
+
+/** Serves the API in this process until a signal stops it (`serve` in main.ts). */
+export type ServeOne = (opts?: ComposeOptions) => Promise<void>;
+
+/** A worker that dies sooner than this after its start counts as a crash loop. */
+const HEALTHY_AFTER_MS = 10_000;
+const MAX_BACKOFF_MS = 30_000;
+/** Past a worker's own drain (readiness delay + in-flight timeout), the primary stops waiting. */
+const DRAIN_GRACE_MS = 5_000;
+
+/**
+ * `--workers N` (or `--workers=N`) on the command line, else ARBOR_WORKERS, else one per
+ * core. PGlite is one embedded database in one process and cannot be shared: it serves
+ * with one process whatever was asked.
+ *
+ * @throws ConfigError for a flag that is not a whole number from 1 to 256.
+ */
+export function workerCount(config: Readonly<Config>, args: string[], log: Logger): number {
+  let asked = config.workers;
+  const i = args.findIndex((a) => a === '--workers' || a.startsWith('--workers='));
+  if (i >= 0) {
+    const raw = args[i]!.includes('=') ? args[i]!.slice('--workers='.length) : args[i + 1];
+    asked = Number(raw);
+    if (!Number.isInteger(asked) || asked < 1 || asked > 256)
+      throw new ConfigError(`--workers must be a whole number from 1 to 256, not "${raw}"`);
+  }
+  if (config.databaseUrl === undefined) {
+    if (asked !== undefined && asked > 1)
+      log.warn(
+        { workers: asked },
+        'the embedded PGlite database cannot be shared across processes: serving with 1 worker (set DATABASE_URL to use more)',
+      );
+    return 1;
+  }
+  return asked ?? availableParallelism();
+}
+
+/**
+ * `arbor serve`: one process (today's behaviour) or, with more than one worker, a
+ * `node:cluster` primary that prepares what must happen once (migrations, the shared
+ * page-token secret, the signing key) and then forks workers that each compose Arbor and
+ * listen on the same port; the primary hands connections to them in turn.
+ */
+export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<void> {
+  if (cluster.isWorker) {
+    const config = loadConfig();
+    const logger = createLogger(config.logLevel).child({ worker: cluster.worker!.id });
+    return serveOne({ migrate: false, logger });
+  }
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const workers = workerCount(config, args, logger);
+  if (workers === 1) return serveOne();
+  await prepareOnce(config, logger);
+  runPrimary(workers, logger, config.shutdownDelayMs + config.shutdownTimeoutMs + DRAIN_GRACE_MS);
+}
+
+/** Everything two workers must not race for: done by the primary before the first fork. */
+async function prepareOnce(config: Readonly<Config>, logger: Logger): Promise<void> {
+  const db = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    warn: (m) => logger.warn({ component: 'db' }, m),
+  });
+  try {
+    const applied = await migrateLatest(db.knex);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    await serverSecret(db.knex, 'page-token');
+  } finally {
+    await db.close();
+  }
+  await loadSigningKeys(config.signingKeysDir);
+}
+
+/**
+ * Keep `n` workers running: a worker that exits unexpectedly is replaced, after a delay
+ * that doubles with each consecutive early death (up to 30 s) so that a crash loop does
+ * not spin. SIGTERM or SIGINT is passed to every worker, which stops taking connections
+ * and finishes its requests; the primary exits 0 once all have exited cleanly.
+ */
+function runPrimary(n: number, logger: Logger, drainLimitMs: number): void {
+  let stopping = false;
+  let earlyDeaths = 0;
+  const started = new Map<Worker, number>();
+  const pendingRestarts = new Set<NodeJS.Timeout>();
+
+  const fork = () => {
+    const w = cluster.fork();
+    started.set(w, Date.now());
+    w.once('listening', () => logger.info({ worker: w.id, pid: w.process.pid }, 'worker serving'));
+  };
+
+  cluster.on('exit', (w, code, signal) => {
+    const lived = Date.now() - (started.get(w) ?? 0);
+    started.delete(w);
+    if (stopping) {
+      logger.info({ worker: w.id, pid: w.process.pid, code, signal }, 'worker stopped');
+      if (code !== 0) process.exitCode = 1;
+      if (started.size === 0) {
+        logger.info('stopped');
+        process.exit();
+      }
+      return;
+    }
+    earlyDeaths = lived < HEALTHY_AFTER_MS ? earlyDeaths + 1 : 0;
+    const delay = earlyDeaths === 0 ? 0 : Math.min(MAX_BACKOFF_MS, 500 * 2 ** (earlyDeaths - 1));
+    logger.error(
+      { worker: w.id, pid: w.process.pid, code, signal, restartInMs: delay },
+      'worker exited unexpectedly; starting a replacement',
+    );
+    const t = setTimeout(() => {
+      pendingRestarts.delete(t);
+      if (!stopping) fork();
+    }, delay);
+    pendingRestarts.add(t);
+  });
+
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    for (const t of pendingRestarts) clearTimeout(t);
+    logger.info(
+      { signal, workers: started.size },
+      'shutting down: workers finish in-flight requests',
+    );
+    if (started.size === 0) process.exit(0);
+    for (const w of started.keys()) w.process.kill('SIGTERM');
+    setTimeout(() => {
+      logger.warn({ workers: started.size }, 'workers did not stop in time; killing them');
+      for (const w of started.keys()) w.process.kill('SIGKILL');
+      process.exit(1);
+    }, drainLimitMs).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  logger.info({ workers: n, pid: process.pid }, 'arbor primary: starting workers');
+  for (let i = 0; i < n; i++) fork();
+}

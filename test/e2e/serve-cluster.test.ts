@@ -1,0 +1,187 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { freshDatabase, TEST_BACKEND } from '../helpers/db.js';
+
+const TOKEN = 'e2e-cluster-admin-token-0123456789';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** One request on a fresh connection (no keep-alive), so the primary hands each to a worker in turn. */
+function get(port: number, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        agent: false,
+        headers: { authorization: `Bearer ${TOKEN}`, connection: 'close' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Poll until `ok()` holds; generous, because workers start slowly on a loaded machine. */
+async function until(ok: () => boolean | Promise<boolean>, what: string, ms = 120_000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+  logs: () => string;
+  /** Parsed JSON log lines so far. */
+  lines: () => Array<Record<string, unknown>>;
+  cleanup: () => void;
+}
+
+async function startServe(env: Record<string, string>): Promise<Started> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'arbor-cluster-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts', 'serve'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ARBOR_ADMIN_TOKEN: TOKEN,
+      LOG_LEVEL: 'info',
+      // Two workers would share one metrics port; and no readiness delay before draining.
+      METRICS_PORT: '0',
+      ARBOR_SHUTDOWN_DELAY_SECONDS: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const lines = () =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return {
+    child,
+    port,
+    logs: () => out,
+    lines,
+    cleanup: () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const serving = (s: Started) =>
+  s.lines().filter((l) => l.msg === 'worker serving') as Array<{ worker: number; pid: number }>;
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+if (TEST_BACKEND === 'postgres') {
+  test.serial(
+    'serve --workers 2: both workers answer, a killed one is replaced, SIGTERM drains and exits 0',
+    async (t) => {
+      const db = await freshDatabase();
+      const s = await startServe({ DATABASE_URL: db.url!, ARBOR_WORKERS: '2' });
+      try {
+        await until(() => serving(s).length >= 2, 'two workers serving');
+        t.is(s.lines().filter((l) => l.msg === 'migrations applied').length, 1, 'migrated once');
+
+        // Connections go to the workers in turn: both answer.
+        const answered = async () => {
+          for (let i = 0; i < 8; i++) t.is(await get(s.port, '/iam/v2beta1/groups'), 200);
+          const workers = new Set(
+            s
+              .lines()
+              .filter((l) => l.msg === 'request' && l.path === '/iam/v2beta1/groups')
+              .map((l) => l.worker),
+          );
+          return workers.size >= 2;
+        };
+        await until(answered, 'requests answered by two workers');
+
+        // A worker killed outright is replaced, and the service keeps answering.
+        const victim = serving(s)[0]!;
+        process.kill(victim.pid, 'SIGKILL');
+        await until(
+          () =>
+            s.lines().some((l) => l.msg === 'worker exited unexpectedly; starting a replacement'),
+          'the primary to notice',
+        );
+        await until(() => serving(s).length >= 3, 'a replacement worker');
+        const replacement = serving(s)[2]!;
+        t.not(replacement.pid, victim.pid);
+        for (let i = 0; i < 4; i++) t.is(await get(s.port, '/readyz'), 200);
+
+        // SIGTERM to the primary: the workers drain and stop, the primary exits 0.
+        const workerPids = serving(s)
+          .slice(1)
+          .map((w) => w.pid);
+        const exited = new Promise<number | null>((r) => s.child.once('exit', (c) => r(c)));
+        s.child.kill('SIGTERM');
+        t.is(await exited, 0);
+        t.is(s.lines().filter((l) => l.msg === 'worker stopped').length, 2);
+        await until(() => workerPids.every((p) => !alive(p)), 'workers gone', 10_000);
+      } finally {
+        s.cleanup();
+        await db.close();
+      }
+    },
+  );
+}
+
+test.serial(
+  'serve: PGlite cannot be shared, so ARBOR_WORKERS=4 serves with one process',
+  async (t) => {
+    const s = await startServe({ DATABASE_URL: '', ARBOR_WORKERS: '4' });
+    try {
+      await until(async () => {
+        try {
+          return (await get(s.port, '/readyz')) === 200;
+        } catch {
+          return false;
+        }
+      }, 'ready');
+      t.true(
+        s.lines().some((l) => l.level === 40 && String(l.msg).includes('serving with 1 worker')),
+      );
+      t.is(serving(s).length, 0, 'no cluster workers');
+      const exited = new Promise<number | null>((r) => s.child.once('exit', (c) => r(c)));
+      s.child.kill('SIGTERM');
+      t.is(await exited, 0);
+    } finally {
+      s.cleanup();
+    }
+  },
+);
