@@ -87,30 +87,9 @@ export class ApiMetrics {
   }
 
   /**
-   * A `fetch` that counts and times what it fetches: the STS's discovery and JWKS calls.
-   * Network failures count as `error`; HTTP answers by their status class.
-   */
-  instrumentFetch(inner: typeof fetch): typeof fetch {
-    return async (input, init) => {
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-      const kind = url.includes('/.well-known/openid-configuration') ? 'discovery' : 'jwks';
-      const end = this.upstreamDuration.startTimer({ kind });
-      try {
-        const res = await inner(input, init);
-        this.upstreamFetches.inc({ kind, outcome: `${Math.floor(res.status / 100)}xx` });
-        return res;
-      } catch (e) {
-        this.upstreamFetches.inc({ kind, outcome: 'error' });
-        throw e;
-      } finally {
-        end();
-      }
-    };
-  }
-
-  /**
-   * The same counting around a JSON fetcher (`getJson(url)`, as the outbound fetcher of the
-   * STS offers): outcome `ok` or `error`.
+   * Counts and times what a JSON fetcher (`getJson(url)`, the STS's outbound fetcher) fetches:
+   * the discovery and JWKS documents, outcome `ok` or `error` (every failure is one error to a
+   * client; the log says which).
    */
   instrumentJsonFetcher<F extends { getJson(url: string): Promise<Record<string, unknown>> }>(
     inner: F,

@@ -104,8 +104,8 @@ test.serial(
     t.is(sample(text, 'arbor_sts_exchanges_total', { outcome: 'issued' }), 1);
     t.is(sample(text, 'arbor_sts_exchanges_total', { outcome: 'PERMISSION_DENIED' }), 1);
     t.is(sample(text, 'arbor_sts_exchanges_total', { outcome: 'UNAUTHENTICATED' }), 1);
-    t.is(sample(text, 'arbor_upstream_fetches_total', { kind: 'discovery', outcome: '2xx' }), 1);
-    t.is(sample(text, 'arbor_upstream_fetches_total', { kind: 'jwks', outcome: '2xx' }), 1);
+    t.is(sample(text, 'arbor_upstream_fetches_total', { kind: 'discovery', outcome: 'ok' }), 1);
+    t.is(sample(text, 'arbor_upstream_fetches_total', { kind: 'jwks', outcome: 'ok' }), 1);
     t.is(sample(text, 'arbor_upstream_fetch_duration_seconds_count', { kind: 'jwks' }), 1);
   },
 );
