@@ -198,6 +198,9 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       uow,
       authz,
       users: new KnexUserStore(),
+      ...(auditLog
+        ? { audit: { recorder: auditLog, identities: st.identities, bindings: st.roleBindings } }
+        : {}),
       ...(loginIssuer && loginClientId
         ? { serverProvider: { issuer: loginIssuer, clientId: loginClientId } }
         : {}),

@@ -140,6 +140,15 @@ test.serial(
       bindings.body.roleBindings.filter((b: any) => (b.identity?.uid ?? b.identity) === uid).length,
       1,
     );
+    // The registration and its binding are in the audit trail, done by the person at the STS.
+    const audit = await s.admin.get(
+      `/audit/v2beta1/events?actor=${encodeURIComponent(`identity:${uid}`)}&page_size=50`,
+    );
+    t.is(audit.status, 200, JSON.stringify(audit.body));
+    t.deepEqual(
+      audit.body.events.map((e: any) => `${e.operation} ${e.resourceType} ${e.door}`).sort(),
+      ['create iam.arbor.dev/Identity sts', 'create iam.arbor.dev/RoleBinding sts'],
+    );
     // The same person through the server's provider is a different (issuer, subject).
     const viaServer = await signIn(await login.mint({ sub: 'dave', aud: CLIENT }));
     t.not(decodeJwt(viaServer.body.token).sub, uid);

@@ -1,5 +1,11 @@
 import type { Authorizer } from '../../auth/authorizer.js';
+import { withVia } from '../../auth/principal.js';
 import { newChildUid, newRootUid } from '../../core/uidp.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
+import { IDENTITY_TYPE } from '../identities/identity.js';
+import type { IdentityStore } from '../identities/identity-store.js';
+import { ROLE_BINDING_TYPE } from '../role-bindings/role-binding.js';
+import type { RoleBindingStore } from '../role-bindings/role-binding-store.js';
 import type { UnitOfWork } from '../tx.js';
 import type { LoginIdp, Person, UserStore } from './user-store.js';
 
@@ -17,6 +23,8 @@ export interface UserServiceDeps {
   authz: Authorizer;
   /** ARBOR_LOGIN_ISSUER + ARBOR_LOGIN_CLIENT_ID, when configured. */
   serverProvider?: { issuer: string; clientId: string };
+  /** Records registrations and default-role bindings in the audit trail, read back by these. */
+  audit?: { recorder: ChangeRecorder; identities: IdentityStore; bindings: RoleBindingStore };
 }
 
 /**
@@ -47,15 +55,39 @@ export class UserService {
     let bound = false;
     const uid = await this.d.uow.run(async (tx) => {
       const existing = await this.d.users.findUser(tx, person.issuer, person.subject);
-      const id = existing ?? (await this.d.users.ensureUser(tx, newRootUid(), person));
+      const fresh = newRootUid();
+      const id = existing ?? (await this.d.users.ensureUser(tx, fresh, person));
+      // The person acts, through the STS, in what sign-in writes for them.
+      const actor = withVia({ kind: 'identity', uid: id }, { door: 'sts' });
+      const a = this.d.audit;
+      // A concurrent first sign-in may have registered them: only the winner records it.
+      if (a && id === fresh) {
+        const after = await a.identities.get(tx, id);
+        await a.recorder.record(tx, actor, {
+          type: IDENTITY_TYPE,
+          operation: 'create',
+          uid: id,
+          after,
+        });
+      }
       for (const p of via) {
         if (!p.idp) continue;
+        const bindingUid = newChildUid(p.idp.groupUid);
         const made = await this.d.users.ensureBinding(tx, {
-          uid: newChildUid(p.idp.groupUid),
+          uid: bindingUid,
           groupUid: p.idp.groupUid,
           identityUid: id,
           roleUid: p.idp.defaultRoleUid,
         });
+        if (made && a) {
+          const after = await a.bindings.get(tx, bindingUid);
+          await a.recorder.record(tx, actor, {
+            type: ROLE_BINDING_TYPE,
+            operation: 'create',
+            uid: bindingUid,
+            after,
+          });
+        }
         bound ||= made;
       }
       return id;
