@@ -71,6 +71,7 @@ export default tseslint.config(
   {
     files: [
       'src/api/**/*.ts',
+      'src/grpc/**/*.ts',
       'src/reconciler/**/*.ts',
       'src/resources/**/*.ts',
       'src/auth/**/*.ts',

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-import type { Server } from 'node:http';
 import { compose, createLogger } from './compose.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateLatest, migrationStatus } from './db/migrate.js';
 import { authLoginCommand } from './cli/auth-login.js';
 import { importAdvisoriesCommand } from './cli/import-advisories.js';
+import { createListener } from './grpc/listener.js';
 
 const USAGE = `usage: arbor <command>
 
@@ -22,7 +22,7 @@ async function serve(): Promise<void> {
   const config = loadConfig();
   const arbor = await compose(config);
   const { logger } = arbor;
-  const server: Server = arbor.app.listen(config.port, config.host);
+  const server = createListener(arbor).listen(config.port, config.host);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
