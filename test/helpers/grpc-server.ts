@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  create,
   createRegistry,
   fromBinary,
   toBinary,
   toJson,
   type DescMethod,
   type DescService,
-  type MessageInitShape,
+  fromJson,
+  type JsonValue,
 } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
@@ -47,7 +47,7 @@ export type GrpcReply =
   { ok: true; json: any; code: 0 } | { ok: false; code: number; status: any; message: string };
 
 export interface GrpcCaller {
-  /** Call `Service/Method` (e.g. `GetGroup`) with a request in its init shape. */
+  /** Call `Service/Method` (e.g. `GetGroup`) with a request given as its proto3 JSON. */
   call(service: DescService, method: string, req?: Record<string, unknown>): Promise<GrpcReply>;
   close(): void;
 }
@@ -81,7 +81,7 @@ export function grpcCaller(
           `/${service.typeName}/${m.name}`,
           (msg: any) => Buffer.from(toBinary(m.input, msg)),
           (buf: Buffer) => fromBinary(m.output, buf),
-          create(m.input, req as MessageInitShape<typeof m.input>),
+          fromJson(m.input, req as JsonValue),
           md,
           (err, res) => {
             if (err) {
