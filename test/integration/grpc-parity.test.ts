@@ -19,6 +19,7 @@ import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { startGrpcServer, type GrpcReply, type GrpcTestServer } from '../helpers/grpc-server.js';
 import type { Reply } from '../helpers/server.js';
 
+/* eslint-disable max-lines -- one table of resources, one suite */
 /**
  * The gRPC door against the REST door on the same server: every v2beta1 resource's
  * create / get / list / update / delete and its errors, through a real @grpc/grpc-js
@@ -112,6 +113,7 @@ interface Resource {
 }
 
 let seq = 0;
+const qs = (q: Record<string, string>) => new URLSearchParams(q).toString();
 const hex = (n: number) => n.toString(16).padStart(64, '0');
 
 const RESOURCES: Resource[] = [
@@ -122,7 +124,7 @@ const RESOURCES: Resource[] = [
     plural: 'Groups',
     path: '/iam/v2beta1/groups',
     field: 'group',
-    parent: async () => org,
+    parent: () => Promise.resolve(org),
     body: (i) => ({ name: `group-${i}`, description: `folder ${i}` }),
     update: { mask: 'description', body: { name: 'not-this', description: 'changed' } },
     invalid: () => ({ name: 'NOT VALID!' }),
@@ -135,7 +137,7 @@ const RESOURCES: Resource[] = [
     plural: 'Identities',
     path: '/iam/v2beta1/identities',
     field: 'identity',
-    parent: async () => org,
+    parent: () => Promise.resolve(org),
     body: (i) => ({
       name: `identity-${i}`,
       claimMatch: { issuer: 'https://issuer.example.com', subject: `subject-${i}` },
@@ -158,7 +160,7 @@ const RESOURCES: Resource[] = [
     plural: 'Roles',
     path: '/iam/v2beta1/roles',
     field: 'role',
-    parent: async () => org,
+    parent: () => Promise.resolve(org),
     body: (i) => ({ name: `role-${i}`, capabilities: ['groups.list', 'repo.list'] }),
     update: { mask: 'capabilities', body: { capabilities: ['identity.list'], name: 'not-this' } },
     invalid: () => ({ name: 'r', capabilities: ['no.such'] }),
@@ -171,7 +173,7 @@ const RESOURCES: Resource[] = [
     plural: 'RoleBindings',
     path: '/iam/v2beta1/roleBindings',
     field: 'roleBinding',
-    parent: async () => org,
+    parent: () => Promise.resolve(org),
     body: async (i) => ({
       identityUid: await createIdentity(s.admin, org, `bound-${i}`),
       roleUid: viewer,
@@ -192,7 +194,7 @@ const RESOURCES: Resource[] = [
     plural: 'IdentityProviders',
     path: '/iam/v2beta1/identityProviders',
     field: 'identityProvider',
-    parent: async () => org,
+    parent: () => Promise.resolve(org),
     body: (i) => ({
       name: `idp-${i}`,
       defaultRole: viewer,
@@ -235,7 +237,7 @@ const RESOURCES: Resource[] = [
     plural: 'GroupInvites',
     path: '/iam/v2beta1/groupInvites',
     field: 'groupInvite',
-    parent: async () => org,
+    parent: () => Promise.resolve(org),
     body: (i) => ({
       roleUid: viewer,
       ttl: '3600s',
@@ -252,7 +254,7 @@ const RESOURCES: Resource[] = [
     plural: 'Repos',
     path: '/registry/v2beta1/repos',
     field: 'repo',
-    parent: async () => org,
+    parent: () => Promise.resolve(org),
     body: (i) => ({ name: `repo-${i}`, description: 'images' }),
     update: { mask: 'description', body: { description: '', name: 'not-this' } },
     invalid: () => ({ name: 'UPPER' }),
@@ -327,13 +329,13 @@ for (const r of RESOURCES) {
       const first = Object.values(all).find(Array.isArray)?.[0];
       if (r.filter && first) queries.push(r.filter(first));
       for (const q of queries) {
-        const rest = await s.admin.get(`${r.path}?${new URLSearchParams(q)}`);
+        const rest = await s.admin.get(`${r.path}?${qs(q)}`);
         const grpc = await s.grpcAdmin.call(r.service, `List${r.plural}`, requestOf(q));
         same(t, rest, grpc, `list ${JSON.stringify(q)}`);
         // Page tokens are one contract: each door continues the other's.
         if (rest.status === 200 && grpc.ok && rest.body.nextPageToken) {
           const restNext = await s.admin.get(
-            `${r.path}?${new URLSearchParams({ ...q, page_token: grpc.json.nextPageToken })}`,
+            `${r.path}?${qs({ ...q, page_token: grpc.json.nextPageToken })}`,
           );
           const grpcNext = await s.grpcAdmin.call(
             r.service,
@@ -376,7 +378,7 @@ for (const r of RESOURCES) {
     for (const q of bad) {
       same(
         t,
-        await s.admin.get(`${r.path}?${new URLSearchParams(q)}`),
+        await s.admin.get(`${r.path}?${qs(q)}`),
         await s.grpcAdmin.call(r.service, `List${r.plural}`, requestOf(q)),
         `list ${JSON.stringify(q)}`,
       );
@@ -495,7 +497,7 @@ test.serial('advisories: get and list answer the same through both', async (t) =
   for (const q of queries) {
     same(
       t,
-      await s.admin.get(`${P}?${new URLSearchParams(q)}`),
+      await s.admin.get(`${P}?${qs(q)}`),
       await s.grpcAdmin.call(AdvisoriesService, 'ListAdvisories', requestOf(q)),
       `list ${JSON.stringify(q)}`,
     );
