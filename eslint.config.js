@@ -18,6 +18,7 @@ export default tseslint.config(
       'node_modules/**',
       '.data/**',
       'bench/results/**',
+      'src/gen/**',
       'eslint.config.js',
       'scripts/**/*.mjs',
     ],
