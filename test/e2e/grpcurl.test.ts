@@ -78,7 +78,8 @@ maybe(
     const err = await t.throwsAsync(
       grpcurl('-format-error', s.address, 'arbor.iam.v2beta1.GroupsService/ListGroups'),
     );
-    const out = (err as { stdout?: string }).stdout ?? '';
+    const e = err as { stdout?: string; stderr?: string };
+    const out = `${e.stdout ?? ''}${e.stderr ?? ''}`;
     t.regex(out, /Unauthenticated/);
     t.regex(out, /google\.rpc\.ErrorInfo/);
   },
