@@ -43,29 +43,27 @@ export class ArborListener extends net.Server {
       this.sessions.add(s);
       s.once('close', () => this.sessions.delete(s));
     });
+    // TLS is a tls.Server of our own that is never bound: it takes the raw sockets, does
+    // the handshake with ALPN, and hands each secure socket on by the protocol agreed.
     const secure = opts.tls
-      ? tls.createSecureContext({ key: opts.tls.key, cert: opts.tls.cert })
+      ? tls.createServer({
+          key: opts.tls.key,
+          cert: opts.tls.cert,
+          ALPNProtocols: ['h2', 'http/1.1'],
+        })
       : undefined;
+    secure?.on('secureConnection', (t: tls.TLSSocket) => this.hand(t, t.alpnProtocol === 'h2'));
+    secure?.on('tlsClientError', (_e: Error, t: tls.TLSSocket) => t.destroy());
     this.on('connection', (socket: net.Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
-      if (secure) this.handshake(socket, secure);
+      if (secure) secure.emit('connection', socket);
       else sniff(socket, (h2) => this.hand(socket, h2));
     });
   }
 
   private hand(socket: Duplex, h2: boolean): void {
     (h2 ? this.http2 : this.http1).emit('connection', socket);
-  }
-
-  private handshake(socket: net.Socket, secureContext: tls.SecureContext): void {
-    const t = new tls.TLSSocket(socket, {
-      isServer: true,
-      secureContext,
-      ALPNProtocols: ['h2', 'http/1.1'],
-    });
-    t.once('secure', () => this.hand(t, t.alpnProtocol === 'h2'));
-    t.on('error', () => t.destroy());
   }
 
   get keepAliveTimeout(): number {
