@@ -18,6 +18,7 @@ export default tseslint.config(
       'node_modules/**',
       '.data/**',
       'bench/results/**',
+      'src/gen/**',
       'eslint.config.js',
       'scripts/**/*.mjs',
     ],
@@ -71,6 +72,7 @@ export default tseslint.config(
   {
     files: [
       'src/api/**/*.ts',
+      'src/grpc/**/*.ts',
       'src/reconciler/**/*.ts',
       'src/resources/**/*.ts',
       'src/auth/**/*.ts',

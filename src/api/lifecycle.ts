@@ -42,8 +42,9 @@ export class Lifecycle {
   readonly listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (this.current === 'draining') {
-      // Keep-alive clients should reconnect elsewhere rather than reuse this socket.
-      res.setHeader('connection', 'close');
+      // Keep-alive clients should reconnect elsewhere rather than reuse this socket
+      // (HTTP/2 forbids the header: its sessions get a GOAWAY when the listener closes).
+      if (req.httpVersionMajor < 2) res.setHeader('connection', 'close');
       if (path === '/readyz') return send(res, 503, unavailable('shutting down').toStatus());
     }
     if (path === '/startupz') {

@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { unauthenticated } from '../core/rpc-error.js';
-import { ADMIN, type Principal } from './principal.js';
+import { ADMIN, withVia, type Door, type Principal } from './principal.js';
 
 /** Turns a bearer token into a principal, or refuses it. */
 export interface Authenticator {
@@ -13,6 +13,25 @@ export function bearerToken(header: string | undefined): string {
   const m = header === undefined ? null : /^Bearer +([^\s]+)\s*$/i.exec(header);
   if (!m?.[1]) throw unauthenticated('an Authorization: Bearer token is required');
   return m[1];
+}
+
+/**
+ * The caller behind an `Authorization` header, carrying how it came in (the door, the
+ * request id, a fingerprint of the token — never the token) into the audit trail.
+ * @throws RpcError UNAUTHENTICATED without a valid bearer token.
+ */
+export async function authenticateRequest(
+  authenticator: Authenticator,
+  header: string | undefined,
+  door: Door,
+  requestId?: string,
+): Promise<Principal> {
+  const token = bearerToken(header);
+  return withVia(await authenticator.authenticate(token), {
+    door,
+    ...(requestId === undefined ? {} : { requestId }),
+    credential: digest(token).toString('hex').slice(0, 16),
+  });
 }
 
 function digest(s: string): Buffer {

@@ -1,6 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import type { RequestListener } from 'node:http';
+import type { Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { answerClientErrors } from '../api/client-errors.js';
+import { ArborListener, createArborHandler } from '../grpc/listener.js';
+import type { NodeHandlerFn } from '../grpc/grpc-handler.js';
 import { Lifecycle } from '../api/lifecycle.js';
 import { compose, createLogger, type Arbor, type ComposeOptions } from '../compose.js';
 import { loadConfig } from '../config.js';
@@ -30,8 +33,9 @@ export async function serveCommand(opts: ComposeOptions = {}): Promise<void> {
   const config = loadConfig();
   const logger = opts.logger ?? createLogger(config.logLevel);
   const life = new Lifecycle();
-  const server = createServer(life.listener);
-  answerClientErrors(server);
+  // One port for REST (HTTP/1.1) and gRPC (HTTP/2), with the lifecycle in front of both.
+  const server = new ArborListener(life.listener as unknown as NodeHandlerFn);
+  answerClientErrors(server.http1);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;
   await listen(server, config.port, config.host);
@@ -76,7 +80,7 @@ export async function serveCommand(opts: ComposeOptions = {}): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 
   const arbor = await started;
-  life.serve(arbor.app.callback());
+  life.serve(createArborHandler(arbor) as unknown as RequestListener);
   // Event delivery runs in every replica; leases make each subscription one sender's at a time.
   arbor.delivery.start();
   logger.info(

@@ -1,0 +1,27 @@
+import { randomUUID } from 'node:crypto';
+import type { HandlerContext } from '@connectrpc/connect';
+import { authenticateRequest, type Authenticator } from '../auth/authenticator.js';
+import type { Principal } from '../auth/principal.js';
+
+/**
+ * The caller of an RPC, from its `authorization` metadata (`Bearer <token>`), by the same
+ * Authenticator the REST door uses: no principal, no service call. Its changes are audited
+ * as through the gRPC door, under the client's `x-request-id` or a fresh one.
+ *
+ * @throws RpcError UNAUTHENTICATED without a valid bearer token.
+ */
+/** A client's request id is kept only when it is short and plain (it lands in the audit trail). */
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function principalOf(authenticator: Authenticator, ctx: HandlerContext): Promise<Principal> {
+  return authenticateRequest(
+    authenticator,
+    ctx.requestHeader.get('authorization') ?? undefined,
+    'grpc',
+    requestIdOf(ctx.requestHeader.get('x-request-id')),
+  );
+}
+
+function requestIdOf(incoming: string | null): string {
+  return incoming !== null && SAFE_ID.test(incoming) ? incoming : randomUUID();
+}

@@ -1,0 +1,147 @@
+import {
+  create,
+  fromJson,
+  toJson,
+  type DescField,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  type JsonValue,
+  type Message,
+} from '@bufbuild/protobuf';
+import { EmptySchema, type FieldMask } from '@bufbuild/protobuf/wkt';
+import type { ConnectRouter, HandlerContext, MethodImpl } from '@connectrpc/connect';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { Principal } from '../auth/principal.js';
+import { parseListRequest, type ListRequest, type ListSpec } from '../core/list-request.js';
+import { invalidField } from '../core/rpc-error.js';
+import type { ListPage } from '../resources/list-types.js';
+import { principalOf } from './authn.js';
+import { listQueryOf } from './list-query.js';
+
+type Body = Record<string, unknown>;
+
+/** What a resource's service offers a front door; the same methods the REST routes call. */
+export interface CrudHandlers<T> {
+  create?(p: Principal, parent: string | undefined, body: Body): Promise<T>;
+  get?(p: Principal, uid: string): Promise<T>;
+  list?(p: Principal, req: ListRequest): Promise<ListPage<T>>;
+  update?(p: Principal, uid: string, body: Body, mask: string | string[] | undefined): Promise<T>;
+  delete?(p: Principal, uid: string): Promise<void>;
+}
+
+export interface CrudOptions<T> {
+  /** Singular name in the RPC names: `Group` → GetGroup, CreateGroup, UpdateGroup, DeleteGroup. */
+  kind: string;
+  /** Plural name: `Groups` → ListGroups. */
+  plural: string;
+  spec: ListSpec;
+  /**
+   * The REST door's wire mapping. Its JSON is the proto3 JSON of the resource message, so
+   * the gRPC answer is that JSON parsed into the message: one mapping, equal by construction.
+   */
+  toWire(item: T): unknown;
+  /** Whether Create with an empty `parent` is valid (root groups). */
+  createWithoutParent?: boolean;
+}
+
+/** Options for answers: an OSV record may carry fields the message has no place for. */
+const READ = { ignoreUnknownFields: true } as const;
+
+/** A resource as proto3 JSON, leaving out what proto3 leaves out (defaults). */
+export function bodyOf(schema: DescMessage, msg: Message | undefined): Body {
+  return msg === undefined ? {} : (toJson(schema, msg) as Body);
+}
+
+/** The field of `msg` that holds a message of type `schema` (e.g. CreateGroupRequest.group). */
+function fieldOfType(msg: DescMessage, schema: DescMessage): DescField {
+  const f = msg.fields.find((x) => x.message?.typeName === schema.typeName);
+  if (!f) throw new Error(`${msg.typeName} has no ${schema.typeName} field`);
+  return f;
+}
+
+function method(service: DescService, name: string): DescMethod {
+  const m = service.methods.find((x) => x.name === name);
+  if (!m) throw new Error(`${service.typeName} has no method ${name}`);
+  return m;
+}
+
+type Unary = (req: Message & Record<string, unknown>, ctx: HandlerContext) => Promise<unknown>;
+
+/**
+ * Serve the AIP-style CRUD methods of one gRPC service from a resource's service: parse
+ * the request into what the REST route would have parsed, call the same method with the
+ * same principal, shape the answer with the same wire mapping. Rules live in the service.
+ */
+export function mountCrud<T>(
+  router: ConnectRouter,
+  authenticator: Authenticator,
+  service: DescService,
+  h: CrudHandlers<T>,
+  o: CrudOptions<T>,
+): void {
+  const rpc = (name: string, impl: Unary) =>
+    router.rpc(method(service, name), impl as unknown as MethodImpl<DescMethod>);
+  const who = (ctx: HandlerContext) => principalOf(authenticator, ctx);
+  const get = method(service, `Get${o.kind}`);
+  const resource = get.output;
+  const answer = (item: T) => fromJson(resource, o.toWire(item) as JsonValue, READ);
+
+  if (h.get) {
+    const fn = h.get.bind(h);
+    rpc(get.name, async (req, ctx) => answer(await fn(await who(ctx), req.uid as string)));
+  }
+  if (h.list) {
+    const fn = h.list.bind(h);
+    const list = method(service, `List${o.plural}`);
+    const items = list.output.fields.find((f) => f.fieldKind === 'list');
+    if (!items) throw new Error(`${list.output.typeName} has no repeated field`);
+    rpc(list.name, async (req, ctx) => {
+      const query = listQueryOf(toJson(list.input, req));
+      const page = await fn(await who(ctx), parseListRequest(query, o.spec));
+      return fromJson(
+        list.output,
+        {
+          [items.jsonName]: page.items.map((i) => o.toWire(i) as JsonValue),
+          nextPageToken: page.nextPageToken ?? '',
+          totalCount: page.totalCount,
+          skipped: page.skipped,
+        },
+        READ,
+      );
+    });
+  }
+  if (h.create) {
+    const fn = h.create.bind(h);
+    const m = method(service, `Create${o.kind}`);
+    const field = fieldOfType(m.input, resource);
+    rpc(m.name, async (req, ctx) => {
+      const p = await who(ctx);
+      const parent = (req.parent as string) || undefined;
+      if (parent === undefined && !o.createWithoutParent)
+        throw invalidField('parent', 'is required');
+      const body = bodyOf(resource, req[field.localName] as Message | undefined);
+      return answer(await fn(p, parent, body));
+    });
+  }
+  if (h.update) {
+    const fn = h.update.bind(h);
+    const m = method(service, `Update${o.kind}`);
+    const field = fieldOfType(m.input, resource);
+    rpc(m.name, async (req, ctx) => {
+      const p = await who(ctx);
+      const msg = req[field.localName] as (Message & { uid?: string }) | undefined;
+      const paths = (req.updateMask as FieldMask | undefined)?.paths ?? [];
+      // The uid names the resource; it is output only in the body and ignored there.
+      const uid = msg?.uid ?? '';
+      return answer(await fn(p, uid, bodyOf(resource, msg), paths.length ? paths : undefined));
+    });
+  }
+  if (h.delete) {
+    const fn = h.delete.bind(h);
+    rpc(`Delete${o.kind}`, async (req, ctx) => {
+      await fn(await who(ctx), req.uid as string);
+      return create(EmptySchema);
+    });
+  }
+}

@@ -1,0 +1,73 @@
+import type { DescMessage } from '@bufbuild/protobuf';
+import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import type { Logger } from 'pino';
+import { internal, isRpcError, type ErrorDetail, type RpcError } from '../core/rpc-error.js';
+import {
+  BadRequestSchema,
+  ErrorInfoSchema,
+  PreconditionFailureSchema,
+  ResourceInfoSchema,
+} from '../gen/google/rpc/error_details_pb.js';
+
+const DETAIL_SCHEMAS: Record<string, DescMessage> = {
+  'type.googleapis.com/google.rpc.ErrorInfo': ErrorInfoSchema,
+  'type.googleapis.com/google.rpc.BadRequest': BadRequestSchema,
+  'type.googleapis.com/google.rpc.PreconditionFailure': PreconditionFailureSchema,
+  'type.googleapis.com/google.rpc.ResourceInfo': ResourceInfoSchema,
+};
+
+/**
+ * The same google.rpc.Status the REST door renders as a body, as a gRPC status: the code,
+ * the message and the typed details, which Connect packs into `grpc-status-details-bin`.
+ * (The JSON detail shapes are the proto3 JSON of these messages, so they carry over as is.)
+ */
+export function toConnectError(e: RpcError): ConnectError {
+  const details = e.details.map((d: ErrorDetail) => {
+    const { '@type': type, ...value } = d;
+    const desc = DETAIL_SCHEMAS[type];
+    if (desc === undefined) throw new Error(`no schema for error detail ${type}`);
+    return { desc, value };
+  });
+  // google.rpc codes are gRPC codes, which are Connect's codes.
+  return new ConnectError(e.message, e.code as number as Code, undefined, details);
+}
+
+/**
+ * The gRPC door's one error path, like requestContext is the REST door's: a service's
+ * RpcError leaves with its code and details; Connect's own errors (a message that does
+ * not decode, a deadline) pass; anything else is a fault, logged and answered as INTERNAL
+ * with nothing of it shown. Also logs one line per call.
+ */
+export function errorsAndLogging(logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    const started = performance.now();
+    let code = 'OK';
+    try {
+      return await next(req);
+    } catch (e) {
+      let out: ConnectError;
+      if (e instanceof ConnectError) {
+        out = e;
+      } else if (isRpcError(e)) {
+        const cause = (e as { cause?: unknown }).cause;
+        if (cause) logger.warn({ err: cause, rpc: req.url }, 'dependency failure');
+        out = toConnectError(e);
+      } else {
+        logger.error({ err: e, rpc: req.url }, 'unhandled error');
+        out = toConnectError(internal());
+      }
+      code = Code[out.code];
+      throw out;
+    } finally {
+      logger.info(
+        {
+          rpc: `${req.service.typeName}/${req.method.name}`,
+          protocol: req.header.get('content-type'),
+          code,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+        },
+        'rpc',
+      );
+    }
+  };
+}

@@ -1,0 +1,146 @@
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import type { ConnectRouter } from '@connectrpc/connect';
+import type { Authenticator } from '../auth/authenticator.js';
+import { bearerToken } from '../auth/authenticator.js';
+import type { SecurityTokenService } from '../auth/sts.js';
+import { accountAssociationV2 } from '../api/wire/account-association-wire.js';
+import { advisoryV2 } from '../api/wire/advisory-wire.js';
+import { groupInviteV2 } from '../api/wire/group-invite-wire.js';
+import { groupV2 } from '../api/wire/group-wire.js';
+import { identityProviderV2 } from '../api/wire/identity-provider-wire.js';
+import { identityV2 } from '../api/wire/identity-wire.js';
+import { repoV2, tagV2 } from '../api/wire/registry-wire.js';
+import { roleBindingV2 } from '../api/wire/role-binding-wire.js';
+import { roleV2 } from '../api/wire/role-wire.js';
+import { AccountAssociationsService } from '../gen/arbor/iam/v2beta1/account_associations_pb.js';
+import {
+  GroupInvitesService,
+  RedeemGroupInviteRequestSchema,
+} from '../gen/arbor/iam/v2beta1/group_invites_pb.js';
+import { GroupsService } from '../gen/arbor/iam/v2beta1/groups_pb.js';
+import { IdentitiesService } from '../gen/arbor/iam/v2beta1/identities_pb.js';
+import { IdentityProvidersService } from '../gen/arbor/iam/v2beta1/identity_providers_pb.js';
+import {
+  RoleBindingSchema,
+  RoleBindingsService,
+} from '../gen/arbor/iam/v2beta1/role_bindings_pb.js';
+import { RolesService } from '../gen/arbor/iam/v2beta1/roles_pb.js';
+import { ReposService } from '../gen/arbor/registry/v2beta1/repos_pb.js';
+import { TagsService } from '../gen/arbor/registry/v2beta1/tags_pb.js';
+import { SecurityTokenService as StsService } from '../gen/arbor/sts/v2beta1/sts_pb.js';
+import { AdvisoriesService } from '../gen/arbor/vulnerabilities/v2beta1/advisories_pb.js';
+import { fromJson } from '@bufbuild/protobuf';
+import { ACCOUNT_ASSOCIATION_LIST } from '../resources/account-associations/account-association.js';
+import { ADVISORY_LIST } from '../resources/advisories/advisory.js';
+import { GROUP_INVITE_LIST } from '../resources/group-invites/group-invite.js';
+import { GROUP_LIST } from '../resources/groups/group.js';
+import { IDENTITY_LIST } from '../resources/identities/identity.js';
+import { IDP_LIST } from '../resources/identity-providers/identity-provider.js';
+import { REPO_LIST } from '../resources/repos/repo.js';
+import { ROLE_BINDING_LIST } from '../resources/role-bindings/role-binding.js';
+import { ROLE_LIST } from '../resources/roles/role.js';
+import { TAG_LIST } from '../resources/tags/tag.js';
+import type { Services } from '../services.js';
+import { principalOf } from './authn.js';
+import { bodyOf, mountCrud } from './crud.js';
+
+/** Every API service of the gRPC door: the v2beta1 surface of the REST door, one to one. */
+export const API_SERVICES = [
+  GroupsService,
+  IdentitiesService,
+  RolesService,
+  RoleBindingsService,
+  IdentityProvidersService,
+  AccountAssociationsService,
+  GroupInvitesService,
+  ReposService,
+  TagsService,
+  AdvisoriesService,
+  StsService,
+] as const;
+
+export interface GrpcRouteDeps {
+  services: Services;
+  authenticator: Authenticator;
+  sts: SecurityTokenService;
+}
+
+export function mountGrpcServices(router: ConnectRouter, d: GrpcRouteDeps): void {
+  const s = d.services;
+  const auth = d.authenticator;
+  mountCrud(router, auth, GroupsService, s.groups, {
+    kind: 'Group',
+    plural: 'Groups',
+    spec: GROUP_LIST,
+    toWire: groupV2,
+    createWithoutParent: true,
+  });
+  mountCrud(router, auth, IdentitiesService, s.identities, {
+    kind: 'Identity',
+    plural: 'Identities',
+    spec: IDENTITY_LIST,
+    toWire: identityV2,
+  });
+  mountCrud(router, auth, RolesService, s.roles, {
+    kind: 'Role',
+    plural: 'Roles',
+    spec: ROLE_LIST,
+    toWire: roleV2,
+  });
+  mountCrud(router, auth, RoleBindingsService, s.roleBindings, {
+    kind: 'RoleBinding',
+    plural: 'RoleBindings',
+    spec: ROLE_BINDING_LIST,
+    toWire: roleBindingV2,
+  });
+  mountCrud(router, auth, IdentityProvidersService, s.identityProviders, {
+    kind: 'IdentityProvider',
+    plural: 'IdentityProviders',
+    spec: IDP_LIST,
+    toWire: identityProviderV2,
+  });
+  mountCrud(router, auth, AccountAssociationsService, s.accountAssociations, {
+    kind: 'AccountAssociation',
+    plural: 'AccountAssociations',
+    spec: ACCOUNT_ASSOCIATION_LIST,
+    toWire: accountAssociationV2,
+  });
+  mountCrud(router, auth, GroupInvitesService, s.groupInvites, {
+    kind: 'GroupInvite',
+    plural: 'GroupInvites',
+    spec: GROUP_INVITE_LIST,
+    toWire: groupInviteV2,
+  });
+  router.rpc(GroupInvitesService.method.redeemGroupInvite, async (req, ctx) => {
+    const p = await principalOf(auth, ctx);
+    const binding = await s.groupInvites.redeem(p, bodyOf(RedeemGroupInviteRequestSchema, req));
+    return fromJson(RoleBindingSchema, roleBindingV2(binding));
+  });
+  mountCrud(router, auth, ReposService, s.repos, {
+    kind: 'Repo',
+    plural: 'Repos',
+    spec: REPO_LIST,
+    toWire: repoV2,
+  });
+  mountCrud(router, auth, TagsService, s.tags, {
+    kind: 'Tag',
+    plural: 'Tags',
+    spec: TAG_LIST,
+    toWire: tagV2,
+  });
+  mountCrud(router, auth, AdvisoriesService, s.advisories, {
+    kind: 'Advisory',
+    plural: 'Advisories',
+    spec: ADVISORY_LIST,
+    toWire: advisoryV2,
+  });
+  // The STS authenticates with the workload's own OIDC token, not an Arbor principal.
+  router.rpc(StsService.method.exchange, async (req, ctx) => {
+    const upstream = bearerToken(ctx.requestHeader.get('authorization') ?? undefined);
+    const { token, expiry } = await d.sts.exchange(upstream, {
+      aud: req.aud,
+      identity: req.identity || undefined,
+    });
+    return { token, expiry: timestampFromDate(expiry) };
+  });
+}
