@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lint the protos and regenerate their TypeScript (protobuf-es v2) into src/gen.
-# The generated code is checked in (docs/adr/0005-grpc-on-the-rest-port.md); CI runs
+# The generated code is checked in (docs/adr/0006-grpc-on-the-rest-port.md); CI runs
 # `scripts/proto/generate.sh --check`, which fails when src/gen is not what the protos give.
 # Both tools come from npm (@bufbuild/buf ships the buf binary), so nothing is downloaded.
 set -euo pipefail

@@ -11,7 +11,7 @@ import type { Principal } from '../auth/principal.js';
  * @throws RpcError UNAUTHENTICATED without a valid bearer token.
  */
 /** A client's request id is kept only when it is short and plain (it lands in the audit trail). */
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 export function principalOf(authenticator: Authenticator, ctx: HandlerContext): Promise<Principal> {
   return authenticateRequest(

@@ -8,10 +8,11 @@ import type { UIDPFilter } from '../../common/v2beta1/uidp_pb.js';
 import { file_arbor_common_v2beta1_uidp } from '../../common/v2beta1/uidp_pb.js';
 import type { RoleBindingSchema } from './role_bindings_pb.js';
 import { file_arbor_iam_v2beta1_role_bindings } from './role_bindings_pb.js';
-import type { Duration, EmptySchema, Timestamp } from '@bufbuild/protobuf/wkt';
+import type { Duration, EmptySchema, FieldMask, Timestamp } from '@bufbuild/protobuf/wkt';
 import {
   file_google_protobuf_duration,
   file_google_protobuf_empty,
+  file_google_protobuf_field_mask,
   file_google_protobuf_timestamp,
 } from '@bufbuild/protobuf/wkt';
 import type { Message } from '@bufbuild/protobuf';
@@ -22,12 +23,13 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_group_invites: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiVhcmJvci9pYW0vdjJiZXRhMS9ncm91cF9pbnZpdGVzLnByb3RvEhFhcmJvci5pYW0udjJiZXRhMSK6AgoLR3JvdXBJbnZpdGUSCwoDdWlkGAEgASgJEhAKCHJvbGVfdWlkGAIgASgJEhIKBWVtYWlsGAMgASgJSACIAQESJgoDdHRsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjMKD2V4cGlyYXRpb25fdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKc2luZ2xlX3VzZRgGIAEoCBIRCgRjb2RlGAcgASgJSAGIAQESLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKBHJvbGUYCiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Hcm91cEludml0ZVJvbGVCCAoGX2VtYWlsQgcKBV9jb2RlIkEKD0dyb3VwSW52aXRlUm9sZRILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJgChhDcmVhdGVHcm91cEludml0ZVJlcXVlc3QSDgoGcGFyZW50GAEgASgJEjQKDGdyb3VwX2ludml0ZRgCIAEoCzIeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwSW52aXRlIiQKFUdldEdyb3VwSW52aXRlUmVxdWVzdBILCgN1aWQYASABKAkirgEKF0xpc3RHcm91cEludml0ZXNSZXF1ZXN0Ei4KBHVpZHAYASABKAsyIC5hcmJvci5jb21tb24udjJiZXRhMS5VSURQRmlsdGVyEhIKBWdyb3VwGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIICgZfZ3JvdXAikAEKGExpc3RHcm91cEludml0ZXNSZXNwb25zZRI1Cg1ncm91cF9pbnZpdGVzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBJbnZpdGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiJwoYRGVsZXRlR3JvdXBJbnZpdGVSZXF1ZXN0EgsKA3VpZBgBIAEoCSIoChhSZWRlZW1Hcm91cEludml0ZVJlcXVlc3QSDAoEY29kZRgBIAEoCTL8AwoTR3JvdXBJbnZpdGVzU2VydmljZRJgChFDcmVhdGVHcm91cEludml0ZRIrLmFyYm9yLmlhbS52MmJldGExLkNyZWF0ZUdyb3VwSW52aXRlUmVxdWVzdBoeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwSW52aXRlEloKDkdldEdyb3VwSW52aXRlEiguYXJib3IuaWFtLnYyYmV0YTEuR2V0R3JvdXBJbnZpdGVSZXF1ZXN0Gh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBJbnZpdGUSawoQTGlzdEdyb3VwSW52aXRlcxIqLmFyYm9yLmlhbS52MmJldGExLkxpc3RHcm91cEludml0ZXNSZXF1ZXN0GisuYXJib3IuaWFtLnYyYmV0YTEuTGlzdEdyb3VwSW52aXRlc1Jlc3BvbnNlElgKEURlbGV0ZUdyb3VwSW52aXRlEisuYXJib3IuaWFtLnYyYmV0YTEuRGVsZXRlR3JvdXBJbnZpdGVSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5EmAKEVJlZGVlbUdyb3VwSW52aXRlEisuYXJib3IuaWFtLnYyYmV0YTEuUmVkZWVtR3JvdXBJbnZpdGVSZXF1ZXN0Gh4uYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdiBnByb3RvMw',
+    'CiVhcmJvci9pYW0vdjJiZXRhMS9ncm91cF9pbnZpdGVzLnByb3RvEhFhcmJvci5pYW0udjJiZXRhMSLrAgoLR3JvdXBJbnZpdGUSCwoDdWlkGAEgASgJEhAKCHJvbGVfdWlkGAIgASgJEhIKBWVtYWlsGAMgASgJSACIAQESJgoDdHRsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjMKD2V4cGlyYXRpb25fdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKc2luZ2xlX3VzZRgGIAEoCBIRCgRjb2RlGAcgASgJSAGIAQESLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKBHJvbGUYCiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Hcm91cEludml0ZVJvbGUSLwoLdXBkYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9lbWFpbEIHCgVfY29kZSJBCg9Hcm91cEludml0ZVJvbGUSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkiYAoYQ3JlYXRlR3JvdXBJbnZpdGVSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRI0Cgxncm91cF9pbnZpdGUYAiABKAsyHi5hcmJvci5pYW0udjJiZXRhMS5Hcm91cEludml0ZSIkChVHZXRHcm91cEludml0ZVJlcXVlc3QSCwoDdWlkGAEgASgJIq4BChdMaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBIuCgR1aWRwGAEgASgLMiAuYXJib3IuY29tbW9uLnYyYmV0YTEuVUlEUEZpbHRlchISCgVncm91cBgCIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAVCCAoGX2dyb3VwIpABChhMaXN0R3JvdXBJbnZpdGVzUmVzcG9uc2USNQoNZ3JvdXBfaW52aXRlcxgBIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwSW52aXRlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFIoEBChhVcGRhdGVHcm91cEludml0ZVJlcXVlc3QSNAoMZ3JvdXBfaW52aXRlGAEgASgLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBJbnZpdGUSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIicKGERlbGV0ZUdyb3VwSW52aXRlUmVxdWVzdBILCgN1aWQYASABKAkiKAoYUmVkZWVtR3JvdXBJbnZpdGVSZXF1ZXN0EgwKBGNvZGUYASABKAky3gQKE0dyb3VwSW52aXRlc1NlcnZpY2USYAoRQ3JlYXRlR3JvdXBJbnZpdGUSKy5hcmJvci5pYW0udjJiZXRhMS5DcmVhdGVHcm91cEludml0ZVJlcXVlc3QaHi5hcmJvci5pYW0udjJiZXRhMS5Hcm91cEludml0ZRJaCg5HZXRHcm91cEludml0ZRIoLmFyYm9yLmlhbS52MmJldGExLkdldEdyb3VwSW52aXRlUmVxdWVzdBoeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwSW52aXRlEmsKEExpc3RHcm91cEludml0ZXMSKi5hcmJvci5pYW0udjJiZXRhMS5MaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkxpc3RHcm91cEludml0ZXNSZXNwb25zZRJgChFVcGRhdGVHcm91cEludml0ZRIrLmFyYm9yLmlhbS52MmJldGExLlVwZGF0ZUdyb3VwSW52aXRlUmVxdWVzdBoeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwSW52aXRlElgKEURlbGV0ZUdyb3VwSW52aXRlEisuYXJib3IuaWFtLnYyYmV0YTEuRGVsZXRlR3JvdXBJbnZpdGVSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5EmAKEVJlZGVlbUdyb3VwSW52aXRlEisuYXJib3IuaWFtLnYyYmV0YTEuUmVkZWVtR3JvdXBJbnZpdGVSZXF1ZXN0Gh4uYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdiBnByb3RvMw',
     [
       file_arbor_common_v2beta1_uidp,
       file_arbor_iam_v2beta1_role_bindings,
       file_google_protobuf_duration,
       file_google_protobuf_empty,
+      file_google_protobuf_field_mask,
       file_google_protobuf_timestamp,
     ],
   );
@@ -88,6 +90,11 @@ export type GroupInvite = Message<'arbor.iam.v2beta1.GroupInvite'> & {
    * @generated from field: arbor.iam.v2beta1.GroupInviteRole role = 10;
    */
   role?: GroupInviteRole | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp update_time = 11;
+   */
+  updateTime?: Timestamp | undefined;
 };
 
 /**
@@ -250,6 +257,29 @@ export const ListGroupInvitesResponseSchema: GenMessage<ListGroupInvitesResponse
   messageDesc(file_arbor_iam_v2beta1_group_invites, 5);
 
 /**
+ * @generated from message arbor.iam.v2beta1.UpdateGroupInviteRequest
+ */
+export type UpdateGroupInviteRequest = Message<'arbor.iam.v2beta1.UpdateGroupInviteRequest'> & {
+  /**
+   * @generated from field: arbor.iam.v2beta1.GroupInvite group_invite = 1;
+   */
+  groupInvite?: GroupInvite | undefined;
+
+  /**
+   * @generated from field: google.protobuf.FieldMask update_mask = 2;
+   */
+  updateMask?: FieldMask | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.UpdateGroupInviteRequest.
+ * Use `create(UpdateGroupInviteRequestSchema)` to create a new message.
+ */
+export const UpdateGroupInviteRequestSchema: GenMessage<UpdateGroupInviteRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_group_invites, 6);
+
+/**
  * @generated from message arbor.iam.v2beta1.DeleteGroupInviteRequest
  */
 export type DeleteGroupInviteRequest = Message<'arbor.iam.v2beta1.DeleteGroupInviteRequest'> & {
@@ -265,7 +295,7 @@ export type DeleteGroupInviteRequest = Message<'arbor.iam.v2beta1.DeleteGroupInv
  */
 export const DeleteGroupInviteRequestSchema: GenMessage<DeleteGroupInviteRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_group_invites, 6);
+  messageDesc(file_arbor_iam_v2beta1_group_invites, 7);
 
 /**
  * @generated from message arbor.iam.v2beta1.RedeemGroupInviteRequest
@@ -283,10 +313,10 @@ export type RedeemGroupInviteRequest = Message<'arbor.iam.v2beta1.RedeemGroupInv
  */
 export const RedeemGroupInviteRequestSchema: GenMessage<RedeemGroupInviteRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_group_invites, 7);
+  messageDesc(file_arbor_iam_v2beta1_group_invites, 8);
 
 /**
- * Group invites (no update) and their redemption.
+ * Group invites and their redemption.
  *
  * @generated from service arbor.iam.v2beta1.GroupInvitesService
  */
@@ -314,6 +344,16 @@ export const GroupInvitesService: GenService<{
     methodKind: 'unary';
     input: typeof ListGroupInvitesRequestSchema;
     output: typeof ListGroupInvitesResponseSchema;
+  };
+  /**
+   * Change the role or the expiry (role_uid, ttl or expiration_time).
+   *
+   * @generated from rpc arbor.iam.v2beta1.GroupInvitesService.UpdateGroupInvite
+   */
+  updateGroupInvite: {
+    methodKind: 'unary';
+    input: typeof UpdateGroupInviteRequestSchema;
+    output: typeof GroupInviteSchema;
   };
   /**
    * @generated from rpc arbor.iam.v2beta1.GroupInvitesService.DeleteGroupInvite
