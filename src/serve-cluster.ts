@@ -8,8 +8,16 @@ import { openDatabase } from './db/connect.js';
 import { migrateLatest } from './db/migrate.js';
 import { serverSecret } from './db/secrets.js';
 
-/** Serves the API in this process until a signal stops it (`serve` in main.ts). */
-export type ServeOne = (opts?: ComposeOptions) => Promise<void>;
+/**
+ * Serves the API in this process until a signal stops it (cli/serve.ts). `prepared`, when
+ * given, resolves once the primary has migrated: the worker binds its port and answers its
+ * probes first, and composes only then.
+ */
+export type ServeOne = (opts?: ComposeOptions, prepared?: Promise<void>) => Promise<void>;
+
+/** A worker asks once it listens for the answer; the primary answers once migrated. */
+const WAITING = 'arbor:waiting';
+const PREPARED = 'arbor:prepared';
 
 /** A worker that dies sooner than this after its start counts as a crash loop. */
 const HEALTHY_AFTER_MS = 10_000;
@@ -54,14 +62,31 @@ export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<
   if (cluster.isWorker) {
     const config = loadConfig();
     const logger = createLogger(config.logLevel).child({ worker: cluster.worker!.id });
-    return serveOne({ migrate: false, logger });
+    const prepared = new Promise<void>((resolve) => {
+      const onMessage = (m: unknown) => {
+        if (m !== PREPARED) return;
+        process.off('message', onMessage);
+        resolve();
+      };
+      process.on('message', onMessage);
+      // Asked only now that the answer has a listener: a message sent earlier would be lost.
+      process.send?.(WAITING);
+    });
+    return serveOne({ migrate: false, logger }, prepared);
   }
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const workers = workerCount(config, args, logger);
   if (workers === 1) return serveOne();
+  // Workers start at once, so the port answers its probes (liveness 200, startup 503) during
+  // a long migration; they compose when told the one migration run is done.
+  const primary = runPrimary(
+    workers,
+    logger,
+    config.shutdownDelayMs + config.shutdownTimeoutMs + DRAIN_GRACE_MS,
+  );
   await prepareOnce(config, logger);
-  runPrimary(workers, logger, config.shutdownDelayMs + config.shutdownTimeoutMs + DRAIN_GRACE_MS);
+  primary.prepared();
 }
 
 /** Everything two workers must not race for: done by the primary before the first fork. */
@@ -87,7 +112,8 @@ async function prepareOnce(config: Readonly<Config>, logger: Logger): Promise<vo
  * not spin. SIGTERM or SIGINT is passed to every worker, which stops taking connections
  * and finishes its requests; the primary exits 0 once all have exited cleanly.
  */
-function runPrimary(n: number, logger: Logger, drainLimitMs: number): void {
+function runPrimary(n: number, logger: Logger, drainLimitMs: number): { prepared(): void } {
+  let ready = false;
   let stopping = false;
   let earlyDeaths = 0;
   const started = new Map<Worker, number>();
@@ -143,6 +169,21 @@ function runPrimary(n: number, logger: Logger, drainLimitMs: number): void {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 
+  // Workers that asked before the migrations were done; a later one is answered at once.
+  const waiting = new Set<Worker>();
+  cluster.on('message', (w, m) => {
+    if (m !== WAITING) return;
+    if (ready) w.send(PREPARED);
+    else waiting.add(w);
+  });
+
   logger.info({ workers: n, pid: process.pid }, 'arbor primary: starting workers');
   for (let i = 0; i < n; i++) fork();
+  return {
+    prepared() {
+      ready = true;
+      for (const w of waiting) if (w.isConnected()) w.send(PREPARED);
+      waiting.clear();
+    },
+  };
 }

@@ -29,7 +29,10 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  * listener closes and in-flight requests get ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish.
  * @throws ConfigError on a bad environment; whatever migrations or the database throw.
  */
-export async function serveCommand(opts: ComposeOptions = {}): Promise<void> {
+export async function serveCommand(
+  opts: ComposeOptions = {},
+  prepared?: Promise<void>,
+): Promise<void> {
   const config = loadConfig();
   const logger = opts.logger ?? createLogger(config.logLevel);
   const life = new Lifecycle();
@@ -47,7 +50,10 @@ export async function serveCommand(opts: ComposeOptions = {}): Promise<void> {
     config.metricsPort > 0
       ? await startMetricsServer(metrics.registry, config.metricsPort, config.host)
       : undefined;
-  const started: Promise<Arbor> = compose(config, { ...opts, logger, metrics });
+  // In a cluster worker, compose (migrate: false) only once the primary has migrated.
+  const started: Promise<Arbor> = (prepared ?? Promise.resolve()).then(() =>
+    compose(config, { ...opts, logger, metrics }),
+  );
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

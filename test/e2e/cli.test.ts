@@ -108,8 +108,11 @@ test('cli: the bash completion script completes commands and their options', asy
         (err, stdout) => (err ? reject(new Error(err.message)) : resolve(stdout.trim())),
       );
     });
-  t.is(await complete('arbor se'), 'serve');
-  t.is(await complete('arbor auth l'), 'login');
+  t.is(await complete('arbor se'), 'serve secret-key');
+  t.is(await complete('arbor ser'), 'serve');
+  t.is(await complete('arbor auth l'), 'login logout');
+  t.is(await complete('arbor auth lo'), 'login logout');
+  t.is(await complete('arbor auth logi'), 'login');
   t.is(await complete('arbor auth login --id'), '--identity --id-token-file');
   const zsh = await arbor(['completion', 'zsh']);
   t.regex(zsh.stdout, /bashcompinit/);

@@ -25,7 +25,16 @@ export async function startArborProcess(
 ): Promise<ArborProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts', 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    // One process per server (tests start replicas themselves), no shared metrics port.
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      METRICS_PORT: '0',
+      ARBOR_WORKERS: '1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let logs = '';
