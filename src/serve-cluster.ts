@@ -13,11 +13,17 @@ import { serverSecret } from './db/secrets.js';
  * given, resolves once the primary has migrated: the worker binds its port and answers its
  * probes first, and composes only then.
  */
-export type ServeOne = (opts?: ComposeOptions, prepared?: Promise<void>) => Promise<void>;
+export type ServeOne = (
+  opts?: ComposeOptions,
+  prepared?: Promise<void>,
+  onServing?: () => void,
+) => Promise<void>;
 
 /** A worker asks once it listens for the answer; the primary answers once migrated. */
 const WAITING = 'arbor:waiting';
 const PREPARED = 'arbor:prepared';
+/** A worker says so once it serves the API (composed), not merely once it listens. */
+const SERVING = 'arbor:serving';
 
 /** A worker that dies sooner than this after its start counts as a crash loop. */
 const HEALTHY_AFTER_MS = 10_000;
@@ -72,7 +78,7 @@ export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<
       // Asked only now that the answer has a listener: a message sent earlier would be lost.
       process.send?.(WAITING);
     });
-    return serveOne({ migrate: false, logger }, prepared);
+    return serveOne({ migrate: false, logger }, prepared, () => process.send?.(SERVING));
   }
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
@@ -122,7 +128,6 @@ function runPrimary(n: number, logger: Logger, drainLimitMs: number): { prepared
   const fork = () => {
     const w = cluster.fork();
     started.set(w, Date.now());
-    w.once('listening', () => logger.info({ worker: w.id, pid: w.process.pid }, 'worker serving'));
   };
 
   cluster.on('exit', (w, code, signal) => {
@@ -172,6 +177,7 @@ function runPrimary(n: number, logger: Logger, drainLimitMs: number): { prepared
   // Workers that asked before the migrations were done; a later one is answered at once.
   const waiting = new Set<Worker>();
   cluster.on('message', (w, m) => {
+    if (m === SERVING) logger.info({ worker: w.id, pid: w.process.pid }, 'worker serving');
     if (m !== WAITING) return;
     if (ready) w.send(PREPARED);
     else waiting.add(w);

@@ -32,6 +32,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 export async function serveCommand(
   opts: ComposeOptions = {},
   prepared?: Promise<void>,
+  onServing?: () => void,
 ): Promise<void> {
   const config = loadConfig();
   const logger = opts.logger ?? createLogger(config.logLevel);
@@ -87,6 +88,7 @@ export async function serveCommand(
 
   const arbor = await started;
   life.serve(createArborHandler(arbor) as unknown as RequestListener);
+  onServing?.();
   // Event delivery runs in every replica; leases make each subscription one sender's at a time.
   arbor.delivery.start();
   logger.info(
