@@ -4,9 +4,15 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGliteDialect, type PGliteConnectionConfig } from '@harryplusplus/knex-pglite';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { makeTimestamptzParser } from './timestamptz-parser.js';
 
 // int8 (COUNT(*)) stays a string: totalCount is an int64 rendered as a decimal string anyway.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
+// timestamptz read by fixed positions (see timestamptz-parser.ts), pg's own parser otherwise.
+pg.types.setTypeParser(
+  pg.types.builtins.TIMESTAMPTZ,
+  makeTimestamptzParser(pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ)),
+);
 
 export type DatabaseKind = 'postgres' | 'pglite';
 
