@@ -26,44 +26,46 @@ function digits(s: string, from: number, to: number): number {
   return n;
 }
 
+/** Milliseconds of `.fff…` at `i` (truncated), and where it ends; none is 0 at `i`. */
+function fraction(s: string, i: number): { ms: number; end: number } | undefined {
+  if (s[i] !== '.') return { ms: 0, end: i };
+  let ms = 0;
+  let scale = 100;
+  let j = i + 1;
+  for (; j < s.length; j++) {
+    const d = s.charCodeAt(j) - 48;
+    if (d < 0 || d > 9) break;
+    ms += d * scale;
+    scale /= 10;
+  }
+  // The first three digits are exact integers and the rest only add: truncation is exact.
+  return j === i + 1 ? undefined : { ms: Math.trunc(ms), end: j };
+}
+
+/** `±HH`, `±HH:MM` or `±HH:MM:SS` from `i` to the end, in milliseconds east of UTC. */
+function offset(s: string, i: number): number | undefined {
+  const sign = s[i] === '+' ? 1 : s[i] === '-' ? -1 : 0;
+  const rest = s.length - i - 1;
+  if (sign === 0 || (rest !== 2 && rest !== 5 && rest !== 8)) return undefined;
+  if ((rest >= 5 && s[i + 3] !== ':') || (rest === 8 && s[i + 6] !== ':')) return undefined;
+  const h = digits(s, i + 1, i + 3);
+  const m = rest >= 5 ? digits(s, i + 4, i + 6) : 0;
+  const sec = rest === 8 ? digits(s, i + 7, i + 9) : 0;
+  if (h < 0 || m < 0 || sec < 0) return undefined;
+  return sign * ((h * 60 + m) * 60 + sec) * 1000;
+}
+
 /** Epoch milliseconds, or undefined when the text is not the plain ISO shape. */
 function fastParse(s: string): number | undefined {
   // YYYY-MM-DD HH:MM:SS is 19 characters; an offset needs at least 3 more.
-  if (s.length < 22 || s[4] !== '-' || s[7] !== '-' || s[10] !== ' ' || s[13] !== ':')
-    return undefined;
-  if (s[16] !== ':') return undefined;
-  const year = digits(s, 0, 4);
-  const month = digits(s, 5, 7);
-  const day = digits(s, 8, 10);
-  const hour = digits(s, 11, 13);
-  const minute = digits(s, 14, 16);
-  const second = digits(s, 17, 19);
+  if (s.length < 22 || s[4] !== '-' || s[7] !== '-' || s[10] !== ' ') return undefined;
+  if (s[13] !== ':' || s[16] !== ':') return undefined;
+  const [year, month, day] = [digits(s, 0, 4), digits(s, 5, 7), digits(s, 8, 10)];
+  const [hour, minute, second] = [digits(s, 11, 13), digits(s, 14, 16), digits(s, 17, 19)];
   // Years 0-99 would be read as 19xx by Date.UTC: leave them to the fallback.
-  if (year < 100 || month < 1 || day < 1 || hour < 0 || minute < 0 || second < 0)
-    return undefined;
-  let i = 19;
-  let ms = 0;
-  if (s[i] === '.') {
-    let scale = 100;
-    i++;
-    const start = i;
-    while (i < s.length && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57) {
-      ms += (s.charCodeAt(i) - 48) * scale;
-      scale /= 10;
-      i++;
-    }
-    if (i === start) return undefined;
-    ms = Math.trunc(ms);
-  }
-  const sign = s[i] === '+' ? 1 : s[i] === '-' ? -1 : 0;
-  if (sign === 0) return undefined;
-  const rest = s.length - i - 1;
-  // ±HH, ±HH:MM or ±HH:MM:SS and nothing after it (no " BC").
-  if (rest !== 2 && rest !== 5 && rest !== 8) return undefined;
-  const oh = digits(s, i + 1, i + 3);
-  const om = rest >= 5 && s[i + 3] === ':' ? digits(s, i + 4, i + 6) : rest >= 5 ? -1 : 0;
-  const os = rest === 8 && s[i + 6] === ':' ? digits(s, i + 7, i + 9) : rest === 8 ? -1 : 0;
-  if (oh < 0 || om < 0 || os < 0) return undefined;
-  const offsetMs = sign * ((oh * 60 + om) * 60 + os) * 1000;
-  return Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMs;
+  if (year < 100 || month < 1 || day < 1 || Math.min(hour, minute, second) < 0) return undefined;
+  const frac = fraction(s, 19);
+  const east = frac && offset(s, frac.end);
+  if (frac === undefined || east === undefined) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second, frac.ms) - east;
 }
