@@ -9,6 +9,7 @@ import type { Services } from '../services.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { authn } from './middleware/authn.js';
 import { httpMetrics } from './middleware/http-metrics.js';
+import { jsonResponse } from './middleware/json-response.js';
 import { requestContext, type State } from './middleware/request-context.js';
 import { mountHealthRoutes } from './routes/health-routes.js';
 import { mountApiRoutes } from './routes/index.js';
@@ -79,6 +80,7 @@ export function createApp(d: AppDeps): Koa {
       deflate: false,
     }),
   );
+  app.use(jsonResponse());
   const origins = d.corsOrigins ?? [];
   if (origins.length > 0) app.use(corsFor(origins));
   app.use(requestContext(d.logger));

@@ -9,7 +9,7 @@ import {
 } from '../../core/list-request.js';
 import type { ListPage } from '../../resources/list-types.js';
 import { withPrecondition } from '../../resources/precondition.js';
-import { etagOf, ifMatchOf } from '../etag.js';
+import { etagOf, etagOfJson, ifMatchOf } from '../etag.js';
 import { principalOf } from '../middleware/authn.js';
 import { readJsonObject } from '../middleware/json-body.js';
 
@@ -53,10 +53,12 @@ function conditionally<T, R>(
   );
 }
 
-/** A Get or Update answer: the resource with its ETag. */
+/** A Get or Update answer: the resource with its ETag, serialised once for both. */
 function answer(ctx: Context, wire: unknown): void {
-  ctx.set('ETag', etagOf(wire));
-  ctx.body = wire;
+  const json = JSON.stringify(wire);
+  ctx.set('ETag', etagOfJson(json));
+  ctx.type = 'application/json';
+  ctx.body = json;
 }
 
 /** DELETE `<path>/<uid>`: an empty JSON body on success, in v1 and v2 alike. */
