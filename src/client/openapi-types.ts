@@ -108,7 +108,10 @@ export interface paths {
     /** Get a subscription */
     get: operations['events.subscriptions.get'];
     put?: never;
-    /** Create a subscription under its group */
+    /**
+     * Create a subscription under a group
+     * @description The parent is in the path; the body holds only the subscription's fields.
+     */
     post: operations['events.subscriptions.create'];
     /** Delete a subscription */
     delete: operations['events.subscriptions.delete'];
@@ -192,7 +195,10 @@ export interface paths {
      * @description Full replacement (v1): fields left out of the body are reset.
      */
     put: operations['iam.v1.account_associations.replace'];
-    /** Create an account association under its group (v1) */
+    /**
+     * Create an account association under a group (v1)
+     * @description The parent is in the path; the body holds only the account association's fields.
+     */
     post: operations['iam.v1.account_associations.create'];
     /** Delete an account association (v1) */
     delete: operations['iam.v1.account_associations.delete'];
@@ -235,7 +241,10 @@ export interface paths {
     /** Get a group invite (v1) */
     get: operations['iam.v1.group_invites.get'];
     put?: never;
-    /** Create a group invite under its group (v1) */
+    /**
+     * Create a group invite under a group (v1)
+     * @description The parent is in the path; the body holds only the group invite's fields.
+     */
     post: operations['iam.v1.group_invites.create'];
     /** Delete a group invite (v1) */
     delete: operations['iam.v1.group_invites.delete'];
@@ -257,7 +266,10 @@ export interface paths {
      */
     get: operations['iam.v1.groups.list'];
     put?: never;
-    /** Create a group with no parent (v1) */
+    /**
+     * Create a group at the root (v1)
+     * @description An organization: only the admin token may create one.
+     */
     post: operations['iam.v1.groups.createRoot'];
     delete?: never;
     options?: never;
@@ -279,7 +291,10 @@ export interface paths {
      * @description Full replacement (v1): fields left out of the body are reset.
      */
     put: operations['iam.v1.groups.replace'];
-    /** Create a group under its group (v1) */
+    /**
+     * Create a group under a group (v1)
+     * @description The parent is in the path; the body holds only the group's fields.
+     */
     post: operations['iam.v1.groups.create'];
     /** Delete a group (v1) */
     delete: operations['iam.v1.groups.delete'];
@@ -326,7 +341,10 @@ export interface paths {
      * @description Full replacement (v1): fields left out of the body are reset.
      */
     put: operations['iam.v1.identities.replace'];
-    /** Create an identity under its group (v1) */
+    /**
+     * Create an identity under a group (v1)
+     * @description The parent is in the path; the body holds only the identity's fields.
+     */
     post: operations['iam.v1.identities.create'];
     /** Delete an identity (v1) */
     delete: operations['iam.v1.identities.delete'];
@@ -373,7 +391,10 @@ export interface paths {
      * @description Full replacement (v1): fields left out of the body are reset.
      */
     put: operations['iam.v1.identityProviders.replace'];
-    /** Create an identity provider under its group (v1) */
+    /**
+     * Create an identity provider under a group (v1)
+     * @description The parent is in the path; the body holds only the identity provider's fields.
+     */
     post: operations['iam.v1.identityProviders.create'];
     /** Delete an identity provider (v1) */
     delete: operations['iam.v1.identityProviders.delete'];
@@ -420,7 +441,10 @@ export interface paths {
      * @description Full replacement (v1): fields left out of the body are reset.
      */
     put: operations['iam.v1.rolebindings.replace'];
-    /** Create a role binding under its group (v1) */
+    /**
+     * Create a role binding under a group (v1)
+     * @description The parent is in the path; the body holds only the role binding's fields.
+     */
     post: operations['iam.v1.rolebindings.create'];
     /** Delete a role binding (v1) */
     delete: operations['iam.v1.rolebindings.delete'];
@@ -467,7 +491,10 @@ export interface paths {
      * @description Full replacement (v1): fields left out of the body are reset.
      */
     put: operations['iam.v1.roles.replace'];
-    /** Create a role under its group (v1) */
+    /**
+     * Create a role under a group (v1)
+     * @description The parent is in the path; the body holds only the role's fields.
+     */
     post: operations['iam.v1.roles.create'];
     /** Delete a role (v1) */
     delete: operations['iam.v1.roles.delete'];
@@ -510,7 +537,10 @@ export interface paths {
     /** Get an account association */
     get: operations['iam.accountAssociations.get'];
     put?: never;
-    /** Create an account association under its group */
+    /**
+     * Create an account association under a group
+     * @description The parent is in the path; the body holds only the account association's fields.
+     */
     post: operations['iam.accountAssociations.create'];
     /** Delete an account association */
     delete: operations['iam.accountAssociations.delete'];
@@ -573,7 +603,10 @@ export interface paths {
     /** Get a group invite */
     get: operations['iam.groupInvites.get'];
     put?: never;
-    /** Create a group invite under its group */
+    /**
+     * Create a group invite under a group
+     * @description The parent is in the path; the body holds only the group invite's fields.
+     */
     post: operations['iam.groupInvites.create'];
     /** Delete a group invite */
     delete: operations['iam.groupInvites.delete'];
@@ -599,7 +632,10 @@ export interface paths {
      */
     get: operations['iam.groups.list'];
     put?: never;
-    /** Create a group with no parent */
+    /**
+     * Create a group at the root
+     * @description An organization: only the admin token may create one.
+     */
     post: operations['iam.groups.createRoot'];
     delete?: never;
     options?: never;
@@ -617,7 +653,10 @@ export interface paths {
     /** Get a group */
     get: operations['iam.groups.get'];
     put?: never;
-    /** Create a group under its group */
+    /**
+     * Create a group under a group
+     * @description The parent is in the path; the body holds only the group's fields.
+     */
     post: operations['iam.groups.create'];
     /** Delete a group */
     delete: operations['iam.groups.delete'];
@@ -660,7 +699,10 @@ export interface paths {
     /** Get an identity */
     get: operations['iam.identities.get'];
     put?: never;
-    /** Create an identity under its group */
+    /**
+     * Create an identity under a group
+     * @description The parent is in the path; the body holds only the identity's fields.
+     */
     post: operations['iam.identities.create'];
     /** Delete an identity */
     delete: operations['iam.identities.delete'];
@@ -703,7 +745,10 @@ export interface paths {
     /** Get an identity provider */
     get: operations['iam.identityProviders.get'];
     put?: never;
-    /** Create an identity provider under its group */
+    /**
+     * Create an identity provider under a group
+     * @description The parent is in the path; the body holds only the identity provider's fields.
+     */
     post: operations['iam.identityProviders.create'];
     /** Delete an identity provider */
     delete: operations['iam.identityProviders.delete'];
@@ -746,7 +791,10 @@ export interface paths {
     /** Get a role binding */
     get: operations['iam.roleBindings.get'];
     put?: never;
-    /** Create a role binding under its group */
+    /**
+     * Create a role binding under a group
+     * @description The parent is in the path; the body holds only the role binding's fields.
+     */
     post: operations['iam.roleBindings.create'];
     /** Delete a role binding */
     delete: operations['iam.roleBindings.delete'];
@@ -789,7 +837,10 @@ export interface paths {
     /** Get a role */
     get: operations['iam.roles.get'];
     put?: never;
-    /** Create a role under its group */
+    /**
+     * Create a role under a group
+     * @description The parent is in the path; the body holds only the role's fields.
+     */
     post: operations['iam.roles.create'];
     /** Delete a role */
     delete: operations['iam.roles.delete'];
@@ -909,7 +960,10 @@ export interface paths {
     /** Get a repo */
     get: operations['registry.repos.get'];
     put?: never;
-    /** Create a repo under its group */
+    /**
+     * Create a repo under a group
+     * @description The parent is in the path; the body holds only the repo's fields.
+     */
     post: operations['registry.repos.create'];
     /** Delete a repo */
     delete: operations['registry.repos.delete'];
@@ -952,7 +1006,10 @@ export interface paths {
     /** Get a tag */
     get: operations['registry.tags.get'];
     put?: never;
-    /** Create a tag under its repo */
+    /**
+     * Create a tag under a repo
+     * @description The parent is in the path; the body holds only the tag's fields.
+     */
     post: operations['registry.tags.create'];
     /** Delete a tag */
     delete: operations['registry.tags.delete'];

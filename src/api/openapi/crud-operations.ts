@@ -131,8 +131,8 @@ export class CrudOperations {
     const summary: Record<CrudVerb, string> = {
       list: `List ${this.many}`,
       get: `Get ${article(this.one)}`,
-      createRoot: `Create ${article(this.one)} with no parent`,
-      create: `Create ${article(this.one)} under its ${this.parent}`,
+      createRoot: `Create ${article(this.one)} at the root`,
+      create: `Create ${article(this.one)} under ${article(this.parent)}`,
       update: `Update ${article(this.one)}`,
       replace: `Replace ${article(this.one)}`,
       delete: `Delete ${article(this.one)}`,
@@ -198,6 +198,9 @@ export class CrudOperations {
     const schema = this.inputSchema('create', this.r.createSchema);
     return {
       ...this.base(verb, 'post', root ? this.r.path : `${this.r.path}/{uid}`),
+      description: root
+        ? 'An organization: only the admin token may create one.'
+        : `The parent is in the path; the body holds only the ${this.one}'s fields.`,
       ...(root
         ? {}
         : { parameters: [uidParameter(`The parent ${this.parent}'s uid.`, this.ex.parent)] }),
