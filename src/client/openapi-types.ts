@@ -1018,6 +1018,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/startupz': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Startup: migrations are applied and the API serves
+     * @description 503 while the database is being migrated.
+     */
+    get: operations['health.started'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/sts/exchange': {
     parameters: {
       query?: never;
@@ -6536,6 +6556,27 @@ export interface operations {
       409: components['responses']['Conflict'];
       412: components['responses']['PreconditionFailed'];
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'health.started': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Started. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Health'];
+        };
+      };
       503: components['responses']['Unavailable'];
     };
   };

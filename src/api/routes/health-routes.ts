@@ -9,7 +9,10 @@ const healthSchema = z.object({
 });
 const health = { name: 'Health', schema: healthSchema, io: 'output' } as const;
 
-/** Liveness says the process serves; readiness says the database answers too. */
+/**
+ * Liveness says the process serves; startup that migrations are done; readiness that the
+ * database answers too.
+ */
 export function mountHealthRoutes(t: RouteTarget, h: HealthService): void {
   const probe = { method: 'get', tags: ['Health'], access: 'public' } as const;
   mountOperation(
@@ -21,6 +24,23 @@ export function mountHealthRoutes(t: RouteTarget, h: HealthService): void {
       summary: 'Liveness: the process serves',
       response: { status: 200, description: 'Alive.', schema: health },
       errors: [],
+    },
+    (ctx) => {
+      ctx.body = { status: 'ok' };
+    },
+  );
+  // The listener (api/lifecycle.ts) answers this itself, 503 until migrations are done;
+  // whatever reaches the app is started, so the app's own answer is the same.
+  mountOperation(
+    t,
+    {
+      ...probe,
+      path: '/startupz',
+      operationId: 'health.started',
+      summary: 'Startup: migrations are applied and the API serves',
+      description: '503 while the database is being migrated.',
+      response: { status: 200, description: 'Started.', schema: health },
+      errors: [503],
     },
     (ctx) => {
       ctx.body = { status: 'ok' };
