@@ -19,6 +19,7 @@ export default tseslint.config(
       '.data/**',
       'bench/results/**',
       'src/gen/**',
+      'src/client/openapi-types.ts',
       'eslint.config.js',
       'scripts/**/*.mjs',
     ],

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { createArborClient, formBody, type paths } from '../src/client/index.js';
 import { TestIssuer } from '../test/helpers/oidc-issuer.js';
 import type { SortKey } from '../src/resources/list-types.js';
 import { STS_IDENTITIES, STS_SUBJECT, identityUid, type Scale } from './scale.js';
@@ -32,23 +33,21 @@ export async function prepareSts(c: pg.ClientBase, arborUrl: string, s: Scale): 
 }
 
 export function exchangeBody(arborUrl: string, identity: string): string {
-  return new URLSearchParams({ aud: arborUrl, identity }).toString();
+  return formBody({ aud: arborUrl, identity });
 }
 
-/** One STS exchange: the Arbor API token for `identity`. */
+/** One STS exchange (the form-encoded POST): the Arbor API token for `identity`. */
 export async function exchange(arborUrl: string, sts: Sts, identity: string): Promise<string> {
-  const res = await fetch(`${arborUrl}/sts/exchange`, {
-    method: 'POST',
+  const { data, error, response } = await createArborClient(arborUrl).POST('/sts/exchange', {
+    body: { aud: arborUrl, identity },
+    bodySerializer: formBody,
     headers: {
       authorization: `Bearer ${sts.upstream}`,
       'content-type': 'application/x-www-form-urlencoded',
     },
-    body: exchangeBody(arborUrl, identity),
   });
-  const body = (await res.json()) as { token?: string };
-  if (!res.ok || !body.token)
-    throw new Error(`STS exchange: ${res.status} ${JSON.stringify(body)}`);
-  return body.token;
+  if (!data) throw new Error(`STS exchange: ${response.status} ${JSON.stringify(error)}`);
+  return data.token;
 }
 
 export async function getJson<T>(url: string, token: string): Promise<T> {
@@ -58,17 +57,15 @@ export async function getJson<T>(url: string, token: string): Promise<T> {
   return body;
 }
 
-interface GroupsPage {
-  groups: Array<{ uid: string; name: string }>;
-  nextPageToken?: string;
-  totalCount: string;
-}
+type GroupsQuery = NonNullable<paths['/iam/v2beta1/groups']['get']['parameters']['query']>;
 
 /**
  * Follow Arbor's own sealed page tokens through `rows` rows (pages of up to 200, the
- * maximum), as a client would. Returns the token for the next row and its seek key.
+ * maximum) of the groups `query` selects, as a client would. Returns the token for the
+ * next row and its seek key.
  */
-export async function walk(base: string, token: string, rows: number) {
+export async function walk(arborUrl: string, token: string, query: GroupsQuery, rows: number) {
+  const arbor = createArborClient(arborUrl, { token });
   let pageToken: string | undefined;
   let after: SortKey = [];
   let left = rows;
@@ -76,10 +73,12 @@ export async function walk(base: string, token: string, rows: number) {
   const t0 = performance.now();
   while (left > 0) {
     const size = Math.min(200, left);
-    const page = await getJson<GroupsPage>(
-      `${base}&page_size=${size}${pageToken ? `&page_token=${pageToken}` : ''}`,
-      token,
-    );
+    const { data: page, error } = await arbor.GET('/iam/v2beta1/groups', {
+      params: {
+        query: { ...query, page_size: size, ...(pageToken ? { page_token: pageToken } : {}) },
+      },
+    });
+    if (!page) throw new Error(`walk: ${JSON.stringify(error)}`);
     requests++;
     const last = page.groups[page.groups.length - 1];
     if (!page.nextPageToken || !last || page.groups.length !== size)

@@ -82,7 +82,12 @@ async function fixtures(c: pg.ClientBase, arbor: Child, sts: Sts) {
   const children = `${list}uidp.children_of=${org}&order_by=name`;
   const deepRows = (scale.deepPage - 1) * PAGE_SIZE;
   log(`walking ${deepRows.toLocaleString('en')} rows by page token for page ${scale.deepPage}`);
-  const deep = await walk(children, token, deepRows);
+  const deep = await walk(
+    arbor.url,
+    token,
+    { 'uidp.children_of': org, order_by: 'name' },
+    deepRows,
+  );
   log(`  ${deep.requests} requests in ${(deep.ms / 1000).toFixed(1)} s`);
   const urls: Record<string, string> = {
     'children.p1': `${children}&page_size=${PAGE_SIZE}`,

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { pino, type Logger } from 'pino';
 import { createApp } from './api/app.js';
+import type { OpenApiDocument } from './api/openapi/document.js';
 import { Authorizer } from './auth/authorizer.js';
 import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
 import { CachedGrantSource } from './auth/cached-grant-source.js';
@@ -65,6 +66,8 @@ export interface Arbor {
   sts: SecurityTokenService;
   logger: Logger;
   app: Koa;
+  /** The OpenAPI document of `app` (served at `/openapi.json`). */
+  openapi: OpenApiDocument;
   /** Prometheus metrics of this instance (served on METRICS_PORT by `arbor serve`). */
   metrics: ApiMetrics;
   /** Delivers queued events to subscription sinks; `arbor serve` starts it. */
@@ -244,16 +247,17 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       },
       logger.child({ component: 'events' }),
     );
-    const app = createApp({
+    const { app, openapi } = createApp({
       services,
       authenticator,
       logger,
       bodyLimit: config.maxBodyBytes,
       metrics,
       corsOrigins: config.corsOrigins,
-      publicRoutes: (r) => {
-        mountStsRoutes(r, sts, tokens, people);
-        if (registryAuth) mountRegistryAuthRoutes(r, registryAuth);
+      serverUrl: config.issuerUrl,
+      publicRoutes: (t) => {
+        mountStsRoutes(t, sts, tokens, people);
+        if (registryAuth) mountRegistryAuthRoutes(t, registryAuth);
       },
     });
     return {
@@ -266,6 +270,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       sts,
       logger,
       app,
+      openapi,
       metrics,
       delivery,
       close: async () => {

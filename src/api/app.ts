@@ -11,8 +11,11 @@ import { authn } from './middleware/authn.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { jsonResponse } from './middleware/json-response.js';
 import { requestContext, type State } from './middleware/request-context.js';
+import { Contract, type RouteTarget } from './openapi/contract.js';
+import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
 import { mountHealthRoutes } from './routes/health-routes.js';
 import { mountApiRoutes } from './routes/index.js';
+import { mountOpenApiRoute } from './routes/openapi-routes.js';
 
 export interface AppDeps {
   services: Services;
@@ -24,7 +27,15 @@ export interface AppDeps {
   /** Origins allowed to call the API from a browser (`*`: any); empty: no CORS headers. */
   corsOrigins?: readonly string[];
   /** Extra public routes (STS, OIDC discovery) mounted outside the API's authentication. */
-  publicRoutes?: (router: Router) => void;
+  publicRoutes?: (t: RouteTarget) => void;
+  /** The address the OpenAPI document names as its server (ARBOR_ISSUER_URL). */
+  serverUrl: string;
+}
+
+export interface ApiApp {
+  app: Koa;
+  /** The OpenAPI document of every route the app serves (also at `/openapi.json`). */
+  openapi: OpenApiDocument;
 }
 
 /**
@@ -52,12 +63,19 @@ function looksLikeApi(path: string): boolean {
   return API_LIKE.test(path) || API_LIKE.test(decoded);
 }
 
-/** The REST front door: parse, call a service, shape the answer. No rules live here. */
-export function createApp(d: AppDeps): Koa {
+/**
+ * The REST front door: parse, call a service, shape the answer. No rules live here. Every
+ * route is recorded in one contract as it is mounted, and the OpenAPI document is built
+ * from that contract once all are.
+ */
+export function createApp(d: AppDeps): ApiApp {
   const app = new Koa({ proxy: false });
+  const contract = new Contract();
   const publicRouter = new Router(ROUTING);
-  mountHealthRoutes(publicRouter, d.services.health);
-  d.publicRoutes?.(publicRouter);
+  const pub = { router: publicRouter, contract };
+  mountOpenApiRoute(pub, () => openapi);
+  mountHealthRoutes(pub, d.services.health);
+  d.publicRoutes?.(pub);
 
   const requireAuth = authn(d.authenticator);
   const api = new Router(ROUTING);
@@ -67,7 +85,8 @@ export function createApp(d: AppDeps): Koa {
     if ((ctx.state as State).principal) await next();
     else await requireAuth(ctx, next);
   });
-  mountApiRoutes(api, d.services, d.bodyLimit);
+  mountApiRoutes({ router: api, contract }, d.services, d.bodyLimit);
+  const openapi = buildOpenApiDocument(contract, { serverUrl: d.serverUrl });
 
   if (d.metrics) app.use(httpMetrics(d.metrics));
   // Large answers (lists) compressed when the client accepts it; brotli at a quality that
@@ -93,7 +112,7 @@ export function createApp(d: AppDeps): Koa {
     // 405/501 come back as bare statuses (with Allow set); requestContext types them (as 405).
     app.use(r.allowedMethods());
   }
-  return app;
+  return { app, openapi };
 }
 
 /**

@@ -1,4 +1,11 @@
 import { decodeJwt } from 'jose';
+import { createArborClient, type Status } from '../client/index.js';
+
+/** The server's words for a refusal, whatever its body was (a proxy may answer HTML). */
+function messageOf(error: unknown): string | undefined {
+  const m = (error as Partial<Status> | undefined)?.message;
+  return typeof m === 'string' ? m : undefined;
+}
 
 /**
  * The audience Arbor's STS wants: its issuer, as its discovery document names it (the
@@ -6,11 +13,10 @@ import { decodeJwt } from 'jose';
  */
 export async function arborAudience(api: string): Promise<string> {
   try {
-    const res = await fetch(`${api.replace(/\/+$/, '')}/.well-known/openid-configuration`);
-    const body = (await res.json()) as { issuer?: unknown };
-    if (res.ok && typeof body.issuer === 'string' && body.issuer !== '') return body.issuer;
+    const { data } = await createArborClient(api).GET('/.well-known/openid-configuration');
+    if (typeof data?.issuer === 'string' && data.issuer !== '') return data.issuer;
   } catch {
-    /* fall back */
+    /* unreachable, or not JSON: fall back */
   }
   return api;
 }
@@ -26,22 +32,29 @@ export async function exchangeIdToken(
   idToken: string,
   identity?: string,
 ): Promise<{ token: string; expiry: string; identity: string }> {
-  const q = new URLSearchParams({ aud: audience.replace(/\/+$/, '') });
-  if (identity) q.set('identity', identity);
-  const res = await fetch(`${api.replace(/\/+$/, '')}/sts/exchange?${q.toString()}`, {
-    headers: { authorization: `Bearer ${idToken}` },
-  });
-  const body = (await res.json().catch(() => ({}))) as {
-    token?: string;
-    expiry?: string;
-    message?: string;
-  };
-  if (!res.ok || !body.token)
-    throw new Error(`Arbor refused the sign-in (${res.status}): ${body.message ?? 'no token'}`);
+  const aud = audience.replace(/\/+$/, '');
+  let answer: { token?: string; expiry?: string } | undefined;
+  let status = 0;
+  let message: string | undefined;
+  try {
+    const { data, error, response } = await createArborClient(api).GET('/sts/exchange', {
+      params: { query: { aud: [aud], ...(identity ? { identity } : {}) } },
+      // The credential here is the ID token, not an Arbor token.
+      headers: { authorization: `Bearer ${idToken}` },
+    });
+    answer = data;
+    status = response.status;
+    message = messageOf(error);
+  } catch (e) {
+    // A success that is not JSON is refused below; an unreachable server is its own error.
+    if (!(e instanceof SyntaxError)) throw e;
+  }
+  if (!answer?.token)
+    throw new Error(`Arbor refused the sign-in (${status}): ${message ?? 'no token'}`);
   return {
-    token: body.token,
-    expiry: body.expiry ?? '',
-    identity: String(decodeJwt(body.token).sub),
+    token: answer.token,
+    expiry: answer.expiry ?? '',
+    identity: String(decodeJwt(answer.token).sub),
   };
 }
 
@@ -54,17 +67,12 @@ export async function redeemInvite(
   token: string,
   code: string,
 ): Promise<{ group: string; role: string }> {
-  const res = await fetch(`${api.replace(/\/+$/, '')}/iam/v2beta1/groupInvites:redeem`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ code }),
-  });
-  const body = (await res.json().catch(() => ({}))) as Record<string, unknown> & {
-    message?: string;
-  };
-  if (!res.ok) throw new Error(`the invite was refused (${res.status}): ${body.message ?? ''}`);
-  const group = body.group as { uid?: string; name?: string } | string | undefined;
-  const role = body.role as { uid?: string; name?: string } | string | undefined;
-  const label = (v: typeof group) => (typeof v === 'string' ? v : (v?.name ?? v?.uid ?? '?'));
-  return { group: label(group), role: label(role) };
+  const { data, error, response } = await createArborClient(api, { token }).POST(
+    '/iam/v2beta1/groupInvites:redeem',
+    { body: { code } },
+  );
+  if (!data)
+    throw new Error(`the invite was refused (${response.status}): ${messageOf(error) ?? ''}`);
+  const label = (v: { uid: string; name: string }) => v.name || v.uid;
+  return { group: label(data.group), role: label(data.role) };
 }

@@ -4,11 +4,11 @@ import { randomBytes } from 'node:crypto';
  * uid paths: a root is 40 lowercase hex characters, every level below adds `/` and
  * 16 lowercase hex characters. A uid never changes, so nothing ever moves in the tree.
  */
-const UIDP = /^[0-9a-f]{40}(?:\/[0-9a-f]{16})*$/;
+export const UIDP_PATTERN = /^[0-9a-f]{40}(?:\/[0-9a-f]{16})*$/;
 const ROOT = /^[0-9a-f]{40}$/;
 
 export function isValidUidp(uid: string): boolean {
-  return UIDP.test(uid);
+  return UIDP_PATTERN.test(uid);
 }
 
 export function isRootUid(uid: string): boolean {

@@ -1,4 +1,4 @@
-import type { Client } from './server.js';
+import { must, type Client } from './server.js';
 
 /** Create a group through the API and return its uid; fails the test loudly otherwise. */
 export async function createGroup(
@@ -7,13 +7,14 @@ export async function createGroup(
   parent?: string,
   description?: string,
 ): Promise<string> {
-  const res = await c.post(`/iam/v2beta1/groups${parent ? `/${parent}` : ''}`, {
-    name,
-    ...(description === undefined ? {} : { description }),
-  });
-  if (res.status !== 200)
-    throw new Error(`create group ${name}: ${res.status} ${JSON.stringify(res.body)}`);
-  return (res.body as { uid: string }).uid;
+  const body = { name, ...(description === undefined ? {} : { description }) };
+  const group = await must(
+    `create group ${name}`,
+    parent
+      ? c.api.POST('/iam/v2beta1/groups/{uid}', { params: { path: { uid: parent } }, body })
+      : c.api.POST('/iam/v2beta1/groups', { body }),
+  );
+  return group.uid;
 }
 
 /** Follow nextPageToken to the end; returns every page's items. */

@@ -29,7 +29,7 @@ import {
   type ListenerOptions,
 } from '../../src/grpc/listener.js';
 import { freshDatabase, type TestDatabase } from './db.js';
-import { ADMIN_TOKEN, makeClient, type TestServer } from './server.js';
+import { ADMIN_TOKEN, restClients, type TestServer } from './server.js';
 
 /** A TestServer on the combined listener (REST and gRPC on one port), with gRPC clients. */
 export interface GrpcTestServer extends TestServer {
@@ -129,8 +129,7 @@ export async function startGrpcServer(
     listener,
     arbor,
     db,
-    admin: makeClient(url, ADMIN_TOKEN),
-    client: (token) => makeClient(url, token),
+    ...restClients(url),
     grpc: grpcFor,
     grpcAdmin: grpcFor(ADMIN_TOKEN),
     close: async () => {

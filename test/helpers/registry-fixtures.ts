@@ -1,10 +1,13 @@
-import type { Client } from './server.js';
+import { must, type Client } from './server.js';
 
 /** The built-in role named `name`'s uid. */
 export async function builtinRoleUid(c: Client, name: string): Promise<string> {
-  const res = await c.get(`/iam/v2beta1/roles?name=${encodeURIComponent(name)}`);
-  const uid = res.body?.roles?.[0]?.uid as string | undefined;
-  if (!uid) throw new Error(`no role ${name}: ${JSON.stringify(res.body)}`);
+  const { roles } = await must(
+    `role ${name}`,
+    c.api.GET('/iam/v2beta1/roles', { params: { query: { name } } }),
+  );
+  const uid = roles[0]?.uid;
+  if (!uid) throw new Error(`no role ${name}`);
   return uid;
 }
 

@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { answerClientErrors } from '../../src/api/client-errors.js';
 import { compose, type Arbor, type ComposeOptions } from '../../src/compose.js';
+import { createArborClient, type ArborClient } from '../../src/client/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { freshDatabase, type TestDatabase } from './db.js';
 
@@ -18,6 +19,10 @@ export interface TestServer {
   /** A client holding the admin token. */
   admin: Client;
   client(token?: string): Client;
+  /** The typed client (src/client, from the OpenAPI document) holding the admin token. */
+  api: ArborClient;
+  /** The typed client with another token, or none. */
+  apiAs(token?: string): ArborClient;
   close(): Promise<void>;
 }
 
@@ -27,7 +32,13 @@ export interface Reply<T = any> {
   headers: Headers;
 }
 
+/**
+ * A loose client: any path, any body, even bytes the API must refuse. Prefer its `api` (or
+ * the server's), the typed client, wherever the request is one the document describes.
+ */
 export interface Client {
+  /** The typed client with the same token. */
+  api: ArborClient;
   get<T = any>(path: string): Promise<Reply<T>>;
   post<T = any>(path: string, body?: unknown): Promise<Reply<T>>;
   patch<T = any>(path: string, body?: unknown): Promise<Reply<T>>;
@@ -58,6 +69,7 @@ export function makeClient(base: string, token?: string): Client {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   return {
+    api: apiClient(base, token),
     get: (path) => raw(path, { method: 'GET' }),
     post: withBody('POST'),
     patch: withBody('PATCH'),
@@ -65,6 +77,34 @@ export function makeClient(base: string, token?: string): Client {
     delete: (path) => raw(path, { method: 'DELETE' }),
     raw,
   };
+}
+
+function apiClient(base: string, token: string | undefined): ArborClient {
+  return createArborClient(base, token === undefined ? {} : { token });
+}
+
+/** The REST clients of a server at `url`: loose and typed, as the admin or anyone. */
+export function restClients(url: string): Pick<TestServer, 'admin' | 'client' | 'api' | 'apiAs'> {
+  return {
+    admin: makeClient(url, ADMIN_TOKEN),
+    client: (token) => makeClient(url, token),
+    api: apiClient(url, ADMIN_TOKEN),
+    apiAs: (token) => apiClient(url, token),
+  };
+}
+
+/**
+ * The data of a typed call that must succeed; anything else fails the test loudly.
+ * @throws Error naming `what`, the status and the google.rpc.Status.
+ */
+export async function must<T>(
+  what: string,
+  call: Promise<{ data?: T; error?: unknown; response: Response }>,
+): Promise<T> {
+  const { data, error, response } = await call;
+  if (error !== undefined || data === undefined)
+    throw new Error(`${what}: ${response.status} ${JSON.stringify(error)}`);
+  return data;
 }
 
 /** A real Arbor on an ephemeral loopback port over a fresh database. */
@@ -89,8 +129,7 @@ export async function startServer(
     url,
     arbor,
     db,
-    admin: makeClient(url, ADMIN_TOKEN),
-    client: (token) => makeClient(url, token),
+    ...restClients(url),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -1,6 +1,6 @@
 import { createGroup } from './fixtures.js';
 import { createBinding, createIdentity, createRole } from './iam-fixtures.js';
-import type { Client, TestServer } from './server.js';
+import { must, type Client, type TestServer } from './server.js';
 
 /**
  * Two tenants in one organization (folders A and B) and a sibling organization, each
@@ -42,22 +42,20 @@ export type Place = (typeof PLACES)[number];
 export const SECRET = 'tenancy-idp-client-secret-0123456789';
 export const digest = (c: string) => `sha256:${c.repeat(64)}`;
 
-async function ok(what: string, r: Promise<{ status: number; body: any }>): Promise<any> {
-  const res = await r;
-  if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
-
 /** Build the two tenants and their callers on a fresh server. */
 export async function buildTenancy(s: TestServer, tag = 't'): Promise<Tenancy> {
   const admin = s.admin;
+  const api = s.api;
   const org = await createGroup(admin, `${tag}-org`, undefined, 'the organization');
   const a = await createGroup(admin, `${tag}-a`, org, 'tenant a');
   const b = await createGroup(admin, `${tag}-b`, org, 'tenant b');
   const sibling = await createGroup(admin, `${tag}-sibling`, undefined, 'another organization');
   const builtin: Record<string, string> = {};
-  for (const r of (await admin.get('/iam/v2beta1/roles?page_size=200')).body.roles)
-    if (!String(r.uid).includes('/')) builtin[r.name] = r.uid;
+  const roles = await must(
+    'roles',
+    api.GET('/iam/v2beta1/roles', { params: { query: { page_size: 200 } } }),
+  );
+  for (const r of roles.roles) if (!r.uid.includes('/')) builtin[r.name] = r.uid;
   const place: Record<Place, string> = { org, a, b, sibling };
   const res: Record<string, string> = {};
   const inviteCode: Record<string, string> = {};
@@ -70,40 +68,49 @@ export async function buildTenancy(s: TestServer, tag = 't'): Promise<Tenancy> {
     });
     res[`role@${p}`] = await createRole(admin, g, `${p}-role`, ['groups.list', 'repo.list']);
     res[`binding@${p}`] = await createBinding(admin, g, res[`identity@${p}`]!, builtin.viewer!);
-    res[`repo@${p}`] = (
-      await ok('repo', admin.post(`/registry/v2beta1/repos/${g}`, { name: `${p}-repo` }))
-    ).uid;
+    const under = (uid: string) => ({ params: { path: { uid } } });
+    const repo = await must(
+      'repo',
+      api.POST('/registry/v2beta1/repos/{uid}', { ...under(g), body: { name: `${p}-repo` } }),
+    );
+    res[`repo@${p}`] = repo.uid;
     res[`tag@${p}`] = (
-      await ok(
+      await must(
         'tag',
-        admin.post(`/registry/v2beta1/tags/${res[`repo@${p}`]}`, {
-          name: 'latest',
-          digest: digest('a'),
+        api.POST('/registry/v2beta1/tags/{uid}', {
+          ...under(repo.uid),
+          body: { name: 'latest', digest: digest('a') },
         }),
       )
     ).uid;
-    const invite = await ok(
+    const invite = await must(
       'invite',
-      admin.post(`/iam/v2beta1/groupInvites/${g}`, { roleUid: builtin.viewer, ttl: '3600s' }),
+      api.POST('/iam/v2beta1/groupInvites/{uid}', {
+        ...under(g),
+        body: { roleUid: builtin.viewer!, ttl: '3600s' },
+      }),
     );
     res[`invite@${p}`] = invite.uid;
-    inviteCode[p] = invite.code;
+    inviteCode[p] = invite.code!;
     res[`idp@${p}`] = (
-      await ok(
+      await must(
         'idp',
-        admin.post(`/iam/v2beta1/identityProviders/${g}`, {
-          name: `${p}-idp`,
-          defaultRole: builtin.viewer,
-          oidc: { issuer: 'https://accounts.example.com', clientId: p, clientSecret: SECRET },
+        api.POST('/iam/v2beta1/identityProviders/{uid}', {
+          ...under(g),
+          body: {
+            name: `${p}-idp`,
+            defaultRole: builtin.viewer!,
+            oidc: { issuer: 'https://accounts.example.com', clientId: p, clientSecret: SECRET },
+          },
         }),
       )
     ).uid;
     res[`aa@${p}`] = (
-      await ok(
+      await must(
         'account association',
-        admin.post(`/iam/v2beta1/accountAssociations/${g}`, {
-          name: `${p}-aa`,
-          amazon: { account: '123456789012' },
+        api.POST('/iam/v2beta1/accountAssociations/{uid}', {
+          ...under(g),
+          body: { name: `${p}-aa`, amazon: { account: '123456789012' } },
         }),
       )
     ).uid;

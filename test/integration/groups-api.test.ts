@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createGroup } from '../helpers/fixtures.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { must, startServer, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
 test.before(async () => {
@@ -10,7 +10,7 @@ test.after.always(async () => {
   await s?.close();
 });
 
-const G = '/iam/v2beta1/groups';
+const G = '/iam/v2beta1/groups' as const;
 type Group = {
   uid: string;
   name: string;
@@ -20,21 +20,29 @@ type Group = {
 };
 
 test('groups: create a root and a child with server-owned fields', async (t) => {
-  const root = await s.admin.post(G, { name: 'acme corp', description: 'Acme' });
-  t.is(root.status, 200);
-  t.regex(root.body.uid, /^[0-9a-f]{40}$/);
-  t.is(root.body.verified, false);
-  t.deepEqual(root.body.resourceLimits, {});
-  t.regex(root.body.createTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-  t.is(root.body.createTime, root.body.updateTime);
+  // The typed client: paths, bodies and answers as the OpenAPI document declares them.
+  const root = await must(
+    'root',
+    s.api.POST(G, { body: { name: 'acme corp', description: 'Acme' } }),
+  );
+  t.regex(root.uid, /^[0-9a-f]{40}$/);
+  t.is(root.verified, false);
+  t.deepEqual(root.resourceLimits, {});
+  t.regex(root.createTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  t.is(root.createTime, root.updateTime);
 
-  const child = await s.admin.post(`${G}/${root.body.uid}`, { name: 'team-a' });
-  t.is(child.status, 200);
-  t.regex(child.body.uid, new RegExp(`^${root.body.uid}/[0-9a-f]{16}$`));
-  t.is(child.body.description, '');
+  const under = { params: { path: { uid: root.uid } } };
+  const child = await must(
+    'child',
+    s.api.POST(`${G}/{uid}`, { ...under, body: { name: 'team-a' } }),
+  );
+  t.regex(child.uid, new RegExp(`^${root.uid}/[0-9a-f]{16}$`));
+  t.is(child.description, '');
 
-  const got = await s.admin.get(`${G}/${child.body.uid}`);
-  t.deepEqual(got.body, child.body);
+  const got = await s.api.GET(`${G}/{uid}`, { params: { path: { uid: child.uid } } });
+  t.deepEqual(got.data, child);
+  // The uid's slash travels as it is: the server saw the child's own path.
+  t.is(new URL(got.response.url).pathname, `${G}/${child.uid}`);
 });
 
 test('groups: server-owned fields in the input are never taken', async (t) => {

@@ -50,10 +50,15 @@ test.serial('metrics: requests are counted by route template, method and code', 
   t.is(res.status, 200);
   t.regex(res.headers.get('content-type') ?? '', /^text\/plain/);
   const text = await res.text();
-  const route = '/iam/v2beta1/groups{/*uid}';
+  // One template per operation: Get and List (or a root Create) are separate series.
+  const route = '/iam/v2beta1/groups/{*uid}';
+  const collection = '/iam/v2beta1/groups';
   t.is(sample(text, 'arbor_http_requests_total', { route, method: 'GET', code: '200' }), 2);
   t.is(sample(text, 'arbor_http_requests_total', { route, method: 'GET', code: '404' }), 1);
-  t.is(sample(text, 'arbor_http_requests_total', { route, method: 'POST', code: '200' }), 1);
+  t.is(
+    sample(text, 'arbor_http_requests_total', { route: collection, method: 'POST', code: '200' }),
+    1,
+  );
   t.is(
     sample(text, 'arbor_http_requests_total', { route: '(unmatched)', method: 'GET', code: '404' }),
     1,

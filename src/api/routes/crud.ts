@@ -1,5 +1,5 @@
-import type Router from '@koa/router';
 import type { Context } from 'koa';
+import type { z } from 'zod';
 import type { Principal } from '../../auth/principal.js';
 import {
   parseListRequest,
@@ -12,6 +12,8 @@ import { withPrecondition } from '../../resources/precondition.js';
 import { etagOf, etagOfJson, ifMatchOf } from '../etag.js';
 import { principalOf } from '../middleware/authn.js';
 import { readJsonObject } from '../middleware/json-body.js';
+import { mountOperation, type RouteTarget } from '../openapi/contract.js';
+import { CrudOperations, type ResourceContract } from '../openapi/crud-operations.js';
 
 type Body = Record<string, unknown>;
 
@@ -62,32 +64,26 @@ function answer(ctx: Context, wire: unknown): void {
 }
 
 /** DELETE `<path>/<uid>`: an empty JSON body on success, in v1 and v2 alike. */
-function mountDelete<T>(
-  router: Router,
-  path: string,
-  h: CrudHandlers<T>,
-  toWire: (item: T) => unknown,
-): void {
+function deleteHandler<T>(h: CrudHandlers<T>, toWire: (item: T) => unknown) {
   const del = h.delete!.bind(h);
-  router.delete(`${path}/{*uid}`, async (ctx) => {
+  return async (ctx: Context) => {
     const uid = uidParam(ctx);
     if (uid === undefined) return;
     await conditionally(ctx, h, toWire, uid, () => del(principalOf(ctx), uid));
     ctx.status = 200;
     ctx.body = {};
-  });
+  };
 }
 
-export interface V2Options<T> {
-  /** Path of the collection, e.g. `/iam/v2beta1/groups`. */
-  path: string;
-  /** Key of the array in List responses, e.g. `groups`. */
-  plural: string;
-  spec: ListSpec;
-  toWire(item: T): unknown;
-  /** Whether `POST <path>` with no parent is a valid create (root groups). */
-  createWithoutParent?: boolean;
-  bodyLimit: number;
+function getHandler<T>(
+  get: (p: Principal, uid: string) => Promise<T>,
+  toWire: (item: T) => unknown,
+) {
+  return async (ctx: Context) => {
+    const uid = uidParam(ctx);
+    if (uid === undefined) return;
+    answer(ctx, toWire(await get(principalOf(ctx), uid)));
+  };
 }
 
 function uidParam(ctx: Context): string | undefined {
@@ -96,44 +92,59 @@ function uidParam(ctx: Context): string | undefined {
 }
 
 /**
- * Mount the v2 contract for one resource: List/Get on GET, Create on POST to the parent,
- * Update on PATCH with `updateMask`, Delete with an empty body. One shape for every kind.
+ * A kind's v2 routes: its contract (schemas and examples for the document) and how its
+ * domain objects become wire JSON, checked against the wire schema's type.
  */
-export function mountV2<T>(router: Router, h: CrudHandlers<T>, o: V2Options<T>): void {
-  const { path, plural, spec, toWire } = o;
-  if (h.list || h.get) {
-    router.get(`${path}{/*uid}`, async (ctx) => {
-      const uid = uidParam(ctx);
-      if (uid === undefined) {
-        if (!h.list) return;
-        const page = await h.list(
-          principalOf(ctx),
-          parseListRequest(ctx.query as QueryParams, spec),
-        );
-        ctx.body = {
-          [plural]: page.items.map(toWire),
-          ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-          totalCount: page.totalCount,
-          skipped: page.skipped,
-        };
-      } else {
-        if (!h.get) return;
-        answer(ctx, toWire(await h.get(principalOf(ctx), uid)));
-      }
+export interface V2Options<T, W extends z.ZodType> extends ResourceContract {
+  /** Key of the array in List responses, e.g. `groups`. */
+  plural: string;
+  wireSchema: W;
+  toWire(item: T): z.output<W>;
+  /** Whether `POST <path>` with no parent is a valid create (root groups). */
+  createWithoutParent?: boolean;
+  bodyLimit: number;
+}
+
+/**
+ * Mount the v2 contract for one resource: List/Get on GET, Create on POST to the parent,
+ * Update on PATCH with `updateMask`, Delete with an empty body. One shape for every kind;
+ * each route is recorded in the contract as it is mounted.
+ */
+export function mountV2<T, W extends z.ZodType>(
+  t: RouteTarget,
+  h: CrudHandlers<T>,
+  o: V2Options<T, W>,
+): void {
+  const { plural, spec } = o;
+  const toWire = (item: T): unknown => o.toWire(item);
+  const ops = new CrudOperations(o, 'v2', plural);
+  if (h.list) {
+    const list = h.list.bind(h);
+    mountOperation(t, ops.list(), async (ctx) => {
+      const page = await list(principalOf(ctx), parseListRequest(ctx.query as QueryParams, spec));
+      ctx.body = {
+        [plural]: page.items.map(toWire),
+        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+        totalCount: page.totalCount,
+        skipped: page.skipped,
+      };
     });
   }
+  if (h.get) mountOperation(t, ops.get(), getHandler(h.get.bind(h), toWire));
   if (h.create) {
     const create = h.create.bind(h);
-    router.post(`${path}{/*uid}`, async (ctx) => {
-      const parent = uidParam(ctx);
-      if (parent === undefined && !o.createWithoutParent) return;
+    const handler = (parent: boolean) => async (ctx: Context) => {
+      const under = parent ? uidParam(ctx) : undefined;
+      if (parent && under === undefined) return;
       const body = await readJsonObject(ctx, o.bodyLimit);
-      ctx.body = toWire(await create(principalOf(ctx), parent, body));
-    });
+      ctx.body = toWire(await create(principalOf(ctx), under, body));
+    };
+    if (o.createWithoutParent) mountOperation(t, ops.create(true), handler(false));
+    mountOperation(t, ops.create(false), handler(true));
   }
   if (h.update) {
     const update = h.update.bind(h);
-    router.patch(`${path}/{*uid}`, async (ctx) => {
+    mountOperation(t, ops.update('update'), async (ctx) => {
       const uid = uidParam(ctx);
       if (uid === undefined) return;
       const body = await readJsonObject(ctx, o.bodyLimit);
@@ -144,35 +155,28 @@ export function mountV2<T>(router: Router, h: CrudHandlers<T>, o: V2Options<T>):
       answer(ctx, toWire(updated));
     });
   }
-  if (h.delete) mountDelete(router, path, h, toWire);
+  if (h.delete) mountOperation(t, ops.delete(), deleteHandler(h, toWire));
 }
 
-export interface V1Options<T> {
-  path: string;
-  spec: ListSpec;
-  toWire(item: T): unknown;
+export interface V1Options<T, W extends z.ZodType> extends ResourceContract {
+  wireSchema: W;
+  toWire(item: T): z.output<W>;
   createWithoutParent?: boolean;
   bodyLimit: number;
   /** v1 lists are unpaginated; this bounds one answer. */
   maxItems?: number;
 }
 
-/**
- * Mount the v1 contract: `{items}` lists with no pagination, `id`/`createdAt` wire names,
- * and full replacement on update (omitted fields reset), on PUT and PATCH alike.
- */
-export function mountV1<T>(router: Router, h: CrudHandlers<T>, o: V1Options<T>): void {
-  const { path, spec, toWire } = o;
-  const maxItems = o.maxItems ?? 10_000;
-  router.get(`${path}{/*uid}`, async (ctx) => {
-    const uid = uidParam(ctx);
+/** v1 List: every visible item in `items`, or the one that `id` names. */
+function v1ListHandler<T>(
+  h: CrudHandlers<T>,
+  spec: ListSpec,
+  toWire: (item: T) => unknown,
+  maxItems: number,
+) {
+  const list = h.list!.bind(h);
+  return async (ctx: Context) => {
     const p = principalOf(ctx);
-    if (uid !== undefined) {
-      if (!h.get) return;
-      answer(ctx, toWire(await h.get(p, uid)));
-      return;
-    }
-    if (!h.list) return;
     const query = { ...(ctx.query as QueryParams) };
     // v1 spells the id filter `id`; it selects one resource.
     const id = query.id;
@@ -190,25 +194,37 @@ export function mountV1<T>(router: Router, h: CrudHandlers<T>, o: V1Options<T>):
     const items: unknown[] = [];
     let token: string | undefined;
     do {
-      const page = await h.list(p, { ...base, ...(token ? { pageToken: token } : {}) });
+      const page = await list(p, { ...base, ...(token ? { pageToken: token } : {}) });
       items.push(...page.items.map(toWire));
       token = page.nextPageToken;
     } while (token && items.length < maxItems);
     ctx.body = { items };
-  });
+  };
+}
+
+/**
+ * Mount the v1 contract: `{items}` lists with no pagination, `id`/`createdAt` wire names,
+ * and full replacement on update (omitted fields reset), on PUT and PATCH alike.
+ */
+export function mountV1<T, W extends z.ZodType>(
+  t: RouteTarget,
+  h: CrudHandlers<T>,
+  o: V1Options<T, W>,
+): void {
+  const toWire = (item: T): unknown => o.toWire(item);
+  const ops = new CrudOperations(o, 'v1', o.path.split('/').pop()!);
+  if (h.list) mountOperation(t, ops.list(), v1ListHandler(h, o.spec, toWire, o.maxItems ?? 10_000));
+  if (h.get) mountOperation(t, ops.get(), getHandler(h.get.bind(h), toWire));
   if (h.create) {
     const create = h.create.bind(h);
-    router.post(`${path}{/*uid}`, async (ctx) => {
-      const parent = uidParam(ctx);
-      if (parent === undefined && !o.createWithoutParent) return;
-      ctx.body = toWire(
-        await create(
-          principalOf(ctx),
-          parent,
-          withoutV1OutputFields(await readJsonObject(ctx, o.bodyLimit)),
-        ),
-      );
-    });
+    const handler = (parent: boolean) => async (ctx: Context) => {
+      const under = parent ? uidParam(ctx) : undefined;
+      if (parent && under === undefined) return;
+      const body = withoutV1OutputFields(await readJsonObject(ctx, o.bodyLimit));
+      ctx.body = toWire(await create(principalOf(ctx), under, body));
+    };
+    if (o.createWithoutParent) mountOperation(t, ops.create(true), handler(false));
+    mountOperation(t, ops.create(false), handler(true));
   }
   if (h.update) {
     const update = h.update.bind(h);
@@ -221,8 +237,8 @@ export function mountV1<T>(router: Router, h: CrudHandlers<T>, o: V1Options<T>):
       );
       answer(ctx, toWire(updated));
     };
-    router.put(`${path}/{*uid}`, replace);
-    router.patch(`${path}/{*uid}`, replace);
+    mountOperation(t, ops.update('replace'), replace);
+    mountOperation(t, ops.update('update'), replace);
   }
-  if (h.delete) mountDelete(router, path, h, toWire);
+  if (h.delete) mountOperation(t, ops.delete(), deleteHandler(h, toWire));
 }

@@ -1,10 +1,15 @@
-import type Router from '@koa/router';
 import { AUDIT_LIST } from '../../resources/audit/audit-event.js';
 import type { AuditService } from '../../resources/audit/audit-service.js';
 import { SUBSCRIPTION_LIST } from '../../resources/subscriptions/subscription.js';
+import {
+  subscriptionCreateSchema,
+  subscriptionPatchSchema,
+} from '../../resources/subscriptions/subscription-input.js';
 import type { SubscriptionService } from '../../resources/subscriptions/subscription-service.js';
-import { auditEventV2 } from '../wire/audit-wire.js';
-import { subscriptionV2 } from '../wire/subscription-wire.js';
+import type { RouteTarget } from '../openapi/contract.js';
+import { examplesFor } from '../openapi/examples.js';
+import { auditEventV2, auditEventV2Schema } from '../wire/audit-wire.js';
+import { subscriptionV2, subscriptionV2Schema } from '../wire/subscription-wire.js';
 import { mountV2 } from './crud.js';
 
 /**
@@ -12,27 +17,38 @@ import { mountV2 } from './crud.js';
  * `/events/v2beta1/subscriptions` (the usual CRUD and list contract).
  */
 export function mountEventRoutes(
-  router: Router,
+  t: RouteTarget,
   audit: AuditService,
   subscriptions: SubscriptionService,
   bodyLimit: number,
 ): void {
+  const auditPath = '/audit/v2beta1/events';
   mountV2(
-    router,
+    t,
     { list: audit.list.bind(audit) },
     {
-      path: '/audit/v2beta1/events',
+      path: auditPath,
       plural: 'events',
+      name: 'AuditEvent',
+      tag: 'Audit',
       spec: AUDIT_LIST,
+      wireSchema: auditEventV2Schema,
       toWire: auditEventV2,
+      examples: examplesFor(auditPath),
       bodyLimit,
     },
   );
-  mountV2(router, subscriptions, {
-    path: '/events/v2beta1/subscriptions',
+  const path = '/events/v2beta1/subscriptions';
+  mountV2(t, subscriptions, {
+    path,
     plural: 'subscriptions',
+    name: 'Subscription',
     spec: SUBSCRIPTION_LIST,
+    wireSchema: subscriptionV2Schema,
     toWire: subscriptionV2,
+    createSchema: subscriptionCreateSchema,
+    updateSchema: subscriptionPatchSchema,
+    examples: examplesFor(path),
     bodyLimit,
   });
 }

@@ -1,10 +1,23 @@
-import type Router from '@koa/router';
+import { z } from 'zod';
 import { GROUP_INVITE_LIST } from '../../resources/group-invites/group-invite.js';
+import {
+  groupInviteCreateSchema,
+  groupInviteUpdateSchema,
+  redeemSchema,
+} from '../../resources/group-invites/group-invite-input.js';
 import type { GroupInviteService } from '../../resources/group-invites/group-invite-service.js';
 import { principalOf } from '../middleware/authn.js';
 import { readJsonObject } from '../middleware/json-body.js';
-import { groupInviteV1, groupInviteV2 } from '../wire/group-invite-wire.js';
-import { roleBindingV2 } from '../wire/role-binding-wire.js';
+import { mountOperation, type RouteTarget } from '../openapi/contract.js';
+import { CREATE_ERRORS } from '../openapi/error-responses.js';
+import { EXAMPLE_INVITE_CODE, examplesFor } from '../openapi/examples.js';
+import {
+  groupInviteV1,
+  groupInviteV1Schema,
+  groupInviteV2,
+  groupInviteV2Schema,
+} from '../wire/group-invite-wire.js';
+import { roleBindingV2, roleBindingV2Schema } from '../wire/role-binding-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /**
@@ -16,36 +29,77 @@ function fromV1(body: Record<string, unknown>): Record<string, unknown> {
   return role === undefined ? rest : { ...rest, roleUid: role };
 }
 
+/** The v1 create body as fromV1 reads it. */
+const { roleUid, ...invite } = groupInviteCreateSchema.shape;
+const v1CreateSchema = z.strictObject({ role: roleUid, ...invite });
+
 /**
  * `/iam/v2beta1/groupInvites` (Update: role and expiry), `POST /iam/v2beta1/groupInvites:redeem`, and
  * v1's `/iam/v1/group_invites`.
  */
 export function mountGroupInviteRoutes(
-  router: Router,
+  t: RouteTarget,
   invites: GroupInviteService,
   bodyLimit: number,
 ): void {
-  // Answers the role binding it created. Registered before the collection routes. `:` would start a parameter, hence `\\:`;
-  // the collection's `{/*uid}` needs a `/`, so it could not take this path either.
-  router.post('/iam/v2beta1/groupInvites\\:redeem', async (ctx) => {
-    const body = await readJsonObject(ctx, bodyLimit);
-    ctx.body = roleBindingV2(await invites.redeem(principalOf(ctx), body));
-  });
-  mountV2(router, invites, {
-    path: '/iam/v2beta1/groupInvites',
+  mountOperation(
+    t,
+    {
+      method: 'post',
+      path: '/iam/v2beta1/groupInvites:redeem',
+      operationId: 'iam.groupInvites.redeem',
+      summary: 'Redeem an invite',
+      description:
+        "Binds the caller (an identity's API token; not the admin token) with the invite's " +
+        'role at its group. A single-use invite works once.',
+      tags: ['Group invites'],
+      access: 'bearer',
+      requestBody: {
+        mediaType: 'application/json',
+        schema: { name: 'RedeemGroupInviteRequest', schema: redeemSchema, io: 'input' },
+        required: true,
+        examples: { example: { summary: 'Redeem a code', value: { code: EXAMPLE_INVITE_CODE } } },
+      },
+      response: {
+        status: 200,
+        description: 'The role binding the invite made.',
+        schema: { name: 'RoleBinding', schema: roleBindingV2Schema, io: 'output' },
+      },
+      errors: CREATE_ERRORS,
+    },
+    async (ctx) => {
+      const body = await readJsonObject(ctx, bodyLimit);
+      ctx.body = roleBindingV2(await invites.redeem(principalOf(ctx), body));
+    },
+  );
+  const common = { name: 'GroupInvite', spec: GROUP_INVITE_LIST, bodyLimit };
+  const path = '/iam/v2beta1/groupInvites';
+  mountV2(t, invites, {
+    ...common,
+    path,
     plural: 'groupInvites',
-    spec: GROUP_INVITE_LIST,
+    wireSchema: groupInviteV2Schema,
     toWire: groupInviteV2,
-    bodyLimit,
+    createSchema: groupInviteCreateSchema,
+    updateSchema: groupInviteUpdateSchema,
+    examples: examplesFor(path),
   });
+  const v1 = '/iam/v1/group_invites';
   mountV1(
-    router,
+    t,
     {
       create: (p, group, body) => invites.create(p, group, fromV1(body)),
       get: invites.get.bind(invites),
       list: invites.list.bind(invites),
       delete: invites.delete.bind(invites),
     },
-    { path: '/iam/v1/group_invites', spec: GROUP_INVITE_LIST, toWire: groupInviteV1, bodyLimit },
+    {
+      ...common,
+      path: v1,
+      wireSchema: groupInviteV1Schema,
+      toWire: groupInviteV1,
+      createSchema: v1CreateSchema,
+      examples: examplesFor(v1),
+    },
   );
 }

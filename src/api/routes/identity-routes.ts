@@ -1,22 +1,39 @@
-import type Router from '@koa/router';
 import { IDENTITY_LIST } from '../../resources/identities/identity.js';
 import type { IdentityService } from '../../resources/identities/identity-service.js';
-import { identityV1, identityV2 } from '../wire/identity-wire.js';
+import type { RouteTarget } from '../openapi/contract.js';
+import { examplesFor } from '../openapi/examples.js';
+import {
+  identityV1,
+  identityV1Schema,
+  identityV2,
+  identityV2Schema,
+} from '../wire/identity-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /** `/iam/v2beta1/identities` and v1's `/iam/v1/identities`. */
-export function mountIdentityRoutes(router: Router, s: IdentityService, bodyLimit: number): void {
-  mountV2(router, s, {
-    path: '/iam/v2beta1/identities',
+export function mountIdentityRoutes(t: RouteTarget, s: IdentityService, bodyLimit: number): void {
+  const common = {
+    name: 'Identity',
+    spec: IDENTITY_LIST,
+    createSchema: s.schemas.create,
+    updateSchema: s.schemas.patch,
+    bodyLimit,
+  };
+  const path = '/iam/v2beta1/identities';
+  mountV2(t, s, {
+    ...common,
+    path,
     plural: 'identities',
-    spec: IDENTITY_LIST,
+    wireSchema: identityV2Schema,
     toWire: identityV2,
-    bodyLimit,
+    examples: examplesFor(path),
   });
-  mountV1(router, s, {
-    path: '/iam/v1/identities',
-    spec: IDENTITY_LIST,
+  const v1 = '/iam/v1/identities';
+  mountV1(t, s, {
+    ...common,
+    path: v1,
+    wireSchema: identityV1Schema,
     toWire: identityV1,
-    bodyLimit,
+    examples: examplesFor(v1),
   });
 }

@@ -1,5 +1,5 @@
-import type Router from '@koa/router';
 import type { Services } from '../../services.js';
+import type { RouteTarget } from '../openapi/contract.js';
 import { mountGroupRoutes } from './group-routes.js';
 import { mountIdentityRoutes } from './identity-routes.js';
 import { mountRoleBindingRoutes } from './role-binding-routes.js';
@@ -13,16 +13,16 @@ import { mountEventRoutes } from './event-routes.js';
 // @route-imports
 
 /** Every authenticated API route, v2beta1 and v1. */
-export function mountApiRoutes(router: Router, s: Services, bodyLimit: number): void {
-  mountGroupRoutes(router, s.groups, bodyLimit);
-  mountIdentityRoutes(router, s.identities, bodyLimit);
-  mountRoleRoutes(router, s.roles, bodyLimit);
-  mountRoleBindingRoutes(router, s.roleBindings, bodyLimit);
-  mountRegistryRoutes(router, s.repos, s.tags, bodyLimit);
-  mountAdvisoryRoutes(router, s.advisories, bodyLimit);
-  mountIdentityProviderRoutes(router, s.identityProviders, bodyLimit);
-  mountAccountAssociationRoutes(router, s.accountAssociations, bodyLimit);
-  mountGroupInviteRoutes(router, s.groupInvites, bodyLimit);
-  mountEventRoutes(router, s.audit, s.subscriptions, bodyLimit);
+export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): void {
+  mountGroupRoutes(t, s.groups, bodyLimit);
+  mountIdentityRoutes(t, s.identities, bodyLimit);
+  mountRoleRoutes(t, s.roles, bodyLimit);
+  mountRoleBindingRoutes(t, s.roleBindings, bodyLimit);
+  mountRegistryRoutes(t, s.repos, s.tags, bodyLimit);
+  mountAdvisoryRoutes(t, s.advisories, bodyLimit);
+  mountIdentityProviderRoutes(t, s.identityProviders, bodyLimit);
+  mountAccountAssociationRoutes(t, s.accountAssociations, bodyLimit);
+  mountGroupInviteRoutes(t, s.groupInvites, bodyLimit);
+  mountEventRoutes(t, s.audit, s.subscriptions, bodyLimit);
   // @routes
 }

@@ -1,13 +1,19 @@
-import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { z } from 'zod';
 import { constantTimeEquals } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import type { RegistryCredentials } from '../../auth/registry-credentials.js';
 import { Code } from '../../core/rpc-code.js';
 import { invalidField, isRpcError, unauthenticated } from '../../core/rpc-error.js';
-import type { RegistryEventService } from '../../resources/registry-auth/registry-event-service.js';
+import {
+  registryEventSchema,
+  type RegistryEventService,
+} from '../../resources/registry-auth/registry-event-service.js';
 import type { RegistryTokenService } from '../../resources/registry-auth/registry-token-service.js';
 import { readText } from '../middleware/json-body.js';
+import { mountOperation, type RouteTarget } from '../openapi/contract.js';
+import { EXAMPLE_REGISTRY_SERVICE, EXAMPLE_UIDS } from '../openapi/examples.js';
+import { timestampSchema } from '../wire/time.js';
 
 /** Where the registry's `auth.token.realm` points, and where its notifications go. */
 export const REGISTRY_TOKEN_PATH = '/auth/registry/token';
@@ -37,48 +43,140 @@ function basicCredentials(header: string): { username: string; password: string 
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+const tokenResponseSchema = z.object({
+  token: z.string(),
+  access_token: z.string().meta({ description: 'The same token (OAuth 2 clients read this).' }),
+  expires_in: z.int().meta({ description: 'Seconds.' }),
+  issued_at: timestampSchema,
+});
+
+/** The envelope the registry posts: its events as far as Arbor reads them, others kept. */
+const notificationSchema = z.looseObject({ events: z.array(registryEventSchema).max(10_000) });
+const outcomeSchema = z.object({ applied: z.int(), ignored: z.int() });
+
+const PUSH_EXAMPLE = {
+  events: [
+    {
+      id: 'a3c5f4b2-7d1e-4f7a-9a55-2b1e8c0d9f10',
+      timestamp: '2026-01-31T12:00:00.123456789Z',
+      action: 'push',
+      target: {
+        mediaType: 'application/vnd.oci.image.manifest.v1+json',
+        digest: `sha256:${'cd'.repeat(32)}`,
+        repository: `${EXAMPLE_UIDS.org}/web`,
+        tag: 'latest',
+      },
+    },
+  ],
+};
+
 /**
  * The token server (Distribution token authentication) and the notification endpoint of
  * a registry that trusts Arbor (spec §5.5). Both sit outside the API's bearer-token
  * authentication: the first takes Basic credentials, the second the registry's secret.
  */
-export function mountRegistryAuthRoutes(router: Router, d: RegistryAuthRouteDeps): void {
-  router.get(REGISTRY_TOKEN_PATH, async (ctx: Context) => {
-    let principal: Principal | undefined;
-    try {
-      const creds = basicCredentials(ctx.get('authorization'));
-      if (creds) principal = await d.credentials.principalOf(creds.username, creds.password);
-    } catch (e) {
-      // Clients show the 401 as "login failed"; the challenge tells them to send Basic.
-      if (isRpcError(e) && e.code === Code.UNAUTHENTICATED)
-        ctx.set('WWW-Authenticate', 'Basic realm="arbor"');
-      throw e;
-    }
-    const services = list(ctx.query.service);
-    if (services.length > 1) throw invalidField('service', 'must be given once');
-    const t = await d.tokens.issue(principal, services[0], list(ctx.query.scope));
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = {
-      token: t.token,
-      access_token: t.token,
-      expires_in: t.expiresIn,
-      issued_at: t.issuedAt.toISOString(),
-    };
-  });
+export function mountRegistryAuthRoutes(t: RouteTarget, d: RegistryAuthRouteDeps): void {
+  mountOperation(
+    t,
+    {
+      method: 'get',
+      path: REGISTRY_TOKEN_PATH,
+      operationId: 'registry.auth.token',
+      summary: 'A registry token for the scopes the caller may have',
+      description:
+        "The registry's token realm (docs/registry.md). Basic credentials: any user name and " +
+        'an Arbor API token as the password, or an identity uid and an OIDC token it accepts; ' +
+        'none: anonymous, granted nothing.',
+      tags: ['Registry auth'],
+      access: 'registryBasic',
+      parameters: [
+        {
+          name: 'service',
+          in: 'query',
+          description: 'The registry service name (ARBOR_REGISTRY_SERVICE).',
+          schema: { type: 'string' },
+          example: EXAMPLE_REGISTRY_SERVICE,
+        },
+        {
+          name: 'scope',
+          in: 'query',
+          explode: true,
+          description: 'Scopes such as `repository:<group uid>/<repo>:pull,push`.',
+          schema: { type: 'array', items: { type: 'string' } },
+          example: [`repository:${EXAMPLE_UIDS.org}/app:pull`],
+        },
+      ],
+      response: {
+        status: 200,
+        description: 'A token with the access granted.',
+        schema: { name: 'RegistryToken', schema: tokenResponseSchema, io: 'output' },
+        headers: ['Cache-Control'],
+      },
+      errors: [400, 401, 500, 503],
+    },
+    async (ctx: Context) => {
+      let principal: Principal | undefined;
+      try {
+        const creds = basicCredentials(ctx.get('authorization'));
+        if (creds) principal = await d.credentials.principalOf(creds.username, creds.password);
+      } catch (e) {
+        // Clients show the 401 as "login failed"; the challenge tells them to send Basic.
+        if (isRpcError(e) && e.code === Code.UNAUTHENTICATED)
+          ctx.set('WWW-Authenticate', 'Basic realm="arbor"');
+        throw e;
+      }
+      const services = list(ctx.query.service);
+      if (services.length > 1) throw invalidField('service', 'must be given once');
+      const issued = await d.tokens.issue(principal, services[0], list(ctx.query.scope));
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = {
+        token: issued.token,
+        access_token: issued.token,
+        expires_in: issued.expiresIn,
+        issued_at: issued.issuedAt.toISOString(),
+      };
+    },
+  );
 
   if (d.notifyToken === undefined) return;
   const secret = d.notifyToken;
-  router.post(REGISTRY_EVENTS_PATH, async (ctx: Context) => {
-    const m = /^Bearer +(\S+)\s*$/i.exec(ctx.get('authorization'));
-    if (!m?.[1] || !constantTimeEquals(m[1], secret))
-      throw unauthenticated('the notification token is not valid');
-    const text = await readText(ctx, d.bodyLimit);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw invalidField('body', 'is not valid JSON');
-    }
-    ctx.body = await d.events.apply(body);
-  });
+  mountOperation(
+    t,
+    {
+      method: 'post',
+      path: REGISTRY_EVENTS_PATH,
+      operationId: 'registry.hooks.events',
+      summary: "The registry's notifications: pushes and deletes become tags",
+      description:
+        'Events Arbor cannot place are counted as ignored, not refused, so the registry ' +
+        'does not retry them forever.',
+      tags: ['Registry auth'],
+      access: 'registryNotify',
+      requestBody: {
+        mediaType: 'application/json',
+        schema: { name: 'RegistryNotification', schema: notificationSchema, io: 'input' },
+        required: true,
+        examples: { example: { summary: 'A tag pushed', value: PUSH_EXAMPLE } },
+      },
+      response: {
+        status: 200,
+        description: 'How many events were applied and ignored.',
+        schema: { name: 'RegistryNotificationOutcome', schema: outcomeSchema, io: 'output' },
+      },
+      errors: [400, 401, 413, 500, 503],
+    },
+    async (ctx: Context) => {
+      const m = /^Bearer +(\S+)\s*$/i.exec(ctx.get('authorization'));
+      if (!m?.[1] || !constantTimeEquals(m[1], secret))
+        throw unauthenticated('the notification token is not valid');
+      const text = await readText(ctx, d.bodyLimit);
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw invalidField('body', 'is not valid JSON');
+      }
+      ctx.body = await d.events.apply(body);
+    },
+  );
 }

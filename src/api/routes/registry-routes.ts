@@ -1,9 +1,19 @@
-import type Router from '@koa/router';
 import { REPO_LIST } from '../../resources/repos/repo.js';
+import { repoCreateSchema, repoPatchSchema } from '../../resources/repos/repo-input.js';
 import type { RepoService } from '../../resources/repos/repo-service.js';
 import { TAG_LIST } from '../../resources/tags/tag.js';
+import { tagPutSchema } from '../../resources/tags/tag-input.js';
 import type { TagService } from '../../resources/tags/tag-service.js';
-import { repoV1, repoV2, tagV2 } from '../wire/registry-wire.js';
+import type { RouteTarget } from '../openapi/contract.js';
+import { examplesFor } from '../openapi/examples.js';
+import {
+  repoV1,
+  repoV1Schema,
+  repoV2,
+  repoV2Schema,
+  tagV2,
+  tagV2Schema,
+} from '../wire/registry-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /**
@@ -11,28 +21,49 @@ import { mountV1, mountV2 } from './crud.js';
  * create-or-update on POST to the repo, delete; no PATCH, as on the platform).
  */
 export function mountRegistryRoutes(
-  router: Router,
+  t: RouteTarget,
   repos: RepoService,
   tags: TagService,
   bodyLimit: number,
 ): void {
-  mountV2(router, repos, {
-    path: '/registry/v2beta1/repos',
+  const path = '/registry/v2beta1/repos';
+  mountV2(t, repos, {
+    path,
     plural: 'repos',
+    name: 'Repo',
     spec: REPO_LIST,
+    wireSchema: repoV2Schema,
     toWire: repoV2,
+    createSchema: repoCreateSchema,
+    updateSchema: repoPatchSchema,
+    examples: examplesFor(path),
     bodyLimit,
   });
+  const v1 = '/registry/v1/repos';
   mountV1(
-    router,
+    t,
     { get: repos.get.bind(repos), list: repos.list.bind(repos) },
-    { path: '/registry/v1/repos', spec: REPO_LIST, toWire: repoV1, bodyLimit },
+    {
+      path: v1,
+      name: 'Repo',
+      spec: REPO_LIST,
+      wireSchema: repoV1Schema,
+      toWire: repoV1,
+      examples: examplesFor(v1),
+      bodyLimit,
+    },
   );
-  mountV2(router, tags, {
-    path: '/registry/v2beta1/tags',
+  const tagsPath = '/registry/v2beta1/tags';
+  mountV2(t, tags, {
+    path: tagsPath,
     plural: 'tags',
+    name: 'Tag',
     spec: TAG_LIST,
+    wireSchema: tagV2Schema,
     toWire: tagV2,
+    createSchema: tagPutSchema,
+    parentKind: 'repo',
+    examples: examplesFor(tagsPath),
     bodyLimit,
   });
 }

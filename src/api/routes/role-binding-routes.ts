@@ -1,7 +1,18 @@
-import type Router from '@koa/router';
+import { z } from 'zod';
 import { ROLE_BINDING_LIST } from '../../resources/role-bindings/role-binding.js';
+import {
+  roleBindingCreateSchema,
+  roleBindingPatchSchema,
+} from '../../resources/role-bindings/role-binding-input.js';
 import type { RoleBindingService } from '../../resources/role-bindings/role-binding-service.js';
-import { roleBindingV1, roleBindingV2 } from '../wire/role-binding-wire.js';
+import type { RouteTarget } from '../openapi/contract.js';
+import { examplesFor } from '../openapi/examples.js';
+import {
+  roleBindingV1,
+  roleBindingV1Schema,
+  roleBindingV2,
+  roleBindingV2Schema,
+} from '../wire/role-binding-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /** v1 names the references `identity` and `role`; the service speaks v2's names. */
@@ -21,21 +32,32 @@ function fromV1(body: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
+/** The v1 body as fromV1 reads it: v2's fields under their v1 names. */
+const { identityUid, roleUid } = roleBindingCreateSchema.shape;
+const v1BodySchema = z.strictObject({ identity: identityUid, role: roleUid });
+
 /** `/iam/v2beta1/roleBindings` and v1's lower-case `/iam/v1/rolebindings`. */
 export function mountRoleBindingRoutes(
-  router: Router,
+  t: RouteTarget,
   s: RoleBindingService,
   bodyLimit: number,
 ): void {
-  mountV2(router, s, {
-    path: '/iam/v2beta1/roleBindings',
+  const path = '/iam/v2beta1/roleBindings';
+  mountV2(t, s, {
+    path,
     plural: 'roleBindings',
+    name: 'RoleBinding',
     spec: ROLE_BINDING_LIST,
+    wireSchema: roleBindingV2Schema,
     toWire: roleBindingV2,
+    createSchema: roleBindingCreateSchema,
+    updateSchema: roleBindingPatchSchema,
+    examples: examplesFor(path),
     bodyLimit,
   });
+  const v1 = '/iam/v1/rolebindings';
   mountV1(
-    router,
+    t,
     {
       create: (p, parent, body) => s.create(p, parent, fromV1(body)),
       get: s.get.bind(s),
@@ -43,6 +65,16 @@ export function mountRoleBindingRoutes(
       update: (p, uid, body, mask) => s.update(p, uid, fromV1(body), mask),
       delete: s.delete.bind(s),
     },
-    { path: '/iam/v1/rolebindings', spec: ROLE_BINDING_LIST, toWire: roleBindingV1, bodyLimit },
+    {
+      path: v1,
+      name: 'RoleBinding',
+      spec: ROLE_BINDING_LIST,
+      wireSchema: roleBindingV1Schema,
+      toWire: roleBindingV1,
+      createSchema: v1BodySchema,
+      updateSchema: v1BodySchema,
+      examples: examplesFor(v1),
+      bodyLimit,
+    },
   );
 }

@@ -1,13 +1,76 @@
+import { z } from 'zod';
 import type { Advisory } from '../../resources/advisories/advisory.js';
 import type { OsvAffected, OsvRecord, OsvSeverity } from '../../resources/advisories/osv.js';
-import { ts, tsOpt } from './time.js';
+import { timestampSchema, ts, tsOpt } from './time.js';
+import { uidSchema } from './uid-schema.js';
+
+/** OSV's `*_specific` objects and other members the format leaves open. */
+const freeForm = z.record(z.string(), z.unknown());
+const severity = z.object({ type: z.string(), score: z.string() });
+
+const affectedSchema = z.object({
+  package: z
+    .looseObject({ ecosystem: z.string(), name: z.string(), purl: z.string().optional() })
+    .optional(),
+  severity: z.array(severity).optional(),
+  ranges: z.array(
+    z.object({
+      type: z.string(),
+      repo: z.string().optional(),
+      events: z.array(
+        z.looseObject({
+          introduced: z.string().optional(),
+          fixed: z.string().optional(),
+          lastAffected: z.string().optional(),
+          limit: z.string().optional(),
+        }),
+      ),
+      databaseSpecific: freeForm.optional(),
+    }),
+  ),
+  versions: z.array(z.string()),
+  ecosystemSpecific: freeForm.optional(),
+  databaseSpecific: freeForm.optional(),
+});
 
 /**
  * An advisory on the wire: the OSV record's fields in the API's camelCase, plus the
  * uniform `uid`/`createTime`/`updateTime` and the derived `severityLevel`. Free-form
  * `*_specific` objects pass through untouched.
  */
-export function advisoryV2(a: Advisory) {
+export const advisoryV2Schema = z
+  .object({
+    uid: uidSchema,
+    id: z.string().meta({ description: 'The OSV id (GHSA-…, CVE-…, CGA-…).' }),
+    aliases: z.array(z.string()),
+    related: z.array(z.union([z.string(), freeForm])).optional(),
+    summary: z.string(),
+    details: z.string(),
+    severity: z.array(severity),
+    severityLevel: z.enum(['LOW', 'MEDIUM', 'HIGH', 'CRITICAL']).optional(),
+    affected: z.array(affectedSchema),
+    references: z.array(z.looseObject({ type: z.string(), url: z.string() })),
+    credits: z
+      .array(
+        z.looseObject({
+          name: z.string(),
+          contact: z.array(z.string()).optional(),
+          type: z.string().optional(),
+        }),
+      )
+      .optional(),
+    databaseSpecific: freeForm.optional(),
+    schemaVersion: z.string().optional(),
+    published: timestampSchema.optional(),
+    modified: timestampSchema,
+    withdrawn: timestampSchema.optional(),
+    createTime: timestampSchema,
+    updateTime: timestampSchema,
+  })
+  .meta({ description: 'A vulnerability advisory: one OSV record.' });
+export type AdvisoryV2 = z.infer<typeof advisoryV2Schema>;
+
+export function advisoryV2(a: Advisory): AdvisoryV2 {
   const d: OsvRecord = a.document;
   return {
     uid: a.uid,
@@ -35,7 +98,7 @@ function severities(s: OsvSeverity[] | null | undefined) {
   return (s ?? []).map(({ type, score }) => ({ type, score }));
 }
 
-function affected(a: OsvAffected) {
+function affected(a: OsvAffected): z.infer<typeof affectedSchema> {
   return {
     ...(a.package ? { package: a.package } : {}),
     ...(a.severity ? { severity: severities(a.severity) } : {}),

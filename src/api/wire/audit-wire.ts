@@ -1,7 +1,34 @@
+import { z } from 'zod';
 import type { AuditEvent } from '../../resources/audit/audit-event.js';
-import { ts } from './time.js';
+import { timestampSchema, ts } from './time.js';
+import { uidSchema } from './uid-schema.js';
 
-export function auditEventV2(e: AuditEvent) {
+/** A resource as the v2 API showed it (secrets removed). */
+const presented = z.record(z.string(), z.unknown());
+
+export const auditEventV2Schema = z
+  .object({
+    id: z.string(),
+    time: timestampSchema,
+    actor: z.string().meta({ description: '`identity:<uid>`, `admin` or `system:<name>`.' }),
+    door: z.enum(['rest', 'grpc', 'reconciler', 'sts', 'cli']),
+    requestId: z.string().optional(),
+    credential: z
+      .string()
+      .optional()
+      .meta({ description: 'Fingerprint of the token acted through, never the token.' }),
+    resourceType: z.string(),
+    resourceUid: uidSchema,
+    operation: z.enum(['create', 'update', 'delete']),
+    eventType: z.string().meta({ examples: ['dev.arbor.iam.group.created.v1'] }),
+    changedFields: z.array(z.string()),
+    before: presented.optional(),
+    after: presented.optional(),
+  })
+  .meta({ description: 'One change: who made it, through which door, before and after.' });
+export type AuditEventV2 = z.infer<typeof auditEventV2Schema>;
+
+export function auditEventV2(e: AuditEvent): AuditEventV2 {
   return {
     id: e.id,
     time: ts(e.time),

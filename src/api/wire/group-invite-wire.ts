@@ -1,18 +1,50 @@
+import { z } from 'zod';
 import type {
   CreatedGroupInvite,
   GroupInvite,
 } from '../../resources/group-invites/group-invite.js';
-import { ts } from './time.js';
+import { timestampSchema, ts } from './time.js';
+import { uidSchema } from './uid-schema.js';
 
 type AnyInvite = GroupInvite | CreatedGroupInvite;
+
+const code = z
+  .string()
+  .meta({ description: 'The secret to redeem: only in the create response, never again.' });
+const ref = { name: z.string(), description: z.string() };
+
+/** v2: `ttl` is input only and never returned; `role` is hydrated from the role. */
+export const groupInviteV2Schema = z
+  .object({
+    uid: uidSchema,
+    roleUid: uidSchema,
+    role: z.object({ uid: uidSchema, ...ref }).optional(),
+    email: z.string().optional(),
+    expirationTime: timestampSchema,
+    singleUse: z.boolean(),
+    code: code.optional(),
+    createTime: timestampSchema,
+    updateTime: timestampSchema,
+  })
+  .meta({ description: 'An invitation to join a group with a role.' });
+export type GroupInviteV2 = z.infer<typeof groupInviteV2Schema>;
+
+/** v1 `GroupInvite`/`StoredGroupInvite`: `id`, `expiration`, a v1 role (`id`), `email`. */
+export const groupInviteV1Schema = z.object({
+  id: uidSchema,
+  expiration: timestampSchema,
+  role: z.object({ id: uidSchema, ...ref }).optional(),
+  email: z.string().optional(),
+  code: code.optional(),
+});
+export type GroupInviteV1 = z.infer<typeof groupInviteV1Schema>;
 
 /** The code exists only on the create response; every other response lacks it. */
 function codeOf(i: AnyInvite) {
   return 'code' in i ? { code: i.code } : {};
 }
 
-/** v2: `ttl` is input only and never returned; `role` is hydrated from the role. */
-export function groupInviteV2(i: AnyInvite) {
+export function groupInviteV2(i: AnyInvite): GroupInviteV2 {
   return {
     uid: i.uid,
     roleUid: i.roleUid,
@@ -26,8 +58,7 @@ export function groupInviteV2(i: AnyInvite) {
   };
 }
 
-/** v1 `GroupInvite`/`StoredGroupInvite`: `id`, `expiration`, a v1 role (`id`), `email`. */
-export function groupInviteV1(i: AnyInvite) {
+export function groupInviteV1(i: AnyInvite): GroupInviteV1 {
   return {
     id: i.uid,
     expiration: ts(i.expirationTime),

@@ -1,7 +1,36 @@
+import { z } from 'zod';
 import type { IdentityProvider } from '../../resources/identity-providers/identity-provider.js';
-import { ts } from './time.js';
+import { timestampSchema, ts } from './time.js';
+import { uidSchema } from './uid-schema.js';
 
 /** The OIDC block as clients see it: never the client secret, which is write-only. */
+const oidcSchema = z.object({
+  issuer: z.string(),
+  clientId: z.string(),
+  additionalScopes: z.array(z.string()),
+  pkceEnabled: z.boolean(),
+});
+
+const common = {
+  name: z.string(),
+  description: z.string(),
+  defaultRole: z
+    .string()
+    .meta({ description: 'The uid of the role its users get on first sign-in.' }),
+  oidc: oidcSchema,
+};
+
+export const identityProviderV2Schema = z
+  .object({ uid: uidSchema, ...common, createTime: timestampSchema, updateTime: timestampSchema })
+  .meta({
+    description: 'An upstream OIDC identity provider of a group (client secret write-only).',
+  });
+export type IdentityProviderV2 = z.infer<typeof identityProviderV2Schema>;
+
+/** v1 `IdentityProvider` has `id` and no timestamps. */
+export const identityProviderV1Schema = z.object({ id: uidSchema, ...common });
+export type IdentityProviderV1 = z.infer<typeof identityProviderV1Schema>;
+
 function oidcWire(i: IdentityProvider) {
   return {
     issuer: i.oidc.issuer,
@@ -11,7 +40,7 @@ function oidcWire(i: IdentityProvider) {
   };
 }
 
-export function identityProviderV2(i: IdentityProvider) {
+export function identityProviderV2(i: IdentityProvider): IdentityProviderV2 {
   return {
     uid: i.uid,
     name: i.name,
@@ -23,8 +52,7 @@ export function identityProviderV2(i: IdentityProvider) {
   };
 }
 
-/** v1 `IdentityProvider` has `id` and no timestamps. */
-export function identityProviderV1(i: IdentityProvider) {
+export function identityProviderV1(i: IdentityProvider): IdentityProviderV1 {
   return {
     id: i.uid,
     name: i.name,

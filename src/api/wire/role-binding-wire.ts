@@ -1,8 +1,35 @@
+import { z } from 'zod';
 import type { RoleBinding } from '../../resources/role-bindings/role-binding.js';
-import { ts } from './time.js';
+import { timestampSchema, ts } from './time.js';
+import { uidSchema } from './uid-schema.js';
+
+const ref = { name: z.string(), description: z.string() };
+
+export const roleBindingV2Schema = z
+  .object({
+    uid: uidSchema,
+    identity: z.object({ uid: uidSchema, ...ref, subject: z.string(), issuer: z.string() }),
+    group: z.object({ uid: uidSchema, ...ref }),
+    role: z.object({ uid: uidSchema, ...ref }),
+    createTime: timestampSchema,
+  })
+  .meta({ description: 'A role granted to an identity at a group, its references hydrated.' });
+export type RoleBindingV2 = z.infer<typeof roleBindingV2Schema>;
+
+export const roleBindingV1Schema = z.object({
+  id: uidSchema,
+  identity: uidSchema,
+  group: z.object({ id: uidSchema, ...ref }),
+  role: z.object({ id: uidSchema, ...ref }),
+  claimMatchIssuer: z.string(),
+  claimMatchSubject: z.string(),
+  createdAt: timestampSchema,
+  updatedAt: timestampSchema,
+});
+export type RoleBindingV1 = z.infer<typeof roleBindingV1Schema>;
 
 /** v2: hydrated references and `createTime` only (the spec's one exception). */
-export function roleBindingV2(b: RoleBinding) {
+export function roleBindingV2(b: RoleBinding): RoleBindingV2 {
   return {
     uid: b.uid,
     identity: b.identity,
@@ -13,7 +40,7 @@ export function roleBindingV2(b: RoleBinding) {
 }
 
 /** v1: the identity by id with its claim-match fields flattened, group and role embedded. */
-export function roleBindingV1(b: RoleBinding) {
+export function roleBindingV1(b: RoleBinding): RoleBindingV1 {
   return {
     id: b.uid,
     identity: b.identity.uid,

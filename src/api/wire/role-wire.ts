@@ -1,7 +1,34 @@
+import { z } from 'zod';
+import { CAPABILITIES } from '../../auth/capabilities.js';
 import type { Role } from '../../resources/roles/role.js';
-import { ts } from './time.js';
+import { timestampSchema, ts } from './time.js';
+import { uidSchema } from './uid-schema.js';
 
-export function roleV2(r: Role) {
+const capabilities = z.array(z.enum(CAPABILITIES));
+
+export const roleV2Schema = z
+  .object({
+    uid: uidSchema,
+    name: z.string(),
+    description: z.string(),
+    capabilities,
+    createTime: timestampSchema,
+    updateTime: timestampSchema,
+  })
+  .meta({ description: 'A named set of capabilities: built in (flat uid) or defined at a group.' });
+export type RoleV2 = z.infer<typeof roleV2Schema>;
+
+export const roleV1Schema = z.object({
+  id: uidSchema,
+  name: z.string(),
+  description: z.string(),
+  capabilities,
+  createdAt: timestampSchema,
+  updatedAt: timestampSchema,
+});
+export type RoleV1 = z.infer<typeof roleV1Schema>;
+
+export function roleV2(r: Role): RoleV2 {
   return {
     uid: r.uid,
     name: r.name,
@@ -12,7 +39,7 @@ export function roleV2(r: Role) {
   };
 }
 
-export function roleV1(r: Role) {
+export function roleV1(r: Role): RoleV1 {
   return {
     id: r.uid,
     name: r.name,

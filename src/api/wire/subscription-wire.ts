@@ -1,7 +1,39 @@
+import { z } from 'zod';
 import type { Subscription } from '../../resources/subscriptions/subscription.js';
-import { tsOpt, ts } from './time.js';
+import { timestampSchema, tsOpt, ts } from './time.js';
+import { uidSchema } from './uid-schema.js';
 
-export function subscriptionV2(s: Subscription) {
+const count = z
+  .string()
+  .regex(/^\d+$/)
+  .meta({ description: 'A 64-bit count as a decimal string.' });
+
+export const subscriptionV2Schema = z
+  .object({
+    uid: uidSchema,
+    name: z.string(),
+    description: z.string(),
+    sink: z.string(),
+    types: z.array(z.string()),
+    createTime: timestampSchema,
+    updateTime: timestampSchema,
+    status: z
+      .object({
+        state: z.enum(['ACTIVE', 'DEAD_LETTER']),
+        consecutiveFailures: z.int(),
+        lastError: z.string().optional(),
+        lastAttemptTime: timestampSchema.optional(),
+        lastDeliveryTime: timestampSchema.optional(),
+        deadLetterTime: timestampSchema.optional(),
+        deliveredCount: count,
+        pendingCount: count,
+      })
+      .meta({ description: 'Delivery state; output only.' }),
+  })
+  .meta({ description: 'Delivery of the events of a group and below to a sink (CloudEvents).' });
+export type SubscriptionV2 = z.infer<typeof subscriptionV2Schema>;
+
+export function subscriptionV2(s: Subscription): SubscriptionV2 {
   const st = s.status;
   return {
     uid: s.uid,

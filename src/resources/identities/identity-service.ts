@@ -61,11 +61,12 @@ const LAST_SEEN_RESOLUTION_MS = 60_000;
 
 /** Identities that workloads assume through the STS; the rules shared by every front door. */
 export class IdentityService {
-  readonly #schemas: IdentitySchemas;
+  /** The input schemas every create and update is parsed with (the API document shows them). */
+  readonly schemas: IdentitySchemas;
   readonly #now: () => Date;
 
   constructor(private readonly d: IdentityServiceDeps) {
-    this.#schemas = identitySchemas(d.allowInsecureIssuers);
+    this.schemas = identitySchemas(d.allowInsecureIssuers);
     this.#now = d.now ?? (() => new Date());
   }
 
@@ -81,7 +82,7 @@ export class IdentityService {
   ): Promise<Identity> {
     if (parentUid === undefined) throw invalidField('parent', 'a group uid is required');
     requireUid(parentUid, 'parent');
-    const input = parseInput(this.#schemas.create, withoutKeys(body, IDENTITY_UPDATE.outputOnly));
+    const input = parseInput(this.schemas.create, withoutKeys(body, IDENTITY_UPDATE.outputOnly));
     const now = this.#now();
     const staticKeys = input.staticKeys ? this.#staticKeys(input.staticKeys, now, now) : null;
     await this.d.authz.require(p, 'identity.create', parentUid, 'groups.list', GROUP_TYPE);
@@ -138,7 +139,7 @@ export class IdentityService {
   ): Promise<Identity> {
     requireUid(uid);
     const patch = parseInput(
-      this.#schemas.patch,
+      this.schemas.patch,
       resolvePatch(body, parseMask(updateMask), IDENTITY_UPDATE),
     );
     await this.d.authz.require(p, 'identity.update', uid, 'identity.list', IDENTITY_TYPE);

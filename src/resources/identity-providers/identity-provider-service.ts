@@ -59,10 +59,11 @@ function oidcConfig(o: OidcInput) {
  * role), so creating or changing one also needs `role_bindings.create` at the group.
  */
 export class IdentityProviderService {
-  readonly #schemas: IdentityProviderSchemas;
+  /** The input schemas every create and update is parsed with (the API document shows them). */
+  readonly schemas: IdentityProviderSchemas;
 
   constructor(private readonly d: IdentityProviderServiceDeps) {
-    this.#schemas = identityProviderSchemas(d.allowInsecureIssuers);
+    this.schemas = identityProviderSchemas(d.allowInsecureIssuers);
   }
 
   /** The operation's capability and the escalation guard, both at `scope`. */
@@ -83,7 +84,7 @@ export class IdentityProviderService {
    */
   async create(p: Principal, groupUid: string | undefined, body: Body): Promise<IdentityProvider> {
     const group = requireUid(groupUid ?? '', 'parent');
-    const input = parseInput(this.#schemas.create, withoutKeys(body, IDP_UPDATE.outputOnly));
+    const input = parseInput(this.schemas.create, withoutKeys(body, IDP_UPDATE.outputOnly));
     await this.requireWrite(p, 'identity_providers.create', group, 'groups.list', GROUP_TYPE);
     const uid = newChildUid(group);
     return this.d.uow.run(async (tx) => {
@@ -144,7 +145,7 @@ export class IdentityProviderService {
   ): Promise<IdentityProvider> {
     requireUid(uid);
     const patch = parseInput(
-      this.#schemas.patch,
+      this.schemas.patch,
       resolvePatch(body, parseMask(updateMask), IDP_UPDATE),
     );
     await this.requireWrite(

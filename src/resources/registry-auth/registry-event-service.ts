@@ -7,7 +7,7 @@ import type { TagService } from '../tags/tag-service.js';
 import { parseRegistryPath } from './registry-path.js';
 
 /** One event of a Distribution notification envelope, as far as Arbor reads it. */
-const eventSchema = z.looseObject({
+export const registryEventSchema = z.looseObject({
   id: z.string().optional(),
   timestamp: z.string(),
   action: z.string(),
@@ -53,7 +53,7 @@ export class RegistryEventService {
     if (!envelope.success) throw invalidField('events', 'must be a list of registry events');
     const outcome: EventOutcome = { applied: 0, ignored: 0 };
     for (const raw of envelope.data.events) {
-      const parsed = eventSchema.safeParse(raw);
+      const parsed = registryEventSchema.safeParse(raw);
       const done = parsed.success ? await this.one(parsed.data) : false;
       if (done) outcome.applied++;
       else outcome.ignored++;
@@ -61,7 +61,7 @@ export class RegistryEventService {
     return outcome;
   }
 
-  private async one(e: z.infer<typeof eventSchema>): Promise<boolean> {
+  private async one(e: z.infer<typeof registryEventSchema>): Promise<boolean> {
     const at = microTime(e.timestamp);
     const path = e.target?.repository && parseRegistryPath(e.target.repository);
     if (!at || !path) return false;

@@ -20,7 +20,9 @@ export const capabilitiesSchema = z
       });
     }
   })
-  .transform((caps) => canonicalCapabilities(caps as string[]));
+  .transform((caps) => canonicalCapabilities(caps as string[]))
+  // The check above is the validation; this tells the API document what it accepts.
+  .meta({ items: { type: 'string', enum: CAPABILITIES } });
 
 export const roleCreateSchema = z.strictObject({
   name: nameSchema,
