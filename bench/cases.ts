@@ -43,7 +43,8 @@ async function watchArborSql(url: string, during: Promise<unknown>): Promise<Set
   return seen;
 }
 
-const fmt = (x?: RunResult) =>
+/** One run on one line of the log: latencies, throughput, and any failures. */
+export const fmtRun = (x?: RunResult) =>
   x
     ? `p50 ${x.p50.toFixed(2)} p99 ${x.p99.toFixed(2)} ms ${x.rps.toFixed(0)}/s` +
       (x.non2xx + x.errors ? ` ERRORS ${x.non2xx} non-2xx, ${x.errors} failed` : '')
@@ -73,7 +74,7 @@ export async function runCase(
   for (let r = 1; r <= scale.runs; r++) {
     if (c.arbor) a.push(await measure(c.arbor, scale.runSeconds, arbor.pid, db.name));
     if (c.baseline) b.push(await measure(c.baseline, scale.runSeconds, baseline.pid, db.name));
-    log(`  run ${r}: arbor ${fmt(a[r - 1])} | baseline ${fmt(b[r - 1])}`);
+    log(`  run ${r}: arbor ${fmtRun(a[r - 1])} | baseline ${fmtRun(b[r - 1])}`);
   }
   const result: CaseResult = {
     name: c.name,

@@ -107,11 +107,12 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** One fixed-concurrency autocannon run against `t`, sampling the server `pid` meanwhile. */
-export async function measure(t: Target, seconds: number, pid: number, db: string) {
-  const lat: number[] = [];
-  let errors = 0;
-  let non2xx = 0;
+/**
+ * Sample the server `pid` (its whole process tree), the database's backends and the
+ * machine from now until `finish`, which turns what the load generator saw into a
+ * RunResult. The load generator is this process: its CPU is `process.cpuUsage()`.
+ */
+export function startSampling(pid: number, db: string) {
   const rss: number[] = [];
   const tree = processTree(pid);
   let processPeak = 0;
@@ -125,6 +126,52 @@ export async function measure(t: Target, seconds: number, pid: number, db: strin
   const cpu0 = process.cpuUsage();
   const m0 = machineTicks();
   const t0 = performance.now();
+  return {
+    /** `lat`: milliseconds of each successful request; `non2xx` refused; `errors` failed. */
+    finish(lat: number[], non2xx: number, errors: number): RunResult {
+      const elapsed = (performance.now() - t0) / 1000;
+      clearInterval(sampler);
+      const cpu = process.cpuUsage(cpu0);
+      const m1 = machineTicks();
+      const pg1 = pgBackends(db);
+      let pgTicks = 0;
+      for (const [p, ticks] of pg1) pgTicks += ticks - (pg0.get(p) ?? 0);
+      const srvTicks = sum(tree.map(procTicks)) - srv0;
+      const loadgenTicks = (cpu.user + cpu.system) / 1000 / TICK_MS;
+      const sorted = Float64Array.from(lat).sort();
+      const requests = lat.length + non2xx;
+      const per = (ticks: number) => (requests ? (ticks * TICK_MS) / requests : NaN);
+      const totalTicks = m1.total - m0.total;
+      const others = m1.busy - m0.busy - srvTicks - pgTicks - loadgenTicks;
+      rss.sort((a, b) => a - b);
+      return {
+        seconds: elapsed,
+        requests,
+        rps: lat.length / elapsed,
+        p50: percentile(sorted, 50),
+        p99: percentile(sorted, 99),
+        mean: lat.reduce((a, b) => a + b, 0) / (lat.length || 1),
+        errors,
+        non2xx,
+        rssPeakMB: rss[rss.length - 1] ?? rssMB(pid),
+        rssMedianMB: rss[Math.floor(rss.length / 2)] ?? rssMB(pid),
+        rssProcessPeakMB: processPeak,
+        processes: tree.length,
+        serverCpuMs: per(srvTicks),
+        pgCpuMs: per(pgTicks),
+        loadgenCpuMs: per(loadgenTicks),
+        othersCpuShare: totalTicks > 0 ? Math.max(0, others) / totalTicks : NaN,
+      };
+    },
+  };
+}
+
+/** One fixed-concurrency autocannon run against `t`, sampling the server `pid` meanwhile. */
+export async function measure(t: Target, seconds: number, pid: number, db: string) {
+  const lat: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  const sampling = startSampling(pid, db);
   let n = 0;
   await new Promise<void>((resolve, reject) => {
     const inst = autocannon(
@@ -155,39 +202,7 @@ export async function measure(t: Target, seconds: number, pid: number, db: strin
     });
     inst.on('reqError', () => errors++);
   });
-  const elapsed = (performance.now() - t0) / 1000;
-  clearInterval(sampler);
-  const cpu = process.cpuUsage(cpu0);
-  const m1 = machineTicks();
-  const pg1 = pgBackends(db);
-  let pgTicks = 0;
-  for (const [p, ticks] of pg1) pgTicks += ticks - (pg0.get(p) ?? 0);
-  const srvTicks = sum(tree.map(procTicks)) - srv0;
-  const loadgenTicks = (cpu.user + cpu.system) / 1000 / TICK_MS;
-  const sorted = Float64Array.from(lat).sort();
-  const requests = lat.length + non2xx;
-  const per = (ticks: number) => (requests ? (ticks * TICK_MS) / requests : NaN);
-  const totalTicks = m1.total - m0.total;
-  const others = m1.busy - m0.busy - srvTicks - pgTicks - loadgenTicks;
-  rss.sort((a, b) => a - b);
-  return {
-    seconds: elapsed,
-    requests,
-    rps: lat.length / elapsed,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    mean: lat.reduce((a, b) => a + b, 0) / (lat.length || 1),
-    errors,
-    non2xx,
-    rssPeakMB: rss[rss.length - 1] ?? rssMB(pid),
-    rssMedianMB: rss[Math.floor(rss.length / 2)] ?? rssMB(pid),
-    rssProcessPeakMB: processPeak,
-    processes: tree.length,
-    serverCpuMs: per(srvTicks),
-    pgCpuMs: per(pgTicks),
-    loadgenCpuMs: per(loadgenTicks),
-    othersCpuShare: totalTicks > 0 ? Math.max(0, others) / totalTicks : NaN,
-  } satisfies RunResult;
+  return sampling.finish(lat, non2xx, errors);
 }
 
 export function median(xs: number[]): number {

@@ -1,8 +1,9 @@
 /**
- * `npx tsx bench/profile.ts [--quick] [get,sts,children.p1]`: where Arbor's own CPU goes
- * per request. For each case, start Arbor with `--cpu-prof`, load it as bench/run.ts does
- * (16 connections), stop it, and sum the profile's self time by package / source file and
- * by function. Writes bench/results/<date>-<scale>-profile.md.
+ * `npx tsx bench/profile.ts [--quick] [get,sts,children.p1,grpc.get,grpc.children.p1]`:
+ * where Arbor's own CPU goes per request. For each case, start Arbor with `--cpu-prof`,
+ * load it as bench/run.ts does (16 connections: autocannon for REST, the closed-loop
+ * generator for gRPC), stop it, and sum the profile's self time by package / source file
+ * and by function. Writes bench/results/<date>-<scale>-profile.md.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,9 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { ensureDatabase, seedState } from './db.js';
 import { exchange, exchangeBody, prepareSts } from './fixtures.js';
-import { measure, type Target } from './load.js';
+import { closedLoop } from './closed-loop.js';
+import { grpcPairs, pairTransports } from './grpc-cases.js';
+import { measure, type RunResult, type Target } from './load.js';
 import { ROOT, startArbor } from './procs.js';
 import { PAGE_SIZE, SCALES, orgUid, teamUid } from './scale.js';
 
@@ -134,9 +137,22 @@ async function main(): Promise<void> {
           })),
         },
       };
-      await measure(targets[name]!, scale.warmupSeconds, arbor.pid, db.name);
+      const restUrls = {
+        get: targets.get!.url,
+        'children.p1': targets['children.p1']!.url,
+        'descendants.name': `${arbor.url}/iam/v2beta1/groups?uidp.descendants_of=${orgUid(0)}&order_by=name&page_size=${PAGE_SIZE}`,
+      };
+      const pair = grpcPairs({ restUrls, getUid: rows[0]!.uid, org: orgUid(0) }).find(
+        (p) => p.name === name,
+      );
+      const load = async (seconds: number): Promise<RunResult> => {
+        if (!pair) return measure(targets[name]!, seconds, arbor.pid, db.name);
+        const grpc = pairTransports(arbor.url, pair, token).grpc;
+        return (await closedLoop(grpc, seconds, arbor.pid, db.name)).result;
+      };
+      await load(scale.warmupSeconds);
       window[0] = nowUs();
-      const r = await measure(targets[name]!, scale.runSeconds, arbor.pid, db.name);
+      const r = await load(scale.runSeconds);
       window[1] = nowUs();
       requests = r.requests;
       out.push(

@@ -15,6 +15,18 @@ export interface CaseResult {
   ratio?: { rps: number; p50: number; p99: number };
 }
 
+/** A gRPC case and the REST case with the same request, by the same closed-loop generator. */
+export interface PairResult {
+  name: string;
+  label: string;
+  /** The REST case (bench/cases.ts) whose request this is; its autocannon figure is shown too. */
+  rest: string;
+  restSameGenerator: Side;
+  grpc: Side;
+  /** gRPC / REST (same generator): throughput, p50, p99. */
+  ratio: { rps: number; p50: number; p99: number };
+}
+
 export interface Target {
   target: string;
   measured: string;
@@ -113,6 +125,42 @@ export function targets(
   return out;
 }
 
+/** The issue's target: gRPC is not slower than REST when both are loaded the same way. */
+export function grpcTargets(pairs: PairResult[]): Target[] {
+  return pairs.map((p) => ({
+    target: `${p.name}: gRPC req/s >= REST req/s (same generator)`,
+    measured:
+      `${f(p.ratio.rps, 2)}x (${f(p.grpc.summary.rps, 0)} vs ` +
+      `${f(p.restSameGenerator.summary.rps, 0)} req/s)`,
+    met: p.ratio.rps >= 1,
+  }));
+}
+
+/**
+ * gRPC next to REST: the same request, both by the closed-loop generator (HTTP/1.1
+ * keep-alive and HTTP/2, 16 connections, one call in flight each), and the autocannon
+ * figure of the REST case when it ran too.
+ */
+export function grpcTable(pairs: PairResult[], cases: CaseResult[]): string {
+  const head =
+    '| case | REST (autocannon) req/s | REST (same generator) p50 / p99 ms | REST req/s | ' +
+    'gRPC p50 / p99 ms | gRPC req/s | gRPC / REST req/s (p50) | Arbor CPU ms/req REST / gRPC | ' +
+    "generator CPU ms/req REST / gRPC | others' CPU |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
+  const rows = pairs.map((p) => {
+    const a = p.restSameGenerator.summary;
+    const b = p.grpc.summary;
+    const auto = cases.find((c) => c.name === p.rest)?.arbor?.summary;
+    const others = Math.max(a.othersCpuShare, b.othersCpuShare);
+    return (
+      `| ${p.label} | ${f(auto?.rps, 0)} | ${f(a.p50, 2)} / ${f(a.p99, 2)} | ${f(a.rps, 0)} | ` +
+      `${f(b.p50, 2)} / ${f(b.p99, 2)} | ${f(b.rps, 0)} | ${f(p.ratio.rps, 2)} (${f(p.ratio.p50, 2)}) | ` +
+      `${f(a.serverCpuMs, 2)} / ${f(b.serverCpuMs, 2)} | ${f(a.loadgenCpuMs, 2)} / ${f(b.loadgenCpuMs, 2)} | ` +
+      `${f(others * 100, 0)} % |`
+    );
+  });
+  return [head, ...rows].join('\n');
+}
+
 export function resultTable(cases: CaseResult[]): string {
   const head =
     '| case | Arbor p50 ms | Arbor p99 ms | Arbor req/s | baseline p50 ms | baseline p99 ms | ' +
@@ -162,6 +210,8 @@ export function renderMarkdown(r: {
   rssIdleMB: number;
   issuerFetchesDuringLoad: number;
   cases: CaseResult[];
+  grpc?: PairResult[];
+  grpcSanity?: Record<string, string>;
   targets: Target[];
   medianOthersCpuShare: number;
 }): string {
@@ -169,6 +219,22 @@ export function renderMarkdown(r: {
   const times = Object.entries(r.queryTimes).map(
     ([q, t]) => `| ${q} | ${f(t.medianMs, 3)} | ${f(t.p90Ms, 3)} |`,
   );
+  const grpc = r.grpc?.length
+    ? `
+## gRPC next to REST
+
+Same request, same Arbor process and port, same viewer token. REST and gRPC both loaded by
+the closed-loop generator in \`bench/closed-loop.ts\` (Node's HTTP/1.1 and HTTP/2 clients,
+16 connections, one request in flight each, answers read whole and not decoded), runs
+alternating; the autocannon column is the REST case's own figure.
+
+${grpcTable(r.grpc, r.cases)}
+
+${Object.entries(r.grpcSanity ?? {})
+  .map(([k, v]) => `- ${k}: ${v}`)
+  .join('\n')}
+`
+    : '';
   return `# Arbor bench: ${(m.scale as { name: string }).name} scale, ${String(m.started)}
 
 - Arbor: \`serve\` with ${Number(m.workers ?? 1)} worker process(es) (ARBOR_WORKERS); the baseline is one process
@@ -189,6 +255,7 @@ export function renderMarkdown(r: {
 
 ${resultTable(r.cases)}
 
+${grpc}
 ## Targets
 
 ${targetTable(r.targets)}

@@ -1,7 +1,8 @@
 /**
- * `npm run bench [-- --quick] [-- --only=children.p1,get]`: seed (once per scale), start
- * Arbor and the baseline as child processes, load both with autocannon from this process,
- * and write bench/results/<date>-<scale>.{json,md} plus the captured SQL and the plans.
+ * `npm run bench [-- --quick] [-- --only=children.p1,get,grpc.get]`: seed (once per scale),
+ * start Arbor and the baseline as child processes, load both with autocannon from this
+ * process, load the gRPC cases and their REST twins with the closed-loop generator, and
+ * write bench/results/<date>-<scale>.{json,md} plus the captured SQL and the plans.
  */
 import { execSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,10 +13,18 @@ import { loadCases, runCase } from './cases.js';
 import { plansAndTimes, sameAnswers } from './checks.js';
 import * as bdb from './db.js';
 import { exchange, exchangeBody, prepareSts, walk, type Sts } from './fixtures.js';
+import { sameGrpcAnswers } from './grpc-checks.js';
+import { grpcPairs, runPair } from './grpc-cases.js';
 import { median, processTree } from './load.js';
 import { ROOT, startArbor, startBaseline, type Child } from './procs.js';
 import { captureSql } from './queries.js';
-import { renderMarkdown, targets, type CaseResult } from './report.js';
+import {
+  grpcTargets,
+  renderMarkdown,
+  targets,
+  type CaseResult,
+  type PairResult,
+} from './report.js';
 import { PAGE_SIZE, SCALES, orgUid, teamUid, type Scale } from './scale.js';
 import { seed } from './seed.js';
 
@@ -100,6 +109,8 @@ async function fixtures(c: pg.ClientBase, arbor: Child, sts: Sts) {
     viewer,
     token,
     urls,
+    getUid,
+    org,
     walk: { rows: deepRows, requests: deep.requests, ms: deep.ms },
   };
 }
@@ -157,6 +168,12 @@ async function main(): Promise<void> {
       identities: sts.identities,
       exchangeBody: (id) => exchangeBody(arbor.url, id),
     });
+    const pairs = grpcPairs({ restUrls: fx.urls, getUid: fx.getUid, org: fx.org }).filter(
+      (p) => !only || only.includes(p.name),
+    );
+    const grpcSanity = pairs.length
+      ? await sameGrpcAnswers(pairs, arbor.url, fx.token, log)
+      : undefined;
     const fetchesBefore = sts.issuer.requests;
     const observed: Record<string, boolean> = {};
     const cases: CaseResult[] = [];
@@ -166,6 +183,8 @@ async function main(): Promise<void> {
       cases.push(r.result);
       if (r.observed !== undefined) observed[lc.name] = r.observed;
     }
+    const grpc: PairResult[] = [];
+    for (const p of pairs) grpc.push(await runPair({ scale, db, arbor, token: fx.token, log }, p));
     meta.uptimeAfter = sh('uptime');
 
     const p50 = (n: string, side: 'arbor' | 'baseline') =>
@@ -178,7 +197,10 @@ async function main(): Promise<void> {
       rssProcessPeakMB: Math.max(...cases.map((x) => x.arbor?.summary.rssProcessPeakMB ?? 0)),
     };
     bytes = await bdb.databaseBytes(c);
-    const sides = cases.flatMap((x) => [x.arbor, x.baseline]).filter((s) => s !== undefined);
+    const sides = [
+      ...cases.flatMap((x) => [x.arbor, x.baseline]),
+      ...grpc.flatMap((p) => [p.restSameGenerator, p.grpc]),
+    ].filter((s) => s !== undefined);
     const result = {
       meta,
       database: { name: db.name, sizes, bytes, dropped: bytes > 5 * GB && !db.external },
@@ -195,8 +217,10 @@ async function main(): Promise<void> {
       rssIdleMB,
       issuerFetchesDuringLoad: sts.issuer.requests - fetchesBefore,
       cases,
+      grpc,
+      grpcSanity,
       extra,
-      targets: targets(cases, extra),
+      targets: [...targets(cases, extra), ...grpcTargets(grpc)],
       medianOthersCpuShare: median(sides.map((s) => s.summary.othersCpuShare)),
     };
     writeFileSync(join(RESULTS, `${stamp}.json`), JSON.stringify(result, null, 2));

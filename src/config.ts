@@ -47,6 +47,17 @@ export interface Config {
   eventsBackoffMaxMs: number;
   /** `ARBOR_WORKERS`: processes serving the API (`arbor serve`); unset → one per core. */
   workers: number | undefined;
+  /**
+   * PEM files the API port serves TLS with (src/tls-files.ts reads them); unset → cleartext.
+   * The metrics port stays plain HTTP either way.
+   */
+  tls: Readonly<TlsFiles> | undefined;
+}
+
+/** Where the API port's certificate (chain) and private key live, as PEM files. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 export class ConfigError extends Error {}
@@ -158,6 +169,8 @@ export const environmentSchema = z.object({
         .max(256, { error: 'must be a whole number from 1 to 256' }),
     )
     .optional(),
+  ARBOR_TLS_CERT_FILE: z.string().optional(),
+  ARBOR_TLS_KEY_FILE: z.string().optional(),
   // The CLI's (`arbor auth login`): where the API is.
   ARBOR_API_URL: url.optional(),
   // The reconciler's (src/reconciler/reconciler-config.ts).
@@ -210,13 +223,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if ((loginIssuer === undefined) !== (e.ARBOR_LOGIN_CLIENT_ID === undefined)) {
     throw new ConfigError('ARBOR_LOGIN_ISSUER and ARBOR_LOGIN_CLIENT_ID are set together');
   }
+  if ((e.ARBOR_TLS_CERT_FILE === undefined) !== (e.ARBOR_TLS_KEY_FILE === undefined)) {
+    throw new ConfigError('ARBOR_TLS_CERT_FILE and ARBOR_TLS_KEY_FILE are set together');
+  }
+  const tls =
+    e.ARBOR_TLS_CERT_FILE === undefined || e.ARBOR_TLS_KEY_FILE === undefined
+      ? undefined
+      : Object.freeze({
+          certFile: resolve(e.ARBOR_TLS_CERT_FILE),
+          keyFile: resolve(e.ARBOR_TLS_KEY_FILE),
+        });
+  // With TLS the port answers https only, so the default issuer (and token audience) is too.
+  const scheme = tls ? 'https' : 'http';
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     dataDir,
     signingKeysDir: resolve(e.ARBOR_SIGNING_KEYS_DIR ?? `${dataDir}/keys`),
-    issuerUrl: (e.ARBOR_ISSUER_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    issuerUrl: (e.ARBOR_ISSUER_URL ?? `${scheme}://localhost:${e.PORT}`).replace(/\/+$/, ''),
     adminToken: e.ARBOR_ADMIN_TOKEN,
     allowInsecureIssuers: e.ARBOR_ALLOW_INSECURE_ISSUERS,
     logLevel: e.LOG_LEVEL,
@@ -238,5 +263,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     eventsBackoffMs: e.ARBOR_EVENTS_BACKOFF_MS,
     eventsBackoffMaxMs: e.ARBOR_EVENTS_BACKOFF_MAX_MS,
     workers: e.ARBOR_WORKERS,
+    tls,
   });
 }

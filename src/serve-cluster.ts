@@ -7,6 +7,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateLatest } from './db/migrate.js';
 import { serverSecret } from './db/secrets.js';
+import { readTlsFiles } from './tls-files.js';
 
 /**
  * Serves the API in this process until a signal stops it (cli/serve.ts). `prepared`, when
@@ -84,12 +85,15 @@ export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<
   const logger = createLogger(config.logLevel);
   const workers = workerCount(config, args, logger);
   if (workers === 1) return serveOne();
+  // A bad TLS file is a configuration error of the whole command, not a crash loop of workers.
+  if (config.tls) readTlsFiles(config.tls);
   // Workers start at once, so the port answers its probes (liveness 200, startup 503) during
   // a long migration; they compose when told the one migration run is done.
   const primary = runPrimary(
     workers,
     logger,
     config.shutdownDelayMs + config.shutdownTimeoutMs + DRAIN_GRACE_MS,
+    config.tls !== undefined,
   );
   await prepareOnce(config, logger);
   primary.prepared();
@@ -116,9 +120,15 @@ async function prepareOnce(config: Readonly<Config>, logger: Logger): Promise<vo
  * Keep `n` workers running: a worker that exits unexpectedly is replaced, after a delay
  * that doubles with each consecutive early death (up to 30 s) so that a crash loop does
  * not spin. SIGTERM or SIGINT is passed to every worker, which stops taking connections
- * and finishes its requests; the primary exits 0 once all have exited cleanly.
+ * and finishes its requests; the primary exits 0 once all have exited cleanly. With TLS,
+ * SIGHUP is passed on too: each worker reloads its certificate.
  */
-function runPrimary(n: number, logger: Logger, drainLimitMs: number): { prepared(): void } {
+function runPrimary(
+  n: number,
+  logger: Logger,
+  drainLimitMs: number,
+  tls: boolean,
+): { prepared(): void } {
   let ready = false;
   let stopping = false;
   let earlyDeaths = 0;
@@ -173,6 +183,11 @@ function runPrimary(n: number, logger: Logger, drainLimitMs: number): { prepared
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Only with TLS: otherwise SIGHUP keeps its default (the process stops), as without workers.
+  if (tls)
+    process.on('SIGHUP', () => {
+      for (const w of started.keys()) w.process.kill('SIGHUP');
+    });
 
   // Workers that asked before the migrations were done; a later one is answered at once.
   const waiting = new Set<Worker>();

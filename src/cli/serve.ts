@@ -9,6 +9,7 @@ import { compose, createLogger, type Arbor, type ComposeOptions } from '../compo
 import { loadConfig } from '../config.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
+import { readTlsFiles, reloadTls } from '../tls-files.js';
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -21,13 +22,14 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /**
- * `arbor serve`: the API, the STS and OIDC discovery on one port.
+ * `arbor serve`: the API, the STS and OIDC discovery on one port: cleartext, or TLS when
+ * ARBOR_TLS_CERT_FILE/KEY_FILE are set (then reloaded on SIGHUP and when the files change).
  *
  * The port is bound before migrations run, so the probes answer while they do (see
  * Lifecycle). On SIGTERM or SIGINT: `/readyz` fails at once, requests are still served for
  * ARBOR_SHUTDOWN_DELAY_SECONDS (endpoints take a moment to drop this pod), then the
  * listener closes and in-flight requests get ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish.
- * @throws ConfigError on a bad environment; whatever migrations or the database throw.
+ * @throws ConfigError on a bad environment or TLS file; whatever migrations or the database throw.
  */
 export async function serveCommand(
   opts: ComposeOptions = {},
@@ -37,13 +39,23 @@ export async function serveCommand(
   const config = loadConfig();
   const logger = opts.logger ?? createLogger(config.logLevel);
   const life = new Lifecycle();
+  // Read before the port is bound: a bad file stops the process rather than serving without.
+  const tls = config.tls ? readTlsFiles(config.tls) : undefined;
   // One port for REST (HTTP/1.1) and gRPC (HTTP/2), with the lifecycle in front of both.
-  const server = new ArborListener(life.listener as unknown as NodeHandlerFn);
+  const server = new ArborListener(life.listener as unknown as NodeHandlerFn, tls ? { tls } : {});
   answerClientErrors(server.http1);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;
   await listen(server, config.port, config.host);
-  logger.info({ port: config.port }, 'listening; applying migrations before serving');
+  // Kept until the process exits: a SIGHUP while draining must not kill it either.
+  if (config.tls) reloadTls(server, config.tls, logger);
+  logger.info(
+    {
+      port: config.port,
+      tls: tls ? { fingerprint: tls.fingerprint, notAfter: tls.notAfter.toISOString() } : false,
+    },
+    'listening; applying migrations before serving',
+  );
 
   // Migrations run inside compose(); the probes answer meanwhile.
   const metrics = new ApiMetrics(true);
@@ -94,6 +106,7 @@ export async function serveCommand(
   logger.info(
     {
       port: config.port,
+      tls: tls !== undefined,
       database: arbor.db.kind,
       issuer: config.issuerUrl,
       adminToken: config.adminToken !== undefined,

@@ -34,6 +34,7 @@ export class ArborListener extends net.Server {
   readonly http2: http2.Http2Server;
   private readonly sockets = new Set<Duplex>();
   private readonly sessions = new Set<http2.ServerHttp2Session>();
+  private readonly secure: tls.Server | undefined;
 
   constructor(handler: NodeHandlerFn, opts: ListenerOptions = {}) {
     super();
@@ -45,13 +46,14 @@ export class ArborListener extends net.Server {
     });
     // TLS is a tls.Server of our own that is never bound: it takes the raw sockets, does
     // the handshake with ALPN, and hands each secure socket on by the protocol agreed.
-    const secure = opts.tls
+    this.secure = opts.tls
       ? tls.createServer({
           key: opts.tls.key,
           cert: opts.tls.cert,
           ALPNProtocols: ['h2', 'http/1.1'],
         })
       : undefined;
+    const secure = this.secure;
     secure?.on('secureConnection', (t: tls.TLSSocket) => this.hand(t, t.alpnProtocol === 'h2'));
     secure?.on('tlsClientError', (_e: Error, t: tls.TLSSocket) => t.destroy());
     this.on('connection', (socket: net.Socket) => {
@@ -60,6 +62,16 @@ export class ArborListener extends net.Server {
       if (secure) secure.emit('connection', socket);
       else sniff(socket, (h2) => this.hand(socket, h2));
     });
+  }
+
+  /**
+   * Serve another key and certificate from the next handshake on (rotation); connections
+   * already open keep the pair they agreed on. ALPN is the server's and stays as it is.
+   * @throws Error on a cleartext listener, or when Node's TLS refuses the pair.
+   */
+  setSecureContext(pair: { key: string | Buffer; cert: string | Buffer }): void {
+    if (!this.secure) throw new Error('this listener serves cleartext: there is no TLS to reload');
+    this.secure.setSecureContext({ key: pair.key, cert: pair.cert });
   }
 
   private hand(socket: Duplex, h2: boolean): void {

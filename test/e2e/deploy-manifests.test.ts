@@ -106,3 +106,28 @@ maybe('deploy: the monitoring overlay scrapes both processes on their metrics po
     );
   }
 });
+
+maybe('deploy: the tls overlay mounts the Secret as a directory and probes over https', (t) => {
+  const docs = build('deploy/overlays/tls');
+  const api = find(docs, 'Deployment', 'arbor-api')!.spec.template.spec;
+  const c = api.containers[0];
+  const env = Object.fromEntries(c.env.map((e: Doc) => [e.name, e.value]));
+  t.is(env.ARBOR_TLS_CERT_FILE, '/etc/arbor/tls/tls.crt');
+  t.is(env.ARBOR_TLS_KEY_FILE, '/etc/arbor/tls/tls.key');
+  t.is(env.ARBOR_ISSUER_URL, 'https://arbor.arbor-system.svc:8080');
+  // A subPath mount would never see a renewed certificate.
+  const mount = c.volumeMounts.find((m: Doc) => m.name === 'tls');
+  t.is(mount.mountPath, '/etc/arbor/tls');
+  t.is(mount.subPath, undefined);
+  t.is(api.volumes.find((v: Doc) => v.name === 'tls').secret.secretName, 'arbor-tls');
+  for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'])
+    t.is(c[probe].httpGet.scheme, 'HTTPS', probe);
+  // Base's other settings survive the patch.
+  t.is(env.DATA_DIR, '/data');
+  t.is(c.readinessProbe.httpGet.path, '/readyz');
+  const rec = find(docs, 'Deployment', 'arbor-reconciler')!.spec.template.spec.containers[0];
+  t.is(
+    rec.env.find((e: Doc) => e.name === 'ARBOR_ISSUER_URL').value,
+    'https://arbor.arbor-system.svc:8080',
+  );
+});

@@ -1,48 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import test from 'ava';
 import { GroupsService } from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
+import type { NodeHandlerFn } from '../../src/grpc/grpc-handler.js';
+import { ArborListener } from '../../src/grpc/listener.js';
 import { grpcCaller, startGrpcServer } from '../helpers/grpc-server.js';
+import { selfSigned } from '../helpers/self-signed.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
-
-/** A self-signed certificate for 127.0.0.1, made with openssl; undefined without it. */
-function selfSigned(): { key: Buffer; cert: Buffer } | undefined {
-  const dir = mkdtempSync(join(tmpdir(), 'arbor-tls-'));
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      ],
-      { stdio: 'ignore' },
-    );
-    return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
-  } catch {
-    return undefined;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const pair = selfSigned();
 const maybe = pair ? test : test.skip;
@@ -68,6 +33,45 @@ maybe('tls: ALPN gives gRPC HTTP/2 and REST HTTP/1.1 on one port', async (t) => 
   } finally {
     await s.close();
   }
+});
+
+/** The SHA-256 fingerprint of the certificate a new TLS connection is served. */
+function servedFingerprint(address: string, ca: Buffer): Promise<string> {
+  const [host, port] = address.split(':');
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host, port: Number(port), ca, servername: 'localhost' }, () => {
+      resolve(s.getPeerCertificate().fingerprint256);
+      s.end();
+    });
+    s.on('error', reject);
+  });
+}
+
+maybe('tls: setSecureContext serves a new certificate from the next handshake on', async (t) => {
+  const next = selfSigned('rotated')!;
+  const s = await startGrpcServer({}, { tls: pair! });
+  try {
+    const before = await servedFingerprint(s.address, pair!.cert);
+    s.listener.setSecureContext(next);
+    const after = await servedFingerprint(s.address, next.cert);
+    t.not(after, before);
+    // ALPN belongs to the server, not the context: gRPC still gets HTTP/2 after the swap.
+    const caller = grpcCaller(s.address, ADMIN_TOKEN, grpc.credentials.createSsl(next.cert));
+    const listed = await caller.call(GroupsService, 'ListGroups', {});
+    caller.close();
+    t.true(listed.ok, JSON.stringify(listed));
+    // The old certificate is no longer what a client is shown.
+    await t.throwsAsync(servedFingerprint(s.address, pair!.cert));
+  } finally {
+    await s.close();
+  }
+});
+
+test('tls: a cleartext listener has no certificate to swap', (t) => {
+  const listener = new ArborListener((() => undefined) as unknown as NodeHandlerFn);
+  t.throws(() => listener.setSecureContext({ key: 'k', cert: 'c' }), {
+    message: /serves cleartext/,
+  });
 });
 
 test('close: an HTTP/2 client does not hold the listener open', async (t) => {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import test from 'ava';
 import { ConfigError, environmentSchema, loadConfig } from '../../src/config.js';
 import { loadReconcilerConfig } from '../../src/reconciler/reconciler-config.js';
@@ -92,6 +93,35 @@ test('config: CORS origins are a list of origins or *', (t) => {
   t.throws(() => loadConfig({ ARBOR_CORS_ORIGINS: 'https://a.example.com/path' }), {
     message: /^ARBOR_CORS_ORIGINS must be \* or a comma-separated list of origins/,
   });
+});
+
+test('config: ARBOR_TLS_CERT_FILE and ARBOR_TLS_KEY_FILE are set together or not at all', (t) => {
+  t.is(loadConfig({}).tls, undefined);
+  for (const one of [
+    { ARBOR_TLS_CERT_FILE: '/tls/tls.crt' },
+    { ARBOR_TLS_KEY_FILE: '/tls/tls.key' },
+    { ARBOR_TLS_CERT_FILE: '/tls/tls.crt', ARBOR_TLS_KEY_FILE: '' },
+  ]) {
+    t.throws(() => loadConfig(one), {
+      instanceOf: ConfigError,
+      message: 'ARBOR_TLS_CERT_FILE and ARBOR_TLS_KEY_FILE are set together',
+    });
+  }
+  const c = loadConfig({ ARBOR_TLS_CERT_FILE: 'tls/tls.crt', ARBOR_TLS_KEY_FILE: '/tls/tls.key' });
+  // Paths are resolved once, so a later chdir cannot point a reload elsewhere.
+  t.deepEqual(c.tls, { certFile: resolve('tls/tls.crt'), keyFile: '/tls/tls.key' });
+  t.true(Object.isFrozen(c.tls));
+});
+
+test('config: with TLS the default issuer is https on the same port; a set one wins', (t) => {
+  const files = { ARBOR_TLS_CERT_FILE: '/tls/tls.crt', ARBOR_TLS_KEY_FILE: '/tls/tls.key' };
+  t.is(loadConfig(files).issuerUrl, 'https://localhost:8080');
+  t.is(loadConfig({ ...files, PORT: '8443' }).issuerUrl, 'https://localhost:8443');
+  t.is(
+    loadConfig({ ...files, ARBOR_ISSUER_URL: 'https://iam.example.com' }).issuerUrl,
+    'https://iam.example.com',
+  );
+  t.is(loadConfig({ PORT: '8443' }).issuerUrl, 'http://localhost:8443');
 });
 
 test('config: every variable of the schema has a row in the README configuration table', (t) => {
