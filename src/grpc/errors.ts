@@ -36,8 +36,38 @@ export function toConnectError(e: RpcError): ConnectError {
  * The gRPC door's one error path, like requestContext is the REST door's: a service's
  * RpcError leaves with its code and details; Connect's own errors (a message that does
  * not decode, a deadline) pass; anything else is a fault, logged and answered as INTERNAL
- * with nothing of it shown. Also logs one line per call.
+ * with nothing of it shown. Shared by the interceptor and the unary fast path.
  */
+export function connectErrorOf(logger: Logger, e: unknown, rpc: string): ConnectError {
+  if (e instanceof ConnectError) return e;
+  if (isRpcError(e)) {
+    const cause = (e as { cause?: unknown }).cause;
+    if (cause) logger.warn({ err: cause, rpc }, 'dependency failure');
+    return toConnectError(e);
+  }
+  logger.error({ err: e, rpc }, 'unhandled error');
+  return toConnectError(internal());
+}
+
+/**
+ * One log line per call. As the REST door does: at LOG_LEVEL=warn (production, the bench)
+ * a call that ends well builds no log line at all; pino would only drop it after it was made.
+ */
+export function logCall(
+  logger: Logger,
+  rpc: string,
+  protocol: string | null,
+  code: string,
+  started: number,
+): void {
+  if (logger.isLevelEnabled('info'))
+    logger.info(
+      { rpc, protocol, code, ms: Math.round((performance.now() - started) * 10) / 10 },
+      'rpc',
+    );
+}
+
+/** {@link connectErrorOf} and {@link logCall} as a Connect interceptor. */
 export function errorsAndLogging(logger: Logger): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();
@@ -45,32 +75,17 @@ export function errorsAndLogging(logger: Logger): Interceptor {
     try {
       return await next(req);
     } catch (e) {
-      let out: ConnectError;
-      if (e instanceof ConnectError) {
-        out = e;
-      } else if (isRpcError(e)) {
-        const cause = (e as { cause?: unknown }).cause;
-        if (cause) logger.warn({ err: cause, rpc: req.url }, 'dependency failure');
-        out = toConnectError(e);
-      } else {
-        logger.error({ err: e, rpc: req.url }, 'unhandled error');
-        out = toConnectError(internal());
-      }
+      const out = connectErrorOf(logger, e, req.url);
       code = Code[out.code];
       throw out;
     } finally {
-      // As the REST door does: at LOG_LEVEL=warn (production, the bench) a call that ends
-      // well builds no log line at all; pino would only drop it after it was made.
-      if (logger.isLevelEnabled('info'))
-        logger.info(
-          {
-            rpc: `${req.service.typeName}/${req.method.name}`,
-            protocol: req.header.get('content-type'),
-            code,
-            ms: Math.round((performance.now() - started) * 10) / 10,
-          },
-          'rpc',
-        );
+      logCall(
+        logger,
+        `${req.service.typeName}/${req.method.name}`,
+        req.header.get('content-type'),
+        code,
+        started,
+      );
     }
   };
 }

@@ -11,6 +11,7 @@ import { errorsAndLogging } from './errors.js';
 import { mountHealth } from './health.js';
 import { mountReflection } from './reflection.js';
 import { API_SERVICES, mountGrpcServices } from './routes.js';
+import { UnaryFastPath, type FastPathStats } from './unary-fast-path.js';
 
 export interface GrpcDeps {
   services: Services;
@@ -26,19 +27,30 @@ export interface GrpcDeps {
  * protocol for every API service, health and reflection. A request for any other path
  * goes to `fallback`, the REST door, so both share one port.
  */
-export function createGrpcHandler(d: GrpcDeps, fallback: NodeHandlerFn): NodeHandlerFn {
-  return connectNodeAdapter({
+export function createGrpcHandler(
+  d: GrpcDeps,
+  fallback: NodeHandlerFn,
+): NodeHandlerFn & { fastPath: FastPathStats } {
+  const logger = d.logger.child({ door: 'grpc' });
+  // Plain gRPC unary calls of the API services skip Connect's pipeline (unary-fast-path.ts);
+  // it serves the impls mounted here, recorded as Connect's router takes them.
+  const fast = new UnaryFastPath(logger, d.readMaxBytes);
+  const connect = connectNodeAdapter({
     grpc: true,
     grpcWeb: true,
     connect: true,
     readMaxBytes: d.readMaxBytes,
-    interceptors: [errorsAndLogging(d.logger.child({ door: 'grpc' }))],
+    interceptors: [errorsAndLogging(logger)],
     routes: (router) => {
-      mountGrpcServices(router, d);
+      mountGrpcServices(fast.recording(router), d);
       const names = API_SERVICES.map((s) => s.typeName);
       mountHealth(router, d.services.health, names);
       mountReflection(router, [...API_SERVICES, Health]);
     },
     fallback,
   });
+  const handler: NodeHandlerFn = (req, res) => {
+    if (!fast.tryServe(req, res)) connect(req, res);
+  };
+  return Object.assign(handler, { fastPath: fast.stats });
 }

@@ -1,0 +1,292 @@
+import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from 'node:http2';
+import type { IncomingMessage } from 'node:http';
+import { create, fromBinary, isMessage, toBinary, type DescMethod } from '@bufbuild/protobuf';
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  type ConnectRouter,
+  type HandlerContext,
+  type MethodImpl,
+} from '@connectrpc/connect';
+import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
+import type { Logger } from 'pino';
+import { connectErrorOf, logCall } from './errors.js';
+
+/**
+ * Why: Connect serves a unary gRPC call through a per-call async-iterable pipeline, a
+ * linked AbortController pair and several Headers copies; for small messages that costs
+ * several times what the service call does. This serves the plain gRPC protocol's unary
+ * calls of the API services directly: read one uncompressed frame, call the very impl
+ * Connect holds (recorded when it was mounted), answer one frame and `grpc-status`.
+ * Errors take the interceptor's path ({@link connectErrorOf}) and Connect's trailer encoder.
+ *
+ * Not handled here, left to Connect (`tryServe` answers false): HTTP/1.1, gRPC-Web, the
+ * Connect protocol, streaming methods, health, reflection, a compressed request
+ * (`grpc-encoding` other than identity), a deadline (`grpc-timeout`). Answers are never
+ * compressed (Connect would gzip large ones for a client that accepts it).
+ */
+export interface FastPathStats {
+  /** Calls answered here, not by Connect. */
+  served: number;
+}
+
+interface Entry {
+  method: DescMethod;
+  impl: (req: unknown, ctx: HandlerContext) => unknown;
+  path: string;
+}
+
+type Req = IncomingMessage | Http2ServerRequest;
+
+const CONTENT_TYPE = 'application/grpc+proto';
+
+export class UnaryFastPath {
+  readonly stats: FastPathStats = { served: 0 };
+  private readonly methods = new Map<string, Entry>();
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly readMaxBytes: number,
+  ) {}
+
+  /** `router`, recording every unary method mounted through it. */
+  recording(router: ConnectRouter): ConnectRouter {
+    const record = (method: DescMethod, impl: Entry['impl']) => {
+      const path = `/${method.parent.typeName}/${method.name}`;
+      this.methods.set(path, { method, impl, path });
+    };
+    const rec: ConnectRouter = {
+      get handlers() {
+        return router.handlers;
+      },
+      service(service, impl, options) {
+        for (const m of service.methods) {
+          const fn = (impl as Record<string, unknown>)[m.localName];
+          if (m.methodKind === 'unary' && typeof fn === 'function')
+            record(m, (fn as Entry['impl']).bind(impl));
+        }
+        router.service(service, impl, options);
+        return rec;
+      },
+      rpc(method, impl, options) {
+        if (method.methodKind === 'unary') record(method, impl as unknown as Entry['impl']);
+        router.rpc(method, impl as MethodImpl<typeof method>, options);
+        return rec;
+      },
+    };
+    return rec;
+  }
+
+  /** Serve `req` if it is a call this path takes; false leaves it untouched for Connect. */
+  tryServe(req: Req, res: unknown): boolean {
+    if (req.httpVersionMajor !== 2 || req.method !== 'POST') return false;
+    const h = req.headers;
+    const ct = h['content-type'];
+    if (ct !== 'application/grpc' && ct !== CONTENT_TYPE) return false;
+    const enc = h['grpc-encoding'];
+    if ((enc !== undefined && enc !== 'identity') || h['grpc-timeout'] !== undefined) return false;
+    const entry = this.methods.get(req.url ?? '');
+    if (entry === undefined) return false;
+    this.stats.served++;
+    this.serve(req as Http2ServerRequest, res as Http2ServerResponse, entry);
+    return true;
+  }
+
+  private serve(req: Http2ServerRequest, res: Http2ServerResponse, entry: Entry): void {
+    const stream = req.stream;
+    const max = this.readMaxBytes;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    let declared = -1;
+    const fail = (e: ConnectError) => {
+      failed = true;
+      chunks.length = 0;
+      req.removeListener('data', onData);
+      req.resume(); // discard the rest
+      respondError(stream, e, undefined);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      // Connect's check: the frame's declared length against readMaxBytes.
+      if (declared < 0 && size >= 5) {
+        declared = frameLength(chunks, size);
+        if (declared > max)
+          fail(
+            new ConnectError(
+              `message size ${declared} is larger than configured readMaxBytes ${max}`,
+              Code.ResourceExhausted,
+            ),
+          );
+      }
+      // More than one message can hold: bounded too (parseSingle names what came).
+      if (!failed && size > 2 * (max + 5))
+        fail(new ConnectError('protocol error: too much input', Code.ResourceExhausted));
+    };
+    req.on('data', onData);
+    req.once('end', () => {
+      if (failed) return;
+      let input: unknown;
+      try {
+        input = parseSingle(entry.method, Buffer.concat(chunks, size));
+      } catch (e) {
+        respondError(stream, e as ConnectError, undefined);
+        return;
+      }
+      void this.invoke(req, res, entry, input);
+    });
+  }
+
+  private async invoke(
+    req: Http2ServerRequest,
+    res: Http2ServerResponse,
+    entry: Entry,
+    input: unknown,
+  ): Promise<void> {
+    const started = performance.now();
+    const stream = req.stream;
+    const ac = new AbortController();
+    let done = false;
+    const onClose = () => {
+      if (!done) ac.abort(new ConnectError('operation was aborted', Code.Canceled));
+    };
+    stream.once('close', onClose);
+    const ctx: HandlerContext = {
+      method: entry.method,
+      service: entry.method.parent,
+      signal: ac.signal,
+      timeoutMs: () => undefined,
+      requestMethod: 'POST',
+      requestHeader: headersOf(req.headers),
+      responseHeader: new Headers(),
+      responseTrailer: new Headers(),
+      protocolName: 'grpc',
+      values: createContextValues(),
+      url: entry.path,
+    };
+    let code = 'OK';
+    try {
+      const out = await entry.impl(input, ctx);
+      const msg = isMessage(out, entry.method.output)
+        ? out
+        : create(entry.method.output, out as never);
+      const frame = frameOf(toBinary(entry.method.output, msg));
+      done = true;
+      stream.removeListener('close', onClose);
+      respondOk(res, frame, ctx);
+    } catch (e) {
+      const err = connectErrorOf(this.logger, e, entry.path);
+      code = Code[err.code];
+      done = true;
+      stream.removeListener('close', onClose);
+      respondError(stream, err, ctx);
+    } finally {
+      const rpc = `${entry.method.parent.typeName}/${entry.method.name}`;
+      logCall(this.logger, rpc, req.headers['content-type'] ?? null, code, started);
+    }
+  }
+}
+
+/** The big-endian length of the frame starting the buffered body (`size` ≥ 5). */
+function frameLength(chunks: Buffer[], size: number): number {
+  const first = chunks[0]!;
+  return (first.length >= 5 ? first : Buffer.concat(chunks, size)).readUInt32BE(1);
+}
+
+/** Exactly one uncompressed message, with Connect's codes and messages for what is not. */
+function parseSingle(method: DescMethod, body: Buffer): unknown {
+  if (body.length === 0)
+    throw new ConnectError(
+      'protocol error: missing input message for unary method',
+      Code.Unimplemented,
+    );
+  if (body.length < 5)
+    throw new ConnectError('protocol error: incomplete envelope', Code.InvalidArgument);
+  const len = body.readUInt32BE(1);
+  const end = 5 + len;
+  if (body.length < end)
+    throw new ConnectError('protocol error: incomplete envelope', Code.InvalidArgument);
+  if ((body[0]! & 1) === 1)
+    throw new ConnectError(
+      'received compressed envelope, but do not know how to decompress',
+      Code.Internal,
+    );
+  let msg: unknown;
+  try {
+    msg = fromBinary(method.input, body.subarray(5, end));
+  } catch (e) {
+    throw new ConnectError(
+      `parse binary: ${e instanceof Error ? e.message : String(e)}`,
+      Code.Internal,
+    );
+  }
+  // In Connect's order: the first message is read and parsed before a second is looked for.
+  if (body.length > end) {
+    const rest = body.length - end;
+    if (rest < 5 || rest < 5 + body.readUInt32BE(end + 1))
+      throw new ConnectError('protocol error: incomplete envelope', Code.InvalidArgument);
+    throw new ConnectError(
+      'protocol error: received extra input message for unary method',
+      Code.Unimplemented,
+    );
+  }
+  return msg;
+}
+
+function frameOf(bytes: Uint8Array): Buffer {
+  const frame = Buffer.allocUnsafe(5 + bytes.length);
+  frame[0] = 0;
+  frame.writeUInt32BE(bytes.length, 1);
+  frame.set(bytes, 5);
+  return frame;
+}
+
+function headersOf(node: Http2ServerRequest['headers']): Headers {
+  const out = new Headers();
+  for (const k in node) {
+    if (k.charCodeAt(0) === 58 /* : */) continue;
+    const v = node[k];
+    if (typeof v === 'string') out.append(k, v);
+    else if (Array.isArray(v)) for (const x of v) out.append(k, x);
+  }
+  return out;
+}
+
+type Fields = Record<string, string | string[]>;
+
+function fieldsOf(target: Fields, h: Headers): Fields {
+  h.forEach((v, k) => {
+    target[k] = v;
+  });
+  return target;
+}
+
+function gone(stream: ServerHttp2Stream): boolean {
+  return stream.destroyed || stream.closed || stream.headersSent;
+}
+
+/** Through the compat response, which owns the stream's `wantTrailers`. */
+function respondOk(res: Http2ServerResponse, frame: Buffer, ctx: HandlerContext): void {
+  if (gone(res.stream)) return;
+  res.writeHead(200, fieldsOf({ 'content-type': CONTENT_TYPE }, ctx.responseHeader));
+  res.addTrailers(fieldsOf({ 'grpc-status': '0' }, ctx.responseTrailer));
+  res.end(frame);
+}
+
+/** A trailers-only response: the status in the one HEADERS frame, which ends the stream. */
+function respondError(
+  stream: ServerHttp2Stream,
+  err: ConnectError,
+  ctx: HandlerContext | undefined,
+): void {
+  if (gone(stream)) return;
+  const head: Fields = { ':status': '200', 'content-type': CONTENT_TYPE };
+  if (ctx) {
+    fieldsOf(head, ctx.responseHeader);
+    fieldsOf(head, ctx.responseTrailer);
+  }
+  fieldsOf(head, setTrailerStatus(new Headers(), err));
+  stream.respond(head, { endStream: true });
+}

@@ -1,0 +1,154 @@
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import * as grpc from '@grpc/grpc-js';
+import test from 'ava';
+import {
+  GetGroupRequestSchema,
+  GroupSchema,
+  GroupsService,
+} from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
+import { StatusSchema } from '../../src/gen/google/rpc/status_pb.js';
+import type { FastPathStats } from '../../src/grpc/unary-fast-path.js';
+import { createGroup } from '../helpers/fixtures.js';
+import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
+import { ADMIN_TOKEN } from '../helpers/server.js';
+
+/**
+ * The unary fast path (src/grpc/unary-fast-path.ts) serves plain gRPC unary calls; the
+ * other protocols, and a call with a deadline, still go through Connect. Each error case
+ * is sent twice, once without a deadline (fast path) and once with one (Connect), and must
+ * be answered alike.
+ */
+let s: GrpcTestServer;
+let stats: FastPathStats;
+let group: string;
+let client: grpc.Client;
+
+test.before(async () => {
+  s = await startGrpcServer();
+  const handler = s.listener.http2.listeners('request')[0] as unknown as {
+    fastPath: FastPathStats;
+  };
+  stats = handler.fastPath;
+  group = await createGroup(s.admin, 'fast-path-org');
+  client = new grpc.Client(s.address, grpc.credentials.createInsecure());
+});
+test.after.always(async () => {
+  client?.close();
+  await s?.close();
+});
+
+interface Raw {
+  code: number;
+  message?: string;
+  status?: string;
+  body?: Buffer;
+}
+
+/** GetGroup with the request bytes as given; `deadline` sends grpc-timeout (→ Connect). */
+function rawGetGroup(bytes: Buffer, opts: { token?: string; deadline?: boolean } = {}) {
+  const md = new grpc.Metadata();
+  if (opts.token) md.set('authorization', `Bearer ${opts.token}`);
+  const options = opts.deadline ? { deadline: Date.now() + 30_000 } : {};
+  return new Promise<Raw>((resolve) => {
+    client.makeUnaryRequest(
+      `/${GroupsService.typeName}/GetGroup`,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      bytes,
+      md,
+      options,
+      (err, res) => {
+        if (!err) return resolve({ code: 0, body: res });
+        const bin = err.metadata?.get('grpc-status-details-bin')[0];
+        resolve({
+          code: err.code,
+          message: err.details,
+          // google.rpc.Status as sent: compared byte for byte.
+          status: bin instanceof Buffer ? bin.toString('base64') : undefined,
+        });
+      },
+    );
+  });
+}
+
+const getReq = (uid: string) =>
+  Buffer.from(toBinary(GetGroupRequestSchema, create(GetGroupRequestSchema, { uid })));
+
+test.serial('a plain gRPC unary call takes the fast path; with a deadline, Connect', async (t) => {
+  const before = stats.served;
+  const fast = await rawGetGroup(getReq(group), { token: ADMIN_TOKEN });
+  t.is(fast.code, 0);
+  t.is(fromBinary(GroupSchema, fast.body!).uid, group);
+  t.is(stats.served, before + 1);
+
+  const slow = await rawGetGroup(getReq(group), { token: ADMIN_TOKEN, deadline: true });
+  t.is(slow.code, 0);
+  t.deepEqual(slow.body, fast.body);
+  t.is(stats.served, before + 1);
+});
+
+test.serial('the Connect protocol and gRPC-Web still go through Connect', async (t) => {
+  const before = stats.served;
+  const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  for (const transport of [
+    createConnectTransport({ baseUrl: s.url, httpVersion: '2' }),
+    createConnectTransport({ baseUrl: s.url, httpVersion: '1.1' }),
+    createGrpcWebTransport({ baseUrl: s.url, httpVersion: '2' }),
+    createGrpcWebTransport({ baseUrl: s.url, httpVersion: '1.1' }),
+  ]) {
+    const groups = createClient(GroupsService, transport);
+    t.is((await groups.getGroup({ uid: group }, { headers })).uid, group);
+    const err = await t.throwsAsync(groups.getGroup({ uid: group }));
+    t.is(ConnectError.from(err).code, Code.Unauthenticated);
+  }
+  t.is(stats.served, before);
+});
+
+test.serial(
+  'unauthenticated, invalid argument: the same code, message and details as through Connect',
+  async (t) => {
+    const fast = await rawGetGroup(getReq(group));
+    const slow = await rawGetGroup(getReq(group), { deadline: true });
+    t.is(fast.code, grpc.status.UNAUTHENTICATED);
+    const details = fromBinary(StatusSchema, Buffer.from(fast.status!, 'base64')).details;
+    t.true(details.some((d) => d.typeUrl.endsWith('google.rpc.ErrorInfo')));
+    t.deepEqual(fast, slow);
+    const invalid = await rawGetGroup(getReq('not-a-uid'), {
+      token: ADMIN_TOKEN,
+    });
+    t.is(invalid.code, grpc.status.INVALID_ARGUMENT);
+    t.deepEqual(
+      invalid,
+      await rawGetGroup(getReq('not-a-uid'), {
+        token: ADMIN_TOKEN,
+        deadline: true,
+      }),
+    );
+  },
+);
+
+test.serial('garbage bytes: the code and message Connect gives', async (t) => {
+  const before = stats.served;
+  const garbage = Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]);
+  const fast = await rawGetGroup(garbage, { token: ADMIN_TOKEN });
+  const slow = await rawGetGroup(garbage, { token: ADMIN_TOKEN, deadline: true });
+  t.not(fast.code, 0);
+  t.deepEqual(fast, slow);
+  t.is(stats.served, before + 1);
+});
+
+test.serial('an oversized message is RESOURCE_EXHAUSTED, as through Connect', async (t) => {
+  const big = Buffer.alloc(1024 * 1024 + 100, 0x20);
+  // A valid GetGroupRequest: field 1 (uid), a string longer than readMaxBytes.
+  const bytes = Buffer.from(
+    toBinary(GetGroupRequestSchema, create(GetGroupRequestSchema, { uid: big.toString() })),
+  );
+  const fast = await rawGetGroup(bytes, { token: ADMIN_TOKEN });
+  const slow = await rawGetGroup(bytes, { token: ADMIN_TOKEN, deadline: true });
+  t.is(fast.code, grpc.status.RESOURCE_EXHAUSTED);
+  t.deepEqual(fast, slow);
+  // The connection still serves.
+  t.is((await rawGetGroup(getReq(group), { token: ADMIN_TOKEN })).code, 0);
+});
