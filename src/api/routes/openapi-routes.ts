@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { etagOf } from '../etag.js';
+import { etagOfJson } from '../etag.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 import type { OpenApiDocument } from '../openapi/document.js';
 
@@ -36,8 +36,8 @@ export function mountOpenApiRoute(t: RouteTarget, document: () => OpenApiDocumen
     },
     (ctx) => {
       if (!served) {
-        const doc = document();
-        served = { text: JSON.stringify(doc), etag: etagOf(doc) };
+        const text = JSON.stringify(document());
+        served = { text, etag: etagOfJson(text) };
       }
       ctx.set('Cache-Control', 'public, max-age=300');
       ctx.set('ETag', served.etag);

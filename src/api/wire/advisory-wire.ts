@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import type { Advisory } from '../../resources/advisories/advisory.js';
-import type { OsvAffected, OsvRecord, OsvSeverity } from '../../resources/advisories/osv.js';
+import {
+  osvCreditSchema,
+  type OsvAffected,
+  type OsvRecord,
+  type OsvSeverity,
+} from '../../resources/advisories/osv.js';
 import { timestampSchema, ts, tsOpt } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -50,15 +55,7 @@ export const advisoryV2Schema = z
     severityLevel: z.enum(['LOW', 'MEDIUM', 'HIGH', 'CRITICAL']).optional(),
     affected: z.array(affectedSchema),
     references: z.array(z.looseObject({ type: z.string(), url: z.string() })),
-    credits: z
-      .array(
-        z.looseObject({
-          name: z.string(),
-          contact: z.array(z.string()).optional(),
-          type: z.string().optional(),
-        }),
-      )
-      .optional(),
+    credits: z.array(osvCreditSchema).optional(),
     databaseSpecific: freeForm.optional(),
     schemaVersion: z.string().optional(),
     published: timestampSchema.optional(),

@@ -77,6 +77,13 @@ const affected = z.looseObject({
   database_specific: freeForm.optional(),
 });
 
+/** Who is credited for an advisory; the API's wire form shows it as imported. */
+export const osvCreditSchema = z.looseObject({
+  name: z.string(),
+  contact: z.array(z.string()).optional(),
+  type: z.string().optional(),
+});
+
 export const REFERENCE_TYPES = [
   'ADVISORY',
   'ARTICLE',
@@ -110,15 +117,7 @@ export const osvRecordSchema = z.looseObject({
   references: z
     .array(z.looseObject({ type: z.enum(REFERENCE_TYPES), url: z.string().min(1) }))
     .nullish(),
-  credits: z
-    .array(
-      z.looseObject({
-        name: z.string(),
-        contact: z.array(z.string()).optional(),
-        type: z.string().optional(),
-      }),
-    )
-    .nullish(),
+  credits: z.array(osvCreditSchema).nullish(),
   database_specific: freeForm.optional(),
 });
 
