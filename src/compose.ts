@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { pino, type Logger } from 'pino';
 import { createApp } from './api/app.js';
+import type { FastReads, NodeHandler } from './api/fast-reads.js';
 import type { OpenApiDocument } from './api/openapi/document.js';
 import { Authorizer } from './auth/authorizer.js';
 import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
@@ -68,6 +69,10 @@ export interface Arbor {
   app: Koa;
   /** The OpenAPI document of `app` (served at `/openapi.json`). */
   openapi: OpenApiDocument;
+  /** The REST door as a node:http handler: the fast reads, then `app` (serve this, not `app`). */
+  rest: NodeHandler;
+  /** The hot reads `rest` serves outside Koa (absent when they are off). */
+  fastReads: FastReads | undefined;
   /** Prometheus metrics of this instance (served on METRICS_PORT by `arbor serve`). */
   metrics: ApiMetrics;
   /** Delivers queued events to subscription sinks; `arbor serve` starts it. */
@@ -89,6 +94,8 @@ export interface ComposeOptions {
   audit?: boolean;
   /** How event deliveries leave the process (default: HTTP with the address policy). */
   sinkTransport?: SinkTransport;
+  /** false: every REST request goes through Koa (tests comparing it with the fast reads). */
+  fastReads?: boolean;
 }
 
 /** Lifetime of the bearer token on each event delivery. */
@@ -247,7 +254,12 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       },
       logger.child({ component: 'events' }),
     );
-    const { app, openapi } = createApp({
+    const {
+      app,
+      openapi,
+      handler: rest,
+      fastReads,
+    } = createApp({
       services,
       authenticator,
       logger,
@@ -255,6 +267,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       metrics,
       corsOrigins: config.corsOrigins,
       serverUrl: config.issuerUrl,
+      fastReads: opts.fastReads !== false,
       publicRoutes: (t) => {
         mountStsRoutes(t, sts, tokens, people);
         if (registryAuth) mountRegistryAuthRoutes(t, registryAuth);
@@ -271,6 +284,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       logger,
       app,
       openapi,
+      rest,
+      fastReads,
       metrics,
       delivery,
       close: async () => {

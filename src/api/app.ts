@@ -1,4 +1,3 @@
-import { constants as zlib } from 'node:zlib';
 import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -7,6 +6,8 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Services } from '../services.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
+import { COMPRESSION } from './compression.js';
+import { FastReads, type NodeHandler } from './fast-reads.js';
 import { authn } from './middleware/authn.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { jsonResponse } from './middleware/json-response.js';
@@ -30,12 +31,18 @@ export interface AppDeps {
   publicRoutes?: (t: RouteTarget) => void;
   /** The address the OpenAPI document names as its server (ARBOR_ISSUER_URL). */
   serverUrl: string;
+  /** Serve the hot reads outside Koa (default on; off to compare the two paths in tests). */
+  fastReads?: boolean;
 }
 
 export interface ApiApp {
   app: Koa;
   /** The OpenAPI document of every route the app serves (also at `/openapi.json`). */
   openapi: OpenApiDocument;
+  /** The door as a node:http handler: the fast reads, then Koa for everything else. */
+  handler: NodeHandler;
+  /** The fast reads, when they are on. */
+  fastReads: FastReads | undefined;
 }
 
 /**
@@ -85,22 +92,23 @@ export function createApp(d: AppDeps): ApiApp {
     if ((ctx.state as State).principal) await next();
     else await requireAuth(ctx, next);
   });
-  mountApiRoutes({ router: api, contract }, d.services, d.bodyLimit);
+  const origins = d.corsOrigins ?? [];
+  const fast =
+    d.fastReads === false
+      ? undefined
+      : new FastReads({
+          authenticator: d.authenticator,
+          logger: d.logger,
+          ...(d.metrics ? { metrics: d.metrics } : {}),
+          cors: origins.length > 0,
+        });
+  mountApiRoutes({ router: api, contract, ...(fast ? { fast } : {}) }, d.services, d.bodyLimit);
   const openapi = buildOpenApiDocument(contract, { serverUrl: d.serverUrl });
 
   if (d.metrics) app.use(httpMetrics(d.metrics));
-  // Large answers (lists) compressed when the client accepts it; brotli at a quality that
-  // costs about what gzip does.
-  app.use(
-    compress({
-      threshold: 1024,
-      br: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
-      gzip: { level: 6 },
-      deflate: false,
-    }),
-  );
+  // Large answers (lists) compressed when the client accepts it.
+  app.use(compress({ ...COMPRESSION }));
   app.use(jsonResponse());
-  const origins = d.corsOrigins ?? [];
   if (origins.length > 0) app.use(corsFor(origins));
   app.use(requestContext(d.logger));
   app.use(async (ctx, next) => {
@@ -112,7 +120,13 @@ export function createApp(d: AppDeps): ApiApp {
     // 405/501 come back as bare statuses (with Allow set); requestContext types them (as 405).
     app.use(r.allowedMethods());
   }
-  return { app, openapi };
+  const koa = app.callback() as unknown as NodeHandler;
+  return {
+    app,
+    openapi,
+    handler: fast ? fast.handler(koa) : koa,
+    fastReads: fast,
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Context } from 'koa';
 
 /**
@@ -11,7 +11,7 @@ export function etagOf(wire: unknown): string {
 
 /** {@link etagOf} of a wire form already serialised, so an answer is stringified once. */
 export function etagOfJson(json: string): string {
-  const digest = createHash('sha256').update(json).digest('base64url');
+  const digest = hash('sha256', json, 'base64url');
   return `"${digest.slice(0, 27)}"`;
 }
 

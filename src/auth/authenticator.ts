@@ -1,11 +1,15 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { unauthenticated } from '../core/rpc-error.js';
 import { ADMIN, withVia, type Door, type Principal } from './principal.js';
 
 /** Turns a bearer token into a principal, or refuses it. */
 export interface Authenticator {
-  /** @throws RpcError UNAUTHENTICATED for anything it does not accept. */
-  authenticate(token: string): Promise<Principal>;
+  /**
+   * `digest` is {@link tokenDigest} of `token` when the caller has it already (each request
+   * hashes its token once: for the audit fingerprint and the static-token comparison).
+   * @throws RpcError UNAUTHENTICATED for anything it does not accept.
+   */
+  authenticate(token: string, digest?: Buffer): Promise<Principal>;
 }
 
 /** Strips `Bearer ` from an Authorization header. @throws RpcError UNAUTHENTICATED. */
@@ -27,33 +31,42 @@ export async function authenticateRequest(
   requestId?: string,
 ): Promise<Principal> {
   const token = bearerToken(header);
-  return withVia(await authenticator.authenticate(token), {
+  const d = tokenDigest(token);
+  return withVia(await authenticator.authenticate(token, d), {
     door,
     ...(requestId === undefined ? {} : { requestId }),
-    credential: digest(token).toString('hex').slice(0, 16),
+    credential: d.toString('hex', 0, 8),
   });
 }
 
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
+/** SHA-256 of a token: its audit fingerprint, and what the static token is compared by. */
+export function tokenDigest(s: string): Buffer {
+  return hash('sha256', s, 'buffer');
 }
 
 /** Compare in constant time: hashes make the lengths equal so length leaks nothing either. */
 export function constantTimeEquals(a: string, b: string): boolean {
-  return timingSafeEqual(digest(a), digest(b));
+  return timingSafeEqual(tokenDigest(a), tokenDigest(b));
 }
 
 /**
  * Tries the static admin token first, then each further authenticator (API tokens).
  */
 export class ChainAuthenticator implements Authenticator {
-  constructor(
-    private readonly adminToken: string | undefined,
-    private readonly next: Authenticator | undefined,
-  ) {}
+  /** The static token's digest, taken once: each request then hashes only its own token. */
+  readonly #admin: Buffer | undefined;
 
-  async authenticate(token: string): Promise<Principal> {
-    if (this.adminToken !== undefined && constantTimeEquals(token, this.adminToken)) return ADMIN;
+  constructor(
+    adminToken: string | undefined,
+    private readonly next: Authenticator | undefined,
+  ) {
+    this.#admin = adminToken === undefined ? undefined : tokenDigest(adminToken);
+  }
+
+  async authenticate(token: string, digest?: Buffer): Promise<Principal> {
+    // Equal-length digests compared in constant time: neither the token nor its length leaks.
+    if (this.#admin !== undefined && timingSafeEqual(digest ?? tokenDigest(token), this.#admin))
+      return ADMIN;
     if (this.next) return this.next.authenticate(token);
     throw unauthenticated('the token is not valid');
   }

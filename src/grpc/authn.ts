@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { HandlerContext } from '@connectrpc/connect';
 import { authenticateRequest, type Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
+import { requestIdOf } from '../core/request-id.js';
 
 /**
  * The caller of an RPC, from its `authorization` metadata (`Bearer <token>`), by the same
@@ -10,9 +10,6 @@ import type { Principal } from '../auth/principal.js';
  *
  * @throws RpcError UNAUTHENTICATED without a valid bearer token.
  */
-/** A client's request id is kept only when it is short and plain (it lands in the audit trail). */
-const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
-
 export function principalOf(authenticator: Authenticator, ctx: HandlerContext): Promise<Principal> {
   return authenticateRequest(
     authenticator,
@@ -20,8 +17,4 @@ export function principalOf(authenticator: Authenticator, ctx: HandlerContext): 
     'grpc',
     requestIdOf(ctx.requestHeader.get('x-request-id')),
   );
-}
-
-function requestIdOf(incoming: string | null): string {
-  return incoming !== null && SAFE_ID.test(incoming) ? incoming : randomUUID();
 }

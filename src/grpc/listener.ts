@@ -138,7 +138,7 @@ function sniff(socket: net.Socket, route: (h2: boolean) => void): void {
  * RPC paths, Koa (REST) for everything else.
  */
 export function createArborHandler(arbor: Arbor): NodeHandlerFn {
-  const rest = arbor.app.callback() as unknown as NodeHandlerFn;
+  const rest = arbor.rest as unknown as NodeHandlerFn;
   return createGrpcHandler(
     {
       services: arbor.services,

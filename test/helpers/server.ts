@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { pino } from 'pino';
 import { answerClientErrors } from '../../src/api/client-errors.js';
 import { compose, type Arbor, type ComposeOptions } from '../../src/compose.js';
@@ -121,7 +121,7 @@ export async function startServer(
   });
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const arbor = await compose(config, { ...opts, database: db, logger });
-  const server: Server = arbor.app.listen(0, '127.0.0.1');
+  const server: Server = createServer(arbor.rest).listen(0, '127.0.0.1');
   answerClientErrors(server);
   await new Promise<void>((r) => server.once('listening', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
+import { requestIdOf } from '../../core/request-id.js';
 import { Code, httpStatusOf } from '../../core/rpc-code.js';
 import { RpcError, internal, isRpcError } from '../../core/rpc-error.js';
 import type { Principal } from '../../auth/principal.js';
@@ -11,8 +11,6 @@ export interface State {
   principal?: Principal;
 }
 
-const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
-
 /**
  * The one error path: every failure, from a route, the router (404/405) or a parser,
  * leaves as a google.rpc.Status. Faults are logged with the request id and answered as
@@ -20,8 +18,7 @@ const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
  */
 export function requestContext(logger: Logger) {
   return async function requestContextMiddleware(ctx: Context, next: Next): Promise<void> {
-    const incoming = ctx.get('x-request-id');
-    const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(ctx.get('x-request-id'));
     // The request's child logger is made on first use: at LOG_LEVEL=warn a request that
     // ends well never needs one (pino's child() serialises its bindings every time).
     let child: Logger | undefined;
@@ -51,29 +48,49 @@ export function requestContext(logger: Logger) {
         }
       }
     } catch (e) {
-      let err: RpcError;
-      if (isRpcError(e)) {
-        err = e;
-        if ((e as { cause?: unknown }).cause)
-          log().warn({ err: (e as { cause?: unknown }).cause }, 'dependency failure');
-      } else {
-        log().error({ err: e }, 'unhandled error');
-        err = internal();
-      }
+      const err = rpcErrorOf(e, log);
       ctx.status = err.httpStatus ?? httpStatusOf(err.code);
       ctx.body = err.toStatus();
     } finally {
-      if (logger.isLevelEnabled('info'))
-        log().info(
-          {
-            method: ctx.method,
-            path: ctx.path,
-            status: ctx.status,
-            ms: Math.round((performance.now() - started) * 10) / 10,
-            principal: state.principal?.kind,
-          },
-          'request',
-        );
+      logRequest(logger, log, ctx.method, ctx.path, ctx.status, started, state.principal);
     }
   };
+}
+
+/**
+ * What any failure leaves as: an RpcError as it is (its cause, a dependency's failure,
+ * logged), anything else a fault, logged and answered as INTERNAL with nothing of it
+ * shown. Shared by both REST paths (this middleware and the fast reads).
+ */
+export function rpcErrorOf(e: unknown, log: () => Logger): RpcError {
+  if (isRpcError(e)) {
+    const cause = (e as { cause?: unknown }).cause;
+    if (cause) log().warn({ err: cause }, 'dependency failure');
+    return e;
+  }
+  log().error({ err: e }, 'unhandled error');
+  return internal();
+}
+
+/** The access log line of one request, at info. */
+export function logRequest(
+  logger: Logger,
+  log: () => Logger,
+  method: string,
+  path: string,
+  status: number,
+  started: number,
+  principal: Principal | undefined,
+): void {
+  if (!logger.isLevelEnabled('info')) return;
+  log().info(
+    {
+      method,
+      path,
+      status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+      principal: principal?.kind,
+    },
+    'request',
+  );
 }

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
 import type { z } from 'zod';
+import type { FastReads, Read } from '../fast-reads.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -110,6 +111,14 @@ export function routerPath(path: string): string {
 export interface RouteTarget {
   router: Router;
   contract: Contract;
+  /** Where hot reads are also served outside Koa (the API router's target only). */
+  fast?: FastReads;
+}
+
+/** A Get or List that the fast path may serve too, by the same function as its route. */
+export interface FastRead {
+  kind: 'get' | 'list';
+  read: Read;
 }
 
 /**
@@ -121,8 +130,17 @@ export function mountOperation(
   t: RouteTarget,
   op: OperationContract,
   handler: RouterMiddleware,
+  fast?: FastRead,
 ): void {
   t.contract.add(op);
+  const path = routerPath(op.path);
   // What router.get/post/… do, for a method chosen at run time.
-  t.router.register(routerPath(op.path), [op.method], handler, { ...t.router.opts });
+  t.router.register(path, [op.method], handler, { ...t.router.opts });
+  if (fast && t.fast) {
+    if (op.method !== 'get') throw new Error(`${op.operationId}: only reads take the fast path`);
+    if (fast.kind === 'get' && !op.path.endsWith('/{uid}'))
+      throw new Error(`${op.operationId}: a fast Get is <collection>/{uid}`);
+    const collection = fast.kind === 'get' ? op.path.slice(0, -'/{uid}'.length) : op.path;
+    t.fast.register(fast.kind, collection, path, fast.read);
+  }
 }

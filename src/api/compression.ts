@@ -1,0 +1,58 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import Negotiator from 'negotiator';
+
+/**
+ * How the REST door compresses, in one place for both of its paths: Koa's (koa-compress
+ * takes these options) and the fast reads' (which compress a finished answer in one shot).
+ * Large answers (lists) only; brotli at a quality that costs about what gzip does.
+ */
+export const COMPRESSION = {
+  threshold: 1024,
+  br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } },
+  gzip: { level: 6 },
+  deflate: false,
+} as const;
+
+/** koa-compress's order of preference; zstd only where this Node's zlib has it. */
+const PREFERENCE = ['zstd', 'br', 'gzip', 'deflate', 'identity'] as const;
+type Encoding = 'zstd' | 'br' | 'gzip';
+
+const hasZstd = typeof (zlib as { zstdCompress?: unknown }).zstdCompress === 'function';
+const OFFERED: readonly string[] = PREFERENCE.filter(
+  (e) => (e !== 'zstd' || hasZstd) && e !== 'deflate',
+);
+
+/**
+ * The encoding koa-compress would choose for an answer of `bytes` bytes to a request with
+ * this `Accept-Encoding`, or undefined for none: below the threshold, no header (koa-compress
+ * defaults to identity), `*` (gzip), or nothing acceptable but identity.
+ */
+export function encodingFor(
+  acceptEncoding: string | undefined,
+  bytes: number,
+): Encoding | undefined {
+  if (bytes < COMPRESSION.threshold || !acceptEncoding) return undefined;
+  const header = acceptEncoding === '*' ? 'gzip' : acceptEncoding;
+  const chosen = new Negotiator({ headers: { 'accept-encoding': header } }).encoding(OFFERED, {
+    preferred: PREFERENCE,
+  });
+  return chosen === 'zstd' || chosen === 'br' || chosen === 'gzip' ? chosen : undefined;
+}
+
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
+
+/** `body` compressed as koa-compress would (same codec and settings), in one shot. */
+export function compress(body: Buffer, encoding: Encoding): Promise<Buffer> {
+  if (encoding === 'br') return brotli(body, { params: { ...COMPRESSION.br.params } });
+  if (encoding === 'gzip') return gzip(body, { ...COMPRESSION.gzip });
+  const zstd = promisify(
+    (
+      zlib as unknown as {
+        zstdCompress: (b: Buffer, cb: (e: Error | null, r: Buffer) => void) => void;
+      }
+    ).zstdCompress,
+  );
+  return zstd(body);
+}

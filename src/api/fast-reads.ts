@@ -1,0 +1,214 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { authenticateRequest, type Authenticator } from '../auth/authenticator.js';
+import type { Principal } from '../auth/principal.js';
+import type { QueryParams } from '../core/list-request.js';
+import { requestIdOf } from '../core/request-id.js';
+import { httpStatusOf } from '../core/rpc-code.js';
+import { isValidUidp } from '../core/uidp.js';
+import type { ApiMetrics } from '../metrics/api-metrics.js';
+import { compress, encodingFor } from './compression.js';
+import { logRequest, rpcErrorOf } from './middleware/request-context.js';
+
+/** A read's answer, serialised once: the JSON text and, for a Get, its entity tag. */
+export interface ReadAnswer {
+  json: string;
+  etag?: string;
+}
+
+/**
+ * One v2 Get or List as both REST paths run it: the route's Koa handler and the fast path
+ * call this same function, so the two cannot answer differently. `uid` is the Get's path
+ * parameter; `query` the parsed query string (Koa's shape).
+ */
+export type Read = (
+  p: Principal,
+  uid: string | undefined,
+  query: QueryParams,
+) => Promise<ReadAnswer>;
+
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface FastReadsDeps {
+  authenticator: Authenticator;
+  logger: Logger;
+  metrics?: ApiMetrics;
+  /** With CORS on, a request with an `Origin` goes to Koa, which adds the CORS headers. */
+  cors: boolean;
+}
+
+interface Route {
+  read: Read;
+  /** The router's template of the route: the metrics label Koa's path would give it. */
+  label: string;
+}
+
+/**
+ * Why: on an authorized Get, Koa's context, its middleware chain and @koa/router's layer
+ * scan cost about as much CPU as the service call and the database together. The hot
+ * reads (every v2 Get and List) are served here, on the raw request, by the very function
+ * the Koa route runs, with the same authentication, error bodies, request id, ETag,
+ * compression, metrics and access log.
+ *
+ * Only the plainest requests are taken: HTTP/1.x GET of a collection path exactly as
+ * registered, or of a collection path and a well-formed uid path (nothing percent-encoded,
+ * no trailing slash), and no `Origin` when CORS is on. Everything else, and every other
+ * method and route, goes to Koa untouched. A compressed answer is sent whole, with its
+ * length, where Koa streams it chunked.
+ */
+export class FastReads {
+  /** Requests answered here, not by Koa. */
+  readonly stats = { served: 0 };
+  readonly #lists = new Map<string, Route>();
+  readonly #gets = new Map<string, Route>();
+
+  constructor(private readonly d: FastReadsDeps) {}
+
+  /**
+   * Serve `collection` (List) or `collection/{uid}` (Get) here too. `label` is the route's
+   * template as the router holds it.
+   * @throws Error for a collection path the fast path cannot tell apart (not three segments).
+   */
+  register(kind: 'get' | 'list', collection: string, label: string, read: Read): void {
+    if (collectionOf(`${collection}/x`) !== collection)
+      throw new Error(`fast reads need /<service>/<version>/<plural> paths, not ${collection}`);
+    (kind === 'get' ? this.#gets : this.#lists).set(collection, { read, label });
+  }
+
+  /** What is registered, as `[kind, collection]` (tests enumerate it). */
+  routes(): Array<['get' | 'list', string]> {
+    return [
+      ...[...this.#gets.keys()].map((c): ['get', string] => ['get', c]),
+      ...[...this.#lists.keys()].map((c): ['list', string] => ['list', c]),
+    ];
+  }
+
+  /** `rest`, with the registered reads answered here first. */
+  handler(rest: NodeHandler): NodeHandler {
+    return (req, res) => {
+      if (!this.tryServe(req, res)) rest(req, res);
+    };
+  }
+
+  /** Serve `req` if it is a read this path takes; false leaves it untouched for Koa. */
+  tryServe(req: IncomingMessage, res: ServerResponse): boolean {
+    if (req.method !== 'GET' || req.httpVersionMajor !== 1) return false;
+    if (this.d.cors && req.headers.origin !== undefined) return false;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    let route = this.#lists.get(path);
+    let uid: string | undefined;
+    if (route === undefined) {
+      const collection = collectionOf(path);
+      if (collection === undefined) return false;
+      route = this.#gets.get(collection);
+      uid = path.slice(collection.length + 1);
+      if (route === undefined || !isValidUidp(uid)) return false;
+    }
+    this.stats.served++;
+    void this.serve(req, res, route, uid, q < 0 ? '' : url.slice(q + 1), path);
+    return true;
+  }
+
+  /** Counted and timed as httpMetrics counts Koa's routes, in the same series. */
+  private count(route: Route, status: number, seconds: number): void {
+    const m = this.d.metrics;
+    if (!m) return;
+    const labels = { route: route.label, method: 'GET', code: String(status) };
+    m.httpRequests.inc(labels);
+    m.httpDuration.observe(labels, seconds);
+  }
+
+  private async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    uid: string | undefined,
+    search: string,
+    path: string,
+  ): Promise<void> {
+    const started = performance.now();
+    const requestId = requestIdOf(req.headers['x-request-id']);
+    let child: Logger | undefined;
+    const log = () => (child ??= this.d.logger.child({ requestId }));
+    let principal: Principal | undefined;
+    let status = 200;
+    try {
+      try {
+        principal = await authenticateRequest(
+          this.d.authenticator,
+          req.headers.authorization || undefined,
+          'rest',
+          requestId,
+        );
+        const answer = await route.read(principal, uid, queryOf(search));
+        await send(req, res, 200, requestId, answer);
+      } catch (e) {
+        const err = rpcErrorOf(e, log);
+        status = err.httpStatus ?? httpStatusOf(err.code);
+        await send(req, res, status, requestId, { json: JSON.stringify(err.toStatus()) });
+      }
+    } catch (e) {
+      // Only a failure to write the answer lands here: the connection is beyond saving.
+      log().error({ err: e }, 'unhandled error');
+      status = 500;
+      res.destroy();
+    } finally {
+      this.count(route, status, (performance.now() - started) / 1000);
+      logRequest(this.d.logger, log, 'GET', path, status, started, principal);
+    }
+  }
+}
+
+/** `/a/b/c` of `/a/b/c/…`, or undefined when the path has fewer segments. */
+function collectionOf(path: string): string | undefined {
+  const second = path.indexOf('/', 1);
+  const third = second < 0 ? -1 : path.indexOf('/', second + 1);
+  const fourth = third < 0 ? -1 : path.indexOf('/', third + 1);
+  return fourth < 0 ? undefined : path.slice(0, fourth);
+}
+
+/** The query string as Koa parses it (`ctx.query`): a repeated key becomes an array. */
+function queryOf(search: string): QueryParams {
+  const out: Record<string, string | string[]> = {};
+  if (search === '') return out;
+  const params = new URLSearchParams(search);
+  for (const key of params.keys()) {
+    const values = params.getAll(key);
+    Object.defineProperty(out, key, {
+      value: values.length <= 1 ? values[0] : values,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+/** The answer with the headers Koa's chain would give it (compressed as koa-compress would). */
+async function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  requestId: string,
+  answer: ReadAnswer,
+): Promise<void> {
+  res.statusCode = status;
+  res.setHeader('Vary', 'Accept-Encoding');
+  res.setHeader('X-Request-Id', requestId);
+  if (answer.etag !== undefined) res.setHeader('ETag', answer.etag);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  const length = Buffer.byteLength(answer.json);
+  const encoding = encodingFor(req.headers['accept-encoding'], length);
+  if (encoding === undefined) {
+    // A string body goes out in one write with the head, as Koa's does.
+    res.setHeader('Content-Length', length);
+    res.end(answer.json);
+    return;
+  }
+  const body = await compress(Buffer.from(answer.json), encoding);
+  res.setHeader('Content-Encoding', encoding);
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
+}

@@ -1,0 +1,306 @@
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
+import test from 'ava';
+import type { FastReads } from '../../src/api/fast-reads.js';
+import { PLACES, buildTenancy, type Tenancy } from '../helpers/tenancy-fixtures.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * The fast reads (src/api/fast-reads.ts) answer every v2 Get and List outside Koa. The same
+ * Arbor is served twice here: through its REST handler (fast reads first) and through Koa
+ * alone (`app.callback()`). Every request goes to both and must be answered alike, byte
+ * for byte (bodies, status, the headers a client reads); the fast path's own counter
+ * proves which requests it took.
+ */
+let s: TestServer;
+let ten: Tenancy;
+let fast: FastReads;
+let koa: Server;
+let koaUrl: string;
+const tokens: Record<string, string | undefined> = {};
+
+test.before(async () => {
+  s = await startServer();
+  ten = await buildTenancy(s, 'fast');
+  fast = fastOf(s);
+  koa = createServer(s.arbor.app.callback()).listen(0, '127.0.0.1');
+  await new Promise<void>((r) => koa.once('listening', () => r()));
+  koaUrl = `http://127.0.0.1:${(koa.address() as AddressInfo).port}`;
+  tokens.admin = ADMIN_TOKEN;
+  for (const who of ['viewer@a', 'owner@b'] as const)
+    tokens[who] = await ten.tokenFor(ten.ids[who]!);
+  tokens.unbound = await ten.tokenFor(ten.ids.unbound!);
+  tokens.anonymous = undefined;
+  tokens.forged = `${(await ten.tokenFor(ten.ids['owner@b']!)).slice(0, -4)}AAAA`;
+});
+test.after.always(async () => {
+  koa?.closeAllConnections();
+  await new Promise<void>((r) => (koa ? koa.close(() => r()) : r()));
+  await s?.close();
+});
+
+function fastOf(server: TestServer): FastReads {
+  const f = server.arbor.fastReads;
+  if (!f) throw new Error('the test server has no fast reads');
+  return f;
+}
+
+interface Raw {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+function get(base: string, path: string, headers: Record<string, string>, method = 'GET') {
+  return new Promise<Raw>((resolve, reject) => {
+    const req = request(`${base}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function decoded(r: Raw): string {
+  const enc = r.headers['content-encoding'];
+  if (enc === 'br') return zlib.brotliDecompressSync(r.body).toString();
+  if (enc === 'gzip') return zlib.gunzipSync(r.body).toString();
+  if (enc === 'zstd')
+    return (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer })
+      .zstdDecompressSync(r.body)
+      .toString();
+  return r.body.toString();
+}
+
+/** The answer as a client reads it; page tokens are sealed with a fresh nonce each time. */
+function shape(r: Raw) {
+  const text = decoded(r);
+  let body: unknown = text;
+  try {
+    const json = JSON.parse(text) as Record<string, unknown>;
+    if (typeof json.nextPageToken === 'string') json.nextPageToken = '<token>';
+    body = json;
+  } catch {
+    /* compared as text */
+  }
+  const h = r.headers;
+  return {
+    status: r.status,
+    body,
+    contentType: h['content-type'],
+    etag: h.etag,
+    vary: h.vary,
+    encoding: h['content-encoding'],
+    requestId: h['x-request-id'],
+  };
+}
+
+/** Sends `path` to both paths; asserts equal answers and whether the fast path took it. */
+async function same(
+  t: {
+    deepEqual(a: unknown, b: unknown, m?: string): void;
+    is(a: unknown, b: unknown, m?: string): void;
+  },
+  path: string,
+  headers: Record<string, string>,
+  takenFast: boolean,
+  method = 'GET',
+): Promise<Raw> {
+  // A fixed request id, so that both answers carry the same one.
+  headers = { 'x-request-id': 'parity', ...headers };
+  const before = fast.stats.served;
+  const viaFast = await get(s.url, path, headers, method);
+  t.is(fast.stats.served - before, takenFast ? 1 : 0, `${method} ${path}: taken by the fast path`);
+  const viaKoa = await get(koaUrl, path, headers, method);
+  t.deepEqual(shape(viaFast), shape(viaKoa), `${method} ${path} ${JSON.stringify(headers)}`);
+  return viaFast;
+}
+
+const auth = (who: string): Record<string, string> =>
+  tokens[who] === undefined ? {} : { authorization: `Bearer ${tokens[who]}` };
+
+test.serial(
+  'fast reads: every v2 Get answers as Koa does, for every caller and kind of uid',
+  async (t) => {
+    const gets = fast.routes().filter(([k]) => k === 'get');
+    t.true(gets.length >= 9, `v2 Gets registered: ${gets.map(([, c]) => c).join(', ')}`);
+    const uids = Object.entries(ten.res)
+      .filter(([k]) => k.endsWith('@a') || k.endsWith('@sibling'))
+      .map(([, uid]) => uid);
+    uids.push('0'.repeat(40), `${ten.a}/${'f'.repeat(16)}`);
+    let ok = 0;
+    for (const [, collection] of gets)
+      for (const who of Object.keys(tokens))
+        for (const uid of uids) {
+          const r = await same(
+            t,
+            `${collection}/${uid}`,
+            { ...auth(who), 'x-request-id': `rq-${ok}` },
+            true,
+          );
+          if (r.status === 200) ok++;
+        }
+    // Not only refusals: each kind was read by someone allowed to.
+    t.true(ok >= gets.length * 2, `${ok} successful Gets`);
+  },
+);
+
+test.serial(
+  'fast reads: every v2 List answers as Koa does: pages, order, filters, bad input',
+  async (t) => {
+    const lists = fast.routes().filter(([k]) => k === 'list');
+    t.true(lists.length >= 9);
+    const queries = [
+      '',
+      '?page_size=1',
+      '?pageSize=2&orderBy=name%20desc',
+      '?order_by=create_time&skip=1',
+      `?uidp.descendants_of=${ten.org}`,
+      `?uidp.children_of=${ten.a}&page_size=1`,
+      '?order_by=secret',
+      '?page_token=forged',
+      '?page_size=-1',
+      '?page_size=1&page_size=2',
+      '?name=x&name=y',
+    ];
+    for (const [, collection] of lists)
+      for (const who of ['admin', 'viewer@a', 'owner@b', 'unbound', 'anonymous'])
+        for (const q of queries) await same(t, `${collection}${q}`, auth(who), true);
+  },
+);
+
+test.serial(
+  'fast reads: a page token from either path carries on alike on the other',
+  async (t) => {
+    const first = await same(t, '/iam/v2beta1/roles?page_size=2', auth('admin'), true);
+    const token = (JSON.parse(decoded(first)) as { nextPageToken: string }).nextPageToken;
+    t.truthy(token);
+    await same(
+      t,
+      `/iam/v2beta1/roles?page_size=2&page_token=${encodeURIComponent(token)}`,
+      auth('admin'),
+      true,
+    );
+    // The token names its query: the fast path refuses it for another one, as Koa does.
+    const other = await get(
+      s.url,
+      `/iam/v2beta1/roles?page_size=2&order_by=name&page_token=${encodeURIComponent(token)}`,
+      auth('admin'),
+    );
+    t.is(other.status, 400);
+  },
+);
+
+test.serial('fast reads: large answers are compressed as koa-compress chooses', async (t) => {
+  const path = '/iam/v2beta1/roles?page_size=200';
+  const plain = await get(s.url, path, auth('admin'));
+  t.true(plain.body.length > 1024, 'the list is above the compression threshold');
+  const hasZstd = typeof (zlib as { zstdCompress?: unknown }).zstdCompress === 'function';
+  const cases = [
+    'gzip',
+    'br',
+    'gzip, deflate, br',
+    'br;q=0.5, gzip',
+    'gzip;q=0, br;q=0',
+    '*',
+    'identity',
+    'deflate',
+    'zstd, gzip',
+    'GZIP',
+    '',
+  ];
+  const seen = new Set<string | undefined>();
+  for (const ae of cases) {
+    const r = await same(
+      t,
+      path,
+      { ...auth('admin'), ...(ae === '' ? {} : { 'accept-encoding': ae }) },
+      true,
+    );
+    seen.add(r.headers['content-encoding'] as string | undefined);
+  }
+  t.deepEqual(
+    [...seen].sort(),
+    (hasZstd ? ['br', 'gzip', 'zstd', undefined] : ['br', 'gzip', undefined]).sort(),
+  );
+  // A small answer (a Get) is never compressed.
+  const small = await same(
+    t,
+    `/iam/v2beta1/groups/${ten.a}`,
+    { ...auth('admin'), 'accept-encoding': 'br' },
+    true,
+  );
+  t.is(small.headers['content-encoding'], undefined);
+});
+
+test.serial('fast reads: what is not a plain v2 read is left to Koa', async (t) => {
+  const h = auth('admin');
+  const a = ten.a;
+  await same(t, `/iam/v2beta1/groups/${a}/`, h, false);
+  await same(t, `/iam/v2beta1/groups/${a.slice(0, 10)}%61${a.slice(11)}`, h, false);
+  await same(t, `/iam/v2beta1/groups/${a.toUpperCase()}`, h, false);
+  await same(t, '/iam/v2beta1/groups/', h, false);
+  await same(t, `/IAM/v2beta1/groups/${a}`, h, false);
+  await same(t, `//iam/v2beta1/groups/${a}`, h, false);
+  await same(t, `/iam/v1/groups/${a}`, h, false);
+  await same(t, '/iam/v1/groups', h, false);
+  await same(t, `/iam/v2beta1/groups/${a}`, h, false, 'HEAD');
+  await same(t, '/healthz', {}, false);
+  await same(t, '/iam/v2beta1/nothing/here', h, false);
+  // A request id that is not one plain token is replaced, on both paths.
+  const odd = await get(s.url, `/iam/v2beta1/groups/${a}`, { ...h, 'x-request-id': 'a b' });
+  t.not(odd.headers['x-request-id'], 'a b');
+  t.regex(String(odd.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+});
+
+test.serial(
+  'fast reads: counted in the metrics under the route template, as Koa counts them',
+  async (t) => {
+    const metric = async () =>
+      (await s.arbor.metrics.registry.getSingleMetricAsString('arbor_http_requests_total'))
+        .split('\n')
+        .filter((l) => l.includes('{route="/iam/v2beta1/groups/{*uid}",method="GET",code="200"}'));
+    const count = async () => Number((await metric())[0]?.split(' ').pop() ?? 0);
+    const before = await count();
+    await same(t, `/iam/v2beta1/groups/${ten.a}`, auth('admin'), true);
+    // One through each path: both under the one series.
+    t.is((await count()) - before, 2);
+  },
+);
+
+test.serial(
+  'fast reads: with CORS on, a browser request is left to Koa for its headers',
+  async (t) => {
+    const cors = await startServer({ ARBOR_CORS_ORIGINS: 'https://app.example.com' });
+    try {
+      const f = fastOf(cors);
+      const before = f.stats.served;
+      const r = await get(cors.url, '/iam/v2beta1/groups', {
+        ...auth('admin'),
+        origin: 'https://app.example.com',
+      });
+      t.is(r.status, 200);
+      t.is(r.headers['access-control-allow-origin'], 'https://app.example.com');
+      t.is(f.stats.served, before);
+      await get(cors.url, '/iam/v2beta1/groups', auth('admin'));
+      t.is(f.stats.served, before + 1);
+    } finally {
+      await cors.close();
+    }
+  },
+);
+
+test.serial(
+  'fast reads: each place of the tenancy is read alike (sanity of the fixture)',
+  async (t) => {
+    for (const p of PLACES) {
+      const r = await get(s.url, `/iam/v2beta1/groups/${ten.res[`group@${p}`]}`, auth('admin'));
+      t.is(r.status, 200);
+    }
+  },
+);
