@@ -91,6 +91,7 @@ export function pairTransports(arborUrl: string, p: PairCase, token: string) {
   return {
     rest: http1Transport(p.restUrl, auth),
     grpc: grpcTransport(arborUrl, rpcPath(p.method), p.request, auth),
+    grpcShared: grpcTransport(arborUrl, rpcPath(p.method), p.request, auth, { shared: true }),
   };
 }
 
@@ -105,7 +106,7 @@ export function pairTransports(arborUrl: string, p: PairCase, token: string) {
 export async function runPair(env: PairEnv, p: PairCase): Promise<PairResult> {
   const { scale, db, arbor, log } = env;
   const t = pairTransports(arbor.url, p, env.token);
-  const once = async (side: 'REST' | 'gRPC', transport: Transport, seconds: number) => {
+  const once = async (side: string, transport: Transport, seconds: number) => {
     const { result, firstFailure } = await closedLoop(transport, seconds, arbor.pid, db.name);
     if (result.errors + result.non2xx > 0)
       throw new Error(
@@ -115,28 +116,32 @@ export async function runPair(env: PairEnv, p: PairCase): Promise<PairResult> {
     return result;
   };
   log(`case ${p.name}: ${p.label} (gRPC next to REST, same generator)`);
-  await once('REST', t.rest, scale.warmupSeconds);
-  await once('gRPC', t.grpc, scale.warmupSeconds);
-  const rest: RunResult[] = [];
-  const grpc: RunResult[] = [];
+  const sides = [
+    { side: 'REST', transport: t.rest, runs: [] as RunResult[] },
+    { side: 'gRPC', transport: t.grpc, runs: [] as RunResult[] },
+    { side: 'gRPC, one session', transport: t.grpcShared, runs: [] as RunResult[] },
+  ] as const;
+  for (const x of sides) await once(x.side, x.transport, scale.warmupSeconds);
   for (let r = 1; r <= scale.runs; r++) {
-    if (r % 2 === 1) {
-      rest.push(await once('REST', t.rest, scale.runSeconds));
-      grpc.push(await once('gRPC', t.grpc, scale.runSeconds));
-    } else {
-      grpc.push(await once('gRPC', t.grpc, scale.runSeconds));
-      rest.push(await once('REST', t.rest, scale.runSeconds));
+    // The order turns every run, so that each side sees the same drift in the machine's load.
+    for (let i = 0; i < sides.length; i++) {
+      const x = sides[(i + r - 1) % sides.length]!;
+      x.runs.push(await once(x.side, x.transport, scale.runSeconds));
     }
-    log(`  run ${r}: REST ${fmtRun(rest[r - 1])} | gRPC ${fmtRun(grpc[r - 1])}`);
+    log(`  run ${r}: ${sides.map((x) => `${x.side} ${fmtRun(x.runs[r - 1])}`).join(' | ')}`);
   }
+  const [rest, grpc, shared] = sides.map((x) => x.runs) as [RunResult[], RunResult[], RunResult[]];
   const a = summarise(rest);
   const b = summarise(grpc);
+  const c = summarise(shared);
   return {
     name: p.name,
     label: p.label,
     rest: p.rest,
     restSameGenerator: { summary: a, runs: rest },
     grpc: { summary: b, runs: grpc },
+    grpcShared: { summary: c, runs: shared },
+    ratioShared: { rps: c.rps / a.rps, p50: c.p50 / a.p50, p99: c.p99 / a.p99 },
     ratio: { rps: b.rps / a.rps, p50: b.p50 / a.p50, p99: b.p99 / a.p99 },
   };
 }

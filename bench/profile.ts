@@ -1,11 +1,19 @@
 /**
- * `npx tsx bench/profile.ts [--quick] [get,sts,children.p1,grpc.get,grpc.children.p1]`:
+ * `npx tsx bench/profile.ts [--quick] [--keep=DIR] [get,sts,children.p1,grpc.get,grpc.children.p1]`:
  * where Arbor's own CPU goes per request. For each case, start Arbor with `--cpu-prof`,
  * load it as bench/run.ts does (16 connections: autocannon for REST, the closed-loop
  * generator for gRPC), stop it, and sum the profile's self time by package / source file
  * and by function. Writes bench/results/<date>-<scale>-profile.md.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -18,6 +26,8 @@ import { ROOT, startArbor } from './procs.js';
 import { PAGE_SIZE, SCALES, orgUid, teamUid } from './scale.js';
 
 const scale = SCALES[process.argv.includes('--quick') ? 'quick' : 'full'];
+/** `--keep=DIR`: also keep each case's raw .cpuprofile there. */
+const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice('--keep='.length);
 const wanted = (
   process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'get,sts,children.p1'
 ).split(',');
@@ -167,6 +177,12 @@ async function main(): Promise<void> {
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
     out.push(file ? summarise(join(dir, file), window, requests) : '(no profile written)');
     console.log(out.slice(-2).join('\n'));
+    if (file && keep) {
+      // For a look beyond self time (DevTools, or inclusive time per function).
+      mkdirSync(keep, { recursive: true });
+      copyFileSync(join(dir, file), join(keep, `${name}.cpuprofile`));
+      console.log(`kept ${join(keep, `${name}.cpuprofile`)}`);
+    }
     rmSync(dir, { recursive: true, force: true });
   }
   await c.end();

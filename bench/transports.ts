@@ -120,15 +120,24 @@ function open(baseUrl: string): Promise<http2.ClientHttp2Session> {
 /**
  * gRPC over HTTP/2 (h2c, prior knowledge, as gRPC clients connect): a unary call of
  * `path` (`/pkg.Service/Method`) with `message` (encoded once, framed once) and
- * `metadata`, each connection one HTTP/2 session with one stream open at a time. A call
- * succeeds when its trailers say `grpc-status: 0`.
+ * `metadata`. A call succeeds when its trailers say `grpc-status: 0`.
+ *
+ * By default each connection of the load is its own HTTP/2 session with one stream open at
+ * a time (shaped like the HTTP/1.1 side). With `shared`, every connection of the load is a
+ * stream of one session, as a gRPC channel multiplexes its calls (grpc-js opens one
+ * connection per target unless told otherwise).
  */
 export function grpcTransport(
   baseUrl: string,
   path: string,
   message: Uint8Array,
   metadata: Record<string, string>,
+  opts: { shared?: boolean } = {},
 ): Transport & { once(): Promise<Uint8Array> } {
+  let sharedSession: Promise<http2.ClientHttp2Session> | undefined;
+  let users = 0;
+  const session = (): Promise<http2.ClientHttp2Session> =>
+    opts.shared ? (sharedSession ??= open(baseUrl)) : open(baseUrl);
   const frame = grpcFrame(message);
   const headers: http2.OutgoingHttpHeaders = {
     ':method': 'POST',
@@ -139,10 +148,15 @@ export function grpcTransport(
   };
   return {
     async connect() {
-      const session = await open(baseUrl);
+      const s = await session();
+      users++;
       const c: Connection = {
-        call: async () => failure(await unary(session, headers, frame, false)),
-        close: () => session.close(),
+        call: async () => failure(await unary(s, headers, frame, false)),
+        close: () => {
+          // A shared session closes with its last user.
+          if (--users === 0 || !opts.shared) s.close();
+          if (users === 0) sharedSession = undefined;
+        },
       };
       const first = await c.call();
       if (first !== undefined) {

@@ -6,6 +6,7 @@ import {
   ConnectError,
   createContextValues,
   type ConnectRouter,
+  type ContextValues,
   type HandlerContext,
   type MethodImpl,
 } from '@connectrpc/connect';
@@ -147,25 +148,12 @@ export class UnaryFastPath {
   ): Promise<void> {
     const started = performance.now();
     const stream = req.stream;
-    const ac = new AbortController();
+    const ctx = new CallContext(entry, headersOf(req.headers));
     let done = false;
     const onClose = () => {
-      if (!done) ac.abort(new ConnectError('operation was aborted', Code.Canceled));
+      if (!done) ctx.cancel();
     };
     stream.once('close', onClose);
-    const ctx: HandlerContext = {
-      method: entry.method,
-      service: entry.method.parent,
-      signal: ac.signal,
-      timeoutMs: () => undefined,
-      requestMethod: 'POST',
-      requestHeader: headersOf(req.headers),
-      responseHeader: new Headers(),
-      responseTrailer: new Headers(),
-      protocolName: 'grpc',
-      values: createContextValues(),
-      url: entry.path,
-    };
     let code = 'OK';
     try {
       const out = await entry.impl(input, ctx);
@@ -187,6 +175,76 @@ export class UnaryFastPath {
       logCall(this.logger, rpc, req.headers['content-type'] ?? null, code, started);
     }
   }
+}
+
+/**
+ * The context a call's impl gets. Its AbortController, response headers and trailers and
+ * context values are made only when asked for: the API impls read the request headers and
+ * nothing else, and each of those is an allocation (the signal two) on every call.
+ */
+class CallContext implements HandlerContext {
+  readonly method: DescMethod;
+  readonly service: DescMethod['parent'];
+  readonly url: string;
+  readonly requestMethod = 'POST';
+  readonly protocolName = 'grpc';
+  #ac: AbortController | undefined;
+  #cancelled = false;
+  #values: ContextValues | undefined;
+  #header: Headers | undefined;
+  #trailer: Headers | undefined;
+
+  constructor(
+    entry: Entry,
+    readonly requestHeader: Headers,
+  ) {
+    this.method = entry.method;
+    this.service = entry.method.parent;
+    this.url = entry.path;
+  }
+
+  timeoutMs(): undefined {
+    return undefined;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#ac === undefined) {
+      this.#ac = new AbortController();
+      if (this.#cancelled) this.#ac.abort(canceled());
+    }
+    return this.#ac.signal;
+  }
+
+  /** The client went away before the answer: an impl that listens is told. */
+  cancel(): void {
+    this.#cancelled = true;
+    this.#ac?.abort(canceled());
+  }
+
+  get values(): ContextValues {
+    return (this.#values ??= createContextValues());
+  }
+
+  get responseHeader(): Headers {
+    return (this.#header ??= new Headers());
+  }
+
+  get responseTrailer(): Headers {
+    return (this.#trailer ??= new Headers());
+  }
+
+  /** What the impl set, without making the Headers it did not. */
+  get setHeader(): Headers | undefined {
+    return this.#header;
+  }
+
+  get setTrailer(): Headers | undefined {
+    return this.#trailer;
+  }
+}
+
+function canceled(): ConnectError {
+  return new ConnectError('operation was aborted', Code.Canceled);
 }
 
 /** The big-endian length of the frame starting the buffered body (`size` ≥ 5). */
@@ -256,8 +314,8 @@ function headersOf(node: Http2ServerRequest['headers']): Headers {
 
 type Fields = Record<string, string | string[]>;
 
-function fieldsOf(target: Fields, h: Headers): Fields {
-  h.forEach((v, k) => {
+function fieldsOf(target: Fields, h: Headers | undefined): Fields {
+  h?.forEach((v, k) => {
     target[k] = v;
   });
   return target;
@@ -268,10 +326,10 @@ function gone(stream: ServerHttp2Stream): boolean {
 }
 
 /** Through the compat response, which owns the stream's `wantTrailers`. */
-function respondOk(res: Http2ServerResponse, frame: Buffer, ctx: HandlerContext): void {
+function respondOk(res: Http2ServerResponse, frame: Buffer, ctx: CallContext): void {
   if (gone(res.stream)) return;
-  res.writeHead(200, fieldsOf({ 'content-type': CONTENT_TYPE }, ctx.responseHeader));
-  res.addTrailers(fieldsOf({ 'grpc-status': '0' }, ctx.responseTrailer));
+  res.writeHead(200, fieldsOf({ 'content-type': CONTENT_TYPE }, ctx.setHeader));
+  res.addTrailers(fieldsOf({ 'grpc-status': '0' }, ctx.setTrailer));
   res.end(frame);
 }
 
@@ -279,13 +337,13 @@ function respondOk(res: Http2ServerResponse, frame: Buffer, ctx: HandlerContext)
 function respondError(
   stream: ServerHttp2Stream,
   err: ConnectError,
-  ctx: HandlerContext | undefined,
+  ctx: CallContext | undefined,
 ): void {
   if (gone(stream)) return;
   const head: Fields = { ':status': '200', 'content-type': CONTENT_TYPE };
   if (ctx) {
-    fieldsOf(head, ctx.responseHeader);
-    fieldsOf(head, ctx.responseTrailer);
+    fieldsOf(head, ctx.setHeader);
+    fieldsOf(head, ctx.setTrailer);
   }
   fieldsOf(head, setTrailerStatus(new Headers(), err));
   stream.respond(head, { endStream: true });
