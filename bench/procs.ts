@@ -118,7 +118,8 @@ export async function startArbor(
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
   return start(
     'arbor',
-    ['dist/src/main.js', 'serve'],
+    // The image's node flags (Dockerfile ENTRYPOINT, npm start).
+    ['--max-semi-space-size=4', 'dist/src/main.js', 'serve'],
     {
       PORT: String(port),
       HOST: '127.0.0.1',
