@@ -62,7 +62,12 @@ export class FastReads {
   readonly #lists = new Map<string, Route>();
   readonly #gets = new Map<string, Route>();
 
-  constructor(private readonly d: FastReadsDeps) {}
+  /** koa-compress varies every answer on Accept-Encoding; with CORS on, @koa/cors on Origin. */
+  readonly #vary: string;
+
+  constructor(private readonly d: FastReadsDeps) {
+    this.#vary = d.cors ? 'Accept-Encoding, Origin' : 'Accept-Encoding';
+  }
 
   /**
    * Serve `collection` (List) or `collection/{uid}` (Get) here too. `label` is the route's
@@ -95,6 +100,8 @@ export class FastReads {
     if (req.method !== 'GET' || req.httpVersionMajor !== 1) return false;
     if (this.d.cors && req.headers.origin !== undefined) return false;
     const url = req.url ?? '';
+    // A fragment is not part of a request target; Koa's parser would drop it, this one not.
+    if (url.includes('#')) return false;
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     let route = this.#lists.get(path);
@@ -143,11 +150,18 @@ export class FastReads {
           requestId,
         );
         const answer = await route.read(principal, uid, queryOf(search));
-        await send(req, res, 200, requestId, answer);
+        await send(req, res, 200, requestId, answer, this.#vary);
       } catch (e) {
         const err = rpcErrorOf(e, log);
         status = err.httpStatus ?? httpStatusOf(err.code);
-        await send(req, res, status, requestId, { json: JSON.stringify(err.toStatus()) });
+        await send(
+          req,
+          res,
+          status,
+          requestId,
+          { json: JSON.stringify(err.toStatus()) },
+          this.#vary,
+        );
       }
     } catch (e) {
       // Only a failure to write the answer lands here: the connection is beyond saving.
@@ -193,9 +207,10 @@ async function send(
   status: number,
   requestId: string,
   answer: ReadAnswer,
+  vary: string,
 ): Promise<void> {
   res.statusCode = status;
-  res.setHeader('Vary', 'Accept-Encoding');
+  res.setHeader('Vary', vary);
   res.setHeader('X-Request-Id', requestId);
   if (answer.etag !== undefined) res.setHeader('ETag', answer.etag);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
