@@ -1,7 +1,5 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import test, { type ExecutionContext } from 'ava';
-import { pino } from 'pino';
-import { Controller } from '../../src/reconciler/controller.js';
 import {
   assignAuthority,
   builtinRole,
@@ -12,12 +10,12 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createIdentity } from '../helpers/iam-fixtures.js';
 import {
   condition,
-  countingServices,
   crs,
   kubeAvailability,
   startCluster,
   type TestCluster,
 } from '../helpers/kube.js';
+import { startController } from '../helpers/controller.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -57,24 +55,8 @@ test.after.always(async () => {
 });
 
 const G = '/iam/v2beta1/groups';
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
-
 /** A controller for one namespace (no admin namespaces), stopped when the test ends. */
-function controllerFor(t: ExecutionContext, namespace: string) {
-  const counted = countingServices(server.arbor.services, ['groups', 'identities', 'roleBindings']);
-  const controller = new Controller({
-    kubeConfig: cluster.kc,
-    services: counted.services,
-    logger,
-    namespace,
-    leaderElection: false,
-    resyncMs: 3_600_000,
-    queue: { baseDelayMs: 100, maxDelayMs: 2_000 },
-  });
-  controller.start();
-  t.teardown(() => controller.stop());
-  return { controller, ...counted };
-}
+const controllerFor = (t: ExecutionContext, ns: string) => startController(t, cluster, server, ns);
 
 /** Wait until Ready=False with `reason` for the current generation. */
 const failsWith = (k: ReturnType<typeof crs>, kind: any, name: string, reason: string) =>

@@ -1,20 +1,18 @@
 import test from 'ava';
-import { pino } from 'pino';
 import { parseAllDocuments } from 'yaml';
 import { systemPrincipal } from '../../src/auth/principal.js';
 import { exportTree } from '../../src/cli/export.js';
-import { Controller } from '../../src/reconciler/controller.js';
 import { builtinRole } from '../helpers/authority.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import {
-  countingServices,
   crs,
   kubeAvailability,
   startCluster,
   type Kind,
   type TestCluster,
 } from '../helpers/kube.js';
+import { startController } from '../helpers/controller.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -78,19 +76,8 @@ maybe('export: a REST-built tree applied with kubectl is adopted with no writes'
     'namespaced, adopting',
   );
 
-  const counted = countingServices(server.arbor.services, ['groups', 'identities', 'roleBindings']);
-  const controller = new Controller({
-    kubeConfig: cluster.kc,
-    services: counted.services,
-    logger: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
-    namespace: ns,
-    leaderElection: false,
-    adminNamespaces: [ns], // the tree's root is an organization
-    resyncMs: 3_600_000,
-    queue: { baseDelayMs: 100, maxDelayMs: 2_000 },
-  });
-  controller.start();
-  t.teardown(() => controller.stop());
+  // The tree's root is an organization: the namespace acts as the administrator.
+  const counted = startController(t, cluster, server, ns, { adminNamespaces: [ns] });
   await cluster.kubectl(['apply', '-f', '-'], yaml);
   const k = crs(cluster, ns);
   for (const d of docs) {

@@ -1,12 +1,10 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
-import { pino } from 'pino';
 import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { Controller, type ControllerOptions } from '../../src/reconciler/controller.js';
+import type { ControllerOptions } from '../../src/reconciler/controller.js';
 import {
   condition,
-  countingServices,
   eventually,
   kubeAvailability,
   startCluster,
@@ -14,6 +12,7 @@ import {
   type TestCluster,
   crs,
 } from '../helpers/kube.js';
+import { startController } from '../helpers/controller.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -35,31 +34,13 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
-
-function controllerFor(
-  t: ExecutionContext,
-  namespace: string,
-  extra: Partial<ControllerOptions> = {},
-) {
-  const counted = countingServices(server.arbor.services, ['groups', 'identities', 'roleBindings']);
-  const controller = new Controller({
-    kubeConfig: cluster.kc,
-    services: counted.services,
-    logger,
-    namespace,
-    leaderElection: false,
-    // These tests manage organizations, which only the Arbor administrator may create:
-    // their namespace is assigned the administrator (ARBOR_RECONCILER_ADMIN_NAMESPACES).
-    adminNamespaces: [namespace],
-    resyncMs: 3_600_000,
-    queue: { baseDelayMs: 100, maxDelayMs: 2_000 },
-    ...extra,
-  });
-  controller.start();
-  t.teardown(() => controller.stop());
-  return { controller, ...counted };
-}
+/**
+ * A controller for one namespace, stopped when the test ends. These tests manage
+ * organizations, which only the Arbor administrator may create: their namespace is
+ * assigned the administrator (ARBOR_RECONCILER_ADMIN_NAMESPACES).
+ */
+const controllerFor = (t: ExecutionContext, ns: string, extra: Partial<ControllerOptions> = {}) =>
+  startController(t, cluster, server, ns, { adminNamespaces: [ns], ...extra });
 
 const tree: Array<[Kind, string, object]> = [
   [

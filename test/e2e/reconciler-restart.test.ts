@@ -1,13 +1,6 @@
 import test from 'ava';
-import { pino } from 'pino';
-import { Controller } from '../../src/reconciler/controller.js';
-import {
-  countingServices,
-  crs,
-  kubeAvailability,
-  startCluster,
-  type TestCluster,
-} from '../helpers/kube.js';
+import { crs, kubeAvailability, startCluster, type TestCluster } from '../helpers/kube.js';
+import { startController } from '../helpers/controller.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -38,24 +31,9 @@ maybe(
   async (t) => {
     const ns = await cluster.namespace('restart');
     const k = crs(cluster, ns);
-    const counted = countingServices(server.arbor.services, [
-      'groups',
-      'identities',
-      'roleBindings',
-    ]);
-    const controller = new Controller({
-      kubeConfig: cluster.kc,
-      services: counted.services,
-      logger: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
-      namespace: ns,
-      leaderElection: false,
+    const counted = startController(t, cluster, server, ns, {
       adminNamespaces: [ns],
-      resyncMs: 3_600_000,
-      // Informers back off 1 s doubling while the apiserver is down; cap it low here.
-      queue: { baseDelayMs: 100, maxDelayMs: 2_000 },
     });
-    controller.start();
-    t.teardown(() => controller.stop());
     await k.apply('Group', 'org', {});
     const org = (await k.ready('Group', 'org')).status.uid as string;
 

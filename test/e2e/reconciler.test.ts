@@ -1,16 +1,15 @@
 import test, { type ExecutionContext } from 'ava';
-import { pino } from 'pino';
 import { unavailable } from '../../src/core/rpc-error.js';
-import { Controller, type ControllerOptions } from '../../src/reconciler/controller.js';
+import type { ControllerOptions } from '../../src/reconciler/controller.js';
 import {
   condition,
-  countingServices,
   eventually,
   kubeAvailability,
   startCluster,
   type TestCluster,
   crs,
 } from '../helpers/kube.js';
+import { startController } from '../helpers/controller.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -33,32 +32,13 @@ test.after.always(async () => {
 });
 
 const G = '/iam/v2beta1/groups';
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
-
-/** A controller for one namespace, stopped when the test ends. */
-function controllerFor(
-  t: ExecutionContext,
-  namespace: string,
-  extra: Partial<ControllerOptions> = {},
-) {
-  const counted = countingServices(server.arbor.services, ['groups', 'identities', 'roleBindings']);
-  const controller = new Controller({
-    kubeConfig: cluster.kc,
-    services: counted.services,
-    logger,
-    namespace,
-    leaderElection: false,
-    // These tests manage organizations, which only the Arbor administrator may create:
-    // their namespace is assigned the administrator (ARBOR_RECONCILER_ADMIN_NAMESPACES).
-    adminNamespaces: [namespace],
-    resyncMs: 3_600_000, // resyncs are triggered by hand below
-    queue: { baseDelayMs: 100, maxDelayMs: 2_000 },
-    ...extra,
-  });
-  controller.start();
-  t.teardown(() => controller.stop());
-  return { controller, ...counted };
-}
+/**
+ * A controller for one namespace, stopped when the test ends. These tests manage
+ * organizations, which only the Arbor administrator may create: their namespace is
+ * assigned the administrator (ARBOR_RECONCILER_ADMIN_NAMESPACES).
+ */
+const controllerFor = (t: ExecutionContext, ns: string, extra: Partial<ControllerOptions> = {}) =>
+  startController(t, cluster, server, ns, { adminNamespaces: [ns], ...extra });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
