@@ -56,12 +56,10 @@ function conditionally<T, R>(
   );
 }
 
-/** A Get or Update answer: the resource with its ETag, serialised once for both. */
-function answer(ctx: Context, wire: unknown): void {
+/** A resource as a Get or Update answers it: its JSON, serialised once, and its ETag. */
+function withEtag(wire: unknown): ReadAnswer {
   const json = JSON.stringify(wire);
-  ctx.set('ETag', etagOfJson(json));
-  ctx.type = 'application/json';
-  ctx.body = json;
+  return { json, etag: etagOfJson(json) };
 }
 
 /** A read's answer as the Koa route sends it (the fast path sends the same, see fast-reads.ts). */
@@ -83,14 +81,20 @@ function deleteHandler<T>(h: CrudHandlers<T>, toWire: (item: T) => unknown) {
   };
 }
 
-function getHandler<T>(
+/** A kind's Get (v1 or v2, by its wire mapping), as both REST paths run it. */
+function getRead<T>(
   get: (p: Principal, uid: string) => Promise<T>,
   toWire: (item: T) => unknown,
-) {
+): Read {
+  return async (p, uid) => withEtag(toWire(await get(p, uid!)));
+}
+
+/** The Koa route of a Get: the uid from the path, then the read. */
+function getHandler(read: Read) {
   return async (ctx: Context) => {
     const uid = uidParam(ctx);
     if (uid === undefined) return;
-    answer(ctx, toWire(await get(principalOf(ctx), uid)));
+    answerRead(ctx, await read(principalOf(ctx), uid, {}));
   };
 }
 
@@ -148,21 +152,8 @@ export function mountV2<T, W extends z.ZodType>(
     );
   }
   if (h.get) {
-    const get = h.get.bind(h);
-    const read: Read = async (p, uid) => {
-      const json = JSON.stringify(toWire(await get(p, uid!)));
-      return { json, etag: etagOfJson(json) };
-    };
-    mountOperation(
-      t,
-      ops.get(),
-      async (ctx) => {
-        const uid = uidParam(ctx);
-        if (uid === undefined) return;
-        answerRead(ctx, await read(principalOf(ctx), uid, {}));
-      },
-      { kind: 'get', read },
-    );
+    const read = getRead(h.get.bind(h), toWire);
+    mountOperation(t, ops.get(), getHandler(read), { kind: 'get', read });
   }
   if (h.create) {
     const create = h.create.bind(h);
@@ -185,7 +176,7 @@ export function mountV2<T, W extends z.ZodType>(
       const updated = await conditionally(ctx, h, toWire, uid, () =>
         update(principalOf(ctx), uid, body, mask),
       );
-      answer(ctx, toWire(updated));
+      answerRead(ctx, withEtag(toWire(updated)));
     });
   }
   if (h.delete) mountOperation(t, ops.delete(), deleteHandler(h, toWire));
@@ -247,7 +238,7 @@ export function mountV1<T, W extends z.ZodType>(
   const toWire = (item: T): unknown => o.toWire(item);
   const ops = new CrudOperations(o, 'v1', o.path.split('/').pop()!);
   if (h.list) mountOperation(t, ops.list(), v1ListHandler(h, o.spec, toWire, o.maxItems ?? 10_000));
-  if (h.get) mountOperation(t, ops.get(), getHandler(h.get.bind(h), toWire));
+  if (h.get) mountOperation(t, ops.get(), getHandler(getRead(h.get.bind(h), toWire)));
   if (h.create) {
     const create = h.create.bind(h);
     const handler = (parent: boolean) => async (ctx: Context) => {
@@ -268,7 +259,7 @@ export function mountV1<T, W extends z.ZodType>(
       const updated = await conditionally(ctx, h, toWire, uid, () =>
         update(principalOf(ctx), uid, body, '*'),
       );
-      answer(ctx, toWire(updated));
+      answerRead(ctx, withEtag(toWire(updated)));
     };
     mountOperation(t, ops.update('replace'), replace);
     mountOperation(t, ops.update('update'), replace);
