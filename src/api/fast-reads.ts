@@ -4,11 +4,10 @@ import { authenticateRequest, type Authenticator } from '../auth/authenticator.j
 import type { Principal } from '../auth/principal.js';
 import type { QueryParams } from '../core/list-request.js';
 import { requestIdOf } from '../core/request-id.js';
-import { httpStatusOf } from '../core/rpc-code.js';
 import { isValidUidp } from '../core/uidp.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { compress, encodingFor } from './compression.js';
-import { logRequest, rpcErrorOf } from './middleware/request-context.js';
+import { errorAnswerOf, logRequest } from './middleware/request-context.js';
 
 /** A read's answer, serialised once: the JSON text and, for a Get, its entity tag. */
 export interface ReadAnswer {
@@ -152,16 +151,9 @@ export class FastReads {
         const answer = await route.read(principal, uid, queryOf(search));
         await send(req, res, 200, requestId, answer, this.#vary);
       } catch (e) {
-        const err = rpcErrorOf(e, log);
-        status = err.httpStatus ?? httpStatusOf(err.code);
-        await send(
-          req,
-          res,
-          status,
-          requestId,
-          { json: JSON.stringify(err.toStatus()) },
-          this.#vary,
-        );
+        const failure = errorAnswerOf(e, log);
+        status = failure.status;
+        await send(req, res, status, requestId, { json: JSON.stringify(failure.body) }, this.#vary);
       }
     } catch (e) {
       // Only a failure to write the answer lands here: the connection is beyond saving.

@@ -124,6 +124,28 @@ export function internal(): RpcError {
   return new RpcError(Code.INTERNAL, 'Internal error');
 }
 
+/** Where a door reports failures (a pino logger will do). */
+export interface FaultLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * What any failure leaves a door as, the same for every door: an RpcError as it is (its
+ * cause, a dependency's failure, reported), anything else a fault, reported and answered
+ * as INTERNAL with nothing of it shown. `log` is asked for only when there is something
+ * to report.
+ */
+export function asRpcError(e: unknown, log: () => FaultLog): RpcError {
+  if (isRpcError(e)) {
+    const cause = (e as { cause?: unknown }).cause;
+    if (cause) log().warn({ err: cause }, 'dependency failure');
+    return e;
+  }
+  log().error({ err: e }, 'unhandled error');
+  return internal();
+}
+
 export function unimplemented(description: string): RpcError {
   return new RpcError(Code.UNIMPLEMENTED, `Unimplemented: ${description}`);
 }

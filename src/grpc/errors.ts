@@ -1,7 +1,7 @@
 import type { DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import type { Logger } from 'pino';
-import { internal, isRpcError, type ErrorDetail, type RpcError } from '../core/rpc-error.js';
+import { asRpcError, type ErrorDetail, type RpcError } from '../core/rpc-error.js';
 import {
   BadRequestSchema,
   ErrorInfoSchema,
@@ -40,13 +40,11 @@ export function toConnectError(e: RpcError): ConnectError {
  */
 export function connectErrorOf(logger: Logger, e: unknown, rpc: string): ConnectError {
   if (e instanceof ConnectError) return e;
-  if (isRpcError(e)) {
-    const cause = (e as { cause?: unknown }).cause;
-    if (cause) logger.warn({ err: cause, rpc }, 'dependency failure');
-    return toConnectError(e);
-  }
-  logger.error({ err: e, rpc }, 'unhandled error');
-  return toConnectError(internal());
+  const withRpc = () => ({
+    warn: (o: object, msg: string) => logger.warn({ ...o, rpc }, msg),
+    error: (o: object, msg: string) => logger.error({ ...o, rpc }, msg),
+  });
+  return toConnectError(asRpcError(e, withRpc));
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { requestIdOf } from '../../core/request-id.js';
 import { Code, httpStatusOf } from '../../core/rpc-code.js';
-import { RpcError, internal, isRpcError } from '../../core/rpc-error.js';
+import { RpcError, asRpcError, type RpcStatus } from '../../core/rpc-error.js';
 import type { Principal } from '../../auth/principal.js';
 
 export interface State {
@@ -48,9 +48,9 @@ export function requestContext(logger: Logger) {
         }
       }
     } catch (e) {
-      const err = rpcErrorOf(e, log);
-      ctx.status = err.httpStatus ?? httpStatusOf(err.code);
-      ctx.body = err.toStatus();
+      const answer = errorAnswerOf(e, log);
+      ctx.status = answer.status;
+      ctx.body = answer.body;
     } finally {
       logRequest(logger, log, ctx.method, ctx.path, ctx.status, started, state.principal);
     }
@@ -58,18 +58,12 @@ export function requestContext(logger: Logger) {
 }
 
 /**
- * What any failure leaves as: an RpcError as it is (its cause, a dependency's failure,
- * logged), anything else a fault, logged and answered as INTERNAL with nothing of it
- * shown. Shared by both REST paths (this middleware and the fast reads).
+ * A failure as REST answers it (core's `asRpcError`, with the HTTP status of its code or
+ * its own). Shared by both REST paths: this middleware and the fast reads.
  */
-export function rpcErrorOf(e: unknown, log: () => Logger): RpcError {
-  if (isRpcError(e)) {
-    const cause = (e as { cause?: unknown }).cause;
-    if (cause) log().warn({ err: cause }, 'dependency failure');
-    return e;
-  }
-  log().error({ err: e }, 'unhandled error');
-  return internal();
+export function errorAnswerOf(e: unknown, log: () => Logger): { status: number; body: RpcStatus } {
+  const err = asRpcError(e, log);
+  return { status: err.httpStatus ?? httpStatusOf(err.code), body: err.toStatus() };
 }
 
 /** The access log line of one request, at info. */
