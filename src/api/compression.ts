@@ -14,13 +14,20 @@ export const COMPRESSION = {
   deflate: false,
 } as const;
 
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
+// Node 22.15+ only; typed loosely so that Node 20's types build too.
+const zstdCompress = (
+  zlib as { zstdCompress?: (b: Buffer, cb: (e: Error | null, r: Buffer) => void) => void }
+).zstdCompress;
+const zstd = zstdCompress === undefined ? undefined : promisify(zstdCompress);
+
 /** koa-compress's order of preference; zstd only where this Node's zlib has it. */
 const PREFERENCE = ['zstd', 'br', 'gzip', 'deflate', 'identity'] as const;
 type Encoding = 'zstd' | 'br' | 'gzip';
 
-const hasZstd = typeof (zlib as { zstdCompress?: unknown }).zstdCompress === 'function';
 const OFFERED: readonly string[] = PREFERENCE.filter(
-  (e) => (e !== 'zstd' || hasZstd) && e !== 'deflate',
+  (e) => (e !== 'zstd' || zstd !== undefined) && e !== 'deflate',
 );
 
 /**
@@ -40,19 +47,10 @@ export function encodingFor(
   return chosen === 'zstd' || chosen === 'br' || chosen === 'gzip' ? chosen : undefined;
 }
 
-const brotli = promisify(zlib.brotliCompress);
-const gzip = promisify(zlib.gzip);
-
 /** `body` compressed as koa-compress would (same codec and settings), in one shot. */
 export function compress(body: Buffer, encoding: Encoding): Promise<Buffer> {
   if (encoding === 'br') return brotli(body, { params: { ...COMPRESSION.br.params } });
   if (encoding === 'gzip') return gzip(body, { ...COMPRESSION.gzip });
-  const zstd = promisify(
-    (
-      zlib as unknown as {
-        zstdCompress: (b: Buffer, cb: (e: Error | null, r: Buffer) => void) => void;
-      }
-    ).zstdCompress,
-  );
-  return zstd(body);
+  // encodingFor offers zstd only where zlib has it.
+  return zstd!(body);
 }
