@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -9,7 +9,7 @@ import tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import test from 'ava';
 import { GroupsService } from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
-import { freePort } from '../helpers/arbor-process.js';
+import { freePort, startArbor } from '../helpers/process.js';
 import { freshDatabase, TEST_BACKEND, type TestDatabase } from '../helpers/db.js';
 import { grpcCaller } from '../helpers/grpc-server.js';
 import { selfSigned, type SelfSigned } from '../helpers/self-signed.js';
@@ -40,43 +40,34 @@ async function startServe(env: Record<string, string>, p: SelfSigned): Promise<S
   writeFileSync(files.cert, p.cert);
   writeFileSync(files.key, p.key);
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts', 'serve'], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: join(dir, 'data'),
-      DATABASE_URL: '',
-      ARBOR_ADMIN_TOKEN: TOKEN,
-      ARBOR_ISSUER_URL: '',
-      ARBOR_WORKERS: '1',
-      LOG_LEVEL: 'info',
-      METRICS_PORT: '0',
-      ARBOR_SHUTDOWN_DELAY_SECONDS: '0',
-      ARBOR_TLS_CERT_FILE: files.cert,
-      ARBOR_TLS_KEY_FILE: files.key,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const arbor = startArbor(['serve'], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: join(dir, 'data'),
+    DATABASE_URL: '',
+    ARBOR_ADMIN_TOKEN: TOKEN,
+    ARBOR_ISSUER_URL: '',
+    ARBOR_WORKERS: '1',
+    ARBOR_SHUTDOWN_DELAY_SECONDS: '0',
+    ARBOR_TLS_CERT_FILE: files.cert,
+    ARBOR_TLS_KEY_FILE: files.key,
+    ...env,
   });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
   return {
-    child,
+    child: arbor.child,
     port,
     address: `127.0.0.1:${port}`,
     files,
-    logs: () => out,
+    logs: arbor.logs,
     lines: () =>
-      out
+      arbor
+        .logs()
         .split('\n')
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>),
-    exited,
+    exited: arbor.exited,
     cleanup: () => {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      arbor.kill();
       rmSync(dir, { recursive: true, force: true });
     },
   };
