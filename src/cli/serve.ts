@@ -99,7 +99,11 @@ export async function serveCommand(
   process.on('SIGINT', () => void stop('SIGINT'));
 
   const arbor = await started;
-  life.serve(createArborHandler(arbor) as unknown as RequestListener);
+  const handler = createArborHandler(arbor);
+  life.serve(handler as unknown as RequestListener);
+  // The gRPC door's raw stream path joins only now: until the app serves, every stream
+  // reaches the lifecycle, which answers 503.
+  server.streams = handler.tryStream;
   onServing?.();
   // Event delivery runs in every replica; leases make each subscription one sender's at a time.
   arbor.delivery.start();

@@ -1,7 +1,20 @@
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 
 /** A Node request handler for HTTP/1.1 and HTTP/2 requests alike. */
 export type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
+
+/**
+ * Offered each HTTP/2 stream before Node makes its compat request and response: true when
+ * it took the stream and answers it itself, false to leave it untouched for the handler.
+ */
+export type StreamTaker = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean;
+
+/** The gRPC door: the request handler, and the raw stream path for plain unary calls. */
+export interface GrpcHandler extends NodeHandlerFn {
+  tryStream: StreamTaker;
+  fastPath: FastPathStats;
+}
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { SecurityTokenService } from '../auth/sts.js';
@@ -25,15 +38,14 @@ export interface GrpcDeps {
 /**
  * The gRPC front door as one Node request handler: gRPC (HTTP/2), gRPC-Web and the Connect
  * protocol for every API service, health and reflection. A request for any other path
- * goes to `fallback`, the REST door, so both share one port.
+ * goes to `fallback`, the REST door, so both share one port. Its `tryStream`, offered the
+ * HTTP/2 streams first (ArborListener), serves plain unary calls without Connect.
  */
-export function createGrpcHandler(
-  d: GrpcDeps,
-  fallback: NodeHandlerFn,
-): NodeHandlerFn & { fastPath: FastPathStats } {
+export function createGrpcHandler(d: GrpcDeps, fallback: NodeHandlerFn): GrpcHandler {
   const logger = d.logger.child({ door: 'grpc' });
   // Plain gRPC unary calls of the API services skip Connect's pipeline (unary-fast-path.ts);
-  // it serves the impls mounted here, recorded as Connect's router takes them.
+  // it serves the impls mounted here, recorded as Connect's router takes them. A server
+  // that does not offer its streams still gets every call answered, by Connect.
   const fast = new UnaryFastPath(logger, d.readMaxBytes);
   const connect = connectNodeAdapter({
     grpc: true,
@@ -49,8 +61,8 @@ export function createGrpcHandler(
     },
     fallback,
   });
-  const handler: NodeHandlerFn = (req, res) => {
-    if (!fast.tryServe(req, res)) connect(req, res);
-  };
-  return Object.assign(handler, { fastPath: fast.stats });
+  return Object.assign(connect, {
+    tryStream: fast.tryStream.bind(fast),
+    fastPath: fast.stats,
+  });
 }

@@ -5,7 +5,12 @@ import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 
 import type { Arbor } from '../compose.js';
-import { createGrpcHandler, type NodeHandlerFn } from './grpc-handler.js';
+import {
+  createGrpcHandler,
+  type GrpcHandler,
+  type NodeHandlerFn,
+  type StreamTaker,
+} from './grpc-handler.js';
 
 /** What every HTTP/2 connection opens with (RFC 9113 §3.4); no HTTP/1 request can. */
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -20,6 +25,11 @@ export interface ListenerOptions {
    * knowledge (h2c), told apart by the HTTP/2 connection preface.
    */
   tls?: { key: string | Buffer; cert: string | Buffer };
+  /**
+   * Offered every HTTP/2 stream before the handler is; what it leaves (answers false) the
+   * handler gets as a compat request and response, as if it were the only listener.
+   */
+  streams?: StreamTaker;
 }
 
 /**
@@ -35,11 +45,30 @@ export class ArborListener extends net.Server {
   private readonly sockets = new Set<Duplex>();
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   private readonly secure: tls.Server | undefined;
+  /**
+   * Offered every HTTP/2 stream before the handler is (from `opts.streams`; may be set
+   * later, e.g. once the app serves).
+   */
+  streams: StreamTaker | undefined;
 
   constructor(handler: NodeHandlerFn, opts: ListenerOptions = {}) {
     super();
     this.http1 = http.createServer(handler as http.RequestListener);
-    this.http2 = http2.createServer({}, handler as (...a: unknown[]) => void);
+    // No 'request' listener on the HTTP/2 server, so Node makes no compat objects for its
+    // streams. Each stream is offered to `streams` first, and what it leaves is emitted on a
+    // second server that is never bound and holds the handler: Node's compat layer, which
+    // listens for 'stream' on a server with a 'request' listener, wraps it there as usual.
+    this.http2 = http2.createServer({});
+    const compat = http2.createServer({}, handler as (...a: unknown[]) => void);
+    this.streams = opts.streams;
+    this.http2.on(
+      'stream',
+      (stream: http2.ServerHttp2Stream, headers, flags, ...raw: unknown[]) => {
+        // (Node passes the raw header list fourth; the types leave it out.)
+        if (this.streams?.(stream, headers) !== true)
+          compat.emit('stream', stream, headers, flags, ...raw);
+      },
+    );
     this.http2.on('session', (s: http2.ServerHttp2Session) => {
       this.sessions.add(s);
       s.once('close', () => this.sessions.delete(s));
@@ -135,9 +164,12 @@ function sniff(socket: net.Socket, route: (h2: boolean) => void): void {
 
 /**
  * What the one port runs once Arbor is composed: gRPC, gRPC-Web and Connect on the API's
- * RPC paths, Koa (REST) for everything else.
+ * RPC paths, Koa (REST) for everything else. Give the listener its `tryStream` too.
+ *
+ * @example const h = createArborHandler(arbor);
+ *   new ArborListener(h, { streams: h.tryStream }).listen(port, host);
  */
-export function createArborHandler(arbor: Arbor): NodeHandlerFn {
+export function createArborHandler(arbor: Arbor): GrpcHandler {
   const rest = arbor.rest as unknown as NodeHandlerFn;
   return createGrpcHandler(
     {
@@ -149,14 +181,4 @@ export function createArborHandler(arbor: Arbor): NodeHandlerFn {
     },
     rest,
   );
-}
-
-/**
- * REST (Koa) and gRPC on one port, for a composed Arbor (tests; `serve` puts its lifecycle
- * in front of {@link createArborHandler} instead, to answer probes while migrating).
- *
- * @example const server = createListener(arbor).listen(port, host);
- */
-export function createListener(arbor: Arbor, opts: ListenerOptions = {}): ArborListener {
-  return new ArborListener(createArborHandler(arbor), opts);
 }

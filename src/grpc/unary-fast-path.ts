@@ -1,5 +1,4 @@
-import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from 'node:http2';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { create, fromBinary, isMessage, toBinary, type DescMethod } from '@bufbuild/protobuf';
 import {
   Code,
@@ -16,13 +15,15 @@ import { connectErrorOf, logCall } from './errors.js';
 
 /**
  * Why: Connect serves a unary gRPC call through a per-call async-iterable pipeline, a
- * linked AbortController pair and several Headers copies; for small messages that costs
- * several times what the service call does. This serves the plain gRPC protocol's unary
- * calls of the API services directly: read one uncompressed frame, call the very impl
- * Connect holds (recorded when it was mounted), answer one frame and `grpc-status`.
- * Errors take the interceptor's path ({@link connectErrorOf}) and Connect's trailer encoder.
+ * linked AbortController pair and several Headers copies, on top of Node's HTTP/2
+ * compatibility request and response; for small messages that costs several times what
+ * the service call does. This serves the plain gRPC protocol's unary calls of the API
+ * services on the raw HTTP/2 stream, before any compat object exists: read one
+ * uncompressed frame, call the very impl Connect holds (recorded when it was mounted),
+ * answer one frame and `grpc-status`. Errors take the interceptor's path
+ * ({@link connectErrorOf}) and Connect's trailer encoder.
  *
- * Not handled here, left to Connect (`tryServe` answers false): HTTP/1.1, gRPC-Web, the
+ * Not handled here, left to Connect (`tryStream` answers false): HTTP/1.1, gRPC-Web, the
  * Connect protocol, streaming methods, health, reflection, a compressed request
  * (`grpc-encoding` other than identity), a deadline (`grpc-timeout`). Answers are never
  * compressed (Connect would gzip large ones for a client that accepts it).
@@ -37,8 +38,6 @@ interface Entry {
   impl: (req: unknown, ctx: HandlerContext) => unknown;
   path: string;
 }
-
-type Req = IncomingMessage | Http2ServerRequest;
 
 const CONTENT_TYPE = 'application/grpc+proto';
 
@@ -79,23 +78,28 @@ export class UnaryFastPath {
     return rec;
   }
 
-  /** Serve `req` if it is a call this path takes; false leaves it untouched for Connect. */
-  tryServe(req: Req, res: unknown): boolean {
-    if (req.httpVersionMajor !== 2 || req.method !== 'POST') return false;
-    const h = req.headers;
+  /**
+   * Serve the HTTP/2 `stream` if it is a call this path takes; false leaves it untouched
+   * (no listener added, no byte read) for the request handler.
+   */
+  tryStream(stream: ServerHttp2Stream, h: IncomingHttpHeaders): boolean {
+    if (h[':method'] !== 'POST') return false;
     const ct = h['content-type'];
     if (ct !== 'application/grpc' && ct !== CONTENT_TYPE) return false;
     const enc = h['grpc-encoding'];
     if ((enc !== undefined && enc !== 'identity') || h['grpc-timeout'] !== undefined) return false;
-    const entry = this.methods.get(req.url ?? '');
+    const entry = this.methods.get(h[':path'] ?? '');
     if (entry === undefined) return false;
     this.stats.served++;
-    this.serve(req as Http2ServerRequest, res as Http2ServerResponse, entry);
+    this.serve(stream, h, entry);
     return true;
   }
 
-  private serve(req: Http2ServerRequest, res: Http2ServerResponse, entry: Entry): void {
-    const stream = req.stream;
+  private serve(stream: ServerHttp2Stream, h: IncomingHttpHeaders, entry: Entry): void {
+    // A reset or a broken session also reaches the stream as 'error'; the call just ends
+    // (its 'close' cancels it), as the compat request swallows it too. Unheard, it would
+    // be thrown.
+    stream.on('error', ignore);
     const max = this.readMaxBytes;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -104,8 +108,8 @@ export class UnaryFastPath {
     const fail = (e: ConnectError) => {
       failed = true;
       chunks.length = 0;
-      req.removeListener('data', onData);
-      req.resume(); // discard the rest
+      stream.removeListener('data', onData);
+      stream.resume(); // discard the rest
       respondError(stream, e, undefined);
     };
     const onData = (chunk: Buffer) => {
@@ -126,8 +130,8 @@ export class UnaryFastPath {
       if (!failed && size > 2 * (max + 5))
         fail(new ConnectError('protocol error: too much input', Code.ResourceExhausted));
     };
-    req.on('data', onData);
-    req.once('end', () => {
+    stream.on('data', onData);
+    stream.once('end', () => {
       if (failed) return;
       let input: unknown;
       try {
@@ -136,19 +140,18 @@ export class UnaryFastPath {
         respondError(stream, e as ConnectError, undefined);
         return;
       }
-      void this.invoke(req, res, entry, input);
+      void this.invoke(stream, h, entry, input);
     });
   }
 
   private async invoke(
-    req: Http2ServerRequest,
-    res: Http2ServerResponse,
+    stream: ServerHttp2Stream,
+    h: IncomingHttpHeaders,
     entry: Entry,
     input: unknown,
   ): Promise<void> {
     const started = performance.now();
-    const stream = req.stream;
-    const ctx = new CallContext(entry, headersOf(req.headers));
+    const ctx = new CallContext(entry, headersOf(h));
     let done = false;
     const onClose = () => {
       if (!done) ctx.cancel();
@@ -163,7 +166,7 @@ export class UnaryFastPath {
       const frame = frameOf(toBinary(entry.method.output, msg));
       done = true;
       stream.removeListener('close', onClose);
-      respondOk(res, frame, ctx);
+      respondOk(stream, frame, ctx);
     } catch (e) {
       const err = connectErrorOf(this.logger, e, entry.path);
       code = Code[err.code];
@@ -172,7 +175,7 @@ export class UnaryFastPath {
       respondError(stream, err, ctx);
     } finally {
       const rpc = `${entry.method.parent.typeName}/${entry.method.name}`;
-      logCall(this.logger, rpc, req.headers['content-type'] ?? null, code, started);
+      logCall(this.logger, rpc, h['content-type'] ?? null, code, started);
     }
   }
 }
@@ -301,7 +304,9 @@ function frameOf(bytes: Uint8Array): Buffer {
   return frame;
 }
 
-function headersOf(node: Http2ServerRequest['headers']): Headers {
+function ignore(): void {}
+
+function headersOf(node: IncomingHttpHeaders): Headers {
   const out = new Headers();
   for (const k in node) {
     if (k.charCodeAt(0) === 58 /* : */) continue;
@@ -325,12 +330,17 @@ function gone(stream: ServerHttp2Stream): boolean {
   return stream.destroyed || stream.closed || stream.headersSent;
 }
 
-/** Through the compat response, which owns the stream's `wantTrailers`. */
-function respondOk(res: Http2ServerResponse, frame: Buffer, ctx: CallContext): void {
-  if (gone(res.stream)) return;
-  res.writeHead(200, fieldsOf({ 'content-type': CONTENT_TYPE }, ctx.setHeader));
-  res.addTrailers(fieldsOf({ 'grpc-status': '0' }, ctx.setTrailer));
-  res.end(frame);
+/** Headers, the one message frame, then the trailers with the status when nghttp2 asks. */
+function respondOk(stream: ServerHttp2Stream, frame: Buffer, ctx: CallContext): void {
+  if (gone(stream)) return;
+  const trailers = fieldsOf({ 'grpc-status': '0' }, ctx.setTrailer);
+  stream.respond(fieldsOf({ ':status': '200', 'content-type': CONTENT_TYPE }, ctx.setHeader), {
+    waitForTrailers: true,
+  });
+  stream.once('wantTrailers', () => {
+    if (!stream.destroyed) stream.sendTrailers(trailers);
+  });
+  stream.end(frame);
 }
 
 /** A trailers-only response: the status in the one HEADERS frame, which ends the stream. */

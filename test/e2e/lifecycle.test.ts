@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import test from 'ava';
 import knexFactory from 'knex';
 import { migrateLatest } from '../../src/db/migrate.js';
@@ -9,6 +10,23 @@ import { freshDatabase, TEST_BACKEND } from '../helpers/db.js';
 import { freePort, startArbor } from '../helpers/process.js';
 
 const TOKEN = 'e2e-admin-token-0123456789';
+
+/** A plain gRPC unary ListGroups (the fast path's kind of call): its status code. */
+function listGroupsOverGrpc(url: string): Promise<number> {
+  const client = new grpc.Client(new URL(url).host, grpc.credentials.createInsecure());
+  const md = new grpc.Metadata();
+  md.set('authorization', `Bearer ${TOKEN}`);
+  return new Promise<number>((resolve) => {
+    client.makeUnaryRequest(
+      '/arbor.iam.v2beta1.GroupsService/ListGroups',
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.alloc(0),
+      md,
+      (err) => resolve(err ? err.code : grpc.status.OK),
+    );
+  }).finally(() => client.close());
+}
 
 test.serial(
   'serve: probes answer while migrations wait, and /readyz only once they are done',
@@ -44,9 +62,11 @@ test.serial(
       });
       t.is(api.status, 503);
       t.is(((await api.json()) as { code: number }).code, 14);
+      t.is(await listGroupsOverGrpc(arbor.url), grpc.status.UNAVAILABLE, 'gRPC waits too');
       await trx.rollback();
       await arbor.waitForStatus('/readyz', 200);
       t.is((await fetch(`${arbor.url}/startupz`)).status, 200);
+      t.is(await listGroupsOverGrpc(arbor.url), grpc.status.OK);
     } finally {
       if (!trx.isCompleted()) await trx.rollback();
       await blocker.destroy();

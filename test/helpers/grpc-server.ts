@@ -23,9 +23,10 @@ import {
   ResourceInfoSchema,
 } from '../../src/gen/google/rpc/error_details_pb.js';
 import { StatusSchema } from '../../src/gen/google/rpc/status_pb.js';
+import type { FastPathStats } from '../../src/grpc/unary-fast-path.js';
 import {
-  createListener,
-  type ArborListener,
+  ArborListener,
+  createArborHandler,
   type ListenerOptions,
 } from '../../src/grpc/listener.js';
 import { freshDatabase, type TestDatabase } from './db.js';
@@ -36,6 +37,8 @@ export interface GrpcTestServer extends TestServer {
   /** `127.0.0.1:<port>`, the same port as `url`. */
   address: string;
   listener: ArborListener;
+  /** How many calls the gRPC door's unary fast path answered (the rest, Connect). */
+  fastPath: FastPathStats;
   /** A @grpc/grpc-js caller holding `token` in its `authorization` metadata. */
   grpc(token?: string): GrpcCaller;
   /** A grpc caller holding the admin token. */
@@ -112,7 +115,12 @@ export async function startGrpcServer(
   const config = loadConfig({ ARBOR_ADMIN_TOKEN: ADMIN_TOKEN, DATA_DIR: dataDir, ...env });
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const arbor = await compose(config, { database: db, logger });
-  const listener = createListener(arbor, opts).listen(0, '127.0.0.1');
+  // As `serve` builds it once migrated, without the lifecycle in front.
+  const handler = createArborHandler(arbor);
+  const listener = new ArborListener(handler, { streams: handler.tryStream, ...opts }).listen(
+    0,
+    '127.0.0.1',
+  );
   await new Promise<void>((r) => listener.once('listening', () => r()));
   const port = (listener.address() as AddressInfo).port;
   const address = `127.0.0.1:${port}`;
@@ -127,6 +135,7 @@ export async function startGrpcServer(
     url,
     address,
     listener,
+    fastPath: handler.fastPath,
     arbor,
     db,
     ...restClients(url),
