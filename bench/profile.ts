@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile.ts [--quick] [--keep=DIR] [get,sts,children.p1,grpc.get,grpc.children.p1]`:
+ * `npx tsx bench/profile.ts [--quick] [--keep=DIR] [get,sts,children.p1,grpc.get,grpc1.get,…]`:
  * where Arbor's own CPU goes per request. For each case, start Arbor with `--cpu-prof`,
  * load it as bench/run.ts does (16 connections: autocannon for REST, the closed-loop
  * generator for gRPC), stop it, and sum the profile's self time by package / source file
@@ -152,13 +152,17 @@ async function main(): Promise<void> {
         'children.p1': targets['children.p1']!.url,
         'descendants.name': `${arbor.url}/iam/v2beta1/groups?uidp.descendants_of=${orgUid(0)}&order_by=name&page_size=${PAGE_SIZE}`,
       };
+      // `grpc1.<case>`: the gRPC case on one multiplexed session, as a gRPC channel calls.
+      const shared = name.startsWith('grpc1.');
+      const pairName = shared ? `grpc.${name.slice('grpc1.'.length)}` : name;
       const pair = grpcPairs({ restUrls, getUid: rows[0]!.uid, org: orgUid(0) }).find(
-        (p) => p.name === name,
+        (p) => p.name === pairName,
       );
       const load = async (seconds: number): Promise<RunResult> => {
         if (!pair) return measure(targets[name]!, seconds, arbor.pid, db.name);
-        const grpc = pairTransports(arbor.url, pair, token).grpc;
-        return (await closedLoop(grpc, seconds, arbor.pid, db.name)).result;
+        const t = pairTransports(arbor.url, pair, token);
+        return (await closedLoop(shared ? t.grpcShared : t.grpc, seconds, arbor.pid, db.name))
+          .result;
       };
       await load(scale.warmupSeconds);
       window[0] = nowUs();

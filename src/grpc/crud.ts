@@ -1,6 +1,4 @@
 import {
-  create,
-  fromJson,
   toJson,
   type DescField,
   type DescMessage,
@@ -9,14 +7,15 @@ import {
   type JsonValue,
   type Message,
 } from '@bufbuild/protobuf';
-import { EmptySchema, type FieldMask } from '@bufbuild/protobuf/wkt';
-import type { ConnectRouter, HandlerContext, MethodImpl } from '@connectrpc/connect';
+import type { FieldMask } from '@bufbuild/protobuf/wkt';
+import type { HandlerContext } from '@connectrpc/connect';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import { parseListRequest, type ListRequest, type ListSpec } from '../core/list-request.js';
 import { invalidField } from '../core/rpc-error.js';
 import type { ListPage } from '../resources/list-types.js';
 import { principalOf } from './authn.js';
+import type { GrpcRouter, JsonImpl } from './json-rpc.js';
 import { listQueryOf } from './list-query.js';
 
 type Body = Record<string, unknown>;
@@ -38,15 +37,12 @@ export interface CrudOptions<T> {
   spec: ListSpec;
   /**
    * The REST door's wire mapping. Its JSON is the proto3 JSON of the resource message, so
-   * the gRPC answer is that JSON parsed into the message: one mapping, equal by construction.
+   * the gRPC answer is that JSON read as the message: one mapping, equal by construction.
    */
   toWire(item: T): unknown;
   /** Whether Create with an empty `parent` is valid (root groups). */
   createWithoutParent?: boolean;
 }
-
-/** Options for answers: an OSV record may carry fields the message has no place for. */
-const READ = { ignoreUnknownFields: true } as const;
 
 /** A resource as proto3 JSON, leaving out what proto3 leaves out (defaults). */
 export function bodyOf(schema: DescMessage, msg: Message | undefined): Body {
@@ -66,26 +62,24 @@ function method(service: DescService, name: string): DescMethod {
   return m;
 }
 
-type Unary = (req: Message & Record<string, unknown>, ctx: HandlerContext) => Promise<unknown>;
-
 /**
  * Serve the AIP-style CRUD methods of one gRPC service from a resource's service: parse
  * the request into what the REST route would have parsed, call the same method with the
  * same principal, shape the answer with the same wire mapping. Rules live in the service.
+ * Every answer is the output's proto3 JSON (Delete's is `{}`, Empty).
  */
 export function mountCrud<T>(
-  router: ConnectRouter,
+  router: GrpcRouter,
   authenticator: Authenticator,
   service: DescService,
   h: CrudHandlers<T>,
   o: CrudOptions<T>,
 ): void {
-  const rpc = (name: string, impl: Unary) =>
-    router.rpc(method(service, name), impl as unknown as MethodImpl<DescMethod>);
+  const rpc = (name: string, impl: JsonImpl) => router.jsonRpc(method(service, name), impl);
   const who = (ctx: HandlerContext) => principalOf(authenticator, ctx);
   const get = method(service, `Get${o.kind}`);
   const resource = get.output;
-  const answer = (item: T) => fromJson(resource, o.toWire(item) as JsonValue, READ);
+  const answer = (item: T) => o.toWire(item) as JsonValue;
 
   if (h.get) {
     const fn = h.get.bind(h);
@@ -99,16 +93,12 @@ export function mountCrud<T>(
     rpc(list.name, async (req, ctx) => {
       const query = listQueryOf(toJson(list.input, req));
       const page = await fn(await who(ctx), parseListRequest(query, o.spec));
-      return fromJson(
-        list.output,
-        {
-          [items.jsonName]: page.items.map((i) => o.toWire(i) as JsonValue),
-          nextPageToken: page.nextPageToken ?? '',
-          totalCount: page.totalCount,
-          skipped: page.skipped,
-        },
-        READ,
-      );
+      return {
+        [items.jsonName]: page.items.map((i) => o.toWire(i) as JsonValue),
+        nextPageToken: page.nextPageToken ?? '',
+        totalCount: page.totalCount ?? null,
+        skipped: page.skipped ?? null,
+      };
     });
   }
   if (h.create) {
@@ -141,7 +131,7 @@ export function mountCrud<T>(
     const fn = h.delete.bind(h);
     rpc(`Delete${o.kind}`, async (req, ctx) => {
       await fn(await who(ctx), req.uid as string);
-      return create(EmptySchema);
+      return {};
     });
   }
 }

@@ -1,5 +1,4 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { ConnectRouter } from '@connectrpc/connect';
 import type { Authenticator } from '../auth/authenticator.js';
 import { bearerToken } from '../auth/authenticator.js';
 import type { SecurityTokenService } from '../auth/sts.js';
@@ -20,16 +19,12 @@ import {
 import { GroupsService } from '../gen/arbor/iam/v2beta1/groups_pb.js';
 import { IdentitiesService } from '../gen/arbor/iam/v2beta1/identities_pb.js';
 import { IdentityProvidersService } from '../gen/arbor/iam/v2beta1/identity_providers_pb.js';
-import {
-  RoleBindingSchema,
-  RoleBindingsService,
-} from '../gen/arbor/iam/v2beta1/role_bindings_pb.js';
+import { RoleBindingsService } from '../gen/arbor/iam/v2beta1/role_bindings_pb.js';
 import { RolesService } from '../gen/arbor/iam/v2beta1/roles_pb.js';
 import { ReposService } from '../gen/arbor/registry/v2beta1/repos_pb.js';
 import { TagsService } from '../gen/arbor/registry/v2beta1/tags_pb.js';
 import { SecurityTokenService as StsService } from '../gen/arbor/sts/v2beta1/sts_pb.js';
 import { AdvisoriesService } from '../gen/arbor/vulnerabilities/v2beta1/advisories_pb.js';
-import { fromJson } from '@bufbuild/protobuf';
 import { ACCOUNT_ASSOCIATION_LIST } from '../resources/account-associations/account-association.js';
 import { ADVISORY_LIST } from '../resources/advisories/advisory.js';
 import { GROUP_INVITE_LIST } from '../resources/group-invites/group-invite.js';
@@ -43,6 +38,7 @@ import { TAG_LIST } from '../resources/tags/tag.js';
 import type { Services } from '../services.js';
 import { principalOf } from './authn.js';
 import { bodyOf, mountCrud } from './crud.js';
+import type { GrpcRouter } from './json-rpc.js';
 
 /** Every API service of the gRPC door: the v2beta1 surface of the REST door, one to one. */
 export const API_SERVICES = [
@@ -65,7 +61,7 @@ export interface GrpcRouteDeps {
   sts: SecurityTokenService;
 }
 
-export function mountGrpcServices(router: ConnectRouter, d: GrpcRouteDeps): void {
+export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
   const s = d.services;
   const auth = d.authenticator;
   mountCrud(router, auth, GroupsService, s.groups, {
@@ -111,10 +107,10 @@ export function mountGrpcServices(router: ConnectRouter, d: GrpcRouteDeps): void
     spec: GROUP_INVITE_LIST,
     toWire: groupInviteV2,
   });
-  router.rpc(GroupInvitesService.method.redeemGroupInvite, async (req, ctx) => {
+  router.jsonRpc(GroupInvitesService.method.redeemGroupInvite, async (req, ctx) => {
     const p = await principalOf(auth, ctx);
     const binding = await s.groupInvites.redeem(p, bodyOf(RedeemGroupInviteRequestSchema, req));
-    return fromJson(RoleBindingSchema, roleBindingV2(binding));
+    return roleBindingV2(binding);
   });
   mountCrud(router, auth, ReposService, s.repos, {
     kind: 'Repo',

@@ -1,5 +1,12 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
-import { create, fromBinary, isMessage, toBinary, type DescMethod } from '@bufbuild/protobuf';
+import {
+  create,
+  fromBinary,
+  isMessage,
+  toBinary,
+  type DescMethod,
+  type JsonValue,
+} from '@bufbuild/protobuf';
 import {
   Code,
   ConnectError,
@@ -12,6 +19,8 @@ import {
 import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
 import type { Logger } from 'pino';
 import { connectErrorOf, logCall } from './errors.js';
+import type { GrpcRouter } from './json-rpc.js';
+import { binaryOfJson, messageOfJson } from './proto-json.js';
 
 /**
  * Why: Connect serves a unary gRPC call through a per-call async-iterable pipeline, a
@@ -37,6 +46,8 @@ interface Entry {
   method: DescMethod;
   impl: (req: unknown, ctx: HandlerContext) => unknown;
   path: string;
+  /** The impl answers in proto3 JSON (GrpcRouter#jsonRpc), not with a message. */
+  json: boolean;
 }
 
 const CONTENT_TYPE = 'application/grpc+proto';
@@ -50,13 +61,16 @@ export class UnaryFastPath {
     private readonly readMaxBytes: number,
   ) {}
 
-  /** `router`, recording every unary method mounted through it. */
-  recording(router: ConnectRouter): ConnectRouter {
-    const record = (method: DescMethod, impl: Entry['impl']) => {
+  /**
+   * `router`, recording every unary method mounted through it, and taking impls that answer
+   * in proto3 JSON: Connect gets such an impl with the answer read as the message.
+   */
+  recording(router: ConnectRouter): GrpcRouter {
+    const record = (method: DescMethod, impl: Entry['impl'], json: boolean) => {
       const path = `/${method.parent.typeName}/${method.name}`;
-      this.methods.set(path, { method, impl, path });
+      this.methods.set(path, { method, impl, path, json });
     };
-    const rec: ConnectRouter = {
+    const rec: GrpcRouter = {
       get handlers() {
         return router.handlers;
       },
@@ -64,14 +78,21 @@ export class UnaryFastPath {
         for (const m of service.methods) {
           const fn = (impl as Record<string, unknown>)[m.localName];
           if (m.methodKind === 'unary' && typeof fn === 'function')
-            record(m, (fn as Entry['impl']).bind(impl));
+            record(m, (fn as Entry['impl']).bind(impl), false);
         }
         router.service(service, impl, options);
         return rec;
       },
       rpc(method, impl, options) {
-        if (method.methodKind === 'unary') record(method, impl as unknown as Entry['impl']);
+        if (method.methodKind === 'unary') record(method, impl as unknown as Entry['impl'], false);
         router.rpc(method, impl as MethodImpl<typeof method>, options);
+        return rec;
+      },
+      jsonRpc(method, impl) {
+        record(method, impl as Entry['impl'], true);
+        const asMessage = async (req: unknown, ctx: HandlerContext) =>
+          messageOfJson(method.output, await impl(req as never, ctx));
+        router.rpc(method, asMessage as unknown as MethodImpl<typeof method>);
         return rec;
       },
     };
@@ -160,10 +181,7 @@ export class UnaryFastPath {
     let code = 'OK';
     try {
       const out = await entry.impl(input, ctx);
-      const msg = isMessage(out, entry.method.output)
-        ? out
-        : create(entry.method.output, out as never);
-      const frame = frameOf(toBinary(entry.method.output, msg));
+      const frame = frameOf(encode(entry, out));
       done = true;
       stream.removeListener('close', onClose);
       respondOk(stream, frame, ctx);
@@ -294,6 +312,13 @@ function parseSingle(method: DescMethod, body: Buffer): unknown {
     );
   }
   return msg;
+}
+
+/** The impl's answer as the output message's bytes, as Connect would encode it. */
+function encode(entry: Entry, out: unknown): Uint8Array {
+  const schema = entry.method.output;
+  if (entry.json) return binaryOfJson(schema, out as JsonValue);
+  return toBinary(schema, isMessage(out, schema) ? out : create(schema, out as never));
 }
 
 function frameOf(bytes: Uint8Array): Buffer {
