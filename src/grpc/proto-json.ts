@@ -1,7 +1,6 @@
 import {
   fromJson,
   ScalarType,
-  toBinary,
   type DescField,
   type DescMessage,
   type JsonObject,
@@ -15,18 +14,19 @@ import { FeatureSet_FieldPresence } from '@bufbuild/protobuf/wkt';
  * The gRPC door answers with the REST door's wire mapping: each resource's proto3 JSON
  * (`toWire`), read as its message. This module is that one step, in two forms:
  * - {@link messageOfJson}: the message, for Connect (which encodes it itself);
- * - {@link binaryOfJson}: the encoded bytes, for the unary fast path. Why: making a
+ * - {@link writeDirectly}: the encoded bytes, for the unary fast path. Why: making a
  *   message from JSON and encoding it costs about 5 µs per resource, 150 µs for a page of
  *   50, more than the rest of the gRPC-only work of a call. A page's JSON is written as
  *   protobuf directly instead, by a writer compiled once per message type.
  *
- * The direct writer takes only what it is sure of: strings, bools, 32- and 64-bit
- * integers given as JSON numbers, nested messages, repeated fields, string-keyed maps and
- * Timestamps in the `…Z` form. JSON with anything else (a numeric string, an offset
+ * The direct writer takes only what it is sure of: strings, bools, 32-bit integers given
+ * as JSON numbers, 64-bit ones as safe integers or canonical decimal strings (proto3 JSON's
+ * form for them), nested messages, repeated fields, string-keyed maps and
+ * Timestamps in the `…Z` form. For JSON with anything else (a numeric string, an offset
  * timestamp, a field under its proto name, a null list item, or any value at all for an
- * enum, bytes, float, oneof or other well-known-type field) takes the other form's path:
- * `toBinary(messageOfJson(…))`. So both forms give the same bytes for every input, and
- * the same errors (test/unit/proto-json.test.ts checks it, input by generated input).
+ * enum, bytes, float, oneof or other well-known-type field) it answers undefined, and the
+ * caller takes the message's path: `toBinary(messageOfJson(…))`. Where it answers, it
+ * answers those very bytes (test/unit/proto-json.test.ts checks it, input by generated input).
  */
 
 /** Options for answers: an OSV record may carry fields the message has no place for. */
@@ -38,14 +38,9 @@ export function messageOfJson<D extends DescMessage>(schema: D, json: JsonValue)
 }
 
 /**
- * `json` encoded as a `schema` message: exactly `toBinary(schema, messageOfJson(schema, json))`.
- * @throws Error where messageOfJson throws (JSON that is not such a message).
+ * `json` encoded as a `schema` message, exactly as `toBinary(schema, messageOfJson(schema,
+ * json))` would encode it; or undefined where the direct writer leaves `json` to that path.
  */
-export function binaryOfJson(schema: DescMessage, json: JsonValue): Uint8Array {
-  return writeDirectly(schema, json) ?? toBinary(schema, messageOfJson(schema, json));
-}
-
-/** The direct writer alone: undefined where it leaves `json` to the message's path. */
 export function writeDirectly(schema: DescMessage, json: JsonValue): Uint8Array | undefined {
   const write = writerOf(schema);
   if (write === undefined || !isObject(json)) return undefined;
@@ -144,10 +139,12 @@ function compileValue(f: DescField, present: Present): Write | null {
       if (write === null) return null;
       // Implicit presence (proto3 without `optional`): a zero value is not written.
       const zero = f.presence === FeatureSet_FieldPresence.IMPLICIT ? zeroOf(f.scalar) : undefined;
+      // proto3 JSON writes 64-bit integers as decimal strings ("0" is their zero).
+      const zeroText = is64(f.scalar) ? '0' : undefined;
       return (w, json) => {
         const v = present(json);
         if (v === BAIL) return false;
-        if (v === undefined || v === zero) return true;
+        if (v === undefined || (zero !== undefined && (v === zero || v === zeroText))) return true;
         return write(w, v);
       };
     }
@@ -167,6 +164,19 @@ function compileValue(f: DescField, present: Present): Write | null {
     default:
       return null; // enums
   }
+}
+
+function is64(type: ScalarType): boolean {
+  return type === ScalarType.INT64 || type === ScalarType.UINT64;
+}
+
+/** Canonical decimals of at most 15 digits: always a safe integer, read as fromJson reads them. */
+const DECIMAL = /^(?:0|-?[1-9][0-9]{0,14})$/;
+
+/** A 64-bit integer's JSON (a safe integer, or its canonical decimal string) as a number. */
+function int64Of(v: JsonValue): number | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : undefined;
+  return typeof v === 'string' && DECIMAL.test(v) ? Number(v) : undefined;
 }
 
 /** The JSON of a scalar's zero value, for the types scalarWriter takes (-0 === 0 too). */
@@ -251,13 +261,15 @@ function scalarWriter(no: number, type: ScalarType): WriteValue | null {
         (v as number) <= UINT32_MAX &&
         (w.tag(no, WireType.Varint).uint32(v as number), true);
     case ScalarType.INT64:
-      return (w, v) =>
-        Number.isSafeInteger(v) && (w.tag(no, WireType.Varint).int64(v as number), true);
+      return (w, v) => {
+        const n = int64Of(v);
+        return n !== undefined && (w.tag(no, WireType.Varint).int64(n), true);
+      };
     case ScalarType.UINT64:
-      return (w, v) =>
-        Number.isSafeInteger(v) &&
-        (v as number) >= 0 &&
-        (w.tag(no, WireType.Varint).uint64(v as number), true);
+      return (w, v) => {
+        const n = int64Of(v);
+        return n !== undefined && n >= 0 && (w.tag(no, WireType.Varint).uint64(n), true);
+      };
     default:
       return null;
   }

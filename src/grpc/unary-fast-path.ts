@@ -20,7 +20,7 @@ import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
 import type { Logger } from 'pino';
 import { connectErrorOf, logCall } from './errors.js';
 import type { GrpcRouter } from './json-rpc.js';
-import { binaryOfJson, messageOfJson } from './proto-json.js';
+import { messageOfJson, writeDirectly } from './proto-json.js';
 
 /**
  * Why: Connect serves a unary gRPC call through a per-call async-iterable pipeline, a
@@ -40,6 +40,8 @@ import { binaryOfJson, messageOfJson } from './proto-json.js';
 export interface FastPathStats {
   /** Calls answered here, not by Connect. */
   served: number;
+  /** Answers in JSON the direct writer left, made into a message to be encoded. */
+  viaMessage: number;
 }
 
 interface Entry {
@@ -53,7 +55,7 @@ interface Entry {
 const CONTENT_TYPE = 'application/grpc+proto';
 
 export class UnaryFastPath {
-  readonly stats: FastPathStats = { served: 0 };
+  readonly stats: FastPathStats = { served: 0, viaMessage: 0 };
   private readonly methods = new Map<string, Entry>();
 
   constructor(
@@ -165,6 +167,18 @@ export class UnaryFastPath {
     });
   }
 
+  /** The impl's answer as the output message's bytes, as Connect would encode it. */
+  private encode(entry: Entry, out: unknown): Uint8Array {
+    const schema = entry.method.output;
+    if (entry.json) {
+      const direct = writeDirectly(schema, out as JsonValue);
+      if (direct !== undefined) return direct;
+      this.stats.viaMessage++;
+      return toBinary(schema, messageOfJson(schema, out as JsonValue));
+    }
+    return toBinary(schema, isMessage(out, schema) ? out : create(schema, out as never));
+  }
+
   private async invoke(
     stream: ServerHttp2Stream,
     h: IncomingHttpHeaders,
@@ -181,7 +195,7 @@ export class UnaryFastPath {
     let code = 'OK';
     try {
       const out = await entry.impl(input, ctx);
-      const frame = frameOf(encode(entry, out));
+      const frame = frameOf(this.encode(entry, out));
       done = true;
       stream.removeListener('close', onClose);
       respondOk(stream, frame, ctx);
@@ -312,13 +326,6 @@ function parseSingle(method: DescMethod, body: Buffer): unknown {
     );
   }
   return msg;
-}
-
-/** The impl's answer as the output message's bytes, as Connect would encode it. */
-function encode(entry: Entry, out: unknown): Uint8Array {
-  const schema = entry.method.output;
-  if (entry.json) return binaryOfJson(schema, out as JsonValue);
-  return toBinary(schema, isMessage(out, schema) ? out : create(schema, out as never));
 }
 
 function frameOf(bytes: Uint8Array): Buffer {

@@ -192,3 +192,16 @@ test.serial(
     t.is((await rawGetGroup(getReq(group), { token: ADMIN_TOKEN })).code, 0);
   },
 );
+
+test.serial('Get and List answers are written straight from the wire JSON', async (t) => {
+  await createGroup(s.admin, 'fast-path-org-2'); // two roots: page 1 of 1 has a next page
+  const served = stats.served;
+  const viaMessage = stats.viaMessage;
+  const list = await s.grpcAdmin.call(GroupsService, 'ListGroups', { pageSize: 1 });
+  t.true(list.ok);
+  t.truthy(list.json.nextPageToken);
+  t.truthy(list.json.totalCount, 'an int64, a decimal string in the wire JSON');
+  t.true((await s.grpcAdmin.call(GroupsService, 'GetGroup', { uid: group })).ok);
+  t.is(stats.served, served + 2);
+  t.is(stats.viaMessage, viaMessage, 'no answer had to be made into a message first');
+});
