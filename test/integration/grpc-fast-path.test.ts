@@ -194,11 +194,11 @@ test.serial(
 );
 
 test.serial('Get and List answers are written straight from the wire JSON', async (t) => {
-  await createGroup(s.admin, 'fast-path-org-2'); // two roots: page 1 of 1 has a next page
+  await createGroup(s.admin, 'fast-path-org-2'); // two roots: a page of 1 has a next page
   const served = stats.served;
   const viaMessage = stats.viaMessage;
   const list = await s.grpcAdmin.call(GroupsService, 'ListGroups', { pageSize: 1 });
-  t.true(list.ok);
+  if (!list.ok) return t.fail(`ListGroups: ${list.message}`);
   t.truthy(list.json.nextPageToken);
   t.truthy(list.json.totalCount, 'an int64, a decimal string in the wire JSON');
   t.true((await s.grpcAdmin.call(GroupsService, 'GetGroup', { uid: group })).ok);
