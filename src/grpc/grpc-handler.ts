@@ -1,5 +1,15 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
+import type { Logger } from 'pino';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { SecurityTokenService } from '../auth/sts.js';
+import { Health } from '../gen/grpc/health/v1/health_pb.js';
+import type { Services } from '../services.js';
+import { errorsAndLogging } from './errors.js';
+import { mountHealth } from './health.js';
+import { mountReflection } from './reflection.js';
+import { API_SERVICES, mountGrpcServices } from './routes.js';
+import { UnaryFastPath, type FastPathStats } from './unary-fast-path.js';
 
 /** A Node request handler for HTTP/1.1 and HTTP/2 requests alike. */
 export type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
@@ -15,16 +25,6 @@ export interface GrpcHandler extends NodeHandlerFn {
   tryStream: StreamTaker;
   fastPath: FastPathStats;
 }
-import type { Logger } from 'pino';
-import type { Authenticator } from '../auth/authenticator.js';
-import type { SecurityTokenService } from '../auth/sts.js';
-import { Health } from '../gen/grpc/health/v1/health_pb.js';
-import type { Services } from '../services.js';
-import { errorsAndLogging } from './errors.js';
-import { mountHealth } from './health.js';
-import { mountReflection } from './reflection.js';
-import { API_SERVICES, mountGrpcServices } from './routes.js';
-import { UnaryFastPath, type FastPathStats } from './unary-fast-path.js';
 
 export interface GrpcDeps {
   services: Services;

@@ -45,10 +45,7 @@ export class ArborListener extends net.Server {
   private readonly sockets = new Set<Duplex>();
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   private readonly secure: tls.Server | undefined;
-  /**
-   * Offered every HTTP/2 stream before the handler is (from `opts.streams`; may be set
-   * later, e.g. once the app serves).
-   */
+  /** {@link ListenerOptions.streams}; may be set later (`serve` sets it once the app serves). */
   streams: StreamTaker | undefined;
 
   constructor(handler: NodeHandlerFn, opts: ListenerOptions = {}) {
