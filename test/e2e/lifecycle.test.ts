@@ -6,26 +6,21 @@ import * as grpc from '@grpc/grpc-js';
 import test from 'ava';
 import knexFactory from 'knex';
 import { migrateLatest } from '../../src/db/migrate.js';
+import { GroupsService } from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
 import { freshDatabase, TEST_BACKEND } from '../helpers/db.js';
+import { grpcCaller } from '../helpers/grpc-server.js';
 import { freePort, startArbor } from '../helpers/process.js';
 
 const TOKEN = 'e2e-admin-token-0123456789';
 
 /** A plain gRPC unary ListGroups (the fast path's kind of call): its status code. */
-function listGroupsOverGrpc(url: string): Promise<number> {
-  const client = new grpc.Client(new URL(url).host, grpc.credentials.createInsecure());
-  const md = new grpc.Metadata();
-  md.set('authorization', `Bearer ${TOKEN}`);
-  return new Promise<number>((resolve) => {
-    client.makeUnaryRequest(
-      '/arbor.iam.v2beta1.GroupsService/ListGroups',
-      (b: Buffer) => b,
-      (b: Buffer) => b,
-      Buffer.alloc(0),
-      md,
-      (err) => resolve(err ? err.code : grpc.status.OK),
-    );
-  }).finally(() => client.close());
+async function listGroupsOverGrpc(url: string): Promise<number> {
+  const caller = grpcCaller(new URL(url).host, TOKEN);
+  try {
+    return (await caller.call(GroupsService, 'ListGroups')).code;
+  } finally {
+    caller.close();
+  }
 }
 
 test.serial(
