@@ -52,6 +52,27 @@ export interface Config {
    * The metrics port stays plain HTTP either way.
    */
   tls: Readonly<TlsFiles> | undefined;
+  /** How long a connection may take to send a request, and what an HTTP/2 session may hold. */
+  http: Readonly<HttpLimits>;
+  /** `grpc.health.v1.Health/Watch` streams open at once in this process; more are refused. */
+  healthWatchMax: number;
+}
+
+/**
+ * The API port's bounds on slow and greedy peers (docs/security.md, "HTTP/2 limits").
+ * HTTP/1.1: a request head must arrive within `headersTimeoutMs`, the whole request within
+ * `requestTimeoutMs`. HTTP/2: at most `maxConcurrentStreams` streams per session; a stream
+ * still receiving its request is reset after `streamIdleMs` without a frame; a session with
+ * no stream is closed (GOAWAY) after `sessionIdleMs`; request bytes held at once by a
+ * session's open streams are capped at `sessionMaxBytes`.
+ */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxConcurrentStreams: number;
+  streamIdleMs: number;
+  sessionIdleMs: number;
+  sessionMaxBytes: number;
 }
 
 /** Where the API port's certificate (chain) and private key live, as PEM files. */
@@ -171,6 +192,13 @@ export const environmentSchema = z.object({
     .optional(),
   ARBOR_TLS_CERT_FILE: z.string().optional(),
   ARBOR_TLS_KEY_FILE: z.string().optional(),
+  ARBOR_HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 1),
+  ARBOR_HTTP_REQUEST_TIMEOUT_MS: integer(60_000, 1),
+  ARBOR_HTTP2_MAX_CONCURRENT_STREAMS: integer(100, 1, 10_000),
+  ARBOR_HTTP2_STREAM_IDLE_MS: integer(10_000, 1),
+  ARBOR_HTTP2_SESSION_IDLE_MS: integer(60_000, 1),
+  ARBOR_HTTP2_SESSION_MAX_BYTES: integer(16 * 1024 * 1024, 64 * 1024),
+  ARBOR_GRPC_HEALTH_WATCH_MAX: integer(1_000, 1),
   // The CLI's (`arbor auth login`): where the API is.
   ARBOR_API_URL: url.optional(),
   // The reconciler's (src/reconciler/reconciler-config.ts).
@@ -214,6 +242,21 @@ export function parseEnvironment(env: NodeJS.ProcessEnv = process.env): Environm
   const shown = SECRET.has(name) ? '' : `, not "${present[name]}"`;
   throw new ConfigError(`${name} ${issue.message}${shown}`);
 }
+
+function httpLimitsOf(e: Environment): Readonly<HttpLimits> {
+  return Object.freeze({
+    // Node's own rule: the head cannot be given longer than the whole request.
+    headersTimeoutMs: Math.min(e.ARBOR_HTTP_HEADERS_TIMEOUT_MS, e.ARBOR_HTTP_REQUEST_TIMEOUT_MS),
+    requestTimeoutMs: e.ARBOR_HTTP_REQUEST_TIMEOUT_MS,
+    maxConcurrentStreams: e.ARBOR_HTTP2_MAX_CONCURRENT_STREAMS,
+    streamIdleMs: e.ARBOR_HTTP2_STREAM_IDLE_MS,
+    sessionIdleMs: e.ARBOR_HTTP2_SESSION_IDLE_MS,
+    sessionMaxBytes: e.ARBOR_HTTP2_SESSION_MAX_BYTES,
+  });
+}
+
+/** The limits with every variable unset: what a listener built without config holds to. */
+export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = httpLimitsOf(parseEnvironment({}));
 
 /** @throws ConfigError with a message naming the variable at fault. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
@@ -264,5 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     eventsBackoffMaxMs: e.ARBOR_EVENTS_BACKOFF_MAX_MS,
     workers: e.ARBOR_WORKERS,
     tls,
+    http: httpLimitsOf(e),
+    healthWatchMax: e.ARBOR_GRPC_HEALTH_WATCH_MAX,
   });
 }

@@ -42,7 +42,10 @@ export async function serveCommand(
   // Read before the port is bound: a bad file stops the process rather than serving without.
   const tls = config.tls ? readTlsFiles(config.tls) : undefined;
   // One port for REST (HTTP/1.1) and gRPC (HTTP/2), with the lifecycle in front of both.
-  const server = new ArborListener(life.listener as unknown as NodeHandlerFn, tls ? { tls } : {});
+  const server = new ArborListener(life.listener as unknown as NodeHandlerFn, {
+    limits: config.http,
+    ...(tls ? { tls } : {}),
+  });
   answerClientErrors(server.http1);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;

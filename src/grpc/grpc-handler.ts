@@ -5,11 +5,13 @@ import type { Authenticator } from '../auth/authenticator.js';
 import type { SecurityTokenService } from '../auth/sts.js';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import type { Services } from '../services.js';
+import { authenticateCall } from './authn.js';
 import { errorsAndLogging } from './errors.js';
 import { mountHealth } from './health.js';
 import { mountReflection } from './reflection.js';
-import { API_SERVICES, mountGrpcServices } from './routes.js';
-import { UnaryFastPath, type FastPathStats } from './unary-fast-path.js';
+import { rpcNodeAdapter } from './rpc-adapter.js';
+import { API_SERVICES, AUTHENTICATED_SERVICES, mountGrpcServices } from './routes.js';
+import { UnaryFastPath, type CallGate, type FastPathStats } from './unary-fast-path.js';
 
 /** A Node request handler for HTTP/1.1 and HTTP/2 requests alike. */
 export type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
@@ -46,11 +48,14 @@ export function createGrpcHandler(d: GrpcDeps, fallback: NodeHandlerFn): GrpcHan
   // Plain gRPC unary calls of the API services skip Connect's pipeline (unary-fast-path.ts);
   // it serves the impls mounted here, recorded as Connect's router takes them. A server
   // that does not offer its streams still gets every call answered, by Connect.
-  const fast = new UnaryFastPath(logger, d.readMaxBytes);
-  const connect = connectNodeAdapter({
+  const callGate = gate(d.authenticator);
+  const fast = new UnaryFastPath(logger, d.readMaxBytes, callGate);
+  const connect = rpcNodeAdapter({
     grpc: true,
     grpcWeb: true,
     connect: true,
+    gate: callGate,
+    logger,
     readMaxBytes: d.readMaxBytes,
     interceptors: [errorsAndLogging(logger)],
     routes: (router) => {
@@ -65,4 +70,16 @@ export function createGrpcHandler(d: GrpcDeps, fallback: NodeHandlerFn): GrpcHan
     tryStream: fast.tryStream.bind(fast),
     fastPath: fast.stats,
   });
+}
+
+/** Every method of the services that need a principal is authenticated before its body. */
+function gate(authenticator: Authenticator): CallGate {
+  return {
+    needsPrincipal: (method) => AUTHENTICATED_SERVICES.has(method.parent.typeName),
+    authenticate: (h) => authenticateCall(authenticator, first(h.authorization), h['x-request-id']),
+  };
+}
+
+function first(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
 }

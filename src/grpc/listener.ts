@@ -5,12 +5,14 @@ import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 
 import type { Arbor } from '../compose.js';
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../config.js';
 import {
   createGrpcHandler,
   type GrpcHandler,
   type NodeHandlerFn,
   type StreamTaker,
 } from './grpc-handler.js';
+import { SessionBudget, setBudget } from './session-budget.js';
 
 /** What every HTTP/2 connection opens with (RFC 9113 §3.4); no HTTP/1 request can. */
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -30,6 +32,8 @@ export interface ListenerOptions {
    * handler gets as a compat request and response, as if it were the only listener.
    */
   streams?: StreamTaker;
+  /** Bounds on slow and greedy peers (config.ts); each one left out takes its default. */
+  limits?: Partial<HttpLimits>;
 }
 
 /**
@@ -50,17 +54,38 @@ export class ArborListener extends net.Server {
 
   constructor(handler: NodeHandlerFn, opts: ListenerOptions = {}) {
     super();
-    this.http1 = http.createServer(handler as http.RequestListener);
+    const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
+    this.http1 = http.createServer(
+      {
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestTimeoutMs,
+        // Node's default looks every 30 s, so a short timeout would be noticed only then.
+        connectionsCheckingInterval: Math.min(1_000, Math.max(50, limits.headersTimeoutMs / 4)),
+      },
+      handler as http.RequestListener,
+    );
+    // This server is never bound: it gets its sockets from us. Node starts tracking
+    // connections (and with that the headersTimeout and requestTimeout checks, which
+    // answer 408 and close) on 'listening', so without this a half-sent head is held forever.
+    this.http1.emit('listening');
     // No 'request' listener on the HTTP/2 server, so Node makes no compat objects for its
     // streams. Each stream is offered to `streams` first, and what it leaves is emitted on a
     // second server that is never bound and holds the handler: Node's compat layer, which
     // listens for 'stream' on a server with a 'request' listener, wraps it there as usual.
-    this.http2 = http2.createServer({});
+    this.http2 = http2.createServer({
+      settings: { maxConcurrentStreams: limits.maxConcurrentStreams },
+    });
     const compat = http2.createServer({}, handler as (...a: unknown[]) => void);
     this.streams = opts.streams;
+    const streamIdleMs = limits.streamIdleMs;
     this.http2.on(
       'stream',
-      (stream: http2.ServerHttp2Stream, headers, flags, ...raw: unknown[]) => {
+      (stream: http2.ServerHttp2Stream, headers, flags: number, ...raw: unknown[]) => {
+        idleOf.get(stream.session!)?.opened(stream);
+        // A request still arriving must keep arriving (a GET whose headers end the stream
+        // needs no timer). The answer's own pace is the handler's: see onStreamIdle.
+        if ((flags & http2.constants.NGHTTP2_FLAG_END_STREAM) === 0)
+          stream.setTimeout(streamIdleMs, onStreamIdle);
         // (Node passes the raw header list fourth; the types leave it out.)
         if (this.streams?.(stream, headers) !== true)
           compat.emit('stream', stream, headers, flags, ...raw);
@@ -68,7 +93,13 @@ export class ArborListener extends net.Server {
     );
     this.http2.on('session', (s: http2.ServerHttp2Session) => {
       this.sessions.add(s);
-      s.once('close', () => this.sessions.delete(s));
+      setBudget(s, new SessionBudget(limits.sessionMaxBytes));
+      const idle = new SessionIdle(s, limits.sessionIdleMs);
+      idleOf.set(s, idle);
+      s.once('close', () => {
+        this.sessions.delete(s);
+        idle.stop();
+      });
     });
     // TLS is a tls.Server of our own that is never bound: it takes the raw sockets, does
     // the handshake with ALPN, and hands each secure socket on by the protocol agreed.
@@ -77,6 +108,8 @@ export class ArborListener extends net.Server {
           key: opts.tls.key,
           cert: opts.tls.cert,
           ALPNProtocols: ['h2', 'http/1.1'],
+          // A handshake is part of the head: as slow a peer gets as little time.
+          handshakeTimeout: limits.headersTimeoutMs,
         })
       : undefined;
     const secure = this.secure;
@@ -86,7 +119,7 @@ export class ArborListener extends net.Server {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
       if (secure) secure.emit('connection', socket);
-      else sniff(socket, (h2) => this.hand(socket, h2));
+      else sniff(socket, limits.headersTimeoutMs, (h2) => this.hand(socket, h2));
     });
   }
 
@@ -115,6 +148,8 @@ export class ArborListener extends net.Server {
   /** Stop accepting; HTTP/2 clients get a GOAWAY and their open calls finish. */
   override close(cb?: (err?: Error) => void): this {
     super.close(cb);
+    // Stops its connection checks too (and closes its idle keep-alive connections).
+    this.http1.close();
     for (const s of this.sessions) s.close();
     return this;
   }
@@ -131,12 +166,56 @@ export class ArborListener extends net.Server {
 }
 
 /**
+ * A stream whose request stopped arriving for `streamIdleMs` is cancelled: it holds a
+ * stream slot and what it sent so far. Once the client has sent all of it (remoteClose), the
+ * stream is the handler's, however long it answers (a health Watch streams for hours).
+ */
+function onStreamIdle(this: http2.ServerHttp2Stream): void {
+  if (this.destroyed) return;
+  if (this.state.remoteClose === 1) this.setTimeout(0);
+  else this.close(http2.constants.NGHTTP2_CANCEL);
+}
+
+const idleOf = new WeakMap<http2.Http2Session, SessionIdle>();
+
+/**
+ * Closes a session (GOAWAY) that has had no open stream for `ms`. Counted by streams, not
+ * by bytes: PINGs or SETTINGS keep no session alive. One timer per session, refreshed.
+ */
+class SessionIdle {
+  private open = 0;
+  private readonly timer: NodeJS.Timeout;
+  /** One function per session, not per stream, heard on each stream's 'close'. */
+  private readonly closed = () => {
+    if (--this.open === 0) this.timer.refresh();
+  };
+
+  constructor(
+    private readonly session: http2.Http2Session,
+    ms: number,
+  ) {
+    this.timer = setTimeout(() => {
+      if (this.open === 0 && !session.closed) session.close();
+    }, ms).unref();
+  }
+
+  opened(stream: http2.ServerHttp2Stream): void {
+    this.open++;
+    stream.on('close', this.closed);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/**
  * Read just enough of a cleartext connection to tell HTTP/2 (the preface) from HTTP/1,
  * then put the bytes back and hand the socket on.
  */
-function sniff(socket: net.Socket, route: (h2: boolean) => void): void {
+function sniff(socket: net.Socket, timeoutMs: number, route: (h2: boolean) => void): void {
   let seen: Buffer = Buffer.alloc(0);
-  const timer = setTimeout(() => socket.destroy(), SNIFF_TIMEOUT_MS);
+  const timer = setTimeout(() => socket.destroy(), Math.min(SNIFF_TIMEOUT_MS, timeoutMs));
   const onError = () => socket.destroy();
   const onData = (chunk: Buffer) => {
     seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);

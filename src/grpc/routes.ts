@@ -55,6 +55,15 @@ export const API_SERVICES = [
   StsService,
 ] as const;
 
+/**
+ * The services whose every method needs an Arbor principal: their calls are authenticated
+ * from the headers before a byte of the body is read. The STS is the exception: its caller
+ * is the workload's upstream token, which the exchange itself verifies.
+ */
+export const AUTHENTICATED_SERVICES: ReadonlySet<string> = new Set(
+  API_SERVICES.filter((s) => s !== StsService).map((s) => s.typeName),
+);
+
 export interface GrpcRouteDeps {
   services: Services;
   authenticator: Authenticator;

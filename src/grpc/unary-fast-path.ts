@@ -1,7 +1,6 @@
-import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import {
   create,
-  fromBinary,
   isMessage,
   toBinary,
   type DescMethod,
@@ -18,9 +17,12 @@ import {
 } from '@connectrpc/connect';
 import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
 import type { Logger } from 'pino';
+import { PRINCIPAL_FIELD } from './authn.js';
 import { connectErrorOf, logCall } from './errors.js';
 import type { GrpcRouter } from './json-rpc.js';
+import { compressedWithoutEncoding, parseMessage } from './parse-errors.js';
 import { messageOfJson, writeDirectly } from './proto-json.js';
+import { budgetOf, overBudget } from './session-budget.js';
 
 /**
  * Why: Connect serves a unary gRPC call through a per-call async-iterable pipeline, a
@@ -54,6 +56,13 @@ interface Entry {
 
 const CONTENT_TYPE = 'application/grpc+proto';
 
+/** Who must be authenticated before their body is read, and how (authn.ts). */
+export interface CallGate {
+  needsPrincipal(method: DescMethod): boolean;
+  /** @throws RpcError UNAUTHENTICATED */
+  authenticate(h: IncomingHttpHeaders): Promise<unknown>;
+}
+
 export class UnaryFastPath {
   readonly stats: FastPathStats = { served: 0, viaMessage: 0 };
   private readonly methods = new Map<string, Entry>();
@@ -61,6 +70,7 @@ export class UnaryFastPath {
   constructor(
     private readonly logger: Logger,
     private readonly readMaxBytes: number,
+    private readonly gate: CallGate,
   ) {}
 
   /**
@@ -114,16 +124,30 @@ export class UnaryFastPath {
     const entry = this.methods.get(h[':path'] ?? '');
     if (entry === undefined) return false;
     this.stats.served++;
-    this.serve(stream, h, entry);
-    return true;
-  }
-
-  private serve(stream: ServerHttp2Stream, h: IncomingHttpHeaders, entry: Entry): void {
     // A reset or a broken session also reaches the stream as 'error'; the call just ends
     // (its 'close' cancels it), as the compat request swallows it too. Unheard, it would
     // be thrown.
     stream.on('error', ignore);
+    if (this.gate.needsPrincipal(entry.method)) {
+      // From the headers, before a byte of the body is read: an anonymous caller makes
+      // the server hold nothing.
+      void this.gate.authenticate(h).then(
+        (principal) => this.read(stream, h, entry, principal),
+        (e: unknown) => refuse(stream, connectErrorOf(this.logger, e, entry.path)),
+      );
+    } else this.read(stream, h, entry, undefined);
+    return true;
+  }
+
+  private read(
+    stream: ServerHttp2Stream,
+    h: IncomingHttpHeaders,
+    entry: Entry,
+    principal: unknown,
+  ): void {
+    if (stream.destroyed) return;
     const max = this.readMaxBytes;
+    const budget = budgetOf(stream.session);
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
@@ -132,27 +156,33 @@ export class UnaryFastPath {
       failed = true;
       chunks.length = 0;
       stream.removeListener('data', onData);
-      stream.resume(); // discard the rest
-      respondError(stream, e, undefined);
+      refuse(stream, e);
     };
     const onData = (chunk: Buffer) => {
+      if (budget !== undefined && !budget.take(chunk.length)) {
+        fail(overBudget(budget.max));
+        return;
+      }
       chunks.push(chunk);
       size += chunk.length;
       // Connect's check: the frame's declared length against readMaxBytes.
       if (declared < 0 && size >= 5) {
         declared = frameLength(chunks, size);
-        if (declared > max)
+        if (declared > max) {
           fail(
             new ConnectError(
               `message size ${declared} is larger than configured readMaxBytes ${max}`,
               Code.ResourceExhausted,
             ),
           );
+          return;
+        }
       }
-      // More than one message can hold: bounded too (parseSingle names what came).
-      if (!failed && size > 2 * (max + 5))
-        fail(new ConnectError('protocol error: too much input', Code.ResourceExhausted));
+      // A frame takes no more than it declares: once the prefix of a second message is
+      // here, the call is refused, whatever that message claims to hold.
+      if (declared >= 0 && size >= declared + 10) fail(extraMessage(entry.method, chunks, size));
     };
+    if (budget !== undefined) stream.once('close', () => budget.release(size));
     stream.on('data', onData);
     stream.once('end', () => {
       if (failed) return;
@@ -163,7 +193,7 @@ export class UnaryFastPath {
         respondError(stream, e as ConnectError, undefined);
         return;
       }
-      void this.invoke(stream, h, entry, input);
+      void this.invoke(stream, h, entry, input, principal);
     });
   }
 
@@ -184,9 +214,10 @@ export class UnaryFastPath {
     h: IncomingHttpHeaders,
     entry: Entry,
     input: unknown,
+    principal: unknown,
   ): Promise<void> {
     const started = performance.now();
-    const ctx = new CallContext(entry, headersOf(h));
+    const ctx = new CallContext(entry, headersOf(h), principal);
     let done = false;
     const onClose = () => {
       if (!done) ctx.cancel();
@@ -228,11 +259,15 @@ class CallContext implements HandlerContext {
   #values: ContextValues | undefined;
   #header: Headers | undefined;
   #trailer: Headers | undefined;
+  /** The caller, when it was authenticated before the body was read (authn.ts). */
+  readonly [PRINCIPAL_FIELD]: unknown;
 
   constructor(
     entry: Entry,
     readonly requestHeader: Headers,
+    principal: unknown,
   ) {
+    this[PRINCIPAL_FIELD] = principal;
     this.method = entry.method;
     this.service = entry.method.parent;
     this.url = entry.path;
@@ -301,20 +336,7 @@ function parseSingle(method: DescMethod, body: Buffer): unknown {
   const end = 5 + len;
   if (body.length < end)
     throw new ConnectError('protocol error: incomplete envelope', Code.InvalidArgument);
-  if ((body[0]! & 1) === 1)
-    throw new ConnectError(
-      'received compressed envelope, but do not know how to decompress',
-      Code.Internal,
-    );
-  let msg: unknown;
-  try {
-    msg = fromBinary(method.input, body.subarray(5, end));
-  } catch (e) {
-    throw new ConnectError(
-      `parse binary: ${e instanceof Error ? e.message : String(e)}`,
-      Code.Internal,
-    );
-  }
+  const msg = parseFirst(method, body, end);
   // In Connect's order: the first message is read and parsed before a second is looked for.
   if (body.length > end) {
     const rest = body.length - end;
@@ -326,6 +348,30 @@ function parseSingle(method: DescMethod, body: Buffer): unknown {
     );
   }
   return msg;
+}
+
+/**
+ * The first message of `body` (which holds all of it, to `end`). A compressed flag without
+ * an encoding and bytes that are not the input message are the caller's fault:
+ * INVALID_ARGUMENT (Connect says INTERNAL; its path is mended in rpc-adapter.ts).
+ */
+function parseFirst(method: DescMethod, body: Buffer, end: number): unknown {
+  if ((body[0]! & 1) === 1) throw compressedWithoutEncoding();
+  return parseMessage(method, body.subarray(5, end));
+}
+
+/** A second message's prefix came: the first one's fault if it does not parse, else this. */
+function extraMessage(method: DescMethod, chunks: Buffer[], size: number): ConnectError {
+  const body = Buffer.concat(chunks, size);
+  try {
+    parseFirst(method, body, 5 + body.readUInt32BE(1));
+  } catch (e) {
+    return e as ConnectError;
+  }
+  return new ConnectError(
+    'protocol error: received extra input message for unary method',
+    Code.Unimplemented,
+  );
 }
 
 function frameOf(bytes: Uint8Array): Buffer {
@@ -373,6 +419,15 @@ function respondOk(stream: ServerHttp2Stream, frame: Buffer, ctx: CallContext): 
     if (!stream.destroyed) stream.sendTrailers(trailers);
   });
   stream.end(frame);
+}
+
+/**
+ * Answer `err` and stop the request where it is: RST_STREAM(NO_ERROR) after the answer
+ * tells the client to send no more of its body (RFC 9113 §8.1), so nothing more is read.
+ */
+function refuse(stream: ServerHttp2Stream, err: ConnectError): void {
+  respondError(stream, err, undefined);
+  if (!stream.destroyed) stream.close(constants.NGHTTP2_NO_ERROR);
 }
 
 /** A trailers-only response: the status in the one HEADERS frame, which ends the stream. */

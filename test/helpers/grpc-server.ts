@@ -117,7 +117,11 @@ export async function startGrpcServer(
   const arbor = await compose(config, { database: db, logger });
   // As `serve` builds it once migrated, without the lifecycle in front.
   const handler = createArborHandler(arbor);
-  const listener = new ArborListener(handler, { streams: handler.tryStream, ...opts }).listen(
+  const listener = new ArborListener(handler, {
+    streams: handler.tryStream,
+    limits: config.http,
+    ...opts,
+  }).listen(
     0,
     '127.0.0.1',
   );
