@@ -10,7 +10,7 @@ import { RpcError } from '../core/rpc-error.js';
  * an oversized head. Nothing of the request is echoed.
  */
 export function answerClientErrors(server: Server): void {
-  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
+  server.on('clientError', (err: Error & { code?: string; rawPacket?: unknown }, socket: Duplex) => {
     if (!socket.writable || err.code === 'ECONNRESET') {
       socket.destroy();
       return;
@@ -21,12 +21,23 @@ export function answerClientErrors(server: Server): void {
     const body = JSON.stringify(
       new RpcError(Code.INVALID_ARGUMENT, `Invalid argument: ${why}`).toStatus(),
     );
+    // A HEAD answer has no body (RFC 9110 §9.3.2), this one included. The method is known
+    // only from the bytes Node held when it gave up: unless they begin with another
+    // method, no body is sent.
+    const withBody = methodOf(err.rawPacket) !== undefined;
     socket.end(
       `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
         'Content-Type: application/json\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Length: ${withBody ? Buffer.byteLength(body) : 0}\r\n` +
         'Connection: close\r\n\r\n' +
-        body,
+        (withBody ? body : ''),
     );
   });
+}
+
+/** The method the packet's request line begins with, unless it is HEAD or none is seen. */
+function methodOf(packet: unknown): string | undefined {
+  if (!Buffer.isBuffer(packet)) return undefined;
+  const m = /^([A-Z]{1,20}) /.exec(packet.toString('latin1', 0, 21));
+  return m === null || m[1] === 'HEAD' ? undefined : m[1];
 }

@@ -35,6 +35,8 @@ export interface GrpcDeps {
   logger: Logger;
   /** Largest request message accepted, in bytes (the REST body limit). */
   readMaxBytes: number;
+  /** grpc.health.v1 Watch streams open at once. */
+  healthWatchMax: number;
 }
 
 /**
@@ -61,7 +63,7 @@ export function createGrpcHandler(d: GrpcDeps, fallback: NodeHandlerFn): GrpcHan
     routes: (router) => {
       mountGrpcServices(fast.recording(router), d);
       const names = API_SERVICES.map((s) => s.typeName);
-      mountHealth(router, d.services.health, names);
+      mountHealth(router, d.services.health, names, { maxWatches: d.healthWatchMax });
       mountReflection(router, [...API_SERVICES, Health]);
     },
     fallback,

@@ -254,6 +254,7 @@ export function createArborHandler(arbor: Arbor): GrpcHandler {
       sts: arbor.sts,
       logger: arbor.logger,
       readMaxBytes: arbor.config.maxBodyBytes,
+      healthWatchMax: arbor.config.healthWatchMax,
     },
     rest,
   );

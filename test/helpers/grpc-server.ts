@@ -14,6 +14,7 @@ import {
 } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
+import { answerClientErrors } from '../../src/api/client-errors.js';
 import { compose } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import {
@@ -125,6 +126,8 @@ export async function startGrpcServer(
     0,
     '127.0.0.1',
   );
+  // As `serve` does: a request Node's parser refuses is a typed 4xx.
+  answerClientErrors(listener.http1);
   await new Promise<void>((r) => listener.once('listening', () => r()));
   const port = (listener.address() as AddressInfo).port;
   const address = `127.0.0.1:${port}`;
