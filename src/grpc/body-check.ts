@@ -27,6 +27,8 @@ export class BodyCheck {
     private readonly binary: boolean,
     private readonly encoding: string | undefined,
     private readonly readMaxBytes: number,
+    /** The flag that ends a stream in this protocol (gRPC-Web 0x80, Connect 0x02); gRPC has none. */
+    private readonly endFlag: number,
   ) {}
 
   /** The check for a POST of `contentType` to `method`; undefined for what it does not know. */
@@ -46,7 +48,8 @@ export class BodyCheck {
       : protocol === 'connect'
         ? header('connect-content-encoding')
         : header('grpc-encoding');
-    return new BodyCheck(method, enveloped, binary, encoding, readMaxBytes);
+    const endFlag = protocol === 'grpc-web' ? 0x80 : protocol === 'connect' ? 0x02 : 0;
+    return new BodyCheck(method, enveloped, binary, encoding, readMaxBytes, endFlag);
   }
 
   /** @throws ConnectError for what Connect would answer wrongly (see the class). */
@@ -65,7 +68,8 @@ export class BodyCheck {
   }
 
   private frames(): void {
-    const single = this.method.methodKind === 'unary' || this.method.methodKind === 'server_streaming';
+    const single =
+      this.method.methodKind === 'unary' || this.method.methodKind === 'server_streaming';
     while (!this.done && this.held >= 5) {
       if (single && this.messages > 0)
         throw new ConnectError(
@@ -82,8 +86,8 @@ export class BodyCheck {
       if (this.held < 5 + len) return;
       const frame = this.take(5 + len);
       this.messages++;
-      // Other flags (end of stream, trailers) are for answers: Connect refuses them itself.
-      if ((flags & ~1) === 0) this.check((flags & 1) === 1, frame.subarray(5));
+      // An end-of-stream frame is Connect's to refuse in a request; any other is a message.
+      if ((flags & this.endFlag) === 0) this.check((flags & 1) === 1, frame.subarray(5));
     }
   }
 
@@ -131,4 +135,5 @@ export class BodyCheck {
 }
 
 /** gRPC, gRPC-Web and Connect streaming frame their messages; Connect unary does not. */
-const CONTENT_TYPE = /^application\/(?:(grpc|grpc-web|connect)(\+proto|\+json)?|(proto|json))\s*(?:;|$)/i;
+const CONTENT_TYPE =
+  /^application\/(?:(grpc|grpc-web|connect)(\+proto|\+json)?|(proto|json))\s*(?:;|$)/i;

@@ -1,11 +1,5 @@
 import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import {
-  create,
-  isMessage,
-  toBinary,
-  type DescMethod,
-  type JsonValue,
-} from '@bufbuild/protobuf';
+import { create, isMessage, toBinary, type DescMethod, type JsonValue } from '@bufbuild/protobuf';
 import {
   Code,
   ConnectError,

@@ -319,3 +319,84 @@ export const requestArb = (uids: readonly string[]) =>
     body: fc.option(bodyArb(uids), { nil: undefined, freq: 4 }),
     requestId: fc.option(hostileString.map(pct), { nil: undefined, freq: 4 }),
   });
+
+/** How a fuzzed gRPC call travels: which door of the server's two takes it. */
+export type RpcTransport = 'fast' | 'grpc-deadline' | 'grpc-web' | 'connect';
+
+/** One protobuf field on the wire, with a random number, wire type and value. */
+const fieldArb = fc.oneof(
+  fc.record({
+    no: fc.integer({ min: 1, max: 20 }),
+    wire: fc.constant(0),
+    v: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
+  }),
+  fc.record({
+    no: fc.integer({ min: 1, max: 20 }),
+    wire: fc.constant(2),
+    v: fc.oneof(
+      fc.string({ maxLength: 40 }).map((s) => Buffer.from(s)),
+      fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b)),
+    ),
+  }),
+  fc.record({
+    no: fc.integer({ min: 1, max: 20 }),
+    wire: fc.constantFrom(1, 5),
+    v: fc.constant(0n),
+  }),
+  fc.record({
+    no: fc.integer({ min: 0, max: 1 << 29 }),
+    wire: fc.constantFrom(3, 4, 6, 7),
+    v: fc.constant(0n),
+  }),
+);
+
+function varint(n: bigint): number[] {
+  const out: number[] = [];
+  do {
+    let b = Number(n & 0x7fn);
+    n >>= 7n;
+    if (n > 0n) b |= 0x80;
+    out.push(b);
+  } while (n > 0n);
+  return out;
+}
+
+/** A message that looks like protobuf: random fields, right or wrong for the method. */
+const messageArb = fc.array(fieldArb, { maxLength: 8 }).map((fields) => {
+  const bytes: number[] = [];
+  for (const f of fields) {
+    bytes.push(...varint((BigInt(f.no) << 3n) | BigInt(f.wire)));
+    if (f.wire === 0) bytes.push(...varint(f.v as bigint));
+    else if (f.wire === 2) {
+      const b = f.v as Buffer;
+      bytes.push(...varint(BigInt(b.length)), ...b);
+    } else if (f.wire === 1) bytes.push(0, 0, 0, 0, 0, 0, 0, 0);
+    else if (f.wire === 5) bytes.push(0, 0, 0, 0);
+  }
+  return Buffer.from(bytes);
+});
+
+/** Random gRPC calls: a method, a door, a caller, and a body of messages and frames. */
+export function rpcArb(paths: readonly string[]) {
+  return fc.record({
+    path: fc.constantFrom(...paths),
+    transport: fc.constantFrom<RpcTransport>('fast', 'grpc-deadline', 'grpc-web', 'connect'),
+    who: fc.constantFrom('admin', 'anonymous', 'garbage'),
+    message: fc.oneof(
+      messageArb,
+      fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)),
+    ),
+    /** The frame's flags (1: compressed) and how its length lies, if it does. */
+    flags: fc.constantFrom(0, 0, 0, 1, 0x80),
+    lie: fc.oneof(
+      fc.constant(0),
+      fc.integer({ min: -8, max: 8 }),
+      fc.integer({ min: 0, max: 0xffffffff }),
+    ),
+    /** Bytes after the frame: none, a partial or a whole second frame. */
+    trailing: fc.oneof(
+      fc.constant(Buffer.alloc(0)),
+      fc.uint8Array({ maxLength: 12 }).map((b) => Buffer.from(b)),
+    ),
+  });
+}

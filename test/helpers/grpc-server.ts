@@ -122,10 +122,7 @@ export async function startGrpcServer(
     streams: handler.tryStream,
     limits: config.http,
     ...opts,
-  }).listen(
-    0,
-    '127.0.0.1',
-  );
+  }).listen(0, '127.0.0.1');
   // As `serve` does: a request Node's parser refuses is a typed 4xx.
   answerClientErrors(listener.http1);
   await new Promise<void>((r) => listener.once('listening', () => r()));

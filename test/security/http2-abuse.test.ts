@@ -131,7 +131,11 @@ test.serial('frames: a frame takes no more than it declares, on both gRPC paths'
       BOUND_MS,
       undefined,
     );
-    t.is(a?.grpcStatus, 12, `${name}: ${JSON.stringify(a?.headers)} ${JSON.stringify(a?.trailers)}`);
+    t.is(
+      a?.grpcStatus,
+      12,
+      `${name}: ${JSON.stringify(a?.headers)} ${JSON.stringify(a?.trailers)}`,
+    );
     t.is(s.fastPath.served - before, name === 'fast path' ? 1 : 0, name);
   }
   c.close();
