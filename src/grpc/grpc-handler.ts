@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
+import type { connectNodeAdapter } from '@connectrpc/connect-node';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { SecurityTokenService } from '../auth/sts.js';
