@@ -132,6 +132,9 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const managed = new ManagedGuard(st.managers);
+    const { loginIssuer, loginClientId } = config;
+    const serverLogin =
+      loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;
     const auditLog = opts.audit === false ? undefined : new AuditLog(st.audit, presentResource);
     const common = { uow, authz, pager, managed, audit: auditLog };
     const services: Services = {
@@ -154,6 +157,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         roles: st.roles,
         idps: st.identityProviders,
         allowInsecureIssuers,
+        ...(serverLogin ? { serverLogin } : {}),
         secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
       }),
       accountAssociations: new AccountAssociationService({
@@ -200,20 +204,19 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         new OutboundFetcher({ allowInsecure: config.allowInsecureIssuers }),
       ),
     });
-    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
-      allowInsecureIssuers,
-    });
-    const { loginIssuer, loginClientId } = config;
     const users = new UserService({
       uow,
       authz,
       users: new KnexUserStore(),
+      maxPeoplePerProvider: config.maxPeoplePerProvider,
       ...(auditLog
         ? { audit: { recorder: auditLog, identities: st.identities, bindings: st.roleBindings } }
         : {}),
-      ...(loginIssuer && loginClientId
-        ? { serverProvider: { issuer: loginIssuer, clientId: loginClientId } }
-        : {}),
+      ...(serverLogin ? { serverProvider: serverLogin } : {}),
+    });
+    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
+      allowInsecureIssuers,
+      people: users,
     });
     const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
     sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
