@@ -10,7 +10,7 @@ import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js'
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { SecurityTokenService } from './auth/sts.js';
-import { TokenIssuer } from './auth/token-issuer.js';
+import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
@@ -233,7 +233,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         groups: st.groups,
         repos: st.repos,
         service,
-        sign: (sub, access, ttl) => tokens.signFor(service, sub, { access }, ttl),
+        sign: (sub, access, ttl) =>
+          tokens.signFor(TOKEN_USE.registryAccess, service, sub, { access }, ttl),
       }),
       events: new RegistryEventService(services.repos, services.tags),
       notifyToken: config.registryNotifyToken,
@@ -245,7 +246,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       opts.sinkTransport ?? new HttpSinkTransport({ allowPrivate: config.allowPrivateSinks }),
       {
         sign: async (sink, { sub, ...claims }) =>
-          (await tokens.signFor(sink, sub, claims, SINK_TOKEN_TTL_S)).token,
+          (await tokens.signFor(TOKEN_USE.eventDelivery, sink, sub, claims, SINK_TOKEN_TTL_S))
+            .token,
       },
       {
         source: config.issuerUrl,

@@ -15,7 +15,7 @@ import {
 } from '../resources/identities/claim-pattern.js';
 import type { Identity } from '../resources/identities/identity.js';
 import type { RemoteKeySets } from './remote-key-sets.js';
-import { API_TOKEN_TTL_S, CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
+import { API_TOKEN_TTL_S, CLOCK_SKEW_S, TOKEN_USE, type TokenIssuer } from './token-issuer.js';
 
 /** Asymmetric algorithms only: `none` and HMAC (key-confusion) are refused outright. */
 export const UPSTREAM_ALGORITHMS = [
@@ -169,7 +169,13 @@ export class SecurityTokenService {
     uid: string,
     act: Record<string, unknown>,
   ): Promise<{ token: string; expiry: Date }> {
-    const { token, expiry } = await this.issuer.signFor(audience, uid, { act }, API_TOKEN_TTL_S);
+    const { token, expiry } = await this.issuer.signFor(
+      TOKEN_USE.registryLogin,
+      audience,
+      uid,
+      { act },
+      API_TOKEN_TTL_S,
+    );
     return { token, expiry };
   }
 
