@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { SignJWT, createLocalJWKSet, errors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import {
+  SignJWT,
+  createLocalJWKSet,
+  errors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTPayload,
+} from 'jose';
 import { SIGNING_ALG, type SigningKey } from './signing-keys.js';
 
 /** API tokens live one hour (spec §8). */

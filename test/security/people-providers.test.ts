@@ -116,29 +116,35 @@ test.serial(
     assertRefused(t, await signIn(forArbor, `&identity=${alice}`), 403, 7, 'aud=arbor');
     const forB = await pub.mint({ sub: 'alice', aud: B_APP });
     assertRefused(t, await signIn(forB, `&identity=${alice}`), 403, 7, "B's client");
-    const viaServer = await signIn(await pub.mint({ sub: 'alice', aud: CLIENT }), `&identity=${alice}`);
+    const viaServer = await signIn(
+      await pub.mint({ sub: 'alice', aud: CLIENT }),
+      `&identity=${alice}`,
+    );
     t.is(viaServer.status, 200, JSON.stringify(viaServer.body));
     t.is(decodeJwt(viaServer.body.token).sub, alice);
   },
 );
 
-test.serial("people: an organization IdP's person cannot be bound outside its organization", async (t) => {
-  const res = await signIn(await pub.mint({ sub: 'alice', aud: B_APP }));
-  const asB = s.client(res.body.token);
-  const invite = await s.admin.post(`/iam/v2beta1/groupInvites/${orgA}`, {
-    roleUid: viewer,
-    ttl: '3600s',
-  });
-  t.is(invite.status, 200);
-  // Mallory holds this identity's tokens: it must not gain anything in organization A.
-  const redeemed = await asB.post('/iam/v2beta1/groupInvites:redeem', { code: invite.body.code });
-  assertRefused(t, redeemed, 400, 3, 'redeem');
-  const bound = await s.admin.post(`/iam/v2beta1/roleBindings/${orgA}`, {
-    identityUid: decodeJwt(res.body.token).sub,
-    roleUid: viewer,
-  });
-  assertRefused(t, bound, 400, 3, 'bind');
-});
+test.serial(
+  "people: an organization IdP's person cannot be bound outside its organization",
+  async (t) => {
+    const res = await signIn(await pub.mint({ sub: 'alice', aud: B_APP }));
+    const asB = s.client(res.body.token);
+    const invite = await s.admin.post(`/iam/v2beta1/groupInvites/${orgA}`, {
+      roleUid: viewer,
+      ttl: '3600s',
+    });
+    t.is(invite.status, 200);
+    // Mallory holds this identity's tokens: it must not gain anything in organization A.
+    const redeemed = await asB.post('/iam/v2beta1/groupInvites:redeem', { code: invite.body.code });
+    assertRefused(t, redeemed, 400, 3, 'redeem');
+    const bound = await s.admin.post(`/iam/v2beta1/roleBindings/${orgA}`, {
+      identityUid: decodeJwt(res.body.token).sub,
+      roleUid: viewer,
+    });
+    assertRefused(t, bound, 400, 3, 'bind');
+  },
+);
 
 test.serial('people: an IdP registers at most ARBOR_MAX_PEOPLE_PER_PROVIDER people', async (t) => {
   const capped = await startServer(

@@ -1,6 +1,5 @@
 import test from 'ava';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { TOKEN_USE } from '../../src/auth/token-issuer.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { TestIssuer } from '../helpers/oidc-issuer.js';
@@ -40,11 +39,9 @@ async function exchange(aud: string): Promise<Reply> {
 
 function registryToken(password: string, scope: string): Promise<Reply> {
   const q = new URLSearchParams({ service: SERVICE, scope });
-  return s
-    .client()
-    .raw(`/auth/registry/token?${q.toString()}`, {
-      headers: { authorization: basic('_token', password) },
-    });
+  return s.client().raw(`/auth/registry/token?${q.toString()}`, {
+    headers: { authorization: basic('_token', password) },
+  });
 }
 
 test('token kinds: a registry access token is not a credential for another one', async (t) => {
@@ -75,7 +72,7 @@ test('token kinds: each token says what it is for, and only its own verifier tak
   // None but the API token is an API credential, even one signed for the API's own audience.
   const api = s.arbor.config.issuerUrl;
   const forged = await Promise.all(
-    [TOKEN_USE.eventDelivery, TOKEN_USE.registryLogin, TOKEN_USE.registryAccess].map(
+    (['event-delivery', 'registry-login', 'registry-access'] as const).map(
       async (use) => (await s.arbor.tokens.signFor(use, api, puller, {}, 300)).token,
     ),
   );
@@ -85,6 +82,6 @@ test('token kinds: each token says what it is for, and only its own verifier tak
   }
   t.is((await s.client(apiToken).get('/iam/v2beta1/groups')).status, 200);
   // An event delivery token for the registry's audience is no registry credential either.
-  const event = await s.arbor.tokens.signFor(TOKEN_USE.eventDelivery, SERVICE, puller, {}, 300);
+  const event = await s.arbor.tokens.signFor('event-delivery', SERVICE, puller, {}, 300);
   t.is((await registryToken(event.token, `repository:${org}/app:pull`)).status, 401);
 });

@@ -1,9 +1,4 @@
-import type {
-  LoginIdp,
-  NewPerson,
-  Person,
-  UserStore,
-} from '../../resources/users/user-store.js';
+import type { LoginIdp, NewPerson, Person, UserStore } from '../../resources/users/user-store.js';
 import type { Tx } from '../../resources/tx.js';
 import { kx } from '../unit-of-work.js';
 
@@ -88,8 +83,7 @@ export class KnexUserStore implements UserStore {
 
   async idp(tx: Tx, uid: string): Promise<LoginIdp | undefined> {
     const row = (await kx(tx)('identity_providers').where('uid', uid).first(IDP_COLUMNS)) as
-      | IdpRow
-      | undefined;
+      IdpRow | undefined;
     return row && toIdp(row);
   }
 

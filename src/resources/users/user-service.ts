@@ -156,12 +156,7 @@ export class UserService {
    * A first sign-in. Through an organization IdP, registrations are counted under the IdP's
    * row lock, so concurrent sign-ins cannot overshoot the bound.
    */
-  private async register(
-    tx: Tx,
-    uid: string,
-    person: Person,
-    via: LoginProvider,
-  ): Promise<string> {
+  private async register(tx: Tx, uid: string, person: Person, via: LoginProvider): Promise<string> {
     if (!via.idp)
       return this.d.users.ensureUser(tx, { uid, parentUid: null, provider: via.ref }, person);
     // Deleted since the token was checked: it registers no one any more.
