@@ -157,7 +157,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         roles: st.roles,
         idps: st.identityProviders,
         allowInsecureIssuers,
-        ...(serverLogin ? { serverLogin } : {}),
+        serverLogin,
         secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
       }),
       accountAssociations: new AccountAssociationService({
@@ -212,7 +212,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       ...(auditLog
         ? { audit: { recorder: auditLog, identities: st.identities, bindings: st.roleBindings } }
         : {}),
-      ...(serverLogin ? { serverProvider: serverLogin } : {}),
+      serverProvider: serverLogin,
     });
     const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
       allowInsecureIssuers,

@@ -38,7 +38,7 @@ export interface IdentityProviderServiceDeps {
   /** Seals client secrets before they reach the store (secrets at rest). */
   secrets: SecretBox;
   /** The server's own login client (ARBOR_LOGIN_ISSUER + ARBOR_LOGIN_CLIENT_ID): no IdP may claim it. */
-  serverLogin?: { issuer: string; clientId: string };
+  serverLogin?: { issuer: string; clientId: string } | undefined;
 }
 
 /** Associated data of a sealed client secret: it opens only as this IdP's secret. */

@@ -33,7 +33,7 @@ export interface UserServiceDeps {
   users: UserStore;
   authz: Authorizer;
   /** ARBOR_LOGIN_ISSUER + ARBOR_LOGIN_CLIENT_ID, when configured. */
-  serverProvider?: { issuer: string; clientId: string };
+  serverProvider?: { issuer: string; clientId: string } | undefined;
   /** ARBOR_MAX_PEOPLE_PER_PROVIDER: people one organization IdP may register. */
   maxPeoplePerProvider?: number;
   /** Records registrations and default-role bindings in the audit trail, read back by these. */
