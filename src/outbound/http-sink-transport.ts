@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isPrivateAddress } from '../resources/events/address-policy.js';
+import { isPrivateAddress } from './sink-address-policy.js';
 import type { SinkTransport } from '../resources/events/delivery-worker.js';
 
 export interface HttpSinkTransportOptions {
