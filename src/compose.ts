@@ -9,7 +9,7 @@ import { CachedGrantSource } from './auth/cached-grant-source.js';
 import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js';
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
-import { SecurityTokenService } from './auth/sts.js';
+import { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
@@ -37,11 +37,11 @@ import { IdentityProviderService } from './resources/identity-providers/identity
 import { ManagedGuard } from './resources/managed/managed-guard.js';
 import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
-import { RegistryCredentials } from './auth/registry-credentials.js';
+import { RegistryCredentials } from './resources/registry-auth/registry-credentials.js';
 import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
 import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
 import { mountRegistryAuthRoutes } from './api/routes/registry-auth-routes.js';
-import { UserSignIn } from './auth/user-sign-in.js';
+import { UserSignIn } from './resources/users/user-sign-in.js';
 import { KnexUserStore } from './db/stores/user-store.js';
 import { UserService } from './resources/users/user-service.js';
 import { SecretBox } from './auth/secret-box.js';
@@ -53,8 +53,8 @@ import { AuditLog } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
 import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
-import { HttpSinkTransport } from './events/http-sink-transport.js';
-import { presentResource } from './api/wire/resource-presenter.js';
+import { HttpSinkTransport } from './outbound/http-sink-transport.js';
+import { presentResource } from './wire/resource-presenter.js';
 // @compose-imports
 
 export interface Arbor {

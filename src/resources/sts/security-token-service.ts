@@ -6,16 +6,18 @@ import {
   jwtVerify,
   type JWTPayload,
 } from 'jose';
-import { invalidField, permissionDenied, unauthenticated } from '../core/rpc-error.js';
-import { isValidUidp } from '../core/uidp.js';
-import { claimMatchAccepts, issuerProblem } from '../resources/identities/claim-match.js';
+import { invalidField, permissionDenied, unauthenticated } from '../../core/rpc-error.js';
+import { isValidUidp } from '../../core/uidp.js';
+import { claimMatchAccepts, issuerProblem } from '../identities/claim-match.js';
+import { issuerPatternLiteral, MAX_MATCHED_CLAIM_LENGTH } from '../identities/claim-pattern.js';
+import type { Identity } from '../identities/identity.js';
+import type { RemoteKeySets } from '../../auth/remote-key-sets.js';
 import {
-  issuerPatternLiteral,
-  MAX_MATCHED_CLAIM_LENGTH,
-} from '../resources/identities/claim-pattern.js';
-import type { Identity } from '../resources/identities/identity.js';
-import type { RemoteKeySets } from './remote-key-sets.js';
-import { API_TOKEN_TTL_S, CLOCK_SKEW_S, TOKEN_USE, type TokenIssuer } from './token-issuer.js';
+  API_TOKEN_TTL_S,
+  CLOCK_SKEW_S,
+  TOKEN_USE,
+  type TokenIssuer,
+} from '../../auth/token-issuer.js';
 
 /** Asymmetric algorithms only: `none` and HMAC (key-confusion) are refused outright. */
 export const UPSTREAM_ALGORITHMS = [

@@ -1,10 +1,19 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
-import { invalidField, isRpcError, permissionDenied, unauthenticated } from '../core/rpc-error.js';
-import type { LoginProvider, UserService } from '../resources/users/user-service.js';
-import type { RemoteKeySets } from './remote-key-sets.js';
-import { issuerProblem } from '../resources/identities/issuer-url.js';
-import { MAX_UPSTREAM_TOKEN_BYTES, requireBoundedLifetime, UPSTREAM_ALGORITHMS } from './sts.js';
-import { CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
+import {
+  invalidField,
+  isRpcError,
+  permissionDenied,
+  unauthenticated,
+} from '../../core/rpc-error.js';
+import type { LoginProvider, UserService } from './user-service.js';
+import type { RemoteKeySets } from '../../auth/remote-key-sets.js';
+import { issuerProblem } from '../identities/issuer-url.js';
+import {
+  MAX_UPSTREAM_TOKEN_BYTES,
+  requireBoundedLifetime,
+  UPSTREAM_ALGORITHMS,
+} from '../sts/security-token-service.js';
+import { CLOCK_SKEW_S, type TokenIssuer } from '../../auth/token-issuer.js';
 
 const DENIED = 'no trusted identity provider vouches for this token';
 

@@ -1,11 +1,11 @@
 import { decodeJwt } from 'jose';
-import { Code } from '../core/rpc-code.js';
-import { isRpcError, unauthenticated } from '../core/rpc-error.js';
-import { isValidUidp } from '../core/uidp.js';
-import type { Authenticator } from './authenticator.js';
-import type { Principal } from './principal.js';
-import type { SecurityTokenService } from './sts.js';
-import { TOKEN_USE, type TokenIssuer } from './token-issuer.js';
+import { Code } from '../../core/rpc-code.js';
+import { isRpcError, unauthenticated } from '../../core/rpc-error.js';
+import { isValidUidp } from '../../core/uidp.js';
+import type { Authenticator } from '../../auth/authenticator.js';
+import type { Principal } from '../../auth/principal.js';
+import type { SecurityTokenService } from '../sts/security-token-service.js';
+import { TOKEN_USE, type TokenIssuer } from '../../auth/token-issuer.js';
 
 /**
  * Who a registry client is, from the Basic credentials `docker login` and credential
