@@ -10,29 +10,32 @@ import { RpcError } from '../core/rpc-error.js';
  * an oversized head. Nothing of the request is echoed.
  */
 export function answerClientErrors(server: Server): void {
-  server.on('clientError', (err: Error & { code?: string; rawPacket?: unknown }, socket: Duplex) => {
-    if (!socket.writable || err.code === 'ECONNRESET') {
-      socket.destroy();
-      return;
-    }
-    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge ? 431 : 400;
-    const why = tooLarge ? 'the request head is too large' : 'the request is not valid HTTP';
-    const body = JSON.stringify(
-      new RpcError(Code.INVALID_ARGUMENT, `Invalid argument: ${why}`).toStatus(),
-    );
-    // A HEAD answer has no body (RFC 9110 §9.3.2), this one included. The method is known
-    // only from the bytes Node held when it gave up: unless they begin with another
-    // method, no body is sent.
-    const withBody = methodOf(err.rawPacket) !== undefined;
-    socket.end(
-      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
-        'Content-Type: application/json\r\n' +
-        `Content-Length: ${withBody ? Buffer.byteLength(body) : 0}\r\n` +
-        'Connection: close\r\n\r\n' +
-        (withBody ? body : ''),
-    );
-  });
+  server.on(
+    'clientError',
+    (err: Error & { code?: string; rawPacket?: unknown }, socket: Duplex) => {
+      if (!socket.writable || err.code === 'ECONNRESET') {
+        socket.destroy();
+        return;
+      }
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const status = tooLarge ? 431 : 400;
+      const why = tooLarge ? 'the request head is too large' : 'the request is not valid HTTP';
+      const body = JSON.stringify(
+        new RpcError(Code.INVALID_ARGUMENT, `Invalid argument: ${why}`).toStatus(),
+      );
+      // A HEAD answer has no body (RFC 9110 §9.3.2), this one included. The method is known
+      // only from the bytes Node held when it gave up: unless they begin with another
+      // method, no body is sent.
+      const withBody = methodOf(err.rawPacket) !== undefined;
+      socket.end(
+        `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          'Content-Type: application/json\r\n' +
+          `Content-Length: ${withBody ? Buffer.byteLength(body) : 0}\r\n` +
+          'Connection: close\r\n\r\n' +
+          (withBody ? body : ''),
+      );
+    },
+  );
 }
 
 /** The method the packet's request line begins with, unless it is HEAD or none is seen. */

@@ -16,12 +16,12 @@ import {
   compressionGzip,
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
+  type connectNodeAdapter,
 } from '@connectrpc/connect-node';
 import type { Logger } from 'pino';
 import { PRINCIPAL } from './authn.js';
 import { BodyCheck } from './body-check.js';
 import { connectErrorOf } from './errors.js';
-import type { NodeHandlerFn } from './grpc-handler.js';
 import { budgetOf, overBudget } from './session-budget.js';
 import type { CallGate } from './unary-fast-path.js';
 
@@ -35,6 +35,8 @@ export interface RpcAdapterOptions extends ConnectRouterOptions {
 }
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
+/** A Node request handler for HTTP/1.1 and HTTP/2 alike (grpc-handler.ts names it too). */
+type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
 
 /**
  * Connect's Node adapter (connectNodeAdapter), with the body in our hands: what Connect
