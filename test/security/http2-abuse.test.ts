@@ -176,7 +176,10 @@ test('idle: a session with no stream is closed, PINGs or not; a half-sent stream
   const url = `http://127.0.0.1:${bare.port}`;
   try {
     const c = await connectH2(url);
-    const pings = setInterval(() => c.ping(() => undefined), 50);
+    const pings = setInterval(() => {
+      if (!c.destroyed && !c.closed) c.ping(() => undefined);
+    }, 50);
+    c.once('close', () => clearInterval(pings));
     const started = Date.now();
     const closed = await within(
       new Promise<boolean>((r) => c.once('close', () => r(true))),
