@@ -236,21 +236,29 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       notifyToken: config.registryNotifyToken,
       bodyLimit: config.maxBodyBytes,
     };
+    const sinkTransport =
+      opts.sinkTransport ??
+      new HttpSinkTransport({
+        allowPrivate: config.allowPrivateSinks,
+        timeoutMs: config.eventsSinkTimeoutMs,
+      });
     const delivery = new DeliveryWorker(
       uow,
       st.outbox,
-      opts.sinkTransport ?? new HttpSinkTransport({ allowPrivate: config.allowPrivateSinks }),
+      sinkTransport,
       {
         sign: async (sink, { sub, ...claims }) =>
           (await tokens.signFor(sink, sub, claims, SINK_TOKEN_TTL_S)).token,
       },
       {
         source: config.issuerUrl,
+        origin: new URL(config.issuerUrl).hostname,
         pollMs: config.eventsPollMs,
         leaseMs: config.eventsLeaseMs,
         maxAttempts: config.eventsMaxAttempts,
         backoffBaseMs: config.eventsBackoffMs,
         backoffMaxMs: config.eventsBackoffMaxMs,
+        concurrency: config.eventsConcurrency,
       },
       logger.child({ component: 'events' }),
     );
@@ -290,6 +298,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       delivery,
       close: async () => {
         await delivery.stop();
+        if (sinkTransport instanceof HttpSinkTransport) sinkTransport.close();
         await db.close();
       },
     };
