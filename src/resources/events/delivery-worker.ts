@@ -243,6 +243,8 @@ export class DeliveryWorker {
           return;
         }
       }
+      // Counted from the answer, not the request: arrivals at the sink are never closer
+      // than the interval, whatever the latency of each request.
       if (s.allowedRate !== null) notBeforeMs = Math.ceil(60_000 / s.allowedRate);
     } finally {
       await this.uow
