@@ -52,7 +52,8 @@ import { OutboundFetcher } from './outbound/outbound-fetch.js';
 import { AuditLog } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
-import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
+import { DeliveryWorker } from './resources/events/delivery-worker.js';
+import type { SinkTransport } from './resources/events/sink-transport.js';
 import { HttpSinkTransport } from './events/http-sink-transport.js';
 import { presentResource } from './api/wire/resource-presenter.js';
 // @compose-imports

@@ -3,7 +3,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isPrivateAddress } from '../resources/events/address-policy.js';
-import type { SinkResponse, SinkTransport } from '../resources/events/delivery-worker.js';
+import type { SinkResponse, SinkTransport } from '../resources/events/sink-transport.js';
 
 export interface HttpSinkTransportOptions {
   /** ARBOR_ALLOW_PRIVATE_SINKS: let sinks resolve to loopback and private addresses. */

@@ -9,6 +9,18 @@ export interface Received {
   accepted: boolean;
 }
 
+/**
+ * Settings for a test server whose worker delivers fast: private sinks, short polls and
+ * retries (tests wait on behaviour, not on timers), and no dead letter by accident.
+ */
+export const FAST_DELIVERY: Readonly<Record<string, string>> = {
+  ARBOR_ALLOW_PRIVATE_SINKS: 'true',
+  ARBOR_EVENTS_POLL_MS: '50',
+  ARBOR_EVENTS_BACKOFF_MS: '50',
+  ARBOR_EVENTS_BACKOFF_MAX_MS: '200',
+  ARBOR_EVENTS_MAX_ATTEMPTS: '1000000',
+};
+
 /** `up`: 204; `down`: 503 for every delivery (the handshake is answered either way). */
 export type SinkMode = 'up' | 'down';
 

@@ -5,20 +5,13 @@ import { HttpSinkTransport } from '../../src/events/http-sink-transport.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity, createRole, fields } from '../helpers/iam-fixtures.js';
-import { startEventSink, until, type EventSink } from '../helpers/event-sink.js';
+import { FAST_DELIVERY, startEventSink, until, type EventSink } from '../helpers/event-sink.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const SUBS = '/events/v2beta1/subscriptions';
 
 /** Fast polling and retries so the tests wait on behaviour, not on timers. */
-const FAST = {
-  ARBOR_ALLOW_PRIVATE_SINKS: 'true',
-  ARBOR_EVENTS_POLL_MS: '50',
-  ARBOR_EVENTS_BACKOFF_MS: '50',
-  ARBOR_EVENTS_BACKOFF_MAX_MS: '200',
-  // Outages in these tests are long compared with the backoff: never dead-letter by accident.
-  ARBOR_EVENTS_MAX_ATTEMPTS: '1000000',
-};
+const FAST = FAST_DELIVERY;
 
 let s: TestServer;
 let root: string;

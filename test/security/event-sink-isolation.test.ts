@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { startEventSink, until, type EventSink } from '../helpers/event-sink.js';
+import { FAST_DELIVERY, startEventSink, until, type EventSink } from '../helpers/event-sink.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -94,11 +94,7 @@ const status = async (uid: string) => (await s.admin.get(`${SUBS}/${uid}`)).body
 
 test.before(async () => {
   s = await startServer({
-    ARBOR_ALLOW_PRIVATE_SINKS: 'true',
-    ARBOR_EVENTS_POLL_MS: '50',
-    ARBOR_EVENTS_BACKOFF_MS: '50',
-    ARBOR_EVENTS_BACKOFF_MAX_MS: '200',
-    ARBOR_EVENTS_MAX_ATTEMPTS: '1000000',
+    ...FAST_DELIVERY,
     ARBOR_EVENTS_SINK_TIMEOUT_MS: String(DEADLINE_MS),
   });
   s.arbor.delivery.start();

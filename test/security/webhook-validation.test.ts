@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
-import { startEventSink, until, type EventSink } from '../helpers/event-sink.js';
+import { FAST_DELIVERY, startEventSink, until, type EventSink } from '../helpers/event-sink.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { fields } from '../helpers/iam-fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -22,13 +22,7 @@ let s: TestServer;
 const closers: Array<() => Promise<void>> = [];
 
 test.before(async () => {
-  s = await startServer({
-    ARBOR_ALLOW_PRIVATE_SINKS: 'true',
-    ARBOR_EVENTS_POLL_MS: '50',
-    ARBOR_EVENTS_BACKOFF_MS: '50',
-    ARBOR_EVENTS_BACKOFF_MAX_MS: '200',
-    ARBOR_EVENTS_MAX_ATTEMPTS: '1000000',
-  });
+  s = await startServer({ ...FAST_DELIVERY });
   s.arbor.delivery.start();
 });
 test.after.always(async () => {
