@@ -163,7 +163,9 @@ export class DeliveryWorker {
           this.log.warn({ err: e, subscription: s.uid }, 'event delivery: drain failed');
         })
         .finally(() => {
-          this.#draining.delete(s.uid);
+          // The lease was given back before this runs, so a newer drain of the same
+          // subscription may already hold the entry: leave that one.
+          if (this.#draining.get(s.uid) === d) this.#draining.delete(s.uid);
           this.#wake?.();
         });
       this.#draining.set(s.uid, d);
