@@ -2,8 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isPrivateAddress } from '../resources/events/address-policy.js';
-import type { SinkResponse, SinkTransport } from '../resources/events/sink-transport.js';
+import { isPrivateAddress } from './sink-address-policy.js';
 
 export interface HttpSinkTransportOptions {
   /** ARBOR_ALLOW_PRIVATE_SINKS: let sinks resolve to loopback and private addresses. */
@@ -15,6 +14,12 @@ export interface HttpSinkTransportOptions {
   timeoutMs?: number;
 }
 
+/** A sink's answer: its status and headers. The body is never read. */
+export interface SinkAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+}
+
 /**
  * Response bytes read (and thrown away) after the status so that a well-behaved sink's
  * connection can be reused; a larger body costs the connection instead.
@@ -22,7 +27,7 @@ export interface HttpSinkTransportOptions {
 const DISCARD_LIMIT = 64 * 1024;
 
 /**
- * The default SinkTransport: node's HTTP client with the outbound-address policy applied in
+ * The default sink transport: node's HTTP client with the outbound-address policy applied in
  * the DNS lookup of the connection itself, so the address checked is the address connected
  * to (no window for DNS rebinding between a check and the connect). Redirects are not
  * followed: a sink answers for itself.
@@ -31,8 +36,12 @@ const DISCARD_LIMIT = 64 * 1024;
  * sink that answers and then trickles its body costs its own connection, not the worker's
  * time. The body is discarded in the background, bounded by the same deadline and by
  * DISCARD_LIMIT, then the connection is destroyed.
+ *
+ * It fits the `SinkTransport` interface that the delivery worker declares
+ * (resources/events/sink-transport.ts) by shape: outbound/ knows no resources, and
+ * compose.ts, which hands it to the worker, is where the compiler checks the fit.
  */
-export class HttpSinkTransport implements SinkTransport {
+export class HttpSinkTransport {
   readonly #timeoutMs: number;
   // Own agents, so that no pooled socket opened by other code (unchecked) is ever reused.
   readonly #agents: { http: http.Agent; https: https.Agent };
@@ -65,15 +74,11 @@ export class HttpSinkTransport implements SinkTransport {
     headers: Record<string, string>,
     body: string,
     signal?: AbortSignal,
-  ): Promise<SinkResponse> {
+  ): Promise<SinkAnswer> {
     return this.request('POST', url, headers, body, signal);
   }
 
-  options(
-    url: string,
-    headers: Record<string, string>,
-    signal?: AbortSignal,
-  ): Promise<SinkResponse> {
+  options(url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<SinkAnswer> {
     return this.request('OPTIONS', url, headers, undefined, signal);
   }
 
@@ -89,7 +94,7 @@ export class HttpSinkTransport implements SinkTransport {
     headers: Record<string, string>,
     body: string | undefined,
     signal: AbortSignal | undefined,
-  ): Promise<SinkResponse> {
+  ): Promise<SinkAnswer> {
     const u = new URL(url);
     const host = u.hostname.replace(/^\[|\]$/g, '');
     // A literal address never reaches lookup(): judge it here.
@@ -113,7 +118,7 @@ export class HttpSinkTransport implements SinkTransport {
         },
         (res) => {
           answered = true;
-          resolve({ status: res.statusCode ?? 0, headers: res.headers as IncomingHttpHeaders });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers });
           let read = 0;
           res.on('data', (c: Buffer) => {
             read += c.length;
