@@ -52,7 +52,8 @@ import { OutboundFetcher } from './outbound/outbound-fetch.js';
 import { AuditLog } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
-import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
+import { DeliveryWorker } from './resources/events/delivery-worker.js';
+import type { SinkTransport } from './resources/events/sink-transport.js';
 import { HttpSinkTransport } from './outbound/http-sink-transport.js';
 import { presentResource } from './wire/resource-presenter.js';
 // @compose-imports
@@ -240,10 +241,16 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       notifyToken: config.registryNotifyToken,
       bodyLimit: config.maxBodyBytes,
     };
+    const sinkTransport =
+      opts.sinkTransport ??
+      new HttpSinkTransport({
+        allowPrivate: config.allowPrivateSinks,
+        timeoutMs: config.eventsSinkTimeoutMs,
+      });
     const delivery = new DeliveryWorker(
       uow,
       st.outbox,
-      opts.sinkTransport ?? new HttpSinkTransport({ allowPrivate: config.allowPrivateSinks }),
+      sinkTransport,
       {
         sign: async (sink, { sub, ...claims }) =>
           (await tokens.signFor(TOKEN_USE.eventDelivery, sink, sub, claims, SINK_TOKEN_TTL_S))
@@ -251,11 +258,13 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       },
       {
         source: config.issuerUrl,
+        origin: new URL(config.issuerUrl).hostname,
         pollMs: config.eventsPollMs,
         leaseMs: config.eventsLeaseMs,
         maxAttempts: config.eventsMaxAttempts,
         backoffBaseMs: config.eventsBackoffMs,
         backoffMaxMs: config.eventsBackoffMaxMs,
+        concurrency: config.eventsConcurrency,
       },
       logger.child({ component: 'events' }),
     );
@@ -295,6 +304,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       delivery,
       close: async () => {
         await delivery.stop();
+        if (sinkTransport instanceof HttpSinkTransport) sinkTransport.close();
         await db.close();
       },
     };
