@@ -17,18 +17,14 @@ export function answerClientErrors(server: Server): void {
         socket.destroy();
         return;
       }
-      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-      const status = tooLarge ? 431 : 400;
-      const why = tooLarge ? 'the request head is too large' : 'the request is not valid HTTP';
-      const body = JSON.stringify(
-        new RpcError(Code.INVALID_ARGUMENT, `Invalid argument: ${why}`).toStatus(),
-      );
+      const { status, reason, error } = answerTo(err.code);
+      const body = JSON.stringify(error.toStatus());
       // A HEAD answer has no body (RFC 9110 §9.3.2), this one included. The method is known
       // only from the bytes Node held when it gave up: unless they begin with another
       // method, no body is sent.
       const withBody = methodOf(err.rawPacket) !== undefined;
       socket.end(
-        `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `HTTP/1.1 ${status} ${reason}\r\n` +
           'Content-Type: application/json\r\n' +
           `Content-Length: ${withBody ? Buffer.byteLength(body) : 0}\r\n` +
           'Connection: close\r\n\r\n' +
@@ -43,4 +39,28 @@ function methodOf(packet: unknown): string | undefined {
   if (!Buffer.isBuffer(packet)) return undefined;
   const m = /^([A-Z]{1,20}) /.exec(packet.toString('latin1', 0, 21));
   return m === null || m[1] === 'HEAD' ? undefined : m[1];
+}
+
+/** An oversized head is 431; one that did not arrive in time (headersTimeout) 408; else 400. */
+function answerTo(code: string | undefined): { status: number; reason: string; error: RpcError } {
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return {
+      status: 431,
+      reason: 'Request Header Fields Too Large',
+      error: new RpcError(Code.INVALID_ARGUMENT, 'Invalid argument: the request head is too large'),
+    };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return {
+      status: 408,
+      reason: 'Request Timeout',
+      error: new RpcError(
+        Code.DEADLINE_EXCEEDED,
+        'Deadline exceeded: the request did not arrive in time',
+      ),
+    };
+  return {
+    status: 400,
+    reason: 'Bad Request',
+    error: new RpcError(Code.INVALID_ARGUMENT, 'Invalid argument: the request is not valid HTTP'),
+  };
 }
