@@ -26,6 +26,7 @@ import { ListPager } from './resources/list-pager.js';
 import type { Services } from './services.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
+import { AccessService } from './resources/access/access-service.js';
 import { RoleService } from './resources/roles/role-service.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
 import { AdvisoryService } from './resources/advisories/advisory-service.js';
@@ -144,6 +145,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       }),
       roles: new RoleService({ ...common, roles: st.roles }),
       roleBindings: new RoleBindingService({ ...common, bindings: st.roleBindings }),
+      access: new AccessService({ uow, authz, pager, access: st.access }),
       repos: new RepoService({ ...common, repos: st.repos }),
       tags: new TagService({ ...common, tags: st.tags }),
       advisories: new AdvisoryService({ ...common, advisories: st.advisories }),

@@ -16,6 +16,7 @@ export interface NewRoleBinding {
   parentUid: string;
   identityUid: string;
   roleUid: string;
+  expireTime?: Date;
 }
 
 export interface RoleBindingStore {
