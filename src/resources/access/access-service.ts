@@ -55,13 +55,14 @@ export class AccessService {
   /** @throws RpcError INVALID_ARGUMENT, NOT_FOUND (identity or group the caller cannot see). */
   async check(p: Principal, body: Record<string, unknown>): Promise<CheckResult> {
     const req = parseInput(checkSchema, body);
-    const [result] = await this.checkAll(p, [req]);
+    const [result] = await this.checkAll(p, [req], () => 'identityUid');
     return result as CheckResult;
   }
 
   /** Up to 100 checks; all answer or the call fails (fields prefixed `checks[i].`). */
   async batchCheck(p: Principal, body: Record<string, unknown>): Promise<CheckResult[]> {
-    return this.checkAll(p, parseInput(batchCheckSchema, body).checks);
+    const { checks } = parseInput(batchCheckSchema, body);
+    return this.checkAll(p, checks, (i) => `checks[${i}].identityUid`);
   }
 
   /**
@@ -132,10 +133,14 @@ export class AccessService {
     );
   }
 
-  private async checkAll(p: Principal, reqs: readonly CheckRequest[]): Promise<CheckResult[]> {
+  private async checkAll(
+    p: Principal,
+    reqs: readonly CheckRequest[],
+    fieldOf: (i: number) => string,
+  ): Promise<CheckResult[]> {
     const targets = reqs.map((r, i) => ({
       ...r,
-      identityUid: this.identityOrSelf(p, r.identityUid, `checks[${i}].identityUid`),
+      identityUid: this.identityOrSelf(p, r.identityUid, fieldOf(i)),
     }));
     const identities = [...new Set(targets.map((t) => t.identityUid))];
     for (const uid of identities) await this.requireIdentity(p, uid);
