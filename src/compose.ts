@@ -27,6 +27,7 @@ import type { Services } from './services.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
 import { AccessService } from './resources/access/access-service.js';
+import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-sweeper.js';
 import { RoleService } from './resources/roles/role-service.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
 import { AdvisoryService } from './resources/advisories/advisory-service.js';
@@ -78,6 +79,8 @@ export interface Arbor {
   metrics: ApiMetrics;
   /** Delivers queued events to subscription sinks; `arbor serve` starts it. */
   delivery: DeliveryWorker;
+  /** Deletes role bindings past expiry and retention; `arbor serve` starts it. */
+  bindingSweeper: BindingExpirySweeper;
   close(): Promise<void>;
 }
 
@@ -256,6 +259,15 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       },
       logger.child({ component: 'events' }),
     );
+    const bindingSweeper = new BindingExpirySweeper({
+      uow,
+      authz,
+      bindings: st.roleBindings,
+      ...(auditLog ? { audit: auditLog } : {}),
+      retentionMs: config.bindingRetentionMs,
+      intervalMs: config.bindingSweepMs,
+      log: logger.child({ component: 'binding-expiry' }),
+    });
     const {
       app,
       openapi,
@@ -290,7 +302,9 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       fastReads,
       metrics,
       delivery,
+      bindingSweeper,
       close: async () => {
+        await bindingSweeper.stop();
         await delivery.stop();
         await db.close();
       },

@@ -45,6 +45,10 @@ export interface Config {
   /** First retry delay; doubles per failure up to eventsBackoffMaxMs (with jitter). */
   eventsBackoffMs: number;
   eventsBackoffMaxMs: number;
+  /** How long an expired role binding stays listed (as expired) before the sweeper deletes it. */
+  bindingRetentionMs: number;
+  /** How often the expiry sweeper looks for bindings past their retention. */
+  bindingSweepMs: number;
   /** `ARBOR_WORKERS`: processes serving the API (`arbor serve`); unset → one per core. */
   workers: number | undefined;
   /**
@@ -158,6 +162,8 @@ export const environmentSchema = z.object({
   ARBOR_EVENTS_MAX_ATTEMPTS: integer(15, 1),
   ARBOR_EVENTS_BACKOFF_MS: integer(1_000, 1),
   ARBOR_EVENTS_BACKOFF_MAX_MS: integer(300_000, 1),
+  ARBOR_BINDING_RETENTION_SECONDS: integer(7 * 24 * 3600, 0, 366 * 24 * 3600),
+  ARBOR_BINDING_SWEEP_SECONDS: integer(60, 1, 24 * 3600),
   ARBOR_WORKERS: z
     .string()
     .regex(/^\d+$/, { error: 'must be a whole number from 1 to 256' })
@@ -262,6 +268,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     eventsMaxAttempts: e.ARBOR_EVENTS_MAX_ATTEMPTS,
     eventsBackoffMs: e.ARBOR_EVENTS_BACKOFF_MS,
     eventsBackoffMaxMs: e.ARBOR_EVENTS_BACKOFF_MAX_MS,
+    bindingRetentionMs: e.ARBOR_BINDING_RETENTION_SECONDS * 1000,
+    bindingSweepMs: e.ARBOR_BINDING_SWEEP_SECONDS * 1000,
     workers: e.ARBOR_WORKERS,
     tls,
   });

@@ -107,6 +107,8 @@ export async function serveCommand(
   onServing?.();
   // Event delivery runs in every replica; leases make each subscription one sender's at a time.
   arbor.delivery.start();
+  // Every replica sweeps expired bindings; each locks its batch and skips the others'.
+  arbor.bindingSweeper.start();
   logger.info(
     {
       port: config.port,

@@ -42,7 +42,11 @@ export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Gra
     const key = `${row.scope}\0${expiresAt ?? ''}`;
     let g = byKey.get(key);
     if (!g) {
-      g = { scope: row.scope, capabilities: new Set(), ...(expiresAt === undefined ? {} : { expiresAt }) };
+      g = {
+        scope: row.scope,
+        capabilities: new Set(),
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+      };
       byKey.set(key, g);
     }
     for (const c of storedCapabilities(row.capabilities)) g.capabilities.add(c);

@@ -169,6 +169,20 @@ export class KnexRoleBindingStore implements RoleBindingStore {
     return (await kx(tx)('role_bindings').where({ uid }).del()) > 0;
   }
 
+  async expiredBefore(tx: Tx, cutoff: Date, limit: number): Promise<RoleBinding[]> {
+    const qb = kx(tx)('role_bindings')
+      .where('role_bindings.expire_time', '<', cutoff)
+      .orderBy([
+        { column: 'role_bindings.expire_time', order: 'asc' },
+        { column: 'role_bindings.uid', order: 'asc' },
+      ])
+      .limit(limit)
+      .forUpdate('role_bindings')
+      .skipLocked();
+    hydrate(qb);
+    return ((await qb.select(COLUMNS)) as BindingRow[]).map(toBinding);
+  }
+
   async list(tx: Tx, q: PageQuery): Promise<StorePage<RoleBinding>> {
     const page = await standardList<BindingRow>(kx(tx), LIST, q);
     return { ...page, items: page.items.map(toBinding) };

@@ -41,5 +41,5 @@ export const ROLE_BINDING_LIST: ListSpec = {
 
 export const ROLE_BINDING_UPDATE: UpdateSpec = {
   mutable: { identityUid: '', roleUid: '' },
-  outputOnly: ['uid', 'identity', 'group', 'role', 'createTime', 'expireTime', 'expired'],
+  outputOnly: ['uid', 'identity', 'group', 'role', 'createTime', 'expired'],
 };
