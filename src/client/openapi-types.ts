@@ -4878,7 +4878,7 @@ export interface operations {
   };
   'iam.access.whoCan': {
     parameters: {
-      query?: {
+      query: {
         /**
          * @description Results per page (default 50; 0 means the default; larger values are taken as 200).
          * @example 20
@@ -4894,12 +4894,12 @@ export interface operations {
          * @description Filter: a uid path, exact match.
          * @example 6f1ed002ab5595859014ebf0951522d9f8b4c3a1/1a2b3c4d5e6f7081
          */
-        group?: string;
+        group: string;
         /**
          * @description Filter: exact match.
          * @example groups.list
          */
-        capability?: string;
+        capability: string;
       };
       header?: never;
       path?: never;

@@ -62,6 +62,8 @@ function list<T>(
     name: string;
     item: { name: string; schema: import('zod').ZodType };
     example: Record<string, string | number>;
+    /** Filters the list cannot go without. */
+    required: readonly string[];
     toWire: (item: T) => unknown;
   },
   run: (p: Principal, q: ReturnType<typeof parseListRequest>) => Promise<ListPage<T>>,
@@ -77,7 +79,9 @@ function list<T>(
       tags: TAGS,
       access: 'bearer',
       // Access lists are keyed by their filters, not by a subtree.
-      parameters: listParameters(o.spec, o.example).filter((x) => !x.name.startsWith('uidp.')),
+      parameters: listParameters(o.spec, o.example)
+        .filter((x) => !x.name.startsWith('uidp.'))
+        .map((x) => (o.required.includes(x.name) ? { ...x, required: true } : x)),
       response: {
         status: 200,
         description: o.summary,
@@ -173,6 +177,7 @@ export function mountAccessRoutes(t: RouteTarget, s: AccessService, bodyLimit: n
       name: 'WhoCanResponse',
       item: { name: 'AccessHolder', schema: holderSchema },
       example: { group: EXAMPLE_UIDS.folder, capability: 'groups.list', page_size: 20 },
+      required: ['group', 'capability'],
       toWire: holderV2,
     },
     (p, q) => s.whoCan(p, q),
@@ -191,6 +196,7 @@ export function mountAccessRoutes(t: RouteTarget, s: AccessService, bodyLimit: n
       name: 'WhatCanResponse',
       item: { name: 'GroupAccess', schema: groupAccessSchema },
       example: { identity: EXAMPLE_UIDS.identity, page_size: 20 },
+      required: [],
       toWire: groupAccessV2,
     },
     (p, q) => s.whatCan(p, q),
