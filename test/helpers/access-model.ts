@@ -32,7 +32,7 @@ export interface ModelWorld {
 }
 
 /** `admin`, or an identity by uid. */
-export type Caller = 'admin' | string;
+export type Caller = string;
 
 const covers = (scope: string, uid: string) => uid === scope || uid.startsWith(`${scope}/`);
 

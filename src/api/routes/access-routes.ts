@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import type { ZodType } from 'zod';
 import { parseListRequest, type ListSpec, type QueryParams } from '../../core/list-request.js';
 import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../../resources/access/access.js';
 import { batchCheckSchema, checkSchema } from '../../resources/access/access-input.js';
@@ -60,7 +61,7 @@ function list<T>(
     spec: ListSpec;
     plural: string;
     name: string;
-    item: { name: string; schema: import('zod').ZodType };
+    item: { name: string; schema: ZodType };
     example: Record<string, string | number>;
     /** Filters the list cannot go without. */
     required: readonly string[];
