@@ -10,7 +10,7 @@ import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js'
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { SecurityTokenService } from './resources/sts/security-token-service.js';
-import { TokenIssuer } from './auth/token-issuer.js';
+import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
@@ -54,7 +54,8 @@ import { OutboundFetcher } from './outbound/outbound-fetch.js';
 import { AuditLog } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
-import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
+import { DeliveryWorker } from './resources/events/delivery-worker.js';
+import type { SinkTransport } from './resources/events/sink-transport.js';
 import { HttpSinkTransport } from './outbound/http-sink-transport.js';
 import { presentResource } from './wire/resource-presenter.js';
 // @compose-imports
@@ -136,6 +137,9 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const managed = new ManagedGuard(st.managers);
+    const { loginIssuer, loginClientId } = config;
+    const serverLogin =
+      loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;
     const auditLog = opts.audit === false ? undefined : new AuditLog(st.audit, presentResource);
     const common = { uow, authz, pager, managed, audit: auditLog };
     const services: Services = {
@@ -159,6 +163,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         roles: st.roles,
         idps: st.identityProviders,
         allowInsecureIssuers,
+        serverLogin,
         secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
       }),
       accountAssociations: new AccountAssociationService({
@@ -205,20 +210,19 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         new OutboundFetcher({ allowInsecure: config.allowInsecureIssuers }),
       ),
     });
-    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
-      allowInsecureIssuers,
-    });
-    const { loginIssuer, loginClientId } = config;
     const users = new UserService({
       uow,
       authz,
       users: new KnexUserStore(),
+      maxPeoplePerProvider: config.maxPeoplePerProvider,
       ...(auditLog
         ? { audit: { recorder: auditLog, identities: st.identities, bindings: st.roleBindings } }
         : {}),
-      ...(loginIssuer && loginClientId
-        ? { serverProvider: { issuer: loginIssuer, clientId: loginClientId } }
-        : {}),
+      serverProvider: serverLogin,
+    });
+    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
+      allowInsecureIssuers,
+      people: users,
     });
     const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
     sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
@@ -235,27 +239,37 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         groups: st.groups,
         repos: st.repos,
         service,
-        sign: (sub, access, ttl) => tokens.signFor(service, sub, { access }, ttl),
+        sign: (sub, access, ttl) =>
+          tokens.signFor(TOKEN_USE.registryAccess, service, sub, { access }, ttl),
       }),
       events: new RegistryEventService(services.repos, services.tags),
       notifyToken: config.registryNotifyToken,
       bodyLimit: config.maxBodyBytes,
     };
+    const sinkTransport =
+      opts.sinkTransport ??
+      new HttpSinkTransport({
+        allowPrivate: config.allowPrivateSinks,
+        timeoutMs: config.eventsSinkTimeoutMs,
+      });
     const delivery = new DeliveryWorker(
       uow,
       st.outbox,
-      opts.sinkTransport ?? new HttpSinkTransport({ allowPrivate: config.allowPrivateSinks }),
+      sinkTransport,
       {
         sign: async (sink, { sub, ...claims }) =>
-          (await tokens.signFor(sink, sub, claims, SINK_TOKEN_TTL_S)).token,
+          (await tokens.signFor(TOKEN_USE.eventDelivery, sink, sub, claims, SINK_TOKEN_TTL_S))
+            .token,
       },
       {
         source: config.issuerUrl,
+        origin: new URL(config.issuerUrl).hostname,
         pollMs: config.eventsPollMs,
         leaseMs: config.eventsLeaseMs,
         maxAttempts: config.eventsMaxAttempts,
         backoffBaseMs: config.eventsBackoffMs,
         backoffMaxMs: config.eventsBackoffMaxMs,
+        concurrency: config.eventsConcurrency,
       },
       logger.child({ component: 'events' }),
     );
@@ -306,6 +320,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       close: async () => {
         await bindingSweeper.stop();
         await delivery.stop();
+        if (sinkTransport instanceof HttpSinkTransport) sinkTransport.close();
         await db.close();
       },
     };
