@@ -113,7 +113,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     (await openDatabase({
       url: config.databaseUrl,
       dataDir: config.dataDir,
-      warn: (m) => logger.warn({ component: 'db' }, m),
+      // The driver's messages carry stacks; the first line says what went wrong.
+      warn: (m) => logger.warn({ component: 'db' }, m.split('\n', 1)[0]),
     }));
   const metrics = opts.metrics ?? new ApiMetrics();
   try {

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config.js';
+import { StartupError } from '../startup-error.js';
 import { argvOf, repeat } from './argv-command.js';
 import { completionScript } from './completion.js';
 
@@ -183,6 +184,7 @@ export async function runCli(argv: readonly string[]): Promise<void> {
       return;
     }
     if (e instanceof ConfigError) process.stderr.write(`arbor: configuration: ${e.message}\n`);
+    else if (e instanceof StartupError) process.stderr.write(`arbor: ${e.message}\n`);
     else
       process.stderr.write(`arbor: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exit(1);
