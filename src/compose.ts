@@ -11,6 +11,7 @@ import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { SecurityTokenService } from './auth/sts.js';
 import { TokenIssuer } from './auth/token-issuer.js';
+import { mountLoginRoute } from './api/routes/login-routes.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
@@ -271,6 +272,13 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       fastReads: opts.fastReads !== false,
       publicRoutes: (t) => {
         mountStsRoutes(t, sts, tokens, people);
+        mountLoginRoute(t, {
+          audience: tokens.issuer,
+          provider:
+            loginIssuer && loginClientId
+              ? { issuer: loginIssuer, clientId: loginClientId }
+              : undefined,
+        });
         if (registryAuth) mountRegistryAuthRoutes(t, registryAuth);
       },
     });

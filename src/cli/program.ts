@@ -5,7 +5,9 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config.js';
 import { StartupError } from '../startup-error.js';
 import { argvOf, repeat } from './argv-command.js';
+import { CliError, reportCliError } from './cli-errors.js';
 import { completionScript } from './completion.js';
+import { registerEverydayCommands } from './everyday-commands.js';
 
 /** The package version, from the package.json above this file (src/ or dist/src/). */
 function packageVersion(): string {
@@ -161,12 +163,14 @@ export function buildProgram(): Command {
     });
 
   // @commands (one block per command)
+  registerEverydayCommands(program);
   return program;
 }
 
 /**
  * Runs the CLI and sets the exit code: 0 after help or version, 2 on a usage error (commander
- * has printed it), 1 on a configuration error or a failure.
+ * has printed it), 1 on a configuration error or a failure; a CliError exits with its code
+ * (cli-errors.ts: the documented table).
  */
 export async function runCli(argv: readonly string[]): Promise<void> {
   const program = buildProgram();
@@ -181,6 +185,10 @@ export async function runCli(argv: readonly string[]): Promise<void> {
       if (e.code === 'arbor.shell') process.stderr.write(`${e.message}\n`);
       // Help and version exit 0; every usage error (commander says 1) is 2, as before.
       process.exitCode = e.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (e instanceof CliError) {
+      process.exitCode = reportCliError(e);
       return;
     }
     if (e instanceof ConfigError) process.stderr.write(`arbor: configuration: ${e.message}\n`);

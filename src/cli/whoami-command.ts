@@ -1,0 +1,71 @@
+import { decodeJwt } from 'jose';
+import { stringify } from 'yaml';
+import { call, openSession } from './api-session.js';
+import { CliError } from './cli-errors.js';
+import { listItems } from './resource-actions.js';
+import type { Item } from './resource-kinds.js';
+
+/**
+ * `arbor whoami`: the identity the current token speaks for, the role bindings of it you
+ * can see, and when the token expires. The admin token is no identity and says so.
+ */
+export async function whoamiCommand(o: { api?: string; output?: string }): Promise<void> {
+  const s = await openSession(o.api);
+  let claims: { sub?: string; exp?: number } | undefined;
+  try {
+    claims = decodeJwt(s.token);
+  } catch {
+    claims = undefined; // the admin token is an opaque secret
+  }
+  const sub = claims?.sub;
+  const expiry = claims?.exp === undefined ? undefined : new Date(claims.exp * 1000);
+  let identity: Item | undefined;
+  let bindings: Item[] = [];
+  if (sub !== undefined) {
+    identity = await call<Item>(s, 'GET', '/iam/v2beta1/identities/{uid}', {
+      params: { path: { uid: sub } },
+    }).catch((e: unknown) => {
+      if (e instanceof CliError) return undefined; // not visible to itself: say what we know
+      throw e;
+    });
+    ({ items: bindings } = await listItems(
+      s,
+      { path: '/iam/v2beta1/roleBindings', plural: 'roleBindings' },
+      { identity: sub, page_size: '200' },
+      true,
+    ));
+  } else {
+    // Proves the token works: the admin token is refused like any other when wrong.
+    await call(s, 'GET', '/iam/v2beta1/groups', { params: { query: { page_size: 1 } } });
+  }
+  const who = {
+    api: s.api,
+    tokenSource: s.source,
+    identity:
+      sub === undefined ? null : { uid: sub, name: identity?.name ?? bindings[0]?.identity },
+    admin: sub === undefined,
+    expiry: expiry?.toISOString() ?? null,
+    bindings: bindings.map((b) => ({
+      uid: b.uid,
+      role: (b.role as Item).name,
+      group: (b.group as Item).name,
+      groupUid: (b.group as Item).uid,
+    })),
+  };
+  if (o.output === 'json') return void process.stdout.write(`${JSON.stringify(who, null, 2)}\n`);
+  if (o.output === 'yaml') return void process.stdout.write(stringify(who));
+  const left = expiry && Math.round((expiry.getTime() - Date.now()) / 60_000);
+  const lines = [
+    `API:       ${s.api}`,
+    sub === undefined
+      ? 'identity:  none: the admin token (ARBOR_ADMIN_TOKEN), every capability everywhere'
+      : `identity:  ${typeof identity?.name === 'string' ? `${identity.name} ` : ''}${sub}`,
+    `token:     from ${s.source}${expiry ? `, expires ${expiry.toISOString()} (${left! > 0 ? `in ${left} min` : 'expired'})` : ', does not expire'}`,
+  ];
+  if (sub !== undefined) {
+    lines.push(bindings.length === 0 ? 'bindings:  none you can see' : 'bindings:');
+    for (const b of who.bindings)
+      lines.push(`  ${String(b.role)} at ${String(b.group)}  ${String(b.groupUid)}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
