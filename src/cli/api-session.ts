@@ -13,6 +13,8 @@ export interface Session {
   token: string;
   source: TokenSource;
   client: ArborClient;
+  /** Who signed in, as the provider named them (a login's token only). */
+  displayName?: string;
 }
 
 /**
@@ -26,12 +28,13 @@ export async function openSession(apiFlag?: string): Promise<Session> {
   const env = process.env;
   let token: string | undefined;
   let source: TokenSource = 'ARBOR_TOKEN';
+  let displayName: string | undefined;
   if (env.ARBOR_TOKEN) token = env.ARBOR_TOKEN;
   if (token === undefined) {
     const store = new CredentialStore();
     const entry = await store.get(api);
     const fresh = entry && (await freshEntry(store, api, entry));
-    if (fresh) [token, source] = [fresh.token, 'arbor auth login'];
+    if (fresh) [token, source, displayName] = [fresh.token, 'arbor auth login', fresh.displayName];
     else if (entry && !env.ARBOR_ADMIN_TOKEN)
       throw new CliError(`your session for ${api} has expired`, EXIT.DENIED, [
         `  run: arbor auth login --api ${api}`,
@@ -44,7 +47,13 @@ export async function openSession(apiFlag?: string): Promise<Session> {
     throw new CliError(`not signed in to ${api}`, EXIT.DENIED, [
       `  run: arbor auth login --api ${api}   (or set ARBOR_TOKEN)`,
     ]);
-  return { api, token, source, client: createArborClient(api, { token }) };
+  return {
+    api,
+    token,
+    source,
+    client: createArborClient(api, { token }),
+    ...(displayName ? { displayName } : {}),
+  };
 }
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';

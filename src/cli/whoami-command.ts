@@ -42,7 +42,7 @@ export async function whoamiCommand(o: { api?: string; output?: string }): Promi
     api: s.api,
     tokenSource: s.source,
     identity:
-      sub === undefined ? null : { uid: sub, name: identity?.name ?? bindings[0]?.identity },
+      sub === undefined ? null : { uid: sub, name: nameOf(identity, bindings) ?? s.displayName },
     admin: sub === undefined,
     expiry: expiry?.toISOString() ?? null,
     bindings: bindings.map((b) => ({
@@ -59,7 +59,7 @@ export async function whoamiCommand(o: { api?: string; output?: string }): Promi
     `API:       ${s.api}`,
     sub === undefined
       ? 'identity:  none: the admin token (ARBOR_ADMIN_TOKEN), every capability everywhere'
-      : `identity:  ${typeof identity?.name === 'string' ? `${identity.name} ` : ''}${sub}`,
+      : `identity:  ${who.identity?.name ? `${who.identity.name} ` : ''}${sub}`,
     `token:     from ${s.source}${expiry ? `, expires ${expiry.toISOString()} (${left! > 0 ? `in ${left} min` : 'expired'})` : ', does not expire'}`,
   ];
   if (sub !== undefined) {
@@ -68,4 +68,13 @@ export async function whoamiCommand(o: { api?: string; output?: string }): Promi
       lines.push(`  ${String(b.role)} at ${String(b.group)}  ${String(b.groupUid)}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * The identity's name: from its Get, else from a binding (which carries it hydrated: a
+ * person's user identity is at the root, where they may not read it).
+ */
+function nameOf(identity: Item | undefined, bindings: Item[]): string | undefined {
+  const names = [identity?.name, (bindings[0]?.identity as Item | undefined)?.name];
+  return names.find((n): n is string => typeof n === 'string' && n !== '');
 }

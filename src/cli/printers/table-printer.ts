@@ -29,14 +29,15 @@ function fit(s: string, width: number, uid: boolean): string {
  * so short columns (names, states) stay whole; uids are shortened only when text alone
  * cannot make room, since a whole uid is what one copies.
  */
-function widths(natural: number[], uid: boolean[], limit: number): number[] {
+function widths(natural: number[], uid: boolean[], header: number[], limit: number): number[] {
   const w = [...natural];
   const total = () => w.reduce((a, b) => a + b, 0) + GAP.length * (w.length - 1);
   for (const shrinkUids of [false, true]) {
     while (total() > limit) {
       let widest = -1;
       w.forEach((x, k) => {
-        if (uid[k] === shrinkUids && x > MIN_WIDTH && (widest < 0 || x > w[widest]!)) widest = k;
+        const floor = Math.max(MIN_WIDTH, header[k]!);
+        if (uid[k] === shrinkUids && x > floor && (widest < 0 || x > w[widest]!)) widest = k;
       });
       if (widest < 0) break;
       w[widest]!--;
@@ -45,7 +46,9 @@ function widths(natural: number[], uid: boolean[], limit: number): number[] {
   return w;
 }
 
-function render(items: readonly Item[], columns: readonly Column[], limit: number): string {
+function render(items: readonly Item[], all: readonly Column[], limit: number): string {
+  // A column nobody has a value in only costs width: left out (a Get shows every column).
+  const columns = items.length > 1 ? all.filter((c) => items.some((i) => c.value(i) !== '')) : all;
   const rows = items.map((i) => columns.map((c) => clean(c.value(i))));
   const natural = columns.map((c, k) =>
     Math.max(c.header.length, ...rows.map((r) => r[k]!.length)),
@@ -53,6 +56,7 @@ function render(items: readonly Item[], columns: readonly Column[], limit: numbe
   const w = widths(
     natural,
     columns.map((c) => c.uid === true),
+    columns.map((c) => c.header.length),
     limit,
   );
   const line = (cells: string[]) =>
