@@ -333,3 +333,40 @@ test.serial(
     }
   },
 );
+
+test.serial('cli: completion offers group and role uids from the server', async (t) => {
+  const env = { ...admin, ARBOR_API_URL: s.url };
+  const org = (
+    await arbor(['groups', 'create', '--name', 'completed', '-o', 'name'], env)
+  ).stdout.trim();
+  const script = (await arbor(['completion', 'bash'])).stdout;
+  // `arbor` on PATH, as after set-up.
+  const bin = mkdtempSync(join(home, 'bin-'));
+  writeFileSync(
+    join(bin, 'arbor'),
+    `#!/bin/sh\nexec "${process.execPath}" --import=tsx "${join(process.cwd(), 'src/main.ts')}" "$@"\n`,
+    { mode: 0o755 },
+  );
+  const complete = (words: string) =>
+    new Promise<string>((resolve) => {
+      const cword = words.split(' ').length - 1;
+      const child = spawn(
+        'bash',
+        [
+          '-c',
+          `${script}\nCOMP_WORDS=(${words}); COMP_CWORD=${cword}; _arbor_complete; echo "\${COMPREPLY[*]}"`,
+        ],
+        { env: { ...process.env, ...env, PATH: `${bin}:${process.env.PATH ?? ''}` } },
+      );
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      child.on('close', () => resolve(out.trim()));
+    });
+  t.true((await complete(`arbor groups get ${org.slice(0, 12)}`)).split(' ').includes(org));
+  t.true((await complete(`arbor groups list --parent ''`)).split(' ').includes(org));
+  const viewer = (
+    await arbor(['roles', 'list', '--name', 'viewer', '-o', 'name'], env)
+  ).stdout.trim();
+  t.true((await complete(`arbor invites create --role ''`)).split(' ').includes(viewer));
+  t.false((await complete('arbor __')).includes('__complete'), 'the helper is not offered');
+});
