@@ -152,17 +152,29 @@ function settings(values: LoginFlags, previous: CredentialEntry | undefined) {
   };
 }
 
+/**
+ * Nothing given or remembered: the provider the server publishes (`/.well-known/arbor-login`),
+ * as chainctl asks its API; the audience from there too, else from Arbor's discovery.
+ */
+async function withPublished(
+  api: string,
+  s: { issuer?: string | undefined; clientId?: string | undefined; audience?: string | undefined },
+  fromFile: boolean,
+): Promise<{ issuer?: string | undefined; clientId?: string | undefined; audience: string }> {
+  let { issuer, clientId } = s;
+  const published = !fromFile && !(issuer && clientId) ? await publishedLogin(api) : undefined;
+  if (published?.issuer && published.clientId)
+    [issuer, clientId] = [published.issuer, published.clientId];
+  const audience = s.audience ?? published?.audience ?? (await arborAudience(api));
+  return { issuer, clientId, audience };
+}
+
 async function login(values: LoginFlags): Promise<number> {
   const api = apiAddress(values.api);
   const store = new CredentialStore();
   const { scopes, ...rest } = settings(values, await store.get(api));
-  let { issuer, clientId } = rest;
   const tokenFile = values['id-token-file'];
-  // Nothing given or remembered: the provider the server publishes, as chainctl asks its API.
-  const published = !tokenFile && !(issuer && clientId) ? await publishedLogin(api) : undefined;
-  if (published?.issuer && published.clientId)
-    [issuer, clientId] = [published.issuer, published.clientId];
-  const audience = rest.audience ?? published?.audience ?? (await arborAudience(api));
+  const { issuer, clientId, audience } = await withPublished(api, rest, tokenFile !== undefined);
   if (!tokenFile && !(issuer && clientId)) {
     process.stderr.write(
       `arbor auth login: ${api} publishes no login provider (ARBOR_LOGIN_ISSUER): give --issuer and --client-id, or --id-token-file\n${USAGE}`,

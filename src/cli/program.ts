@@ -193,8 +193,12 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     }
     if (e instanceof ConfigError) process.stderr.write(`arbor: configuration: ${e.message}\n`);
     else if (e instanceof StartupError) process.stderr.write(`arbor: ${e.message}\n`);
-    else
-      process.stderr.write(`arbor: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    else {
+      // A stack helps whoever debugs Arbor, not whoever runs it: only with LOG_LEVEL=debug.
+      const debug = /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '');
+      const text = e instanceof Error ? (debug ? (e.stack ?? e.message) : e.message) : String(e);
+      process.stderr.write(`arbor: ${text}\n`);
+    }
     process.exit(1);
   }
 }

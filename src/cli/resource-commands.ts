@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Option, type Command } from 'commander';
 import { repeat } from './argv-command.js';
 import { OUTPUT_FORMATS } from './printers/printer.js';
 import { RESOURCE_KINDS, type ResourceKind } from './resource-kinds.js';

@@ -54,20 +54,36 @@ export async function whoamiCommand(o: { api?: string; output?: string }): Promi
   };
   if (o.output === 'json') return void process.stdout.write(`${JSON.stringify(who, null, 2)}\n`);
   if (o.output === 'yaml') return void process.stdout.write(stringify(who));
+  process.stdout.write(text(who, expiry));
+}
+
+type Who = {
+  api: string;
+  tokenSource: string;
+  identity: { uid: string; name?: string | undefined } | null;
+  bindings: Array<{ role: unknown; group: unknown; groupUid: unknown }>;
+};
+
+/** whoami for people: aligned lines. */
+function text(who: Who, expiry: Date | undefined): string {
   const left = expiry && Math.round((expiry.getTime() - Date.now()) / 60_000);
+  const until = expiry
+    ? `, expires ${expiry.toISOString()} (${left! > 0 ? `in ${left} min` : 'expired'})`
+    : ', does not expire';
+  const id = who.identity;
   const lines = [
-    `API:       ${s.api}`,
-    sub === undefined
+    `API:       ${who.api}`,
+    id === null
       ? 'identity:  none: the admin token (ARBOR_ADMIN_TOKEN), every capability everywhere'
-      : `identity:  ${who.identity?.name ? `${who.identity.name} ` : ''}${sub}`,
-    `token:     from ${s.source}${expiry ? `, expires ${expiry.toISOString()} (${left! > 0 ? `in ${left} min` : 'expired'})` : ', does not expire'}`,
+      : `identity:  ${id.name ? `${id.name} ` : ''}${id.uid}`,
+    `token:     from ${who.tokenSource}${until}`,
   ];
-  if (sub !== undefined) {
-    lines.push(bindings.length === 0 ? 'bindings:  none you can see' : 'bindings:');
+  if (id !== null) {
+    lines.push(who.bindings.length === 0 ? 'bindings:  none you can see' : 'bindings:');
     for (const b of who.bindings)
       lines.push(`  ${String(b.role)} at ${String(b.group)}  ${String(b.groupUid)}`);
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
 /**

@@ -199,7 +199,7 @@ test.serial('cli: a person logs in, builds a tree, binds, lists, draws it, logs 
   ok(t, who);
   t.regex(who.stdout, new RegExp(`identity:  Alice ${me}`));
   t.regex(who.stdout, new RegExp(`owner at acme  ${ORG}`));
-  t.regex(who.stdout, /token:     from arbor auth login, expires \S+ \(in (59|60) min\)/);
+  t.regex(who.stdout, /token: {5}from arbor auth login, expires \S+ \(in (59|60) min\)/);
   const whoJson = JSON.parse((await arbor(['whoami', '-o', 'json'], env)).stdout) as {
     identity: { uid: string };
     bindings: unknown[];

@@ -2,4 +2,6 @@ import type { Printer } from './printer.js';
 
 /** `-o name`: one uid a line, for `xargs` and `$(…)`. */
 export const namePrinter: Printer = (p) =>
-  p.items.map((i) => `${typeof i.uid === 'string' ? i.uid : String(i.id ?? '')}\n`).join('');
+  p.items
+    .map((i) => `${typeof i.uid === 'string' ? i.uid : typeof i.id === 'string' ? i.id : ''}\n`)
+    .join('');

@@ -12,6 +12,7 @@ function terminalWidth(): number {
 
 /** One line: control characters and newlines from the data cannot break the table. */
 function clean(s: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what is removed
   return s.replace(/[\u0000-\u001f\u007f]+/g, ' ');
 }
 
@@ -47,8 +48,8 @@ function widths(natural: number[], uid: boolean[], header: number[], limit: numb
 }
 
 function render(items: readonly Item[], all: readonly Column[], limit: number): string {
-  // A column nobody has a value in only costs width: left out (a Get shows every column).
-  const columns = items.length > 1 ? all.filter((c) => items.some((i) => c.value(i) !== '')) : all;
+  // A column nobody has a value in only costs width: left out.
+  const columns = all.filter((c) => items.some((i) => c.value(i) !== ''));
   const rows = items.map((i) => columns.map((c) => clean(c.value(i))));
   const natural = columns.map((c, k) =>
     Math.max(c.header.length, ...rows.map((r) => r[k]!.length)),
