@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { decodeJwt } from 'jose';
 import { freePort } from '../helpers/process.js';
+import { browser, runArbor, type CliRun } from '../helpers/cli-run.js';
 import { LoginIssuer } from '../helpers/oidc-login-issuer.js';
 import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
@@ -33,47 +34,11 @@ test.after.always(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-/**
- * `arbor <args>` with a clean environment: no login settings, only what a person has
- * (HOME, PATH), plus `env`. The sign-in address it prints is followed like a browser.
- */
+/** `arbor <args>` with only what a person has (HOME, PATH) plus `env`; logins browse at once. */
 function arbor(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts', ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: home, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  let browsed = false;
-  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString();
-    const m = /^\s+(http\S+\/authorize\?\S+)\n/m.exec(stderr);
-    if (m?.[1] && !browsed) {
-      browsed = true;
-      void browse(m[1]).catch((e: unknown) => {
-        stderr += `\n[test] the browser step failed: ${String(e)}\n`;
-        child.kill();
-      });
-    }
-  });
-  return new Promise((resolve) =>
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })),
-  );
-}
-
-/** The browser: the provider redirects at once to the CLI's loopback address. */
-async function browse(url: string): Promise<void> {
-  const res = await fetch(url, { redirect: 'manual' });
-  const location = res.headers.get('location');
-  if (res.status !== 302 || !location) throw new Error(`authorize answered ${res.status}`);
-  await fetch(location);
+  return runArbor(args, { HOME: home, XDG_CONFIG_HOME: home, ...env }, browser);
 }
 
 const admin = { ARBOR_TOKEN: ADMIN_TOKEN };
