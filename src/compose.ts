@@ -9,8 +9,8 @@ import { CachedGrantSource } from './auth/cached-grant-source.js';
 import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js';
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
-import { SecurityTokenService } from './auth/sts.js';
-import { TokenIssuer } from './auth/token-issuer.js';
+import { SecurityTokenService } from './resources/sts/security-token-service.js';
+import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import { mountLoginRoute } from './api/routes/login-routes.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
@@ -38,11 +38,11 @@ import { IdentityProviderService } from './resources/identity-providers/identity
 import { ManagedGuard } from './resources/managed/managed-guard.js';
 import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
-import { RegistryCredentials } from './auth/registry-credentials.js';
+import { RegistryCredentials } from './resources/registry-auth/registry-credentials.js';
 import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
 import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
 import { mountRegistryAuthRoutes } from './api/routes/registry-auth-routes.js';
-import { UserSignIn } from './auth/user-sign-in.js';
+import { UserSignIn } from './resources/users/user-sign-in.js';
 import { KnexUserStore } from './db/stores/user-store.js';
 import { UserService } from './resources/users/user-service.js';
 import { SecretBox } from './auth/secret-box.js';
@@ -53,9 +53,10 @@ import { OutboundFetcher } from './outbound/outbound-fetch.js';
 import { AuditLog } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
-import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
-import { HttpSinkTransport } from './events/http-sink-transport.js';
-import { presentResource } from './api/wire/resource-presenter.js';
+import { DeliveryWorker } from './resources/events/delivery-worker.js';
+import type { SinkTransport } from './resources/events/sink-transport.js';
+import { HttpSinkTransport } from './outbound/http-sink-transport.js';
+import { presentResource } from './wire/resource-presenter.js';
 // @compose-imports
 
 export interface Arbor {
@@ -134,6 +135,9 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const managed = new ManagedGuard(st.managers);
+    const { loginIssuer, loginClientId } = config;
+    const serverLogin =
+      loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;
     const auditLog = opts.audit === false ? undefined : new AuditLog(st.audit, presentResource);
     const common = { uow, authz, pager, managed, audit: auditLog };
     const services: Services = {
@@ -156,6 +160,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         roles: st.roles,
         idps: st.identityProviders,
         allowInsecureIssuers,
+        serverLogin,
         secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
       }),
       accountAssociations: new AccountAssociationService({
@@ -202,20 +207,19 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         new OutboundFetcher({ allowInsecure: config.allowInsecureIssuers }),
       ),
     });
-    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
-      allowInsecureIssuers,
-    });
-    const { loginIssuer, loginClientId } = config;
     const users = new UserService({
       uow,
       authz,
       users: new KnexUserStore(),
+      maxPeoplePerProvider: config.maxPeoplePerProvider,
       ...(auditLog
         ? { audit: { recorder: auditLog, identities: st.identities, bindings: st.roleBindings } }
         : {}),
-      ...(loginIssuer && loginClientId
-        ? { serverProvider: { issuer: loginIssuer, clientId: loginClientId } }
-        : {}),
+      serverProvider: serverLogin,
+    });
+    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
+      allowInsecureIssuers,
+      people: users,
     });
     const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
     sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
@@ -232,27 +236,37 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         groups: st.groups,
         repos: st.repos,
         service,
-        sign: (sub, access, ttl) => tokens.signFor(service, sub, { access }, ttl),
+        sign: (sub, access, ttl) =>
+          tokens.signFor(TOKEN_USE.registryAccess, service, sub, { access }, ttl),
       }),
       events: new RegistryEventService(services.repos, services.tags),
       notifyToken: config.registryNotifyToken,
       bodyLimit: config.maxBodyBytes,
     };
+    const sinkTransport =
+      opts.sinkTransport ??
+      new HttpSinkTransport({
+        allowPrivate: config.allowPrivateSinks,
+        timeoutMs: config.eventsSinkTimeoutMs,
+      });
     const delivery = new DeliveryWorker(
       uow,
       st.outbox,
-      opts.sinkTransport ?? new HttpSinkTransport({ allowPrivate: config.allowPrivateSinks }),
+      sinkTransport,
       {
         sign: async (sink, { sub, ...claims }) =>
-          (await tokens.signFor(sink, sub, claims, SINK_TOKEN_TTL_S)).token,
+          (await tokens.signFor(TOKEN_USE.eventDelivery, sink, sub, claims, SINK_TOKEN_TTL_S))
+            .token,
       },
       {
         source: config.issuerUrl,
+        origin: new URL(config.issuerUrl).hostname,
         pollMs: config.eventsPollMs,
         leaseMs: config.eventsLeaseMs,
         maxAttempts: config.eventsMaxAttempts,
         backoffBaseMs: config.eventsBackoffMs,
         backoffMaxMs: config.eventsBackoffMaxMs,
+        concurrency: config.eventsConcurrency,
       },
       logger.child({ component: 'events' }),
     );
@@ -272,13 +286,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       fastReads: opts.fastReads !== false,
       publicRoutes: (t) => {
         mountStsRoutes(t, sts, tokens, people);
-        mountLoginRoute(t, {
-          audience: tokens.issuer,
-          provider:
-            loginIssuer && loginClientId
-              ? { issuer: loginIssuer, clientId: loginClientId }
-              : undefined,
-        });
+        mountLoginRoute(t, { audience: tokens.issuer, provider: serverLogin });
         if (registryAuth) mountRegistryAuthRoutes(t, registryAuth);
       },
     });
@@ -299,6 +307,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       delivery,
       close: async () => {
         await delivery.stop();
+        if (sinkTransport instanceof HttpSinkTransport) sinkTransport.close();
         await db.close();
       },
     };

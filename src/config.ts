@@ -30,6 +30,8 @@ export interface Config {
   /** The server-level OIDC provider people sign in with (spec §5.2); unset → none. */
   loginIssuer: string | undefined;
   loginClientId: string | undefined;
+  /** People one organization IdentityProvider may register (docs/sign-in.md). */
+  maxPeoplePerProvider: number;
   /** ARBOR_SECRET_KEY: base64 AES-256 keys sealing secrets at rest, newest first. */
   secretKey: string | undefined;
   /** Where generated secret keys live when ARBOR_SECRET_KEY is unset. */
@@ -45,6 +47,13 @@ export interface Config {
   /** First retry delay; doubles per failure up to eventsBackoffMaxMs (with jitter). */
   eventsBackoffMs: number;
   eventsBackoffMaxMs: number;
+  /**
+   * The whole-request deadline of one request to a sink (lookup, connect, TLS, status):
+   * not an idle timeout, so a sink that trickles bytes cannot stretch it.
+   */
+  eventsSinkTimeoutMs: number;
+  /** Subscriptions one process delivers to at once, each independently of the others. */
+  eventsConcurrency: number;
   /** `ARBOR_WORKERS`: processes serving the API (`arbor serve`); unset → one per core. */
   workers: number | undefined;
   /**
@@ -152,12 +161,15 @@ export const environmentSchema = z.object({
     .optional(),
   ARBOR_LOGIN_ISSUER: url.optional(),
   ARBOR_LOGIN_CLIENT_ID: z.string().optional(),
+  ARBOR_MAX_PEOPLE_PER_PROVIDER: integer(10_000, 1),
   ARBOR_ALLOW_PRIVATE_SINKS: flag(false),
   ARBOR_EVENTS_POLL_MS: integer(1_000, 1),
   ARBOR_EVENTS_LEASE_MS: integer(30_000, 1),
   ARBOR_EVENTS_MAX_ATTEMPTS: integer(15, 1),
   ARBOR_EVENTS_BACKOFF_MS: integer(1_000, 1),
   ARBOR_EVENTS_BACKOFF_MAX_MS: integer(300_000, 1),
+  ARBOR_EVENTS_SINK_TIMEOUT_MS: integer(10_000, 100, 300_000),
+  ARBOR_EVENTS_CONCURRENCY: integer(16, 1, 1024),
   ARBOR_WORKERS: z
     .string()
     .regex(/^\d+$/, { error: 'must be a whole number from 1 to 256' })
@@ -254,6 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     registryNotifyToken: e.ARBOR_REGISTRY_NOTIFY_TOKEN,
     loginIssuer,
     loginClientId: e.ARBOR_LOGIN_CLIENT_ID,
+    maxPeoplePerProvider: e.ARBOR_MAX_PEOPLE_PER_PROVIDER,
     secretKey: e.ARBOR_SECRET_KEY,
     secretKeysDir: resolve(e.ARBOR_SECRET_KEYS_DIR ?? `${dataDir}/secret-keys`),
     allowPrivateSinks: e.ARBOR_ALLOW_PRIVATE_SINKS,
@@ -262,6 +275,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     eventsMaxAttempts: e.ARBOR_EVENTS_MAX_ATTEMPTS,
     eventsBackoffMs: e.ARBOR_EVENTS_BACKOFF_MS,
     eventsBackoffMaxMs: e.ARBOR_EVENTS_BACKOFF_MAX_MS,
+    eventsSinkTimeoutMs: e.ARBOR_EVENTS_SINK_TIMEOUT_MS,
+    eventsConcurrency: e.ARBOR_EVENTS_CONCURRENCY,
     workers: e.ARBOR_WORKERS,
     tls,
   });

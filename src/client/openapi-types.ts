@@ -2282,6 +2282,19 @@ export interface components {
         deliveredCount: string;
         /** @description A 64-bit count as a decimal string. */
         pendingCount: string;
+        /**
+         * @description Whether the sink agreed to this subscription in the CloudEvents webhook validation handshake (an OPTIONS request answered with WebHook-Allowed-Origin). Events are delivered only once ALLOWED; a new sink starts again at PENDING.
+         * @enum {string}
+         */
+        validation: 'PENDING' | 'ALLOWED' | 'REFUSED';
+        /**
+         * Format: date-time
+         * @description When the sink last answered the handshake.
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        validationTime?: string;
+        /** @description The sink's WebHook-Allowed-Rate, in requests per minute; absent: no limit. */
+        allowedRate?: number;
       };
     };
     SubscriptionCreate: {

@@ -1,4 +1,4 @@
-import type { Printer } from './printer.js';
+import type { Printer } from './printable.js';
 
 /** `-o json`: the API's JSON; a list is an array of its resources. */
 export const jsonPrinter: Printer = (p) =>

@@ -1,4 +1,4 @@
-import type { Printer } from './printer.js';
+import type { Printer } from './printable.js';
 
 /** `-o name`: one uid a line, for `xargs` and `$(…)`. */
 export const namePrinter: Printer = (p) =>

@@ -1,5 +1,5 @@
 import type { Column, Item } from '../resource-kinds.js';
-import type { Printer, Printable } from './printer.js';
+import type { Printer, Printable } from './printable.js';
 
 const GAP = '   ';
 /** No column is cut below this many characters. */
