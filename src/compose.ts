@@ -11,6 +11,7 @@ import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
+import { mountLoginRoute } from './api/routes/login-routes.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
@@ -118,7 +119,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     (await openDatabase({
       url: config.databaseUrl,
       dataDir: config.dataDir,
-      warn: (m) => logger.warn({ component: 'db' }, m),
+      // The driver's messages carry stacks; the first line says what went wrong.
+      warn: (m) => logger.warn({ component: 'db' }, m.split('\n', 1)[0]),
     }));
   const metrics = opts.metrics ?? new ApiMetrics();
   try {
@@ -298,6 +300,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       fastReads: opts.fastReads !== false,
       publicRoutes: (t) => {
         mountStsRoutes(t, sts, tokens, people);
+        mountLoginRoute(t, { audience: tokens.issuer, provider: serverLogin });
         if (registryAuth) mountRegistryAuthRoutes(t, registryAuth);
       },
     });

@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+  '/.well-known/arbor-login': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The login provider of this server, for the CLI */
+    get: operations['discovery.login'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/.well-known/jwks.json': {
     parameters: {
       query?: never;
@@ -2065,6 +2082,15 @@ export interface components {
       /** @description How many results `skip` skipped. */
       skipped: number;
     };
+    /** @description How to sign in here; issuer and clientId are absent when unset. */
+    LoginConfiguration: {
+      /** @description The `aud` the STS wants: Arbor's issuer (ARBOR_ISSUER_URL). */
+      audience: string;
+      /** @description The OIDC provider people sign in with (ARBOR_LOGIN_ISSUER). */
+      issuer?: string;
+      /** @description Its public client id (ARBOR_LOGIN_CLIENT_ID); no secret. */
+      clientId?: string;
+    };
     /** @description An OpenAPI 3.1 document. */
     OpenApiDocument: {
       /** @constant */
@@ -2712,6 +2738,28 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+  'discovery.login': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The login provider and the STS audience. */
+      200: {
+        headers: {
+          /** @description How long the answer may be kept. */
+          'Cache-Control'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LoginConfiguration'];
+        };
+      };
+    };
+  };
   'discovery.jwks': {
     parameters: {
       query?: never;
