@@ -54,6 +54,10 @@ export interface Config {
   eventsSinkTimeoutMs: number;
   /** Subscriptions one process delivers to at once, each independently of the others. */
   eventsConcurrency: number;
+  /** How long an expired role binding stays listed (as expired) before the sweeper deletes it. */
+  bindingRetentionMs: number;
+  /** How often the expiry sweeper looks for bindings past their retention. */
+  bindingSweepMs: number;
   /** `ARBOR_WORKERS`: processes serving the API (`arbor serve`); unset → one per core. */
   workers: number | undefined;
   /**
@@ -191,6 +195,8 @@ export const environmentSchema = z.object({
   ARBOR_EVENTS_BACKOFF_MAX_MS: integer(300_000, 1),
   ARBOR_EVENTS_SINK_TIMEOUT_MS: integer(10_000, 100, 300_000),
   ARBOR_EVENTS_CONCURRENCY: integer(16, 1, 1024),
+  ARBOR_BINDING_RETENTION_SECONDS: integer(7 * 24 * 3600, 0, 366 * 24 * 3600),
+  ARBOR_BINDING_SWEEP_SECONDS: integer(60, 1, 24 * 3600),
   ARBOR_WORKERS: z
     .string()
     .regex(/^\d+$/, { error: 'must be a whole number from 1 to 256' })
@@ -320,6 +326,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     eventsBackoffMaxMs: e.ARBOR_EVENTS_BACKOFF_MAX_MS,
     eventsSinkTimeoutMs: e.ARBOR_EVENTS_SINK_TIMEOUT_MS,
     eventsConcurrency: e.ARBOR_EVENTS_CONCURRENCY,
+    bindingRetentionMs: e.ARBOR_BINDING_RETENTION_SECONDS * 1000,
+    bindingSweepMs: e.ARBOR_BINDING_SWEEP_SECONDS * 1000,
     workers: e.ARBOR_WORKERS,
     tls,
     http: httpLimitsOf(e),

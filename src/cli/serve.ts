@@ -9,13 +9,15 @@ import { compose, createLogger, type Arbor, type ComposeOptions } from '../compo
 import { loadConfig } from '../config.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
+import { databaseFailure, listenFailure } from '../startup-error.js';
 import { readTlsFiles, reloadTls } from '../tls-files.js';
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (e: Error) => reject(listenFailure(e, 'PORT', port, host));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
@@ -29,7 +31,8 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  * Lifecycle). On SIGTERM or SIGINT: `/readyz` fails at once, requests are still served for
  * ARBOR_SHUTDOWN_DELAY_SECONDS (endpoints take a moment to drop this pod), then the
  * listener closes and in-flight requests get ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish.
- * @throws ConfigError on a bad environment or TLS file; whatever migrations or the database throw.
+ * @throws ConfigError on a bad environment or TLS file; StartupError for a port in use or a
+ * database out of reach; whatever migrations throw.
  */
 export async function serveCommand(
   opts: ComposeOptions = {},
@@ -50,6 +53,18 @@ export async function serveCommand(
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;
   await listen(server, config.port, config.host);
+  // Both ports are bound before "listening" is said: a taken METRICS_PORT stops start-up
+  // with its name, not after the process has claimed to serve.
+  const metrics = new ApiMetrics(true);
+  const metricsServer =
+    config.metricsPort > 0
+      ? await startMetricsServer(metrics.registry, config.metricsPort, config.host).catch(
+          (e: unknown) => {
+            server.close();
+            throw e;
+          },
+        )
+      : undefined;
   // Kept until the process exits: a SIGHUP while draining must not kill it either.
   if (config.tls) reloadTls(server, config.tls, logger);
   logger.info(
@@ -61,14 +76,11 @@ export async function serveCommand(
   );
 
   // Migrations run inside compose(); the probes answer meanwhile.
-  const metrics = new ApiMetrics(true);
-  const metricsServer =
-    config.metricsPort > 0
-      ? await startMetricsServer(metrics.registry, config.metricsPort, config.host)
-      : undefined;
   // In a cluster worker, compose (migrate: false) only once the primary has migrated.
   const started: Promise<Arbor> = (prepared ?? Promise.resolve()).then(() =>
-    compose(config, { ...opts, logger, metrics }),
+    compose(config, { ...opts, logger, metrics }).catch((e: unknown) => {
+      throw databaseFailure(e, config.databaseUrl);
+    }),
   );
   let stopping = false;
   const stop = async (signal: string) => {
@@ -110,6 +122,8 @@ export async function serveCommand(
   onServing?.();
   // Event delivery runs in every replica; leases make each subscription one sender's at a time.
   arbor.delivery.start();
+  // Every replica sweeps expired bindings; each locks its batch and skips the others'.
+  arbor.bindingSweeper.start();
   logger.info(
     {
       port: config.port,

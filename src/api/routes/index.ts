@@ -10,6 +10,7 @@ import { mountAccountAssociationRoutes } from './account-association-routes.js';
 import { mountGroupInviteRoutes } from './group-invite-routes.js';
 import { mountIdentityProviderRoutes } from './identity-provider-routes.js';
 import { mountEventRoutes } from './event-routes.js';
+import { mountAccessRoutes } from './access-routes.js';
 // @route-imports
 
 /** Every authenticated API route, v2beta1 and v1. */
@@ -24,5 +25,6 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountAccountAssociationRoutes(t, s.accountAssociations, bodyLimit);
   mountGroupInviteRoutes(t, s.groupInvites, bodyLimit);
   mountEventRoutes(t, s.audit, s.subscriptions, bodyLimit);
+  mountAccessRoutes(t, s.access, bodyLimit);
   // @routes
 }
