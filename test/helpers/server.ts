@@ -122,6 +122,12 @@ export async function startServer(
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const arbor = await compose(config, { ...opts, database: db, logger });
   const server: Server = createServer(arbor.rest).listen(0, '127.0.0.1');
+  // The tests' fetch shares this event loop. With Node's 5 s default, a loop stalled for
+  // seconds on a loaded machine ran the server's idle timer before the client's, in the same
+  // turn in which the client had just reused that socket: ECONNRESET ("fetch failed") on a
+  // request that never reached the app. A server that idles longer than undici's 4 s client
+  // timeout leaves closing idle sockets to the client, which is the side that reuses them.
+  server.keepAliveTimeout = 60_000;
   answerClientErrors(server);
   await new Promise<void>((r) => server.once('listening', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
