@@ -15,7 +15,7 @@ import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
 import { openDatabase, type Database } from './db/connect.js';
-import { migrateLatest } from './db/migrate.js';
+import type { DataDirLock } from './db/data-dir-lock.js';
 import { serverSecret } from './db/secrets.js';
 import { createStores } from './db/stores/index.js';
 import { KnexGrantSource } from './db/stores/grant-source.js';
@@ -55,6 +55,8 @@ import { SubscriptionService } from './resources/subscriptions/subscription-serv
 import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
 import { HttpSinkTransport } from './events/http-sink-transport.js';
 import { presentResource } from './api/wire/resource-presenter.js';
+import { AdminService } from './resources/admin/admin-service.js';
+import { migrateLatest, migrationStatus } from './db/migrate.js';
 // @compose-imports
 
 export interface Arbor {
@@ -83,6 +85,10 @@ export interface Arbor {
 export interface ComposeOptions {
   /** Use this database instead of opening the configured one (tests). */
   database?: Database;
+  /** PGlite: the data directory lock this process holds already (`arbor serve`). */
+  dataDirLock?: DataDirLock;
+  /** PGlite: who opens the data directory, as its lock names it (default `command`). */
+  role?: string;
   logger?: Logger;
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
@@ -114,6 +120,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       url: config.databaseUrl,
       dataDir: config.dataDir,
       warn: (m) => logger.warn({ component: 'db' }, m),
+      ...(opts.dataDirLock ? { lock: opts.dataDirLock } : {}),
+      ...(opts.role ? { role: opts.role } : {}),
     }));
   const metrics = opts.metrics ?? new ApiMetrics();
   try {
@@ -134,6 +142,14 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const managed = new ManagedGuard(st.managers);
     const auditLog = opts.audit === false ? undefined : new AuditLog(st.audit, presentResource);
     const common = { uow, authz, pager, managed, audit: auditLog };
+    const identityProviders = new IdentityProviderService({
+      ...common,
+      groups: st.groups,
+      roles: st.roles,
+      idps: st.identityProviders,
+      allowInsecureIssuers,
+      secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
+    });
     const services: Services = {
       health: new HealthService(uow, st.pinger),
       groups: new GroupService({ ...common, groups: st.groups }),
@@ -148,14 +164,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       tags: new TagService({ ...common, tags: st.tags }),
       advisories: new AdvisoryService({ ...common, advisories: st.advisories }),
       advisoryImport: new AdvisoryImporter({ uow, authz, advisories: st.advisories }),
-      identityProviders: new IdentityProviderService({
-        ...common,
-        groups: st.groups,
-        roles: st.roles,
-        idps: st.identityProviders,
-        allowInsecureIssuers,
-        secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
-      }),
+      identityProviders,
       accountAssociations: new AccountAssociationService({
         ...common,
         groups: st.groups,
@@ -175,6 +184,13 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         ...common,
         subscriptions: st.subscriptions,
         allowPrivateSinks: config.allowPrivateSinks,
+      }),
+      admin: new AdminService({
+        authz,
+        kind: db.kind,
+        migrationStatus: () => migrationStatus(db.knex),
+        ...(db.dumpDataDir ? { dumpDataDir: db.dumpDataDir } : {}),
+        resealSecrets: () => identityProviders.resealClientSecrets(),
       }),
     };
     // Before serving: seal plain-text secrets left by older versions, and move secrets

@@ -14,6 +14,7 @@ import type { TrustedKeyService } from './resources/trusted-keys/trusted-key-ser
 import type { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import type { AuditService } from './resources/audit/audit-service.js';
 import type { SubscriptionService } from './resources/subscriptions/subscription-service.js';
+import type { AdminService } from './resources/admin/admin-service.js';
 // @service-imports
 
 /** Everything the front doors may call. Built once, in compose.ts. */
@@ -34,5 +35,6 @@ export interface Services {
   managed: ManagedResourceService;
   audit: AuditService;
   subscriptions: SubscriptionService;
+  admin: AdminService;
   // @service-types
 }

@@ -1,0 +1,135 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { Context } from 'koa';
+import { invalidField } from '../../core/rpc-error.js';
+import type { AdvisoryImporter } from '../../resources/advisories/advisory-import.js';
+import type { OsvSource } from '../../resources/advisories/osv-files.js';
+import { principalOf } from '../middleware/authn.js';
+import { errorAnswerOf, type State } from '../middleware/request-context.js';
+import { mountOperation, type RouteTarget } from '../openapi/contract.js';
+import {
+  importEventSchema,
+  importFileSchema,
+  type ImportEvent,
+} from '../wire/advisory-import-wire.js';
+
+/** An upload larger than this is refused (the whole of OSV's GHSA set is about 1 GiB). */
+export const MAX_IMPORT_BYTES = 2 * 1024 ** 3;
+
+/** Each JSON line of `body`, split as it arrives, refusing more than `limit` bytes in all. */
+async function* lines(body: AsyncIterable<Buffer>, limit: number): AsyncGenerator<string> {
+  let pending: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) throw invalidField('body', `must be at most ${limit} bytes`);
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+      pending.push(chunk.subarray(start, nl));
+      yield Buffer.concat(pending).toString('utf8');
+      pending = [];
+      start = nl + 1;
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  }
+  if (pending.length > 0) yield Buffer.concat(pending).toString('utf8');
+}
+
+/**
+ * Write each uploaded file to `dir` as it arrives, so memory holds one file at a time and the
+ * importer's two passes read them back like files given on the command line.
+ * @throws RpcError INVALID_ARGUMENT for a line that is not an import file.
+ */
+async function spool(ctx: Context, dir: string): Promise<OsvSource[]> {
+  const out: OsvSource[] = [];
+  let n = 0;
+  for await (const line of lines(ctx.req as AsyncIterable<Buffer>, MAX_IMPORT_BYTES)) {
+    n++;
+    if (line.trim() === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw invalidField(`body[${n}]`, 'is not valid JSON');
+    }
+    const file = importFileSchema.safeParse(parsed);
+    if (!file.success) throw invalidField(`body[${n}]`, 'must be {"name": …, "content": …}');
+    const path = join(dir, `${out.length}.json`);
+    await writeFile(path, file.data.content);
+    // Names are the client's own, shown back only to it; control characters are dropped.
+    out.push({ name: file.data.name.replace(/\p{Cc}/gu, ''), read: () => readFile(path, 'utf8') });
+  }
+  return out;
+}
+
+/**
+ * `POST /vulnerabilities/v2beta1/advisories:import`: what `arbor import-advisories` does,
+ * through the server that owns the database. The upload is streamed in (JSON lines, one file
+ * each) and the answer streamed out (progress lines, then the summary or the error).
+ */
+export function mountAdvisoryImportRoute(t: RouteTarget, importer: AdvisoryImporter): void {
+  mountOperation(
+    t,
+    {
+      method: 'post',
+      path: '/vulnerabilities/v2beta1/advisories:import',
+      operationId: 'vulnerabilities.advisories.import',
+      summary: 'Import OSV advisory files (administrator only)',
+      description:
+        'The body is `application/x-ndjson`: one line per OSV file, `{"name", "content"}`. ' +
+        'Every file is validated first and the import is one transaction. The answer streams ' +
+        'JSON lines: progress, then a summary, or an error once the upload has begun ' +
+        '(then nothing was imported). A caller who is not the administrator gets 403 at once.',
+      tags: ['Advisories'],
+      access: 'bearer',
+      requestBody: {
+        mediaType: 'application/x-ndjson',
+        schema: { name: 'ImportAdvisoryFile', schema: importFileSchema, io: 'input' },
+        required: true,
+        examples: {},
+      },
+      response: {
+        status: 200,
+        description: 'Progress lines, then one summary or one error line.',
+        schema: { name: 'ImportAdvisoriesEvent', schema: importEventSchema, io: 'output' },
+        mediaType: 'application/x-ndjson',
+      },
+      errors: [400, 401, 403],
+    },
+    async (ctx) => {
+      const p = principalOf(ctx);
+      const out = new PassThrough();
+      const send = (e: ImportEvent) => out.write(`${JSON.stringify(e)}\n`);
+      let dir: string | undefined;
+      let accepted!: () => void;
+      const allowed = new Promise<'allowed'>((r) => (accepted = () => r('allowed')));
+      const done = importer.importFiles(
+        p,
+        async () => {
+          accepted();
+          dir = await mkdtemp(join(tmpdir(), 'arbor-import-'));
+          return spool(ctx, dir);
+        },
+        { onProgress: (progress) => send({ progress }) },
+      );
+      // Refused before the upload is read (not the administrator): an ordinary error answer.
+      await Promise.race([allowed, done]);
+      ctx.compress = false; // each line as it comes, not when a gzip block fills
+      ctx.type = 'application/x-ndjson';
+      ctx.body = out;
+      const state = ctx.state as State;
+      done
+        .then(
+          (summary) => send({ summary }),
+          (e: unknown) => send({ error: errorAnswerOf(e, () => state.log).body }),
+        )
+        .finally(() => {
+          out.end();
+          if (dir) void rm(dir, { recursive: true, force: true });
+        })
+        .catch(() => undefined);
+    },
+  );
+}
