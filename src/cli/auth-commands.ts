@@ -71,7 +71,7 @@ async function simple(sub: 'token' | 'status' | 'logout', argv: string[]): Promi
  * The entry's token when it still has time; else a new one from the provider's refresh
  * token, exchanged again at the STS and saved. @returns undefined when only a new login helps.
  */
-async function ensureFresh(
+export async function ensureFresh(
   store: CredentialStore,
   api: string,
   entry: CredentialEntry,

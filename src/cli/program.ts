@@ -5,6 +5,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config.js';
 import { argvOf, repeat } from './argv-command.js';
 import { completionScript } from './completion.js';
+import { DataDirBusyError } from '../db/data-dir-lock.js';
+import { AdminTargetError } from './admin-target-error.js';
 
 /** The package version, from the package.json above this file (src/ or dist/src/). */
 function packageVersion(): string {
@@ -21,6 +23,14 @@ function packageVersion(): string {
     }
   }
   return '0.0.0';
+}
+
+/** `--api` of the admin commands: they go through a server instead of the database. */
+function adminApiOption(): Option {
+  return new Option(
+    '--api <url>',
+    'do it through the Arbor API at this address (default: $ARBOR_API_URL, else the server that runs on DATA_DIR, else the database directly)',
+  );
 }
 
 /**
@@ -59,8 +69,11 @@ export function buildProgram(): Command {
 
   program
     .command('status')
-    .description('show applied and pending migrations')
-    .action(async () => (await import('./migrate.js')).migrateCommand(true));
+    .description('show applied and pending migrations (through the server when one runs)')
+    .addOption(adminApiOption())
+    .action(async (o: { api?: string }) => {
+      process.exitCode = await (await import('./migrate.js')).statusCommand(o);
+    });
 
   program
     .command('reconcile')
@@ -74,9 +87,10 @@ export function buildProgram(): Command {
     .command('import-advisories')
     .description('import OSV advisory files (a .json file or a directory), in one transaction')
     .argument('[path]', 'an OSV .json file, or a directory searched for them')
-    .action(async (path: string | undefined) => {
+    .addOption(adminApiOption())
+    .action(async (path: string | undefined, o: { api?: string }) => {
       const { importAdvisoriesCommand } = await import('./import-advisories.js');
-      process.exitCode = await importAdvisoriesCommand(path === undefined ? [] : [path]);
+      process.exitCode = await importAdvisoriesCommand(path === undefined ? [] : [path], o);
     });
 
   const auth = program.command('auth').description('sign in and handle API tokens');
@@ -125,6 +139,7 @@ export function buildProgram(): Command {
     .description('write the Groups, Identities and RoleBindings below a group as custom resources')
     .requiredOption('--group <uid>', 'the group whose tree to export')
     .option('--namespace <ns>', 'the namespace of the exported objects')
+    .addOption(adminApiOption())
     .action(async (_opts, cmd: Command) => {
       const { exportCommand } = await import('./export.js');
       process.exitCode = await exportCommand(argvOf(cmd));
@@ -143,9 +158,10 @@ export function buildProgram(): Command {
   secretKey
     .command('reseal')
     .description('seal every stored secret with the current key')
-    .action(async () => {
+    .addOption(adminApiOption())
+    .action(async (o: { api?: string }) => {
       const { resealSecretsCommand } = await import('./secret-keys.js');
-      process.exitCode = await resealSecretsCommand();
+      process.exitCode = await resealSecretsCommand(o);
     });
 
   program
@@ -157,6 +173,25 @@ export function buildProgram(): Command {
         throw new CommanderError(2, 'arbor.shell', `error: no completion for shell "${shell}"`);
       }
       process.stdout.write(completionScript(program, shell));
+    });
+
+  program
+    .command('backup')
+    .description(
+      'write the embedded database and its keys to a file (through the server when one runs)',
+    )
+    .argument('<file>', 'the backup file to write')
+    .addOption(adminApiOption())
+    .action(async (file: string, o: { api?: string }) => {
+      process.exitCode = await (await import('./backup.js')).backupCommand(file, o);
+    });
+  program
+    .command('restore')
+    .description('load a backup into the embedded data directory (with no server on it)')
+    .argument('<file>', 'a file written by arbor backup')
+    .option('--force', 'replace the database and key files that are there')
+    .action(async (file: string, o: { force?: boolean }) => {
+      process.exitCode = await (await import('./backup.js')).restoreCommand(file, o);
     });
 
   // @commands (one block per command)
@@ -183,6 +218,9 @@ export async function runCli(argv: readonly string[]): Promise<void> {
       return;
     }
     if (e instanceof ConfigError) process.stderr.write(`arbor: configuration: ${e.message}\n`);
+    // A data directory in use, or no way to reach a server: said plainly, no stack.
+    else if (e instanceof DataDirBusyError || e instanceof AdminTargetError)
+      process.stderr.write(`arbor: ${e.message}\n`);
     else
       process.stderr.write(`arbor: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exit(1);
