@@ -86,14 +86,22 @@ test('lock: of starters racing for one stale lock, exactly one wins', async (t) 
     try { lockDataDir(process.argv[1], { role: 'racer' }); console.log('won');
       setTimeout(() => {}, 3000); // hold until every racer has tried
     } catch (e) { console.log(e.name); }`;
-  const racers = Array.from({ length: 6 }, () =>
-    new Promise<string>((resolve) => {
-      const c = spawn(process.execPath, ['--import=tsx', '--input-type=module', '-e', script, dir]);
-      let out = '';
-      c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      c.on('exit', () => resolve(out.trim()));
-    }),
+  const racers = Array.from(
+    { length: 6 },
+    () =>
+      new Promise<string>((resolve) => {
+        const c = spawn(process.execPath, [
+          '--import=tsx',
+          '--input-type=module',
+          '-e',
+          script,
+          dir,
+        ]);
+        let out = '';
+        c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        c.on('exit', () => resolve(out.trim()));
+      }),
   );
   const results = await Promise.all(racers);
   t.is(results.filter((r) => r === 'won').length, 1, results.join(' | '));
