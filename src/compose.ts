@@ -120,8 +120,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       url: config.databaseUrl,
       dataDir: config.dataDir,
       warn: (m) => logger.warn({ component: 'db' }, m),
-      ...(opts.dataDirLock ? { lock: opts.dataDirLock } : {}),
-      ...(opts.role ? { role: opts.role } : {}),
+      lock: opts.dataDirLock,
+      role: opts.role,
     }));
   const metrics = opts.metrics ?? new ApiMetrics();
   try {

@@ -42,8 +42,8 @@ export interface DatabaseOptions {
    * binding its port); without one, opening takes it (as `role`) and closing releases it.
    * @see lockDataDir
    */
-  lock?: DataDirLock;
-  role?: string;
+  lock?: DataDirLock | undefined;
+  role?: string | undefined;
 }
 
 function knexLog(warn: ((m: string) => void) | undefined) {
@@ -105,12 +105,16 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     kind: 'pglite',
     // Through the pool: no query runs on the one connection while the files are read.
     dumpDataDir: async () => {
-      const conn: unknown = await knex.client.acquireConnection();
+      const pool = knex.client as {
+        acquireConnection(): Promise<unknown>;
+        releaseConnection(c: unknown): Promise<void>;
+      };
+      const conn = await pool.acquireConnection();
       try {
         await pglite.exec('CHECKPOINT');
         return await pglite.dumpDataDir('gzip');
       } finally {
-        await knex.client.releaseConnection(conn);
+        await pool.releaseConnection(conn);
       }
     },
     close: () =>
