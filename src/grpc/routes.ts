@@ -36,6 +36,7 @@ import { ROLE_BINDING_LIST } from '../resources/role-bindings/role-binding.js';
 import { ROLE_LIST } from '../resources/roles/role.js';
 import { TAG_LIST } from '../resources/tags/tag.js';
 import type { Services } from '../services.js';
+import { mountAdvisoryImport } from './advisory-import.js';
 import { principalOf } from './authn.js';
 import { bodyOf, mountCrud } from './crud.js';
 import type { GrpcRouter } from './json-rpc.js';
@@ -130,6 +131,7 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
     spec: ADVISORY_LIST,
     toWire: advisoryV2,
   });
+  mountAdvisoryImport(router, auth, s.advisoryImport);
   // The STS authenticates with the workload's own OIDC token, not an Arbor principal.
   router.rpc(StsService.method.exchange, async (req, ctx) => {
     const upstream = bearerToken(ctx.requestHeader.get('authorization') ?? undefined);

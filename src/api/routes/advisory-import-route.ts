@@ -1,11 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import { invalidField } from '../../core/rpc-error.js';
 import type { AdvisoryImporter } from '../../resources/advisories/advisory-import.js';
 import type { OsvSource } from '../../resources/advisories/osv-files.js';
+import { OsvSpool } from '../../resources/advisories/osv-spool.js';
 import { principalOf } from '../middleware/authn.js';
 import { errorAnswerOf, type State } from '../middleware/request-context.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
@@ -38,12 +36,10 @@ async function* lines(body: AsyncIterable<Buffer>, limit: number): AsyncGenerato
 }
 
 /**
- * Write each uploaded file to `dir` as it arrives, so memory holds one file at a time and the
- * importer's two passes read them back like files given on the command line.
+ * Spool each uploaded file as it arrives (see OsvSpool).
  * @throws RpcError INVALID_ARGUMENT for a line that is not an import file.
  */
-async function spool(ctx: Context, dir: string): Promise<OsvSource[]> {
-  const out: OsvSource[] = [];
+async function spool(ctx: Context, files: OsvSpool): Promise<OsvSource[]> {
   let n = 0;
   for await (const line of lines(ctx.req as AsyncIterable<Buffer>, MAX_IMPORT_BYTES)) {
     n++;
@@ -56,12 +52,9 @@ async function spool(ctx: Context, dir: string): Promise<OsvSource[]> {
     }
     const file = importFileSchema.safeParse(parsed);
     if (!file.success) throw invalidField(`body[${n}]`, 'must be {"name": …, "content": …}');
-    const path = join(dir, `${out.length}.json`);
-    await writeFile(path, file.data.content);
-    // Names are the client's own, shown back only to it; control characters are dropped.
-    out.push({ name: file.data.name.replace(/\p{Cc}/gu, ''), read: () => readFile(path, 'utf8') });
+    await files.add(file.data.name, file.data.content);
   }
-  return out;
+  return files.sources;
 }
 
 /**
@@ -102,15 +95,15 @@ export function mountAdvisoryImportRoute(t: RouteTarget, importer: AdvisoryImpor
       const p = principalOf(ctx);
       const out = new PassThrough();
       const send = (e: ImportEvent) => out.write(`${JSON.stringify(e)}\n`);
-      let dir: string | undefined;
+      let files: OsvSpool | undefined;
       let accepted!: () => void;
       const allowed = new Promise<'allowed'>((r) => (accepted = () => r('allowed')));
       const done = importer.importFiles(
         p,
         async () => {
           accepted();
-          dir = await mkdtemp(join(tmpdir(), 'arbor-import-'));
-          return spool(ctx, dir);
+          files = await OsvSpool.create();
+          return spool(ctx, files);
         },
         { onProgress: (progress) => send({ progress }) },
       );
@@ -127,7 +120,7 @@ export function mountAdvisoryImportRoute(t: RouteTarget, importer: AdvisoryImpor
         )
         .finally(() => {
           out.end();
-          if (dir) void rm(dir, { recursive: true, force: true });
+          void files?.dispose();
         })
         .catch(() => undefined);
     },
