@@ -91,7 +91,10 @@ test.serial('gRPC import: one message per file, progress then the summary', asyn
   const client = createClient(AdvisoriesService, createGrpcTransport({ baseUrl: s.url }));
   const files = await filesOf(GOOD);
   async function* requests() {
-    for (const f of files) yield { name: f.name, content: new TextEncoder().encode(f.content) };
+    for (const f of files) {
+      yield { name: f.name, content: new TextEncoder().encode(f.content) };
+      await Promise.resolve(); // a stream, one file at a time
+    }
   }
   const events = [];
   for await (const e of client.importAdvisories(requests(), {
