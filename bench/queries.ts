@@ -11,7 +11,7 @@ import { KnexUnitOfWork } from '../src/db/unit-of-work.js';
 import { GROUP_LIST } from '../src/resources/groups/group.js';
 import { GroupService } from '../src/resources/groups/group-service.js';
 import { ListPager } from '../src/resources/list-pager.js';
-import type { Visibility } from '../src/resources/list-types.js';
+import type { Visibility } from '../src/core/visibility.js';
 import type { CapturedCase, Sql } from './baseline-server.js';
 import { median } from './load.js';
 

@@ -9,8 +9,8 @@ import { CachedGrantSource } from './auth/cached-grant-source.js';
 import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js';
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
-import { SecurityTokenService } from './auth/sts.js';
-import { TokenIssuer } from './auth/token-issuer.js';
+import { SecurityTokenService } from './resources/sts/security-token-service.js';
+import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
@@ -37,11 +37,11 @@ import { IdentityProviderService } from './resources/identity-providers/identity
 import { ManagedGuard } from './resources/managed/managed-guard.js';
 import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
-import { RegistryCredentials } from './auth/registry-credentials.js';
+import { RegistryCredentials } from './resources/registry-auth/registry-credentials.js';
 import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
 import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
 import { mountRegistryAuthRoutes } from './api/routes/registry-auth-routes.js';
-import { UserSignIn } from './auth/user-sign-in.js';
+import { UserSignIn } from './resources/users/user-sign-in.js';
 import { KnexUserStore } from './db/stores/user-store.js';
 import { UserService } from './resources/users/user-service.js';
 import { SecretBox } from './auth/secret-box.js';
@@ -53,8 +53,8 @@ import { AuditLog } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
 import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
-import { HttpSinkTransport } from './events/http-sink-transport.js';
-import { presentResource } from './api/wire/resource-presenter.js';
+import { HttpSinkTransport } from './outbound/http-sink-transport.js';
+import { presentResource } from './wire/resource-presenter.js';
 import { AdminService } from './resources/admin/admin-service.js';
 import { migrateLatest, migrationStatus } from './db/migrate.js';
 // @compose-imports
@@ -140,6 +140,9 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const managed = new ManagedGuard(st.managers);
+    const { loginIssuer, loginClientId } = config;
+    const serverLogin =
+      loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;
     const auditLog = opts.audit === false ? undefined : new AuditLog(st.audit, presentResource);
     const common = { uow, authz, pager, managed, audit: auditLog };
     const identityProviders = new IdentityProviderService({
@@ -148,6 +151,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       roles: st.roles,
       idps: st.identityProviders,
       allowInsecureIssuers,
+      serverLogin,
       secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
     });
     const services: Services = {
@@ -216,20 +220,19 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         new OutboundFetcher({ allowInsecure: config.allowInsecureIssuers }),
       ),
     });
-    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
-      allowInsecureIssuers,
-    });
-    const { loginIssuer, loginClientId } = config;
     const users = new UserService({
       uow,
       authz,
       users: new KnexUserStore(),
+      maxPeoplePerProvider: config.maxPeoplePerProvider,
       ...(auditLog
         ? { audit: { recorder: auditLog, identities: st.identities, bindings: st.roleBindings } }
         : {}),
-      ...(loginIssuer && loginClientId
-        ? { serverProvider: { issuer: loginIssuer, clientId: loginClientId } }
-        : {}),
+      serverProvider: serverLogin,
+    });
+    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
+      allowInsecureIssuers,
+      people: users,
     });
     const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
     sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
@@ -246,7 +249,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         groups: st.groups,
         repos: st.repos,
         service,
-        sign: (sub, access, ttl) => tokens.signFor(service, sub, { access }, ttl),
+        sign: (sub, access, ttl) =>
+          tokens.signFor(TOKEN_USE.registryAccess, service, sub, { access }, ttl),
       }),
       events: new RegistryEventService(services.repos, services.tags),
       notifyToken: config.registryNotifyToken,
@@ -258,7 +262,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       opts.sinkTransport ?? new HttpSinkTransport({ allowPrivate: config.allowPrivateSinks }),
       {
         sign: async (sink, { sub, ...claims }) =>
-          (await tokens.signFor(sink, sub, claims, SINK_TOKEN_TTL_S)).token,
+          (await tokens.signFor(TOKEN_USE.eventDelivery, sink, sub, claims, SINK_TOKEN_TTL_S))
+            .token,
       },
       {
         source: config.issuerUrl,

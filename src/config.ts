@@ -30,6 +30,8 @@ export interface Config {
   /** The server-level OIDC provider people sign in with (spec §5.2); unset → none. */
   loginIssuer: string | undefined;
   loginClientId: string | undefined;
+  /** People one organization IdentityProvider may register (docs/sign-in.md). */
+  maxPeoplePerProvider: number;
   /** ARBOR_SECRET_KEY: base64 AES-256 keys sealing secrets at rest, newest first. */
   secretKey: string | undefined;
   /** Where generated secret keys live when ARBOR_SECRET_KEY is unset. */
@@ -152,6 +154,7 @@ export const environmentSchema = z.object({
     .optional(),
   ARBOR_LOGIN_ISSUER: url.optional(),
   ARBOR_LOGIN_CLIENT_ID: z.string().optional(),
+  ARBOR_MAX_PEOPLE_PER_PROVIDER: integer(10_000, 1),
   ARBOR_ALLOW_PRIVATE_SINKS: flag(false),
   ARBOR_EVENTS_POLL_MS: integer(1_000, 1),
   ARBOR_EVENTS_LEASE_MS: integer(30_000, 1),
@@ -254,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     registryNotifyToken: e.ARBOR_REGISTRY_NOTIFY_TOKEN,
     loginIssuer,
     loginClientId: e.ARBOR_LOGIN_CLIENT_ID,
+    maxPeoplePerProvider: e.ARBOR_MAX_PEOPLE_PER_PROVIDER,
     secretKey: e.ARBOR_SECRET_KEY,
     secretKeysDir: resolve(e.ARBOR_SECRET_KEYS_DIR ?? `${dataDir}/secret-keys`),
     allowPrivateSinks: e.ARBOR_ALLOW_PRIVATE_SINKS,

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
+import { loadSecretKeys } from './auth/secret-keys.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { createLogger, type ComposeOptions } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -62,7 +63,7 @@ export function workerCount(config: Readonly<Config>, args: string[], log: Logge
 /**
  * `arbor serve`: one process (today's behaviour) or, with more than one worker, a
  * `node:cluster` primary that prepares what must happen once (migrations, the shared
- * page-token secret, the signing key) and then forks workers that each compose Arbor and
+ * page-token secret, the signing and secret keys) and then forks workers that each compose Arbor and
  * listen on the same port; the primary hands connections to them in turn.
  */
 export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<void> {
@@ -99,8 +100,13 @@ export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<
   primary.prepared();
 }
 
-/** Everything two workers must not race for: done by the primary before the first fork. */
-async function prepareOnce(config: Readonly<Config>, logger: Logger): Promise<void> {
+/**
+ * Everything two workers must not race for, done by the primary before any worker composes:
+ * migrations, the page-token secret, and the keys generated on first start — the signing
+ * key and the secret key (without ARBOR_SECRET_KEY). Workers that each generated their own
+ * would sign and seal with keys the others do not hold.
+ */
+export async function prepareOnce(config: Readonly<Config>, logger: Logger): Promise<void> {
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
@@ -114,6 +120,7 @@ async function prepareOnce(config: Readonly<Config>, logger: Logger): Promise<vo
     await db.close();
   }
   await loadSigningKeys(config.signingKeysDir);
+  await loadSecretKeys(config.secretKey, config.secretKeysDir);
 }
 
 /**

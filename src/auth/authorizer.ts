@@ -1,6 +1,6 @@
 import { notFound, permissionDenied } from '../core/rpc-error.js';
 import { isSelfOrBelow } from '../core/uidp.js';
-import type { Visibility } from '../resources/list-types.js';
+import type { Visibility } from '../core/visibility.js';
 import type { Capability } from './capabilities.js';
 import type { Principal } from './principal.js';
 

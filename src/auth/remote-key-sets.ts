@@ -39,7 +39,19 @@ export interface RemoteKeySetOptions {
   staleLimitMs?: number;
   /** Issuers whose keys are cached at once; the least recently used is dropped first. */
   maxIssuers?: number;
+  /**
+   * After a failed fetch, an issuer is not asked again for this long, doubling with each
+   * further failure up to `failureBackoffMaxMs`; a success forgets its failures.
+   */
+  failureBackoffMs?: number;
+  failureBackoffMaxMs?: number;
   trusted?: TrustedIssuerKeys;
+}
+
+/** An issuer's consecutive failed fetches, and when it may be asked again. */
+interface Failures {
+  count: number;
+  retryAt: number;
 }
 
 interface Entry {
@@ -57,6 +69,7 @@ interface Entry {
 export class RemoteKeySets {
   readonly #entries: Lru<string, Entry>;
   readonly #inflight = new Map<string, Promise<Entry>>();
+  readonly #failures: Lru<string, Failures>;
   readonly #fetcher: JsonFetcher;
   readonly #o: Required<Omit<RemoteKeySetOptions, 'trusted' | 'fetcher' | 'log'>> &
     Pick<RemoteKeySetOptions, 'trusted' | 'log'>;
@@ -68,10 +81,13 @@ export class RemoteKeySets {
       refetchIntervalMs: 30_000,
       staleLimitMs: 24 * 60 * 60 * 1000,
       maxIssuers: 1000,
+      failureBackoffMs: 1_000,
+      failureBackoffMaxMs: 5 * 60_000,
       ...o,
     };
     this.#fetcher = o.fetcher ?? new OutboundFetcher({ allowInsecure: o.allowInsecure });
     this.#entries = new Lru(this.#o.maxIssuers);
+    this.#failures = new Lru(this.#o.maxIssuers);
   }
 
   /** Issuers whose keys are cached now (bounded by `maxIssuers`). */
@@ -94,6 +110,13 @@ export class RemoteKeySets {
     const due = !entry || now - entry.fetchedAt > this.#o.maxAgeMs || refresh;
     if (entry && (!due || now - entry.lastAttempt < this.#o.refetchIntervalMs))
       return entry.resolver;
+    // An issuer that failed lately is not asked again yet: a token naming a dead or slow
+    // issuer cannot make every exchange wait for it (or make Arbor hammer it).
+    const failed = this.#failures.get(issuer);
+    if (failed && now < failed.retryAt) {
+      if (entry && now - entry.fetchedAt < this.#o.staleLimitMs) return entry.resolver;
+      throw unavailable(ISSUER_UNAVAILABLE);
+    }
     try {
       return (await this.load(issuer)).resolver;
     } catch (e) {
@@ -131,14 +154,21 @@ export class RemoteKeySets {
       const now = this.#o.now();
       const entry = { jwks, resolver: createLocalJWKSet(jwks), fetchedAt: now, lastAttempt: now };
       this.#entries.set(issuer, entry);
+      this.#failures.delete(issuer);
       return entry;
     } catch (e) {
+      const count = (this.#failures.get(issuer)?.count ?? 0) + 1;
+      const wait = Math.min(
+        this.#o.failureBackoffMaxMs,
+        this.#o.failureBackoffMs * 2 ** Math.min(count - 1, 30),
+      );
+      this.#failures.set(issuer, { count, retryAt: this.#o.now() + wait });
       const detail =
         e instanceof OutboundError
           ? { failure: e.failure, detail: e.detail }
           : { detail: String(e) };
       this.#o.log?.warn(
-        { component: 'sts', issuer, ...detail },
+        { component: 'sts', issuer, ...detail, failures: count, retryInMs: wait },
         'issuer keys could not be fetched',
       );
       throw unavailable(ISSUER_UNAVAILABLE);

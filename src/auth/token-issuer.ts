@@ -1,11 +1,38 @@
 import { randomUUID } from 'node:crypto';
-import { SignJWT, createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import {
+  SignJWT,
+  createLocalJWKSet,
+  errors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTPayload,
+} from 'jose';
 import { SIGNING_ALG, type SigningKey } from './signing-keys.js';
 
 /** API tokens live one hour (spec §8). */
 export const API_TOKEN_TTL_S = 3600;
 /** Tolerated clock difference between Arbor replicas and clients. */
 export const CLOCK_SKEW_S = 30;
+
+/**
+ * What a token Arbor signs is for, in its `token_use` claim; every verifier accepts only
+ * its own kind, so no token is ever taken for another (a registry access token fed back to
+ * the token server as a password, say). API tokens also carry RFC 9068's `typ: at+jwt`.
+ */
+export const TOKEN_USE = {
+  /** An API token: the bearer credential of the REST and gRPC doors (`aud` = the API). */
+  api: 'api',
+  /** What the STS issues for the registry's audience: a credential for its token server. */
+  registryLogin: 'registry-login',
+  /** What the registry token server issues: access to repositories, never a credential. */
+  registryAccess: 'registry-access',
+  /** The bearer token on an event delivery: proof of origin for the sink, nothing more. */
+  eventDelivery: 'event-delivery',
+} as const;
+export type TokenUse = (typeof TOKEN_USE)[keyof typeof TOKEN_USE];
+
+/** RFC 9068: the media type of a JWT access token, in the `typ` header. */
+const API_TOKEN_TYP = 'at+jwt';
 
 export interface Actor {
   iss: string;
@@ -41,8 +68,8 @@ export class TokenIssuer {
     const key = this.#keys[0]!;
     const iat = Math.floor(this.now() / 1000);
     const exp = iat + API_TOKEN_TTL_S;
-    const token = await new SignJWT({ act })
-      .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'JWT' })
+    const token = await new SignJWT({ act, token_use: TOKEN_USE.api })
+      .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: API_TOKEN_TYP })
       .setIssuer(this.issuer)
       .setSubject(subject)
       .setAudience(this.audience)
@@ -52,26 +79,19 @@ export class TokenIssuer {
     return { token, expiry: new Date(exp * 1000) };
   }
 
-  /** @throws jose errors for anything but a current token of ours for our audience. */
+  /** @throws jose errors for anything but a current API token of ours for our audience. */
   async verify(token: string): Promise<JWTPayload & { sub: string }> {
-    const { payload } = await jwtVerify(token, this.#local, {
-      issuer: this.issuer,
-      audience: this.audience,
-      algorithms: [SIGNING_ALG],
-      clockTolerance: CLOCK_SKEW_S,
-      requiredClaims: ['sub', 'exp', 'iat'],
-      currentDate: new Date(this.now()),
-    });
-    return payload as JWTPayload & { sub: string };
+    return this.#verify(token, this.audience, TOKEN_USE.api, API_TOKEN_TYP);
   }
 
   /**
    * Sign a token for another audience than the API (the container registry, §5.5, or an
    * event sink) with the same keys, so the JWKS at the jwks_uri verifies it too, and `aud`
-   * keeps it from being replayed against the API or another receiver. `claims` go in
-   * verbatim; a random `jti` is added unless they carry one.
+   * keeps it from being replayed against the API or another receiver; `use` says what it
+   * is for. `claims` go in verbatim; a random `jti` is added unless they carry one.
    */
   async signFor(
+    use: Exclude<TokenUse, 'api'>,
     audience: string,
     subject: string,
     claims: Record<string, unknown>,
@@ -79,7 +99,7 @@ export class TokenIssuer {
   ): Promise<{ token: string; issuedAt: Date; expiry: Date }> {
     const key = this.#keys[0]!;
     const iat = Math.floor(this.now() / 1000);
-    const token = await new SignJWT(claims)
+    const token = await new SignJWT({ ...claims, token_use: use })
       .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'JWT' })
       .setIssuer(this.issuer)
       .setSubject(subject)
@@ -92,16 +112,32 @@ export class TokenIssuer {
     return { token, issuedAt: new Date(iat * 1000), expiry: new Date((iat + ttlS) * 1000) };
   }
 
-  /** Like `verify`, for a token of ours meant for `audience`. @throws jose errors. */
-  async verifyFor(token: string, audience: string): Promise<JWTPayload & { sub: string }> {
+  /** Like `verify`, for a token of ours of kind `use` meant for `audience`. @throws jose errors. */
+  async verifyFor(
+    token: string,
+    audience: string,
+    use: Exclude<TokenUse, 'api'>,
+  ): Promise<JWTPayload & { sub: string }> {
+    return this.#verify(token, audience, use);
+  }
+
+  async #verify(
+    token: string,
+    audience: string,
+    use: TokenUse,
+    typ?: string,
+  ): Promise<JWTPayload & { sub: string }> {
     const { payload } = await jwtVerify(token, this.#local, {
       issuer: this.issuer,
       audience,
       algorithms: [SIGNING_ALG],
       clockTolerance: CLOCK_SKEW_S,
-      requiredClaims: ['sub', 'exp', 'iat'],
+      requiredClaims: ['sub', 'exp', 'iat', 'token_use'],
       currentDate: new Date(this.now()),
+      ...(typ === undefined ? {} : { typ }),
     });
+    if (payload.token_use !== use)
+      throw new errors.JWTClaimValidationFailed('not this kind of token', payload, 'token_use');
     return payload as JWTPayload & { sub: string };
   }
 }

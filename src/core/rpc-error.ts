@@ -120,6 +120,11 @@ export function unavailable(description = 'the service is temporarily unavailabl
   return new RpcError(Code.UNAVAILABLE, `Unavailable: ${description}`);
 }
 
+/** RESOURCE_EXHAUSTED: a configured bound (a quota) is reached. */
+export function resourceExhausted(description: string): RpcError {
+  return new RpcError(Code.RESOURCE_EXHAUSTED, `Resource exhausted: ${description}`);
+}
+
 export function internal(): RpcError {
   return new RpcError(Code.INTERNAL, 'Internal error');
 }

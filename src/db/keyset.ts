@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import type { PageQuery, SortKey, StorePage, Visibility } from '../resources/list-types.js';
+import type { Visibility } from '../core/visibility.js';
+import type { PageQuery, SortKey, StorePage } from '../resources/list-types.js';
 
 /** The columns a keyset query orders and seeks on, as SQL identifiers (`g.name`). */
 export interface KeysetColumns {

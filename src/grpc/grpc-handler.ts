@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
-import type { SecurityTokenService } from '../auth/sts.js';
+import type { SecurityTokenService } from '../resources/sts/security-token-service.js';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import type { Services } from '../services.js';
 import { errorsAndLogging } from './errors.js';

@@ -1,16 +1,16 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Authenticator } from '../auth/authenticator.js';
 import { bearerToken } from '../auth/authenticator.js';
-import type { SecurityTokenService } from '../auth/sts.js';
-import { accountAssociationV2 } from '../api/wire/account-association-wire.js';
-import { advisoryV2 } from '../api/wire/advisory-wire.js';
-import { groupInviteV2 } from '../api/wire/group-invite-wire.js';
-import { groupV2 } from '../api/wire/group-wire.js';
-import { identityProviderV2 } from '../api/wire/identity-provider-wire.js';
-import { identityV2 } from '../api/wire/identity-wire.js';
-import { repoV2, tagV2 } from '../api/wire/registry-wire.js';
-import { roleBindingV2 } from '../api/wire/role-binding-wire.js';
-import { roleV2 } from '../api/wire/role-wire.js';
+import type { SecurityTokenService } from '../resources/sts/security-token-service.js';
+import { accountAssociationV2 } from '../wire/account-association-wire.js';
+import { advisoryV2 } from '../wire/advisory-wire.js';
+import { groupInviteV2 } from '../wire/group-invite-wire.js';
+import { groupV2 } from '../wire/group-wire.js';
+import { identityProviderV2 } from '../wire/identity-provider-wire.js';
+import { identityV2 } from '../wire/identity-wire.js';
+import { repoV2, tagV2 } from '../wire/registry-wire.js';
+import { roleBindingV2 } from '../wire/role-binding-wire.js';
+import { roleV2 } from '../wire/role-wire.js';
 import { AccountAssociationsService } from '../gen/arbor/iam/v2beta1/account_associations_pb.js';
 import {
   GroupInvitesService,

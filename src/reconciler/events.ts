@@ -26,6 +26,9 @@ interface Seen {
   at: number;
 }
 
+/** The two Event calls the sink makes: a CoreV1Api, or a fake of it in a unit test. */
+export type EventWriter = Pick<CoreV1Api, 'createNamespacedEvent' | 'patchNamespacedEvent'>;
+
 /**
  * Posts core/v1 Events about our objects (`kubectl describe` shows them). Like client-go's
  * recorder, a repeat of an event already posted (same object, type, reason and message)
@@ -33,41 +36,62 @@ interface Seen {
  * an object that fails the same way all night leaves one Event, not hundreds. Best
  * effort: an Event that cannot be written is logged at debug and dropped, never retried,
  * so a flaky API server cannot turn into an Event storm or block reconciling.
+ *
+ * Writes for one key are serialised: a repeat emitted while the first Event's create is
+ * still in flight waits for it, then patches the Event it made. Without that, the repeat
+ * found nothing remembered yet and posted a second Event (the race of issue 30). The
+ * order is per process only: two sinks, in two replicas during a leader hand-over, may
+ * still each post one Event for the same occurrence, as client-go's recorders do.
  */
 export class KubeEventSink implements EventSink {
-  private readonly api: CoreV1Api;
+  private readonly api: EventWriter;
   /** Insertion-ordered, so the oldest entry is evicted first (LRU on touch). */
   private readonly seen = new Map<string, Seen>();
+  /** The last write queued for a key, while one is in flight: the next one chains on it. */
+  private readonly tails = new Map<string, Promise<void>>();
 
   constructor(
-    kc: KubeConfig,
+    cluster: KubeConfig | EventWriter,
     private readonly logger: Logger,
     private readonly instance: string,
     /** An Event not repeated for this long is started afresh (client-go: 10 min window). */
     private readonly windowMs = 10 * 60_000,
   ) {
-    this.api = kc.makeApiClient(CoreV1Api);
+    this.api = 'makeApiClient' in cluster ? cluster.makeApiClient(CoreV1Api) : cluster;
   }
 
   emit(kind: KindName, obj: ArborObject, type: EventType, reason: string, message: string): void {
-    void this.record(kind, obj, type, reason, message.slice(0, 1024)).catch((e: unknown) =>
-      this.logger.debug(
-        { err: e, kind, namespace: obj.metadata.namespace, name: obj.metadata.name, reason },
-        'event dropped',
-      ),
-    );
+    const { namespace, name, uid } = obj.metadata;
+    const text = message.slice(0, 1024);
+    const key = JSON.stringify([kind, namespace, name, uid, type, reason, text]);
+    const now = new Date();
+    const write = (): Promise<void> =>
+      this.record(key, kind, obj, type, reason, text, now).catch((e: unknown) =>
+        this.logger.debug({ err: e, kind, namespace, name, reason }, 'event dropped'),
+      );
+    // record() never rejects past its catch, so the chain cannot break on a failed write.
+    const tail = (this.tails.get(key) ?? Promise.resolve()).then(write);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+  }
+
+  /** Resolves once every write queued so far has been made or dropped (tests, shutdown). */
+  async flush(): Promise<void> {
+    while (this.tails.size > 0) await Promise.all(this.tails.values());
   }
 
   private async record(
+    key: string,
     kind: KindName,
     obj: ArborObject,
     type: EventType,
     reason: string,
     message: string,
+    now: Date,
   ): Promise<void> {
-    const now = new Date();
     const { namespace, name, uid, resourceVersion } = obj.metadata;
-    const key = JSON.stringify([kind, namespace, name, uid, type, reason, message]);
     const prev = this.seen.get(key);
     this.seen.delete(key);
     if (prev && now.getTime() - prev.at < this.windowMs) {

@@ -2,7 +2,8 @@ import { formatOrderBy } from '../core/order-by.js';
 import type { ListRequest, ListSpec } from '../core/list-request.js';
 import { queryFingerprint, type PageTokenCodec } from '../core/page-token.js';
 import { isSelfOrBelow } from '../core/uidp.js';
-import type { ListPage, PageQuery, SortKey, StorePage, Visibility } from './list-types.js';
+import type { Visibility } from '../core/visibility.js';
+import type { ListPage, PageQuery, SortKey, StorePage } from './list-types.js';
 
 /**
  * The list contract, once for every resource: decode the page token against this exact

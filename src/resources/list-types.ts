@@ -1,13 +1,8 @@
 import type { Direction } from '../core/order-by.js';
 import type { UidpFilter } from '../core/list-request.js';
+import type { Visibility } from '../core/visibility.js';
 
 export type SortKey = (string | number | null)[];
-
-/**
- * Which rows a caller may see: everything, or the subtrees (inclusive) of some groups.
- * Computed by the authorizer for every page; a page token never widens it.
- */
-export type Visibility = { kind: 'all' } | { kind: 'scopes'; scopes: readonly string[] };
 
 /** One page of one query, as a store is asked for it. */
 export interface PageQuery {

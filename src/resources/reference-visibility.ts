@@ -1,7 +1,7 @@
 import type { Authorizer } from '../auth/authorizer.js';
 import type { Principal } from '../auth/principal.js';
 import { isRootUid } from '../core/uidp.js';
-import type { RoleRef } from './identity-providers/grantable-role.js';
+import type { RoleRef } from './roles/role.js';
 import type { RoleBinding } from './role-bindings/role-binding.js';
 
 /**

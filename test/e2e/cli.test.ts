@@ -4,6 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import test from 'ava';
+import { freePort } from '../helpers/process.js';
 
 interface Run {
   code: number;
@@ -19,15 +20,6 @@ function arbor(args: string[], env: Record<string, string> = {}): Promise<Run> {
       { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, timeout: 60_000 },
       (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
   });
 }
 

@@ -1,27 +1,15 @@
-import test from 'ava';
 import { pino } from 'pino';
 import { ClusterTrust } from '../../src/reconciler/cluster-trust.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
-import { kubeAvailability, startCluster, type TestCluster } from '../helpers/kube.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-
-const availability = kubeAvailability();
-const maybe = availability.available ? test.serial : test.skip;
-// Without a control plane the one test above is reported as skipped; say why.
-if (!availability.available) console.log(`cluster trust tests skipped: ${availability.reason}`);
+import { reconcilerSuite } from '../helpers/controller.js';
+import type { TestCluster } from '../helpers/kube.js';
+import type { TestServer } from '../helpers/server.js';
 
 let cluster: TestCluster;
 let s: TestServer;
-
-test.before(async () => {
-  if (!availability.available) return;
-  cluster = await startCluster(availability);
-  s = await startServer();
-});
-test.after.always(async () => {
-  await s?.close();
-  await cluster?.close();
+const maybe = reconcilerSuite('cluster trust e2e', (c, server) => {
+  [cluster, s] = [c, server];
 });
 
 maybe(

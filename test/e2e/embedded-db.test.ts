@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { loadSigningKeys } from '../../src/auth/signing-keys.js';
 import { TokenIssuer } from '../../src/auth/token-issuer.js';
-import { freePort, startArborProcess, type ArborProcess } from '../helpers/arbor-process.js';
+import { freePort, startArborProcess, type ArborProcess } from '../helpers/process.js';
 
 /**
  * The embedded database beside a running server: every command either goes through the

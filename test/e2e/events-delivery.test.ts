@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import knexFactory from 'knex';
-import { startArborProcess, type ArborProcess } from '../helpers/arbor-process.js';
+import { startArborProcess, type ArborProcess } from '../helpers/process.js';
 import { PG_ADMIN_URL, TEST_BACKEND, pgUrl } from '../helpers/db.js';
 import { startEventSink, until, type EventSink } from '../helpers/event-sink.js';
 import { makeClient, type Client } from '../helpers/server.js';

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { startArborProcess, type ArborProcess } from '../helpers/arbor-process.js';
+import { startArborProcess, type ArborProcess } from '../helpers/process.js';
 
 /**
  * Crash safety of the embedded database, measured: SIGKILL the server in the middle of a

@@ -1,5 +1,5 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import test, { type ExecutionContext } from 'ava';
+import type { ExecutionContext } from 'ava';
 import {
   assignAuthority,
   builtinRole,
@@ -8,15 +8,9 @@ import {
 } from '../helpers/authority.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createIdentity } from '../helpers/iam-fixtures.js';
-import {
-  condition,
-  crs,
-  kubeAvailability,
-  startCluster,
-  type TestCluster,
-} from '../helpers/kube.js';
-import { startController } from '../helpers/controller.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { condition, crs, type TestCluster } from '../helpers/kube.js';
+import { reconcilerSuite, startController } from '../helpers/controller.js';
+import type { TestServer } from '../helpers/server.js';
 
 /**
  * Every namespace acts with the authority its NamespaceAuthority gives it, checked by the
@@ -24,10 +18,6 @@ import { startServer, type TestServer } from '../helpers/server.js';
  * team-a's, a namespace without an assignment changes nothing, and a revoked assignment
  * stops further changes. Every "nothing changed" is asserted through the REST API.
  */
-const kube = kubeAvailability();
-const maybe = kube.available ? test.serial : test.skip;
-if (!kube.available) console.log(`SKIPPED reconciler authority e2e: ${kube.reason}`);
-
 let cluster: TestCluster;
 let server: TestServer;
 /** Arbor, as the administrator built it through REST. */
@@ -35,9 +25,8 @@ const arbor = { orgA: '', orgB: '', folderA: '', botA: '', idA: '', idB: '' };
 let nsA = '';
 let nsB = '';
 
-test.before(async () => {
-  if (!kube.available) return;
-  [cluster, server] = await Promise.all([startCluster(kube), startServer()]);
+const maybe = reconcilerSuite('reconciler authority e2e', async (c, s) => {
+  [cluster, server] = [c, s];
   const admin = server.admin;
   [nsA, nsB] = await Promise.all([cluster.namespace('team-a'), cluster.namespace('team-b')]);
   arbor.orgA = await createGroup(admin, 'org-a');
@@ -48,10 +37,6 @@ test.before(async () => {
   arbor.idB = await namespaceIdentity(admin, cluster, arbor.orgB, nsB);
   await assignAuthority(cluster, `a-${nsA}`, arbor.idA, [nsA]);
   await assignAuthority(cluster, `b-${nsB}`, arbor.idB, [nsB]);
-});
-test.after.always(async () => {
-  await server?.close();
-  await cluster?.close();
 });
 
 const G = '/iam/v2beta1/groups';

@@ -1,26 +1,13 @@
-import test from 'ava';
 import { pino } from 'pino';
 import { KubeEventSink } from '../../src/reconciler/events.js';
 import type { ArborObject } from '../../src/reconciler/resources.js';
-import {
-  crs,
-  eventually,
-  kubeAvailability,
-  startCluster,
-  type TestCluster,
-} from '../helpers/kube.js';
+import { kubeSuite } from '../helpers/controller.js';
+import { crs, eventually, type TestCluster } from '../helpers/kube.js';
 
 /** Events against the real apiserver: repeats are aggregated like client-go's recorder. */
-const kube = kubeAvailability();
-const maybe = kube.available ? test.serial : test.skip;
-if (!kube.available) console.log(`SKIPPED events e2e: ${kube.reason}`);
-
 let cluster: TestCluster;
-test.before(async () => {
-  if (kube.available) cluster = await startCluster(kube);
-});
-test.after.always(async () => {
-  await cluster?.close();
+const maybe = kubeSuite('events e2e', (c) => {
+  cluster = c;
 });
 
 maybe('events: a repeated event bumps count on one Event instead of adding Events', async (t) => {

@@ -1,38 +1,22 @@
-import test from 'ava';
 import { parseAllDocuments } from 'yaml';
 import { systemPrincipal } from '../../src/auth/principal.js';
 import { exportTree } from '../../src/cli/export.js';
 import { builtinRole } from '../helpers/authority.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
-import {
-  crs,
-  kubeAvailability,
-  startCluster,
-  type Kind,
-  type TestCluster,
-} from '../helpers/kube.js';
-import { startController } from '../helpers/controller.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { crs, type Kind, type TestCluster } from '../helpers/kube.js';
+import { reconcilerSuite, startController } from '../helpers/controller.js';
+import type { TestServer } from '../helpers/server.js';
 
 /**
  * `arbor export` round trip on the real control plane: a tree built through REST,
  * exported as custom resources, applied with kubectl, is adopted as it is — every object
  * Ready with the uid it had, and not one create, update or delete call to the services.
  */
-const kube = kubeAvailability();
-const maybe = kube.available ? test.serial : test.skip;
-if (!kube.available) console.log(`SKIPPED export e2e: ${kube.reason}`);
-
 let cluster: TestCluster;
 let server: TestServer;
-test.before(async () => {
-  if (!kube.available) return;
-  [cluster, server] = await Promise.all([startCluster(kube), startServer()]);
-});
-test.after.always(async () => {
-  await server?.close();
-  await cluster?.close();
+const maybe = reconcilerSuite('export e2e', (c, s) => {
+  [cluster, server] = [c, s];
 });
 
 maybe('export: a REST-built tree applied with kubectl is adopted with no writes', async (t) => {

@@ -1,37 +1,20 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import test, { type ExecutionContext } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { ControllerOptions } from '../../src/reconciler/controller.js';
-import {
-  condition,
-  eventually,
-  kubeAvailability,
-  startCluster,
-  type Kind,
-  type TestCluster,
-  crs,
-} from '../helpers/kube.js';
-import { startController } from '../helpers/controller.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { condition, eventually, type Kind, type TestCluster, crs } from '../helpers/kube.js';
+import { reconcilerSuite, startController } from '../helpers/controller.js';
+import type { TestServer } from '../helpers/server.js';
 
 /**
  * The reconciler against a real kube-apiserver: Groups, Identities and RoleBindings that
  * refer to each other by name, the shipped examples, and leader hand-over.
  */
-const kube = kubeAvailability();
-const maybe = kube.available ? test.serial : test.skip;
-if (!kube.available) console.log(`SKIPPED reconciler e2e: ${kube.reason}`);
-
 let cluster: TestCluster;
 let server: TestServer;
-test.before(async () => {
-  if (!kube.available) return;
-  [cluster, server] = await Promise.all([startCluster(kube), startServer()]);
-});
-test.after.always(async () => {
-  await server?.close();
-  await cluster?.close();
+const maybe = reconcilerSuite('reconciler e2e', (c, s) => {
+  [cluster, server] = [c, s];
 });
 
 /**

@@ -1,7 +1,6 @@
-import test from 'ava';
-import { crs, kubeAvailability, startCluster, type TestCluster } from '../helpers/kube.js';
-import { startController } from '../helpers/controller.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { crs, type TestCluster } from '../helpers/kube.js';
+import { reconcilerSuite, startController } from '../helpers/controller.js';
+import type { TestServer } from '../helpers/server.js';
 
 /**
  * The reconciler keeps running while kube-apiserver and etcd are restarted in place
@@ -9,22 +8,16 @@ import { startServer, type TestServer } from '../helpers/server.js';
  * an hour away here), objects created right after the outage and later converge, and no
  * Arbor resource is created twice.
  */
-const kube = kubeAvailability();
-// Restarting needs a control plane of our own, never a shared external cluster.
-const maybe = kube.available && kube.mode === 'local' ? test.serial : test.skip;
-if (!kube.available || kube.mode !== 'local')
-  console.log('SKIPPED restart e2e: needs a local control plane');
-
 let cluster: TestCluster;
 let server: TestServer;
-test.before(async () => {
-  if (!kube.available || kube.mode !== 'local') return;
-  [cluster, server] = await Promise.all([startCluster(kube), startServer()]);
-});
-test.after.always(async () => {
-  await server?.close();
-  await cluster?.close();
-});
+// Restarting needs a control plane of our own, never a shared external cluster.
+const maybe = reconcilerSuite(
+  'restart e2e',
+  (c, s) => {
+    [cluster, server] = [c, s];
+  },
+  { localOnly: true },
+);
 
 maybe(
   'restart: watches resume after kube-apiserver and etcd restart, with no duplicates',

@@ -1,34 +1,18 @@
-import test, { type ExecutionContext } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { unavailable } from '../../src/core/rpc-error.js';
 import type { ControllerOptions } from '../../src/reconciler/controller.js';
-import {
-  condition,
-  eventually,
-  kubeAvailability,
-  startCluster,
-  type TestCluster,
-  crs,
-} from '../helpers/kube.js';
-import { startController } from '../helpers/controller.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { condition, eventually, type TestCluster, crs } from '../helpers/kube.js';
+import { reconcilerSuite, startController } from '../helpers/controller.js';
+import type { TestServer } from '../helpers/server.js';
 
 /**
  * The reconciler against a real kube-apiserver + etcd and a real Arbor (fresh database):
  * the lifecycle of one Group, invalid specs, drift and idle resyncs.
  */
-const kube = kubeAvailability();
-const maybe = kube.available ? test.serial : test.skip;
-if (!kube.available) console.log(`SKIPPED reconciler e2e: ${kube.reason}`);
-
 let cluster: TestCluster;
 let server: TestServer;
-test.before(async () => {
-  if (!kube.available) return;
-  [cluster, server] = await Promise.all([startCluster(kube), startServer()]);
-});
-test.after.always(async () => {
-  await server?.close();
-  await cluster?.close();
+const maybe = reconcilerSuite('reconciler e2e', (c, s) => {
+  [cluster, server] = [c, s];
 });
 
 const G = '/iam/v2beta1/groups';

@@ -1,22 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { freshDatabase, TEST_BACKEND } from '../helpers/db.js';
+import { freePort, startArbor, type ArborProcess } from '../helpers/process.js';
 
 const TOKEN = 'e2e-cluster-admin-token-0123456789';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** One request on a fresh connection (no keep-alive), so the primary hands each to a worker in turn. */
 function get(port: number, path: string): Promise<number> {
@@ -49,48 +39,25 @@ async function until(ok: () => boolean | Promise<boolean>, what: string, ms = 12
   throw new Error(`timed out waiting for ${what}`);
 }
 
-interface Started {
-  child: ChildProcess;
-  port: number;
-  logs: () => string;
-  /** Parsed JSON log lines so far. */
-  lines: () => Array<Record<string, unknown>>;
+interface Started extends ArborProcess {
   cleanup: () => void;
 }
 
 async function startServe(env: Record<string, string>): Promise<Started> {
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-cluster-'));
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts', 'serve'], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      ARBOR_ADMIN_TOKEN: TOKEN,
-      LOG_LEVEL: 'info',
-      // Two workers would share one metrics port; and no readiness delay before draining.
-      METRICS_PORT: '0',
-      ARBOR_SHUTDOWN_DELAY_SECONDS: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const arbor = startArbor(['serve'], {
+    PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ARBOR_ADMIN_TOKEN: TOKEN,
+    // No readiness delay before draining.
+    ARBOR_SHUTDOWN_DELAY_SECONDS: '0',
+    ...env,
   });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const lines = () =>
-    out
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
   return {
-    child,
-    port,
-    logs: () => out,
-    lines,
+    ...arbor,
     cleanup: () => {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      arbor.kill();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -148,9 +115,7 @@ if (TEST_BACKEND === 'postgres') {
         const workerPids = serving(s)
           .slice(1)
           .map((w) => w.pid);
-        const exited = new Promise<number | null>((r) => s.child.once('exit', (c) => r(c)));
-        s.child.kill('SIGTERM');
-        t.is(await exited, 0);
+        t.is(await s.stop('SIGTERM'), 0);
         t.is(s.lines().filter((l) => l.msg === 'worker stopped').length, 2);
         await until(() => workerPids.every((p) => !alive(p)), 'workers gone', 10_000);
       } finally {
@@ -177,9 +142,7 @@ test.serial(
         s.lines().some((l) => l.level === 40 && String(l.msg).includes('serving with 1 worker')),
       );
       t.is(serving(s).length, 0, 'no cluster workers');
-      const exited = new Promise<number | null>((r) => s.child.once('exit', (c) => r(c)));
-      s.child.kill('SIGTERM');
-      t.is(await exited, 0);
+      t.is(await s.stop('SIGTERM'), 0);
     } finally {
       s.cleanup();
     }

@@ -59,12 +59,7 @@ async function startServe(env: Record<string, string>, p: SelfSigned): Promise<S
     address: `127.0.0.1:${port}`,
     files,
     logs: arbor.logs,
-    lines: () =>
-      arbor
-        .logs()
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    lines: arbor.lines,
     exited: arbor.exited,
     cleanup: () => {
       arbor.kill();

@@ -1,10 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePort } from './process.js';
 
 /**
  * A real CNCF Distribution registry for e2e tests, built with `crane` by
@@ -34,16 +34,6 @@ export function registryTools(): RegistryTools {
       `no registry ${rv} / crane ${cv} in ${cache}: build them with scripts/registry/build.sh ` +
       '(needs Go and the Go module proxy)',
   };
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
 }
 
 export interface RegistryOptions {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import test from 'ava';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { HttpSinkTransport } from '../../src/events/http-sink-transport.js';
+import { HttpSinkTransport } from '../../src/outbound/http-sink-transport.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity, createRole, fields } from '../helpers/iam-fixtures.js';

@@ -46,6 +46,7 @@ test.before(async () => {
     tagger: await createRole(s.admin, org, 'tagger', [
       'manifest.create',
       'tag.create',
+      'tag.update',
       'repo.blobs.get',
     ]),
   };

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { Authorizer, type Grant } from '../../src/auth/authorizer.js';
 import { CAPABILITIES, type Capability } from '../../src/auth/capabilities.js';
 import type { Principal } from '../../src/auth/principal.js';
-import type { Visibility } from '../../src/resources/list-types.js';
+import type { Visibility } from '../../src/core/visibility.js';
 
 /** A random tree of uid paths: each node is its parent's path plus a segment. */
 const treeArb = fc.array(fc.nat(), { minLength: 1, maxLength: 25 }).map((parents) => {

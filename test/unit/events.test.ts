@@ -3,10 +3,7 @@ import { ADMIN, withVia } from '../../src/auth/principal.js';
 import { eventTypeOf } from '../../src/resources/audit/audit-event.js';
 import { AuditLog } from '../../src/resources/audit/audit-log.js';
 import { newEventId } from '../../src/resources/audit/event-id.js';
-import {
-  isPrivateAddress,
-  sinkPolicyViolation,
-} from '../../src/resources/events/address-policy.js';
+import { isPrivateAddress, sinkPolicyViolation } from '../../src/outbound/sink-address-policy.js';
 import { backoffMs } from '../../src/resources/events/delivery-worker.js';
 import { matchesEventType } from '../../src/resources/subscriptions/subscription.js';
 

@@ -11,7 +11,7 @@ import {
   accountAssociationV1Schema,
   accountAssociationV2,
   accountAssociationV2Schema,
-} from '../wire/account-association-wire.js';
+} from '../../wire/account-association-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /** v1 bodies repeat the path's `group`; like other output names it is never taken from input. */

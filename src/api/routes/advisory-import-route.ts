@@ -11,7 +11,7 @@ import {
   importEventSchema,
   importFileSchema,
   type ImportEvent,
-} from '../wire/advisory-import-wire.js';
+} from '../../wire/advisory-import-wire.js';
 
 /** An upload larger than this is refused (the whole of OSV's GHSA set is about 1 GiB). */
 export const MAX_IMPORT_BYTES = 2 * 1024 ** 3;

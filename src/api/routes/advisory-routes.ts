@@ -2,7 +2,7 @@ import { ADVISORY_LIST } from '../../resources/advisories/advisory.js';
 import type { AdvisoryService } from '../../resources/advisories/advisory-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import { advisoryV2, advisoryV2Schema } from '../wire/advisory-wire.js';
+import { advisoryV2, advisoryV2Schema } from '../../wire/advisory-wire.js';
 import { mountV2 } from './crud.js';
 
 /** Vulnerability advisories: List and Get only; they are written by `arbor import-advisories`. */

@@ -8,8 +8,8 @@ import {
 import type { SubscriptionService } from '../../resources/subscriptions/subscription-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import { auditEventV2, auditEventV2Schema } from '../wire/audit-wire.js';
-import { subscriptionV2, subscriptionV2Schema } from '../wire/subscription-wire.js';
+import { auditEventV2, auditEventV2Schema } from '../../wire/audit-wire.js';
+import { subscriptionV2, subscriptionV2Schema } from '../../wire/subscription-wire.js';
 import { mountV2 } from './crud.js';
 
 /**

@@ -16,8 +16,8 @@ import {
   groupInviteV1Schema,
   groupInviteV2,
   groupInviteV2Schema,
-} from '../wire/group-invite-wire.js';
-import { roleBindingV2, roleBindingV2Schema } from '../wire/role-binding-wire.js';
+} from '../../wire/group-invite-wire.js';
+import { roleBindingV2, roleBindingV2Schema } from '../../wire/role-binding-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /**

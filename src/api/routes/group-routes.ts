@@ -3,7 +3,7 @@ import { groupCreateSchema, groupPatchSchema } from '../../resources/groups/grou
 import type { GroupService } from '../../resources/groups/group-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import { groupV1, groupV1Schema, groupV2, groupV2Schema } from '../wire/group-wire.js';
+import { groupV1, groupV1Schema, groupV2, groupV2Schema } from '../../wire/group-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 export function mountGroupRoutes(t: RouteTarget, groups: GroupService, bodyLimit: number): void {

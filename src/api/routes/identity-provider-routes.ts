@@ -7,7 +7,7 @@ import {
   identityProviderV1Schema,
   identityProviderV2,
   identityProviderV2Schema,
-} from '../wire/identity-provider-wire.js';
+} from '../../wire/identity-provider-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /** `/iam/v2beta1/identityProviders` and v1's `/iam/v1/identityProviders` (PUT replaces). */

@@ -7,7 +7,7 @@ import {
   identityV1Schema,
   identityV2,
   identityV2Schema,
-} from '../wire/identity-wire.js';
+} from '../../wire/identity-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /** `/iam/v2beta1/identities` and v1's `/iam/v1/identities`. */

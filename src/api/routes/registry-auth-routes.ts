@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { constantTimeEquals } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
-import type { RegistryCredentials } from '../../auth/registry-credentials.js';
+import type { RegistryCredentials } from '../../resources/registry-auth/registry-credentials.js';
 import { Code } from '../../core/rpc-code.js';
 import { invalidField, isRpcError, unauthenticated } from '../../core/rpc-error.js';
 import {
@@ -13,7 +13,7 @@ import type { RegistryTokenService } from '../../resources/registry-auth/registr
 import { readText } from '../middleware/json-body.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 import { EXAMPLE_REGISTRY_SERVICE, EXAMPLE_UIDS } from '../openapi/examples.js';
-import { timestampSchema } from '../wire/time.js';
+import { timestampSchema } from '../../wire/time.js';
 
 /** Where the registry's `auth.token.realm` points, and where its notifications go. */
 export const REGISTRY_TOKEN_PATH = '/auth/registry/token';

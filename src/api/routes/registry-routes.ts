@@ -13,7 +13,7 @@ import {
   repoV2Schema,
   tagV2,
   tagV2Schema,
-} from '../wire/registry-wire.js';
+} from '../../wire/registry-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /**

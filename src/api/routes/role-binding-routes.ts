@@ -12,7 +12,7 @@ import {
   roleBindingV1Schema,
   roleBindingV2,
   roleBindingV2Schema,
-} from '../wire/role-binding-wire.js';
+} from '../../wire/role-binding-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /** v1 names the references `identity` and `role`; the service speaks v2's names. */

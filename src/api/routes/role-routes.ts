@@ -3,7 +3,7 @@ import { roleCreateSchema, rolePatchSchema } from '../../resources/roles/role-in
 import type { RoleService } from '../../resources/roles/role-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import { roleV1, roleV1Schema, roleV2, roleV2Schema } from '../wire/role-wire.js';
+import { roleV1, roleV1Schema, roleV2, roleV2Schema } from '../../wire/role-wire.js';
 import { mountV1, mountV2 } from './crud.js';
 
 /** `/iam/v2beta1/roles` and v1's `/iam/v1/roles`. */

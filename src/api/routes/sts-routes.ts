@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import type { Context } from 'koa';
 import { bearerToken } from '../../auth/authenticator.js';
-import type { SecurityTokenService } from '../../auth/sts.js';
+import type { SecurityTokenService } from '../../resources/sts/security-token-service.js';
 import type { TokenIssuer } from '../../auth/token-issuer.js';
-import type { UserSignIn } from '../../auth/user-sign-in.js';
+import type { UserSignIn } from '../../resources/users/user-sign-in.js';
 import { invalidField } from '../../core/rpc-error.js';
 import { readText } from '../middleware/json-body.js';
 import { mountOperation, type OperationContract, type RouteTarget } from '../openapi/contract.js';
 import { EXAMPLE_API_URL, EXAMPLE_UIDS } from '../openapi/examples.js';
-import { timestampSchema } from '../wire/time.js';
+import { timestampSchema } from '../../wire/time.js';
 
 function values(v: string | string[] | null | undefined): string[] {
   if (v === undefined || v === null) return [];

@@ -11,6 +11,7 @@ import * as m0010 from './0010-pushes-and-people.js';
 import * as m0012 from './0012-audit-and-events.js';
 // @migration-imports (append one import per migration below this line)
 import * as m0013 from './0013-group-counts.js';
+import * as m0014 from './0014-people-per-provider.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -31,4 +32,5 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0012-audit-and-events', m0012],
   // @migration-list (append one entry per migration below this line, in number order)
   ['0013-group-counts', m0013],
+  ['0014-people-per-provider', m0014],
 ];

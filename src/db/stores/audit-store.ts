@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AuditEvent } from '../../resources/audit/audit-event.js';
 import type { AuditStore } from '../../resources/audit/audit-store.js';
+import { referencesAsUids } from '../../resources/audit/references-as-uids.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import { matchesEventType } from '../../resources/subscriptions/subscription.js';
 import type { Tx } from '../../resources/tx.js';
@@ -60,8 +61,9 @@ export function toAuditEvent(r: AuditRow): AuditEvent {
     operation: r.operation,
     eventType: r.event_type,
     changedFields: r.changed_fields,
-    before: r.before,
-    after: r.after,
+    // Records written before references were kept as uids show no more than new ones.
+    before: referencesAsUids(r.before),
+    after: referencesAsUids(r.after),
   };
 }
 

@@ -25,6 +25,7 @@ interface IdentityRow {
   description: string;
   claim_match: ClaimMatch | null;
   static_keys: StoredStaticKeys | null;
+  sign_in_provider: string | null;
   last_seen_at: Date;
   created_at: Date;
   updated_at: Date;
@@ -37,6 +38,7 @@ const COLUMNS = [
   'description',
   'claim_match',
   'static_keys',
+  'sign_in_provider',
   'last_seen_at',
   'created_at',
   'updated_at',
@@ -52,6 +54,7 @@ function toIdentity(r: IdentityRow): Identity {
     ...(r.static_keys
       ? { staticKeys: { ...r.static_keys, expirationTime: new Date(r.static_keys.expirationTime) } }
       : {}),
+    ...(r.sign_in_provider === null ? {} : { signInProvider: r.sign_in_provider }),
     lastSeenTime: r.last_seen_at,
     createTime: r.created_at,
     updateTime: r.updated_at,

@@ -1,46 +1,90 @@
-import type { LoginIdp, Person, UserStore } from '../../resources/users/user-store.js';
+import type { LoginIdp, NewPerson, Person, UserStore } from '../../resources/users/user-store.js';
 import type { Tx } from '../../resources/tx.js';
 import { kx } from '../unit-of-work.js';
 
+interface IdpRow {
+  uid: string;
+  parent_uid: string;
+  default_role_uid: string;
+  oidc: { issuer?: string; clientId?: string };
+}
+
+const IDP_COLUMNS = ['uid', 'parent_uid', 'default_role_uid', 'oidc'];
+
+function toIdp(r: IdpRow): LoginIdp {
+  return {
+    uid: r.uid,
+    groupUid: r.parent_uid,
+    issuer: r.oidc.issuer ?? '',
+    clientId: r.oidc.clientId ?? '',
+    defaultRoleUid: r.default_role_uid,
+  };
+}
+
 export class KnexUserStore implements UserStore {
-  async findUser(tx: Tx, issuer: string, subject: string): Promise<string | undefined> {
-    // The same expressions as the unique index identities_user_subject, so it serves this.
+  async findUser(
+    tx: Tx,
+    provider: string,
+    issuer: string,
+    subject: string,
+  ): Promise<string | undefined> {
+    // The same expressions as the unique index identities_person, so it serves this.
     const row = (await kx(tx)('identities')
-      .whereNull('parent_uid')
+      .where('sign_in_provider', provider)
       .whereRaw(`(claim_match->>'issuer') = ? AND (claim_match->>'subject') = ?`, [issuer, subject])
       .first('uid')) as { uid: string } | undefined;
     return row?.uid;
   }
 
-  async ensureUser(tx: Tx, uid: string, p: Person): Promise<string> {
+  async ensureUser(tx: Tx, at: NewPerson, p: Person): Promise<string> {
     const name = (p.name || p.email || p.subject).slice(0, 200);
     await kx(tx).raw(
-      `INSERT INTO identities (uid, parent_uid, name, description, claim_match)
-       VALUES (?, NULL, ?, ?, ?::jsonb)
-       ON CONFLICT ((claim_match->>'issuer'), (claim_match->>'subject')) WHERE parent_uid IS NULL
+      `INSERT INTO identities (uid, parent_uid, name, description, claim_match, sign_in_provider)
+       VALUES (?, ?, ?, ?, ?::jsonb, ?)
+       ON CONFLICT (sign_in_provider, (claim_match->>'issuer'), (claim_match->>'subject'))
+         WHERE sign_in_provider IS NOT NULL
        DO NOTHING`,
-      [uid, name, p.email ?? '', JSON.stringify({ issuer: p.issuer, subject: p.subject })],
+      [
+        at.uid,
+        at.parentUid,
+        name,
+        p.email ?? '',
+        JSON.stringify({ issuer: p.issuer, subject: p.subject }),
+        at.provider,
+      ],
     );
-    const found = await this.findUser(tx, p.issuer, p.subject);
+    const found = await this.findUser(tx, at.provider, p.issuer, p.subject);
     if (!found) throw new Error('user identity vanished after insert');
     return found;
+  }
+
+  async countPeople(tx: Tx, provider: string): Promise<number> {
+    const row = (await kx(tx)('identities')
+      .where('sign_in_provider', provider)
+      .count({ n: '*' })
+      .first()) as { n: string | number } | undefined;
+    return Number(row?.n ?? 0);
+  }
+
+  async lockIdp(tx: Tx, uid: string): Promise<LoginIdp | undefined> {
+    const row = (await kx(tx)('identity_providers')
+      .where('uid', uid)
+      .forUpdate()
+      .first(IDP_COLUMNS)) as IdpRow | undefined;
+    return row && toIdp(row);
   }
 
   async idpsForIssuer(tx: Tx, issuer: string): Promise<LoginIdp[]> {
     const rows = (await kx(tx)('identity_providers')
       .whereRaw(`(oidc->>'issuer') = ?`, [issuer])
-      .select('uid', 'parent_uid', 'default_role_uid', 'oidc')) as Array<{
-      uid: string;
-      parent_uid: string;
-      default_role_uid: string;
-      oidc: { clientId?: string };
-    }>;
-    return rows.map((r) => ({
-      uid: r.uid,
-      groupUid: r.parent_uid,
-      clientId: r.oidc.clientId ?? '',
-      defaultRoleUid: r.default_role_uid,
-    }));
+      .select(IDP_COLUMNS)) as IdpRow[];
+    return rows.map(toIdp);
+  }
+
+  async idp(tx: Tx, uid: string): Promise<LoginIdp | undefined> {
+    const row = (await kx(tx)('identity_providers').where('uid', uid).first(IDP_COLUMNS)) as
+      IdpRow | undefined;
+    return row && toIdp(row);
   }
 
   async ensureBinding(

@@ -4,6 +4,7 @@ import type { Tx } from '../tx.js';
 import { eventTypeOf, type AuditEvent, type Operation, type Presented } from './audit-event.js';
 import type { AuditStore } from './audit-store.js';
 import { newEventId } from './event-id.js';
+import { referencesAsUids } from './references-as-uids.js';
 
 /** One change, as a service reports it from inside its transaction. */
 export interface Change {
@@ -77,7 +78,9 @@ export class AuditLog implements ChangeRecorder {
   /** The record `c` makes; exported for tests and benchmarks. */
   event(p: Principal, c: Change): AuditEvent {
     const show = (x: unknown) =>
-      x === undefined || x === null ? null : (scrub(this.present(c.type, x)) as Presented);
+      x === undefined || x === null
+        ? null
+        : referencesAsUids(scrub(this.present(c.type, x)) as Presented);
     const before = show(c.before);
     const after = show(c.after);
     const time = this.now();

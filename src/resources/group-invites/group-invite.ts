@@ -1,6 +1,6 @@
 import type { UpdateSpec } from '../../core/field-mask.js';
 import type { ListSpec } from '../../core/list-request.js';
-import type { RoleRef } from '../identity-providers/grantable-role.js';
+import type { RoleRef } from '../roles/role.js';
 
 /**
  * An invitation to join a group with a role. Whoever redeems its code (and, for a

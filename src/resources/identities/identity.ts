@@ -35,6 +35,11 @@ export interface Identity {
   description: string;
   claimMatch?: ClaimMatch;
   staticKeys?: StaticKeys;
+  /**
+   * Set on a person's user identity: the provider that registered it (`server`, or an
+   * organization IdP's uid), the only one that signs the person in (docs/sign-in.md).
+   */
+  signInProvider?: string;
   /** Last federation (token exchange); equals `createTime` until the first one. */
   lastSeenTime: Date;
   createTime: Date;

@@ -8,13 +8,6 @@ import type { Role } from '../roles/role.js';
 import type { RoleStore } from '../roles/role-store.js';
 import type { Tx } from '../tx.js';
 
-/** A role as other resources show it (a hydrated reference). */
-export interface RoleRef {
-  uid: string;
-  name: string;
-  description: string;
-}
-
 /** Whether a binding at `groupUid` may name `roleUid`: a built-in, or a role at/above the group. */
 export function isGrantableAt(roleUid: string, groupUid: string): boolean {
   if (isRootUid(roleUid)) return true;

@@ -15,6 +15,7 @@ import type { ListPage } from '../list-types.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import type { RoleStore } from '../roles/role-store.js';
+import { isServerClient } from '../users/user-service.js';
 import { requireGrantableRole } from './grantable-role.js';
 import { IDP_LIST, IDP_TYPE, IDP_UPDATE, type IdentityProvider } from './identity-provider.js';
 import {
@@ -36,6 +37,8 @@ export interface IdentityProviderServiceDeps {
   allowInsecureIssuers: boolean;
   /** Seals client secrets before they reach the store (secrets at rest). */
   secrets: SecretBox;
+  /** The server's own login client (ARBOR_LOGIN_ISSUER + ARBOR_LOGIN_CLIENT_ID): no IdP may claim it. */
+  serverLogin?: { issuer: string; clientId: string } | undefined;
 }
 
 /** Associated data of a sealed client secret: it opens only as this IdP's secret. */
@@ -66,6 +69,19 @@ export class IdentityProviderService {
     this.schemas = identityProviderSchemas(d.allowInsecureIssuers);
   }
 
+  /**
+   * An organization's IdP may not name the server's own login client: it would register
+   * everyone who signs in to Arbor as its people (docs/sign-in.md).
+   * @throws RpcError INVALID_ARGUMENT on `oidc.clientId`.
+   */
+  #notServerClient(oidc: OidcInput): void {
+    if (isServerClient(this.d.serverLogin, oidc.issuer, oidc.clientId))
+      throw invalidField(
+        'oidc.clientId',
+        "is the server's own login client; an organization's identity provider needs its own",
+      );
+  }
+
   /** The operation's capability and the escalation guard, both at `scope`. */
   private async requireWrite(
     p: Principal,
@@ -85,6 +101,7 @@ export class IdentityProviderService {
   async create(p: Principal, groupUid: string | undefined, body: Body): Promise<IdentityProvider> {
     const group = requireUid(groupUid ?? '', 'parent');
     const input = parseInput(this.schemas.create, withoutKeys(body, IDP_UPDATE.outputOnly));
+    this.#notServerClient(input.oidc);
     await this.requireWrite(p, 'identity_providers.create', group, 'groups.list', GROUP_TYPE);
     const uid = newChildUid(group);
     return this.d.uow.run(async (tx) => {
@@ -148,6 +165,7 @@ export class IdentityProviderService {
       this.schemas.patch,
       resolvePatch(body, parseMask(updateMask), IDP_UPDATE),
     );
+    if (patch.oidc !== undefined) this.#notServerClient(patch.oidc);
     await this.requireWrite(
       p,
       'identity_providers.update',

@@ -44,10 +44,15 @@ const MAX_SCOPES = 16;
 const REPO_ACTIONS = ['pull', 'push', 'delete'] as const;
 type RepoAction = (typeof REPO_ACTIONS)[number];
 
-/** What each action needs at the repo's group (a missing repo also needs `repo.create` to push). */
+/**
+ * What each action needs at the repo's group (a missing repo also needs `repo.create` to
+ * push). A push may overwrite a tag that exists, and neither the token (one `push` per
+ * repository) nor the registry tells a new tag from a moved one: so `push` needs what
+ * moving a tag needs through the API, `tag.update`, not only `tag.create`.
+ */
 const NEEDS: Record<RepoAction, Capability[]> = {
   pull: ['repo.blobs.get'],
-  push: ['manifest.create', 'tag.create'],
+  push: ['manifest.create', 'tag.create', 'tag.update'],
   delete: ['manifest.delete', 'tag.delete'],
 };
 

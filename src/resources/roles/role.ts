@@ -28,3 +28,10 @@ export const ROLE_UPDATE: UpdateSpec = {
   mutable: { name: '', description: '', capabilities: [] },
   outputOnly: ['uid', 'createTime', 'updateTime'],
 };
+
+/** A role as other resources show it (a hydrated reference). */
+export interface RoleRef {
+  uid: string;
+  name: string;
+  description: string;
+}

@@ -5,7 +5,7 @@ import type { ListRequest } from '../../core/list-request.js';
 import { invalidField, notFound } from '../../core/rpc-error.js';
 import { newChildUid } from '../../core/uidp.js';
 import type { ChangeRecorder } from '../audit/audit-log.js';
-import { sinkPolicyViolation } from '../events/address-policy.js';
+import { sinkPolicyViolation } from '../../outbound/sink-address-policy.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
 import type { ListPager } from '../list-pager.js';

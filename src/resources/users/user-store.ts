@@ -12,20 +12,39 @@ export interface Person {
 export interface LoginIdp {
   uid: string;
   groupUid: string;
+  issuer: string;
   clientId: string;
   defaultRoleUid: string;
 }
 
+/** Where a new person's identity goes, and which provider it belongs to. */
+export interface NewPerson {
+  uid: string;
+  /** NULL for the server login client's people; the IdP's group for an organization's. */
+  parentUid: string | null;
+  /** `server`, or the uid of the organization IdP that registers the person. */
+  provider: string;
+}
+
 export interface UserStore {
-  /** The user identity keyed by exactly this `(issuer, subject)`, if registered. */
-  findUser(tx: Tx, issuer: string, subject: string): Promise<string | undefined>;
+  /** The user identity of exactly this `(provider, issuer, subject)`, if registered. */
+  findUser(tx: Tx, provider: string, issuer: string, subject: string): Promise<string | undefined>;
   /**
-   * Register the person as a root-level identity with `uid`, unless a concurrent sign-in
-   * did first. @returns the uid of the person's identity either way.
+   * Register the person, unless a concurrent sign-in through the same provider did first.
+   * @returns the uid of the person's identity either way.
    */
-  ensureUser(tx: Tx, uid: string, person: Person): Promise<string>;
+  ensureUser(tx: Tx, at: NewPerson, person: Person): Promise<string>;
+  /** How many people `provider` has registered. */
+  countPeople(tx: Tx, provider: string): Promise<number>;
+  /**
+   * Lock the IdP's row until the transaction ends, so that registrations through it are
+   * counted one at a time. @returns the IdP as it is now, or undefined when it is gone.
+   */
+  lockIdp(tx: Tx, uid: string): Promise<LoginIdp | undefined>;
   /** Identity providers of any organization that name this issuer. */
   idpsForIssuer(tx: Tx, issuer: string): Promise<LoginIdp[]>;
+  /** One identity provider, or undefined. */
+  idp(tx: Tx, uid: string): Promise<LoginIdp | undefined>;
   /** Bind `roleUid` to the identity at the group, unless that binding exists. @returns true when made. */
   ensureBinding(
     tx: Tx,

@@ -6,16 +6,18 @@ import {
   jwtVerify,
   type JWTPayload,
 } from 'jose';
-import { invalidField, permissionDenied, unauthenticated } from '../core/rpc-error.js';
-import { isValidUidp } from '../core/uidp.js';
-import { claimMatchAccepts, issuerProblem } from '../resources/identities/claim-match.js';
+import { invalidField, permissionDenied, unauthenticated } from '../../core/rpc-error.js';
+import { isValidUidp } from '../../core/uidp.js';
+import { claimMatchAccepts, issuerProblem } from '../identities/claim-match.js';
+import { issuerPatternLiteral, MAX_MATCHED_CLAIM_LENGTH } from '../identities/claim-pattern.js';
+import type { Identity } from '../identities/identity.js';
+import type { RemoteKeySets } from '../../auth/remote-key-sets.js';
 import {
-  issuerPatternLiteral,
-  MAX_MATCHED_CLAIM_LENGTH,
-} from '../resources/identities/claim-pattern.js';
-import type { Identity } from '../resources/identities/identity.js';
-import type { RemoteKeySets } from './remote-key-sets.js';
-import { API_TOKEN_TTL_S, CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
+  API_TOKEN_TTL_S,
+  CLOCK_SKEW_S,
+  TOKEN_USE,
+  type TokenIssuer,
+} from '../../auth/token-issuer.js';
 
 /** Asymmetric algorithms only: `none` and HMAC (key-confusion) are refused outright. */
 export const UPSTREAM_ALGORITHMS = [
@@ -44,9 +46,19 @@ export interface ExchangeIdentities {
   touchLastSeen(uid: string): Promise<void>;
 }
 
+/**
+ * The provider a person's identity belongs to (`Identity.signInProvider`), as configured
+ * now: undefined when it is gone. Only a token it issued for its client assumes the person.
+ */
+export interface PersonProviders {
+  providerOf(ref: string): Promise<{ issuer: string; clientId: string } | undefined>;
+}
+
 export interface StsOptions {
   /** Accept `http://` issuers (ARBOR_ALLOW_INSECURE_ISSUERS). */
   allowInsecureIssuers?: boolean;
+  /** Resolves people's providers; without it, a person's identity cannot be named. */
+  people?: PersonProviders;
   now?: () => number;
 }
 
@@ -67,6 +79,7 @@ export class SecurityTokenService {
   readonly #otherAudiences = new Set<string>();
   private readonly now: () => number;
   private readonly allowInsecure: boolean;
+  private readonly people: PersonProviders | undefined;
 
   constructor(
     private readonly identities: ExchangeIdentities,
@@ -76,6 +89,7 @@ export class SecurityTokenService {
   ) {
     this.now = o.now ?? Date.now;
     this.allowInsecure = o.allowInsecureIssuers ?? false;
+    this.people = o.people;
   }
 
   /**
@@ -114,13 +128,16 @@ export class SecurityTokenService {
     // The issuer must be one the named identity trusts before any key is fetched for it.
     if (!identity || !issuerAllowedUnverified(identity, iss, this.now(), this.allowInsecure))
       throw permissionDenied(DENIED);
+    // A person's identity: the same rule as their sign-in, only their provider vouches.
+    const client = await this.personClient(identity, iss);
 
     const payload = identity.staticKeys
       ? await this.verifyStatic(upstream, identity)
       : await this.verifyRemote(upstream, iss);
     requireBoundedLifetime(payload, this.now());
 
-    if (!claimsAccepted(identity, payload, this.issuer.audience)) throw permissionDenied(DENIED);
+    if (!claimsAccepted(identity, payload, client ?? this.issuer.audience, client !== undefined))
+      throw permissionDenied(DENIED);
     await this.touch(identity.uid);
     const act = {
       iss,
@@ -154,8 +171,27 @@ export class SecurityTokenService {
     uid: string,
     act: Record<string, unknown>,
   ): Promise<{ token: string; expiry: Date }> {
-    const { token, expiry } = await this.issuer.signFor(audience, uid, { act }, API_TOKEN_TTL_S);
+    const { token, expiry } = await this.issuer.signFor(
+      TOKEN_USE.registryLogin,
+      audience,
+      uid,
+      { act },
+      API_TOKEN_TTL_S,
+    );
     return { token, expiry };
+  }
+
+  /**
+   * For a person's identity, the client id its provider issues tokens to (the token must
+   * name it in `aud`); undefined for a workload identity.
+   * @throws RpcError PERMISSION_DENIED when the provider is gone or has another issuer.
+   */
+  private async personClient(identity: Identity, iss: string): Promise<string | undefined> {
+    if (identity.signInProvider === undefined) return undefined;
+    const provider = await this.people?.providerOf(identity.signInProvider);
+    const trim = (u: string) => u.replace(/\/+$/, '');
+    if (!provider || trim(provider.issuer) !== trim(iss)) throw permissionDenied(DENIED);
+    return provider.clientId;
   }
 
   /**
@@ -274,18 +310,25 @@ function issuerAllowedUnverified(
 
 /**
  * The claims of a verified token against the identity. When the identity names no
- * audience, the token must be meant for Arbor itself (the API base address).
+ * audience, the token must be meant for `mustName`: Arbor itself (the API base address),
+ * or a person's provider's client — which `always` then requires whatever the claim match says.
  */
-function claimsAccepted(identity: Identity, payload: JWTPayload, apiAudience: string): boolean {
+function claimsAccepted(
+  identity: Identity,
+  payload: JWTPayload,
+  mustName: string,
+  always = false,
+): boolean {
   const auds = Array.isArray(payload.aud)
     ? payload.aud
     : payload.aud === undefined
       ? []
       : [payload.aud];
+  if (always && !auds.includes(mustName)) return false;
   if (identity.staticKeys) {
-    return payload.sub === identity.staticKeys.subject && auds.includes(apiAudience);
+    return payload.sub === identity.staticKeys.subject && auds.includes(mustName);
   }
   const cm = identity.claimMatch!;
-  if (cm.audience === undefined && !auds.includes(apiAudience)) return false;
+  if (cm.audience === undefined && !auds.includes(mustName)) return false;
   return claimMatchAccepts(cm, payload as Record<string, unknown>);
 }

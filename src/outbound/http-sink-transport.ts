@@ -2,8 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isPrivateAddress } from '../resources/events/address-policy.js';
-import type { SinkTransport } from '../resources/events/delivery-worker.js';
+import { isPrivateAddress } from './sink-address-policy.js';
 
 export interface HttpSinkTransportOptions {
   /** ARBOR_ALLOW_PRIVATE_SINKS: let sinks resolve to loopback and private addresses. */
@@ -13,15 +12,16 @@ export interface HttpSinkTransportOptions {
 }
 
 /**
- * The default SinkTransport: node's HTTP client with the outbound-address policy applied in
+ * The default sink transport: node's HTTP client with the outbound-address policy applied in
  * the DNS lookup of the connection itself, so the address checked is the address connected
  * to (no window for DNS rebinding between a check and the connect). Redirects are not
  * followed: a sink answers for itself.
  *
- * The shared outbound-fetch module (src/outbound/) can replace this class wholesale: it
- * only has to implement SinkTransport.post.
+ * It fits the `SinkTransport` interface that the delivery worker declares
+ * (resources/events/delivery-worker.ts) by shape: outbound/ knows no resources, and
+ * compose.ts, which hands it to the worker, is where the compiler checks the fit.
  */
-export class HttpSinkTransport implements SinkTransport {
+export class HttpSinkTransport {
   constructor(private readonly o: HttpSinkTransportOptions) {}
 
   private readonly lookup: LookupFunction = (hostname, options, callback) => {

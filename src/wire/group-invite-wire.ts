@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import type {
-  CreatedGroupInvite,
-  GroupInvite,
-} from '../../resources/group-invites/group-invite.js';
+import type { CreatedGroupInvite, GroupInvite } from '../resources/group-invites/group-invite.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { forbiddenAddress } from '../../outbound/address-policy.js';
+import { forbiddenAddress } from './address-policy.js';
 
 /**
  * Whether `ip` (a literal address) is one a sink may not reach by default: the same

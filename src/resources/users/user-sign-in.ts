@@ -1,19 +1,28 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
-import { invalidField, isRpcError, permissionDenied, unauthenticated } from '../core/rpc-error.js';
-import type { LoginProvider, UserService } from '../resources/users/user-service.js';
-import type { RemoteKeySets } from './remote-key-sets.js';
-import { issuerProblem } from '../resources/identities/issuer-url.js';
-import { MAX_UPSTREAM_TOKEN_BYTES, requireBoundedLifetime, UPSTREAM_ALGORITHMS } from './sts.js';
-import { CLOCK_SKEW_S, type TokenIssuer } from './token-issuer.js';
+import {
+  invalidField,
+  isRpcError,
+  permissionDenied,
+  unauthenticated,
+} from '../../core/rpc-error.js';
+import type { LoginProvider, UserService } from './user-service.js';
+import type { RemoteKeySets } from '../../auth/remote-key-sets.js';
+import { issuerProblem } from '../identities/issuer-url.js';
+import {
+  MAX_UPSTREAM_TOKEN_BYTES,
+  requireBoundedLifetime,
+  UPSTREAM_ALGORITHMS,
+} from '../sts/security-token-service.js';
+import { CLOCK_SKEW_S, type TokenIssuer } from '../../auth/token-issuer.js';
 
 const DENIED = 'no trusted identity provider vouches for this token';
 
 /**
  * A person's exchange (spec §5.2): `/sts/exchange` without `identity`. The ID token must
  * come from a trusted provider — the server's login provider or an organization's
- * IdentityProvider — and be meant for that provider's client; then the caller's user
- * identity (registered on first sign-in) gets a one-hour API token. An unknown person
- * through an untrusted provider is refused, never registered.
+ * IdentityProvider — and be meant for that provider's client; then the person's user
+ * identity *of that provider* (registered on first sign-in) gets a one-hour API token. An
+ * unknown person through an untrusted provider is refused, never registered.
  */
 export class UserSignIn {
   constructor(
@@ -56,9 +65,8 @@ export class UserSignIn {
 
     const payload = await this.verify(upstream, iss);
     requireBoundedLifetime(payload, this.now());
-    const tokenAuds = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-    const via = providers.filter((p: LoginProvider) => tokenAuds.includes(p.clientId));
-    if (via.length === 0) throw permissionDenied(DENIED);
+    const via = choose(providers, payload);
+    if (!via) throw permissionDenied(DENIED);
     const uid = await this.users.signIn(
       {
         issuer: iss,
@@ -93,4 +101,20 @@ export class UserSignIn {
     }
     throw unauthenticated('the token is not valid');
   }
+}
+
+/**
+ * The one provider a verified ID token signs in through: the one whose client it was issued
+ * to. A token meant for the server's login client is the server's; otherwise exactly one
+ * organization IdP must name its client (OIDC's `azp` picks among several audiences). Two
+ * IdPs naming the same client cannot both own the person: such a token signs in no one.
+ */
+function choose(providers: LoginProvider[], payload: JWTPayload): LoginProvider | undefined {
+  const auds = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+  const azp = typeof payload.azp === 'string' ? payload.azp : undefined;
+  let meant = providers.filter((p) => auds.includes(p.clientId));
+  const server = meant.find((p) => p.idp === undefined);
+  if (server) return server;
+  if (meant.length > 1 && azp !== undefined) meant = meant.filter((p) => p.clientId === azp);
+  return meant.length === 1 ? meant[0] : undefined;
 }

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Advisory } from '../../resources/advisories/advisory.js';
+import type { Advisory } from '../resources/advisories/advisory.js';
 import {
   osvCreditSchema,
   type OsvAffected,
   type OsvRecord,
   type OsvSeverity,
-} from '../../resources/advisories/osv.js';
+} from '../resources/advisories/osv.js';
 import { timestampSchema, ts, tsOpt } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

@@ -1,17 +1,18 @@
 import { decodeJwt } from 'jose';
-import { Code } from '../core/rpc-code.js';
-import { isRpcError, unauthenticated } from '../core/rpc-error.js';
-import { isValidUidp } from '../core/uidp.js';
-import type { Authenticator } from './authenticator.js';
-import type { Principal } from './principal.js';
-import type { SecurityTokenService } from './sts.js';
-import type { TokenIssuer } from './token-issuer.js';
+import { Code } from '../../core/rpc-code.js';
+import { isRpcError, unauthenticated } from '../../core/rpc-error.js';
+import { isValidUidp } from '../../core/uidp.js';
+import type { Authenticator } from '../../auth/authenticator.js';
+import type { Principal } from '../../auth/principal.js';
+import type { SecurityTokenService } from '../sts/security-token-service.js';
+import { TOKEN_USE, type TokenIssuer } from '../../auth/token-issuer.js';
 
 /**
  * Who a registry client is, from the Basic credentials `docker login` and credential
  * helpers send to the token server (spec §5.5). The password may be:
  * - an Arbor API token (or the admin token); the username is not read (`_token` is usual);
- * - an Arbor token the STS issued for the registry's audience;
+ * - an Arbor token the STS issued for the registry's audience (`token_use`
+ *   `registry-login`; never a registry access token this server issued);
  * - a workload's OIDC token, with the identity's uid as the username: it is exchanged at
  *   the STS exactly as `/sts/exchange?aud=<service>&identity=<uid>` would.
  */
@@ -41,7 +42,13 @@ export class RegistryCredentials {
     }
     if (iss === this.tokens.issuer) {
       try {
-        const { sub } = await this.tokens.verifyFor(password, this.service);
+        // Only what the STS issued for the registry: the token server's own access tokens
+        // are never credentials, or one would buy the next, wider one, forever.
+        const { sub } = await this.tokens.verifyFor(
+          password,
+          this.service,
+          TOKEN_USE.registryLogin,
+        );
         if (isValidUidp(sub)) return Object.freeze({ kind: 'identity', uid: sub });
       } catch {
         /* answered below */

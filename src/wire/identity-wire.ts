@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Identity } from '../../resources/identities/identity.js';
+import type { Identity } from '../resources/identities/identity.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RoleBinding } from '../../resources/role-bindings/role-binding.js';
+import type { RoleBinding } from '../resources/role-bindings/role-binding.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

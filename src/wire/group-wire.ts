@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Group } from '../../resources/groups/group.js';
+import type { Group } from '../resources/groups/group.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

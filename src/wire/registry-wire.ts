@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Repo } from '../../resources/repos/repo.js';
-import type { Tag } from '../../resources/tags/tag.js';
+import type { Repo } from '../resources/repos/repo.js';
+import type { Tag } from '../resources/tags/tag.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

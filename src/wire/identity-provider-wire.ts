@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { IdentityProvider } from '../../resources/identity-providers/identity-provider.js';
+import type { IdentityProvider } from '../resources/identity-providers/identity-provider.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CAPABILITIES } from '../../auth/capabilities.js';
-import type { Role } from '../../resources/roles/role.js';
+import { CAPABILITIES } from '../auth/capabilities.js';
+import type { Role } from '../resources/roles/role.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AuditEvent } from '../../resources/audit/audit-event.js';
+import type { AuditEvent } from '../resources/audit/audit-event.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AccountAssociation } from '../../resources/account-associations/account-association.js';
+import type { AccountAssociation } from '../resources/account-associations/account-association.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { statusSchema } from '../openapi/status-schema.js';
+import { statusSchema } from '../api/openapi/status-schema.js';
 
 /** One line of an import upload: a file's name (shown in messages) and its text. */
 export const importFileSchema = z

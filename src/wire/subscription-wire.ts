@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Subscription } from '../../resources/subscriptions/subscription.js';
+import type { Subscription } from '../resources/subscriptions/subscription.js';
 import { timestampSchema, tsOpt, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
