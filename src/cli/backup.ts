@@ -117,12 +117,13 @@ export async function restoreCommand(file: string, opts: { force?: boolean }): P
         return 1;
       }
     }
-    const aside = await restorePglite(
-      lock,
-      config.dataDir,
-      new Blob([dump.data]),
-      opts.force === true,
-    );
+    let aside: string | undefined;
+    try {
+      aside = await restorePglite(lock, config.dataDir, new Blob([dump.data]), opts.force === true);
+    } catch (e) {
+      process.stderr.write(`arbor: restore: ${(e as Error).message}\n`);
+      return 1;
+    }
     let written = 0;
     for (const f of files) {
       const [prefix, name] = f.name.split('/', 2);
