@@ -11,7 +11,6 @@ export { AdminTargetError };
 export type AdminTarget =
   { kind: 'local'; config: Readonly<Config> } | { kind: 'api'; url: string; client: ArborClient };
 
-
 /**
  * The token for `url`: ARBOR_TOKEN, else ARBOR_ADMIN_TOKEN, else what `arbor auth login`
  * keeps for that address (refreshed when it is about to expire).

@@ -1,6 +1,6 @@
 import type { ArborClient } from '../client/index.js';
 import { AdminTargetError, statusMessage } from './admin-target.js';
-import type { TreeBinding, TreeGroup, TreeIdentity, TreeSource } from './export.js';
+import type { TreeBinding, TreeGroup, TreeIdentity, TreeSource } from './tree-source.js';
 
 /** A uid's parent: the path above its last segment (none for an organization). */
 function parentOf(uid: string): string | null {

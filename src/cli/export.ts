@@ -11,6 +11,7 @@ import type { ListPage } from '../resources/list-types.js';
 import { ROLE_BINDING_LIST } from '../resources/role-bindings/role-binding.js';
 import type { Services } from '../services.js';
 import { AdminTargetError, adminTarget } from './admin-target.js';
+import type { TreeSource } from './tree-source.js';
 
 export const EXPORT_USAGE = `usage: arbor export --group <uid> [--namespace <ns>] [--api <url>]
 
@@ -63,31 +64,6 @@ export interface ExportResult {
   yaml: string;
   /** Uids not exported, with why. */
   skipped: Array<{ uid: string; why: string }>;
-}
-
-/** The parts of a group, an identity and a binding that an export writes. */
-export interface TreeGroup {
-  uid: string;
-  name: string;
-  description?: string | undefined;
-  parentUid: string | null;
-}
-export interface TreeIdentity extends TreeGroup {
-  claimMatch?: object | undefined;
-}
-export interface TreeBinding {
-  uid: string;
-  parentUid: string;
-  identity: { uid: string };
-  role: { uid: string; name: string };
-}
-
-/** Where an export reads the tree: the services here, or a server's API. */
-export interface TreeSource {
-  /** @throws RpcError NOT_FOUND (or a refusal from the API) for a group not there. */
-  group(uid: string): Promise<TreeGroup>;
-  /** Everything strictly below `uid`, every page. */
-  below(uid: string): Promise<[TreeGroup[], TreeIdentity[], TreeBinding[]]>;
 }
 
 /** The tree as the services give it, to `p`. */

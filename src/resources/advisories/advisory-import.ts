@@ -65,11 +65,7 @@ export class AdvisoryImporter {
    *   changed between validation and writing (rolled back).
    */
   async import(p: Principal, source: string, opts: ImportOptions = {}): Promise<ImportResult> {
-    return this.importFiles(
-      p,
-      async () => (await listOsvFiles(source)).map(pathSource),
-      opts,
-    );
+    return this.importFiles(p, async () => (await listOsvFiles(source)).map(pathSource), opts);
   }
 
   /**
