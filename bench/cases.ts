@@ -99,6 +99,8 @@ export function loadCases(o: {
   upstream: string;
   identities: string[];
   exchangeBody: (id: string) => string;
+  /** The group `get` reads: check and who-can ask about it too (issue 25). */
+  getUid: string;
 }): LoadCase[] {
   const s = o.scale;
   const n = (x: number) => x.toLocaleString('en');
@@ -119,6 +121,25 @@ export function loadCases(o: {
     name: 'descendants.name.nocount',
     label: 'baseline only: descendants by name, page query alone',
     baseline: { url: `${o.baselineUrl}/case/descendants.name?count=0` },
+  });
+  const auth = { authorization: `Bearer ${o.token}` };
+  cases.push({
+    name: 'access.check',
+    label: 'access check with proof (the caller itself), same group as get',
+    arbor: {
+      url: `${o.arborUrl}/iam/v2beta1/access:check`,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ capability: 'groups.list', groupUid: o.getUid }),
+    },
+  });
+  cases.push({
+    name: 'access.whoCan',
+    label: 'who-can groups.list at the get group, first page',
+    arbor: {
+      url: `${o.arborUrl}/iam/v2beta1/access:whoCan?group=${o.getUid}&capability=groups.list&page_size=50`,
+      headers: auth,
+    },
   });
   const sts = {
     url: `${o.arborUrl}/sts/exchange`,

@@ -167,6 +167,7 @@ async function main(): Promise<void> {
       upstream: sts.upstream,
       identities: sts.identities,
       exchangeBody: (id) => exchangeBody(arbor.url, id),
+      getUid: fx.getUid,
     });
     const pairs = grpcPairs({ restUrls: fx.urls, getUid: fx.getUid, org: fx.org }).filter(
       (p) => !only || only.includes(p.name),

@@ -11,6 +11,7 @@ import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
+import { mountLoginRoute } from './api/routes/login-routes.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
@@ -26,6 +27,8 @@ import { ListPager } from './resources/list-pager.js';
 import type { Services } from './services.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
+import { AccessService } from './resources/access/access-service.js';
+import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-sweeper.js';
 import { RoleService } from './resources/roles/role-service.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
 import { AdvisoryService } from './resources/advisories/advisory-service.js';
@@ -52,7 +55,8 @@ import { OutboundFetcher } from './outbound/outbound-fetch.js';
 import { AuditLog } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
-import { DeliveryWorker, type SinkTransport } from './resources/events/delivery-worker.js';
+import { DeliveryWorker } from './resources/events/delivery-worker.js';
+import type { SinkTransport } from './resources/events/sink-transport.js';
 import { HttpSinkTransport } from './outbound/http-sink-transport.js';
 import { presentResource } from './wire/resource-presenter.js';
 import { AdminService } from './resources/admin/admin-service.js';
@@ -79,6 +83,8 @@ export interface Arbor {
   metrics: ApiMetrics;
   /** Delivers queued events to subscription sinks; `arbor serve` starts it. */
   delivery: DeliveryWorker;
+  /** Deletes role bindings past expiry and retention; `arbor serve` starts it. */
+  bindingSweeper: BindingExpirySweeper;
   close(): Promise<void>;
 }
 
@@ -119,7 +125,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     (await openDatabase({
       url: config.databaseUrl,
       dataDir: config.dataDir,
-      warn: (m) => logger.warn({ component: 'db' }, m),
+      // The driver's messages carry stacks; the first line says what went wrong.
+      warn: (m) => logger.warn({ component: 'db' }, m.split('\n', 1)[0]),
       lock: opts.dataDirLock,
       role: opts.role,
     }));
@@ -164,6 +171,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       }),
       roles: new RoleService({ ...common, roles: st.roles }),
       roleBindings: new RoleBindingService({ ...common, bindings: st.roleBindings }),
+      access: new AccessService({ uow, authz, pager, access: st.access }),
       repos: new RepoService({ ...common, repos: st.repos }),
       tags: new TagService({ ...common, tags: st.tags }),
       advisories: new AdvisoryService({ ...common, advisories: st.advisories }),
@@ -256,10 +264,16 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       notifyToken: config.registryNotifyToken,
       bodyLimit: config.maxBodyBytes,
     };
+    const sinkTransport =
+      opts.sinkTransport ??
+      new HttpSinkTransport({
+        allowPrivate: config.allowPrivateSinks,
+        timeoutMs: config.eventsSinkTimeoutMs,
+      });
     const delivery = new DeliveryWorker(
       uow,
       st.outbox,
-      opts.sinkTransport ?? new HttpSinkTransport({ allowPrivate: config.allowPrivateSinks }),
+      sinkTransport,
       {
         sign: async (sink, { sub, ...claims }) =>
           (await tokens.signFor(TOKEN_USE.eventDelivery, sink, sub, claims, SINK_TOKEN_TTL_S))
@@ -267,14 +281,25 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       },
       {
         source: config.issuerUrl,
+        origin: new URL(config.issuerUrl).hostname,
         pollMs: config.eventsPollMs,
         leaseMs: config.eventsLeaseMs,
         maxAttempts: config.eventsMaxAttempts,
         backoffBaseMs: config.eventsBackoffMs,
         backoffMaxMs: config.eventsBackoffMaxMs,
+        concurrency: config.eventsConcurrency,
       },
       logger.child({ component: 'events' }),
     );
+    const bindingSweeper = new BindingExpirySweeper({
+      uow,
+      authz,
+      bindings: st.roleBindings,
+      ...(auditLog ? { audit: auditLog } : {}),
+      retentionMs: config.bindingRetentionMs,
+      intervalMs: config.bindingSweepMs,
+      log: logger.child({ component: 'binding-expiry' }),
+    });
     const {
       app,
       openapi,
@@ -291,6 +316,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       fastReads: opts.fastReads !== false,
       publicRoutes: (t) => {
         mountStsRoutes(t, sts, tokens, people);
+        mountLoginRoute(t, { audience: tokens.issuer, provider: serverLogin });
         if (registryAuth) mountRegistryAuthRoutes(t, registryAuth);
       },
     });
@@ -309,8 +335,11 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       fastReads,
       metrics,
       delivery,
+      bindingSweeper,
       close: async () => {
+        await bindingSweeper.stop();
         await delivery.stop();
+        if (sinkTransport instanceof HttpSinkTransport) sinkTransport.close();
         await db.close();
       },
     };

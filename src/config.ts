@@ -47,6 +47,17 @@ export interface Config {
   /** First retry delay; doubles per failure up to eventsBackoffMaxMs (with jitter). */
   eventsBackoffMs: number;
   eventsBackoffMaxMs: number;
+  /**
+   * The whole-request deadline of one request to a sink (lookup, connect, TLS, status):
+   * not an idle timeout, so a sink that trickles bytes cannot stretch it.
+   */
+  eventsSinkTimeoutMs: number;
+  /** Subscriptions one process delivers to at once, each independently of the others. */
+  eventsConcurrency: number;
+  /** How long an expired role binding stays listed (as expired) before the sweeper deletes it. */
+  bindingRetentionMs: number;
+  /** How often the expiry sweeper looks for bindings past their retention. */
+  bindingSweepMs: number;
   /** `ARBOR_WORKERS`: processes serving the API (`arbor serve`); unset → one per core. */
   workers: number | undefined;
   /**
@@ -161,6 +172,10 @@ export const environmentSchema = z.object({
   ARBOR_EVENTS_MAX_ATTEMPTS: integer(15, 1),
   ARBOR_EVENTS_BACKOFF_MS: integer(1_000, 1),
   ARBOR_EVENTS_BACKOFF_MAX_MS: integer(300_000, 1),
+  ARBOR_EVENTS_SINK_TIMEOUT_MS: integer(10_000, 100, 300_000),
+  ARBOR_EVENTS_CONCURRENCY: integer(16, 1, 1024),
+  ARBOR_BINDING_RETENTION_SECONDS: integer(7 * 24 * 3600, 0, 366 * 24 * 3600),
+  ARBOR_BINDING_SWEEP_SECONDS: integer(60, 1, 24 * 3600),
   ARBOR_WORKERS: z
     .string()
     .regex(/^\d+$/, { error: 'must be a whole number from 1 to 256' })
@@ -266,6 +281,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     eventsMaxAttempts: e.ARBOR_EVENTS_MAX_ATTEMPTS,
     eventsBackoffMs: e.ARBOR_EVENTS_BACKOFF_MS,
     eventsBackoffMaxMs: e.ARBOR_EVENTS_BACKOFF_MAX_MS,
+    eventsSinkTimeoutMs: e.ARBOR_EVENTS_SINK_TIMEOUT_MS,
+    eventsConcurrency: e.ARBOR_EVENTS_CONCURRENCY,
+    bindingRetentionMs: e.ARBOR_BINDING_RETENTION_SECONDS * 1000,
+    bindingSweepMs: e.ARBOR_BINDING_SWEEP_SECONDS * 1000,
     workers: e.ARBOR_WORKERS,
     tls,
   });

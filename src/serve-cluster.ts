@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { loadSecretKeys } from './auth/secret-keys.js';
@@ -8,6 +9,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/connect.js';
 import { migrateLatest } from './db/migrate.js';
 import { serverSecret } from './db/secrets.js';
+import { databaseFailure, listenFailure } from './startup-error.js';
 import { readTlsFiles } from './tls-files.js';
 
 /**
@@ -90,14 +92,31 @@ export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<
   if (config.tls) readTlsFiles(config.tls);
   // Workers start at once, so the port answers its probes (liveness 200, startup 503) during
   // a long migration; they compose when told the one migration run is done.
+  // A port taken is the operator's to fix, not a crash loop of workers that cannot bind.
+  await portFree('PORT', config.port, config.host);
+  if (config.metricsPort > 0) await portFree('METRICS_PORT', config.metricsPort, config.host);
   const primary = runPrimary(
     workers,
     logger,
     config.shutdownDelayMs + config.shutdownTimeoutMs + DRAIN_GRACE_MS,
     config.tls !== undefined,
   );
-  await prepareOnce(config, logger);
+  try {
+    await prepareOnce(config, logger);
+  } catch (e) {
+    await primary.abort();
+    throw databaseFailure(e, config.databaseUrl);
+  }
   primary.prepared();
+}
+
+/** @throws StartupError naming `variable` when `port` cannot be bound on `host`. */
+function portFree(variable: string, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (e) => reject(listenFailure(e, variable, port, host)));
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
 }
 
 /**
@@ -110,7 +129,7 @@ export async function prepareOnce(config: Readonly<Config>, logger: Logger): Pro
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
-    warn: (m) => logger.warn({ component: 'db' }, m),
+    warn: (m) => logger.warn({ component: 'db' }, m.split('\n', 1)[0]),
   });
   try {
     const applied = await migrateLatest(db.knex);
@@ -135,9 +154,11 @@ function runPrimary(
   logger: Logger,
   drainLimitMs: number,
   tls: boolean,
-): { prepared(): void } {
+): { prepared(): void; abort(): Promise<void> } {
   let ready = false;
   let stopping = false;
+  /** Start-up failed: workers (not yet serving) are killed without a word. */
+  let aborting = false;
   let earlyDeaths = 0;
   const started = new Map<Worker, number>();
   const pendingRestarts = new Set<NodeJS.Timeout>();
@@ -150,6 +171,7 @@ function runPrimary(
   cluster.on('exit', (w, code, signal) => {
     const lived = Date.now() - (started.get(w) ?? 0);
     started.delete(w);
+    if (aborting) return;
     if (stopping) {
       logger.info({ worker: w.id, pid: w.process.pid, code, signal }, 'worker stopped');
       if (code !== 0) process.exitCode = 1;
@@ -212,6 +234,19 @@ function runPrimary(
       ready = true;
       for (const w of waiting) if (w.isConnected()) w.send(PREPARED);
       waiting.clear();
+    },
+    abort() {
+      stopping = aborting = true;
+      for (const t of pendingRestarts) clearTimeout(t);
+      const exits = [...started.keys()].map(
+        (w) =>
+          new Promise<void>((r) => {
+            if (w.isDead()) return r();
+            w.once('exit', () => r());
+            w.process.kill('SIGKILL');
+          }),
+      );
+      return Promise.all(exits).then(() => undefined);
     },
   };
 }

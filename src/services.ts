@@ -15,6 +15,7 @@ import type { ManagedResourceService } from './resources/managed/managed-resourc
 import type { AuditService } from './resources/audit/audit-service.js';
 import type { SubscriptionService } from './resources/subscriptions/subscription-service.js';
 import type { AdminService } from './resources/admin/admin-service.js';
+import type { AccessService } from './resources/access/access-service.js';
 // @service-imports
 
 /** Everything the front doors may call. Built once, in compose.ts. */
@@ -36,5 +37,6 @@ export interface Services {
   audit: AuditService;
   subscriptions: SubscriptionService;
   admin: AdminService;
+  access: AccessService;
   // @service-types
 }

@@ -46,11 +46,12 @@ export interface ApiApp {
 }
 
 /**
- * One routing rule for every router: paths are case-sensitive, exactly as they are
- * written in the routes. A prefix test that disagreed with the router about case once
- * let `/IAM/v2beta1/groups` reach a handler with no principal.
+ * One routing rule for every router: paths are case-sensitive and slash-exact, as they
+ * are written in the routes. A prefix test that disagreed with the router about case once
+ * let `/IAM/v2beta1/groups` reach a handler with no principal; a lenient trailing slash
+ * once made `POST /iam/v2beta1/groups/` (an empty parent) create a root organization.
  */
-const ROUTING = { sensitive: true } as const;
+const ROUTING = { sensitive: true, strict: true } as const;
 
 /**
  * Spellings that look like the API. Only decides how an unknown path is refused (401 for

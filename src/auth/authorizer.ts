@@ -8,6 +8,16 @@ import type { Principal } from './principal.js';
 export interface Grant {
   scope: string;
   capabilities: ReadonlySet<Capability>;
+  /**
+   * Epoch ms from which the grant is void (a binding's `expireTime`); absent: never. Checked
+   * on every decision, so a remembered grant stops granting at that instant on every worker.
+   */
+  expiresAt?: number;
+}
+
+/** Whether `g` still grants at `now` (epoch ms). */
+export function isLive(g: Grant, now: number): boolean {
+  return g.expiresAt === undefined || now < g.expiresAt;
 }
 
 /** Where the authorizer learns what an identity holds (its role bindings). */
@@ -24,7 +34,10 @@ export interface GrantSource {
 export class Authorizer {
   readonly #grants = new WeakMap<Principal, Promise<Grant[]>>();
 
-  constructor(private readonly source: GrantSource) {}
+  constructor(
+    private readonly source: GrantSource,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Grants are read once per principal object, i.e. once per request. */
   private grants(p: Principal): Promise<Grant[]> | undefined {
@@ -57,14 +70,20 @@ export class Authorizer {
   async can(p: Principal, cap: Capability, uid: string): Promise<boolean> {
     if (this.isSuperuser(p)) return true;
     const grants = (await this.grants(p)) ?? [];
-    return grants.some((g) => g.capabilities.has(cap) && isSelfOrBelow(g.scope, uid));
+    const now = this.now();
+    return grants.some(
+      (g) => g.capabilities.has(cap) && isSelfOrBelow(g.scope, uid) && isLive(g, now),
+    );
   }
 
   /** The subtrees in which `p` holds `cap`: the filter every List applies. */
   async visibility(p: Principal, cap: Capability): Promise<Visibility> {
     if (this.isSuperuser(p)) return { kind: 'all' };
     const grants = (await this.grants(p)) ?? [];
-    const scopes = grants.filter((g) => g.capabilities.has(cap)).map((g) => g.scope);
+    const now = this.now();
+    const scopes = grants
+      .filter((g) => g.capabilities.has(cap) && isLive(g, now))
+      .map((g) => g.scope);
     // Drop scopes already covered by a wider one: fewer OR branches in every list query.
     const minimal = scopes.filter((s) => !scopes.some((o) => o !== s && isSelfOrBelow(o, s)));
     return { kind: 'scopes', scopes: [...new Set(minimal)] };

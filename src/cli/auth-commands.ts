@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { CredentialStore, type CredentialEntry } from './auth-credentials.js';
 import { exchangeIdToken } from './auth-exchange.js';
@@ -52,7 +53,7 @@ async function simple(sub: 'token' | 'status' | 'logout', argv: string[]): Promi
       return 1;
     }
     if (sub === 'status') return status(api, entry);
-    const fresh = await ensureFresh(store, api, entry);
+    const fresh = await freshEntry(store, api, entry);
     if (!fresh) {
       process.stderr.write(
         `Your session for ${api} has expired: run arbor auth login --api ${api}\n`,
@@ -68,15 +69,18 @@ async function simple(sub: 'token' | 'status' | 'logout', argv: string[]): Promi
 }
 
 /**
- * The entry's token when it still has time; else a new one from the provider's refresh
- * token, exchanged again at the STS and saved. @returns undefined when only a new login helps.
+ * The entry's token when it still has time; else a new one, exchanged again at the STS and
+ * saved: from the ID token file the login named (read again now, so a projected token that
+ * the kubelet rotates keeps working), or from the provider's refresh token.
+ * @returns undefined when only a new login helps.
  */
-export async function ensureFresh(
+export async function freshEntry(
   store: CredentialStore,
   api: string,
   entry: CredentialEntry,
 ): Promise<CredentialEntry | undefined> {
   if (Date.parse(entry.expiry) - Date.now() > MIN_REMAINING_MS) return entry;
+  if (entry.idTokenFile) return fromIdTokenFile(store, api, entry, entry.idTokenFile);
   if (!entry.refreshToken || !entry.issuer || !entry.clientId) return undefined;
   let signedIn;
   try {
@@ -99,6 +103,23 @@ export async function ensureFresh(
   return next;
 }
 
+/**
+ * A new API token from the ID token in `file`, as it is now.
+ * @throws Error when the file cannot be read or the STS refuses its token.
+ */
+async function fromIdTokenFile(
+  store: CredentialStore,
+  api: string,
+  entry: CredentialEntry,
+  file: string,
+): Promise<CredentialEntry> {
+  const idToken = (await readFile(file, 'utf8')).trim();
+  const got = await exchangeIdToken(api, entry.audience, idToken, entry.requestedIdentity);
+  const next: CredentialEntry = { ...entry, ...got };
+  await store.put(api, next);
+  return next;
+}
+
 function status(api: string, e: CredentialEntry): number {
   const left = Date.parse(e.expiry) - Date.now();
   const lines = [
@@ -107,7 +128,7 @@ function status(api: string, e: CredentialEntry): number {
     ...(e.issuer ? [`provider:  ${e.issuer} (client ${e.clientId ?? '?'})`] : []),
     `token:     ${e.token.slice(0, 12)}…${e.token.slice(-6)}`,
     `expires:   ${e.expiry} (${left > 0 ? `in ${Math.round(left / 60_000)} min` : 'expired'})`,
-    `refresh:   ${e.refreshToken ? 'yes' : 'no (sign in again when it expires)'}`,
+    `refresh:   ${e.idTokenFile ? `from ${e.idTokenFile}, read again each time` : e.refreshToken ? 'yes' : 'no (sign in again when it expires)'}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;

@@ -15,6 +15,8 @@ export interface CredentialEntry {
   clientId?: string;
   scopes?: string[];
   refreshToken?: string;
+  /** `--id-token-file`: read again for every new API token (a projected token rotates). */
+  idTokenFile?: string;
   /** The STS audience asked for, and the identity asked for (unset: the person's own). */
   audience: string;
   requestedIdentity?: string;

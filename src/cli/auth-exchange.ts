@@ -22,6 +22,22 @@ export async function arborAudience(api: string): Promise<string> {
 }
 
 /**
+ * What the server publishes for signing in (`/.well-known/arbor-login`): its login
+ * provider, when it has one, and the STS audience. Undefined when it publishes nothing
+ * (an older server) or cannot be reached.
+ */
+export async function publishedLogin(
+  api: string,
+): Promise<{ audience?: string; issuer?: string; clientId?: string } | undefined> {
+  try {
+    const { data } = await createArborClient(api).GET('/.well-known/arbor-login');
+    return data;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Trade an ID token at Arbor's STS for an API token: of `identity` when given, else of
  * the person's own user identity (registered on first sign-in, spec §5.2).
  * @throws Error with the server's message when refused.

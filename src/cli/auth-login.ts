@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CredentialStore, type CredentialEntry } from './auth-credentials.js';
-import { arborAudience, exchangeIdToken, redeemInvite } from './auth-exchange.js';
+import { arborAudience, exchangeIdToken, publishedLogin, redeemInvite } from './auth-exchange.js';
 import { oidcSignIn, type SignedIn } from './auth-oidc.js';
 
 const USAGE = `usage: arbor auth login [--api <url>] [--issuer <oidc issuer> --client-id <id>] [--scope <s>]...
@@ -15,7 +16,9 @@ STS for an API token of your user identity (or of --identity), and keeps it in
 $XDG_CONFIG_HOME/arbor/credentials.json (mode 0600), one entry per API address.
 --invite redeems a group invite right after signing in. Then: arbor auth token.
 Defaults: --api $ARBOR_API_URL or http://localhost:8080; --issuer/--client-id
-$ARBOR_LOGIN_ISSUER/$ARBOR_LOGIN_CLIENT_ID, else those of the last login to that API;
+$ARBOR_LOGIN_ISSUER/$ARBOR_LOGIN_CLIENT_ID, else those of the last login to that API,
+else the provider the server publishes at /.well-known/arbor-login;
+--id-token-file is read again whenever a new API token is needed (rotating tokens);
 --audience (the STS aud) the issuer Arbor's discovery document names (ARBOR_ISSUER_URL).
 `;
 
@@ -149,15 +152,32 @@ function settings(values: LoginFlags, previous: CredentialEntry | undefined) {
   };
 }
 
+/**
+ * Nothing given or remembered: the provider the server publishes (`/.well-known/arbor-login`),
+ * as chainctl asks its API; the audience from there too, else from Arbor's discovery.
+ */
+async function withPublished(
+  api: string,
+  s: { issuer?: string | undefined; clientId?: string | undefined; audience?: string | undefined },
+  fromFile: boolean,
+): Promise<{ issuer?: string | undefined; clientId?: string | undefined; audience: string }> {
+  let { issuer, clientId } = s;
+  const published = !fromFile && !(issuer && clientId) ? await publishedLogin(api) : undefined;
+  if (published?.issuer && published.clientId)
+    [issuer, clientId] = [published.issuer, published.clientId];
+  const audience = s.audience ?? published?.audience ?? (await arborAudience(api));
+  return { issuer, clientId, audience };
+}
+
 async function login(values: LoginFlags): Promise<number> {
   const api = apiAddress(values.api);
   const store = new CredentialStore();
-  const { issuer, clientId, scopes, ...rest } = settings(values, await store.get(api));
-  const audience = rest.audience ?? (await arborAudience(api));
+  const { scopes, ...rest } = settings(values, await store.get(api));
   const tokenFile = values['id-token-file'];
+  const { issuer, clientId, audience } = await withPublished(api, rest, tokenFile !== undefined);
   if (!tokenFile && !(issuer && clientId)) {
     process.stderr.write(
-      `arbor auth login: no OIDC provider: give --issuer and --client-id\n${USAGE}`,
+      `arbor auth login: ${api} publishes no login provider (ARBOR_LOGIN_ISSUER): give --issuer and --client-id, or --id-token-file\n${USAGE}`,
     );
     return 2;
   }
@@ -176,6 +196,7 @@ async function login(values: LoginFlags): Promise<number> {
     identity: got.identity,
     audience,
     ...(values.identity ? { requestedIdentity: values.identity } : {}),
+    ...(tokenFile && tokenFile !== '-' ? { idTokenFile: resolve(tokenFile) } : {}),
     ...(signedIn ? providerFields(issuer!, clientId!, scopes, signedIn) : {}),
   };
   await store.put(api, entry);

@@ -1,9 +1,12 @@
 import type { Command } from 'commander';
 
+/** Commands for the machine (`__complete`), not offered to people. */
+const hidden = (c: Command) => (c as unknown as { _hidden?: boolean })._hidden === true;
+
 /** Every command path of the tree ('' for the program) with the words valid after it. */
 function table(cmd: Command, path: string[] = [], out = new Map<string, string[]>()) {
   const words = [
-    ...cmd.commands.map((c) => c.name()),
+    ...cmd.commands.filter((c) => !hidden(c)).map((c) => c.name()),
     ...cmd.options.flatMap((o) => [o.long, o.short].filter((x): x is string => !!x)),
     '--help',
   ];
@@ -11,6 +14,20 @@ function table(cmd: Command, path: string[] = [], out = new Map<string, string[]
   for (const c of cmd.commands) table(c, [...path, c.name()], out);
   return out;
 }
+
+/**
+ * Where a uid is typed, completion asks the server (`arbor __complete <kind>`, one page,
+ * quiet on failure): after these flags, and as the argument of these commands. Only
+ * groups and roles: there are few of them and they are typed often.
+ */
+const UID_FLAGS: ReadonlyArray<[string, string]> = [
+  ['--parent|--children-of|--descendants-of|--group', 'groups'],
+  ['--role|--default-role', 'roles'],
+];
+const UID_ARGUMENTS: ReadonlyArray<[string, string]> = [
+  ['"groups get"|"groups update"|"groups delete"|"groups rm"|tree', 'groups'],
+  ['"roles get"|"roles update"|"roles delete"|"roles rm"', 'roles'],
+];
 
 /**
  * A bash completion script for the program, generated from its command tree, so a command
@@ -37,6 +54,17 @@ ${fn}() {
     [[ "$w" == -* ]] && continue
     [[ " $(${fn}_words "$path") " == *" $w "* ]] && path="\${path:+$path }$w"
   done
+  local kind=""
+  case "\${COMP_WORDS[COMP_CWORD-1]}" in
+    ${UID_FLAGS.map(([flags, kind]) => `${flags}) kind=${kind} ;;`).join('\n    ')}
+    *) [[ "$cur" != -* ]] && case "$path" in
+      ${UID_ARGUMENTS.map(([paths, kind]) => `${paths}) kind=${kind} ;;`).join('\n      ')}
+    esac ;;
+  esac
+  if [[ -n "$kind" ]]; then
+    COMPREPLY=($(compgen -W "$(${name} __complete "$kind" 2>/dev/null)" -- "$cur"))
+    return
+  fi
   COMPREPLY=($(compgen -W "$(${fn}_words "$path")" -- "$cur"))
 }
 complete -o default -F ${fn} ${name}

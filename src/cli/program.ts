@@ -3,10 +3,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config.js';
+import { StartupError } from '../startup-error.js';
 import { argvOf, repeat } from './argv-command.js';
+import { CliError, reportCliError } from './cli-errors.js';
 import { completionScript } from './completion.js';
-import { DataDirBusyError } from '../db/data-dir-lock.js';
-import { AdminTargetError } from './admin-target-error.js';
+import { registerEverydayCommands } from './everyday-commands.js';
 
 /** The package version, from the package.json above this file (src/ or dist/src/). */
 function packageVersion(): string {
@@ -195,12 +196,14 @@ export function buildProgram(): Command {
     });
 
   // @commands (one block per command)
+  registerEverydayCommands(program);
   return program;
 }
 
 /**
  * Runs the CLI and sets the exit code: 0 after help or version, 2 on a usage error (commander
- * has printed it), 1 on a configuration error or a failure.
+ * has printed it), 1 on a configuration error or a failure; a CliError exits with its code
+ * (cli-errors.ts: the documented table).
  */
 export async function runCli(argv: readonly string[]): Promise<void> {
   const program = buildProgram();
@@ -217,12 +220,18 @@ export async function runCli(argv: readonly string[]): Promise<void> {
       process.exitCode = e.exitCode === 0 ? 0 : 2;
       return;
     }
+    if (e instanceof CliError) {
+      process.exitCode = reportCliError(e);
+      return;
+    }
     if (e instanceof ConfigError) process.stderr.write(`arbor: configuration: ${e.message}\n`);
-    // A data directory in use, or no way to reach a server: said plainly, no stack.
-    else if (e instanceof DataDirBusyError || e instanceof AdminTargetError)
-      process.stderr.write(`arbor: ${e.message}\n`);
-    else
-      process.stderr.write(`arbor: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    else if (e instanceof StartupError) process.stderr.write(`arbor: ${e.message}\n`);
+    else {
+      // A stack helps whoever debugs Arbor, not whoever runs it: only with LOG_LEVEL=debug.
+      const debug = /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '');
+      const text = e instanceof Error ? (debug ? (e.stack ?? e.message) : e.message) : String(e);
+      process.stderr.write(`arbor: ${text}\n`);
+    }
     process.exit(1);
   }
 }

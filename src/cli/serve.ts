@@ -10,6 +10,7 @@ import { loadConfig } from '../config.js';
 import { lockDataDir } from '../db/data-dir-lock.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
+import { databaseFailure, listenFailure } from '../startup-error.js';
 import { readTlsFiles, reloadTls } from '../tls-files.js';
 
 /** Where a command on this machine reaches the server (a wildcard host is loopback here). */
@@ -21,9 +22,10 @@ function localUrl(server: Server, host: string, tls: boolean): string {
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (e: Error) => reject(listenFailure(e, 'PORT', port, host));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
@@ -37,7 +39,8 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  * Lifecycle). On SIGTERM or SIGINT: `/readyz` fails at once, requests are still served for
  * ARBOR_SHUTDOWN_DELAY_SECONDS (endpoints take a moment to drop this pod), then the
  * listener closes and in-flight requests get ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish.
- * @throws ConfigError on a bad environment or TLS file; whatever migrations or the database throw.
+ * @throws ConfigError on a bad environment or TLS file; StartupError for a port in use or a
+ * database out of reach; whatever migrations throw.
  */
 export async function serveCommand(
   opts: ComposeOptions = {},
@@ -65,6 +68,19 @@ export async function serveCommand(
     throw e;
   }
   lock?.setApiUrl(localUrl(server, config.host, tls !== undefined));
+  // Both ports are bound before "listening" is said: a taken METRICS_PORT stops start-up
+  // with its name, not after the process has claimed to serve.
+  const metrics = new ApiMetrics(true);
+  const metricsServer =
+    config.metricsPort > 0
+      ? await startMetricsServer(metrics.registry, config.metricsPort, config.host).catch(
+          (e: unknown) => {
+            server.close();
+            lock?.release();
+            throw e;
+          },
+        )
+      : undefined;
   // Kept until the process exits: a SIGHUP while draining must not kill it either.
   if (config.tls) reloadTls(server, config.tls, logger);
   logger.info(
@@ -76,14 +92,16 @@ export async function serveCommand(
   );
 
   // Migrations run inside compose(); the probes answer meanwhile.
-  const metrics = new ApiMetrics(true);
-  const metricsServer =
-    config.metricsPort > 0
-      ? await startMetricsServer(metrics.registry, config.metricsPort, config.host)
-      : undefined;
   // In a cluster worker, compose (migrate: false) only once the primary has migrated.
   const started: Promise<Arbor> = (prepared ?? Promise.resolve()).then(() =>
-    compose(config, { ...opts, logger, metrics, ...(lock ? { dataDirLock: lock } : {}) }),
+    compose(config, {
+      ...opts,
+      logger,
+      metrics,
+      ...(lock ? { dataDirLock: lock } : {}),
+    }).catch((e: unknown) => {
+      throw databaseFailure(e, config.databaseUrl);
+    }),
   );
   let stopping = false;
   const stop = async (signal: string) => {
@@ -129,6 +147,8 @@ export async function serveCommand(
   onServing?.();
   // Event delivery runs in every replica; leases make each subscription one sender's at a time.
   arbor.delivery.start();
+  // Every replica sweeps expired bindings; each locks its batch and skips the others'.
+  arbor.bindingSweeper.start();
   logger.info(
     {
       port: config.port,

@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+  '/.well-known/arbor-login': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The login provider of this server, for the CLI */
+    get: operations['discovery.login'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/.well-known/jwks.json': {
     parameters: {
       query?: never;
@@ -559,6 +576,86 @@ export interface paths {
      * @description Full replacement (v1): fields left out of the body are reset.
      */
     patch: operations['iam.v1.roles.update'];
+    trace?: never;
+  };
+  '/iam/v2beta1/access:batchCheck': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Up to 100 checks in one call
+     * @description Every check answers, in order, or the call fails. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Expired bindings grant nothing.
+     */
+    post: operations['iam.access.batchCheck'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/access:check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Can an identity do this here, and why?
+     * @description Allowed or denied, with every binding that grants it: binding uid, role, the group it is bound at and the path from there down to the asked group. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Expired bindings grant nothing.
+     */
+    post: operations['iam.access.check'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/access:whatCan': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What an identity holds, group by group
+     * @description One item per group the identity (default: the caller) is bound at: the roles bound there, what they grant, and what the identity holds there and below. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Expired bindings grant nothing.
+     */
+    get: operations['iam.access.whatCan'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/access:whoCan': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Who holds a capability at a group
+     * @description The identities holding `capability` at `group` (both required), by uid, each with its granting bindings. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Expired bindings grant nothing.
+     */
+    get: operations['iam.access.whoCan'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/iam/v2beta1/accountAssociations': {
@@ -1177,6 +1274,23 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /** @description An identity holding the capability at the group, and why. */
+    AccessHolder: {
+      identityUid: string;
+      grants: {
+        bindingUid: string;
+        /** @description The role; name and description only where the caller may list it. */
+        role: {
+          uid: string;
+          name: string;
+          description: string;
+        };
+        /** @description The group the binding is bound at. */
+        groupUid: string;
+        /** @description The groups from the bound group down to the asked group, both included. */
+        path: string[];
+      }[];
+    };
     /** @description The cloud accounts associated with one group. */
     AccountAssociation: {
       /** @description The group's uid: one association per group. */
@@ -1403,6 +1517,86 @@ export interface components {
         description: string;
       }[];
     };
+    BatchCheckAccessRequest: {
+      checks: components['schemas']['CheckAccessRequest'][];
+    };
+    BatchCheckAccessResponse: {
+      /** @description One answer per check, in order. */
+      results: components['schemas']['CheckAccessResult'][];
+    };
+    CheckAccessRequest: {
+      identityUid?: string;
+      capability: string;
+      groupUid: string;
+    };
+    /** @description Whether the identity holds the capability at the group, counting only the bindings the caller may list (all of them for the identity itself). */
+    CheckAccessResult: {
+      identityUid: string;
+      /** @enum {string} */
+      capability:
+        | 'groups.create'
+        | 'groups.update'
+        | 'groups.list'
+        | 'groups.delete'
+        | 'group_invites.create'
+        | 'group_invites.list'
+        | 'group_invites.delete'
+        | 'roles.create'
+        | 'roles.update'
+        | 'roles.list'
+        | 'roles.delete'
+        | 'role_bindings.create'
+        | 'role_bindings.update'
+        | 'role_bindings.list'
+        | 'role_bindings.delete'
+        | 'account_associations.create'
+        | 'account_associations.update'
+        | 'account_associations.list'
+        | 'account_associations.delete'
+        | 'identity.create'
+        | 'identity.update'
+        | 'identity.list'
+        | 'identity.delete'
+        | 'identity_providers.create'
+        | 'identity_providers.update'
+        | 'identity_providers.list'
+        | 'identity_providers.delete'
+        | 'repo.create'
+        | 'repo.update'
+        | 'repo.list'
+        | 'repo.delete'
+        | 'repo.blobs.get'
+        | 'tag.create'
+        | 'tag.update'
+        | 'tag.list'
+        | 'tag.delete'
+        | 'manifest.create'
+        | 'manifest.update'
+        | 'manifest.list'
+        | 'manifest.delete'
+        | 'advisories.list'
+        | 'audit.list'
+        | 'subscriptions.create'
+        | 'subscriptions.update'
+        | 'subscriptions.list'
+        | 'subscriptions.delete';
+      groupUid: string;
+      allowed: boolean;
+      /** @description Every binding that grants it, by binding uid; empty when denied. */
+      grants: {
+        bindingUid: string;
+        /** @description The role; name and description only where the caller may list it. */
+        role: {
+          uid: string;
+          name: string;
+          description: string;
+        };
+        /** @description The group the binding is bound at. */
+        groupUid: string;
+        /** @description The groups from the bound group down to the asked group, both included. */
+        path: string[];
+      }[];
+    };
     DatabaseStatus: {
       /** @enum {string} */
       kind: 'postgres' | 'pglite';
@@ -1456,6 +1650,117 @@ export interface components {
        * @example 2026-01-31T12:00:00.000Z
        */
       updateTime: string;
+    };
+    /** @description What an identity holds at a group it is bound at. */
+    GroupAccess: {
+      groupUid: string;
+      bindings: {
+        bindingUid: string;
+        /** @description The role; name and description only where the caller may list it. */
+        role: {
+          uid: string;
+          name: string;
+          description: string;
+        };
+      }[];
+      /** @description What the bindings here grant. */
+      capabilities: (
+        | 'groups.create'
+        | 'groups.update'
+        | 'groups.list'
+        | 'groups.delete'
+        | 'group_invites.create'
+        | 'group_invites.list'
+        | 'group_invites.delete'
+        | 'roles.create'
+        | 'roles.update'
+        | 'roles.list'
+        | 'roles.delete'
+        | 'role_bindings.create'
+        | 'role_bindings.update'
+        | 'role_bindings.list'
+        | 'role_bindings.delete'
+        | 'account_associations.create'
+        | 'account_associations.update'
+        | 'account_associations.list'
+        | 'account_associations.delete'
+        | 'identity.create'
+        | 'identity.update'
+        | 'identity.list'
+        | 'identity.delete'
+        | 'identity_providers.create'
+        | 'identity_providers.update'
+        | 'identity_providers.list'
+        | 'identity_providers.delete'
+        | 'repo.create'
+        | 'repo.update'
+        | 'repo.list'
+        | 'repo.delete'
+        | 'repo.blobs.get'
+        | 'tag.create'
+        | 'tag.update'
+        | 'tag.list'
+        | 'tag.delete'
+        | 'manifest.create'
+        | 'manifest.update'
+        | 'manifest.list'
+        | 'manifest.delete'
+        | 'advisories.list'
+        | 'audit.list'
+        | 'subscriptions.create'
+        | 'subscriptions.update'
+        | 'subscriptions.list'
+        | 'subscriptions.delete'
+      )[];
+      /** @description What the identity holds here and everywhere below: these and those inherited. */
+      effectiveCapabilities: (
+        | 'groups.create'
+        | 'groups.update'
+        | 'groups.list'
+        | 'groups.delete'
+        | 'group_invites.create'
+        | 'group_invites.list'
+        | 'group_invites.delete'
+        | 'roles.create'
+        | 'roles.update'
+        | 'roles.list'
+        | 'roles.delete'
+        | 'role_bindings.create'
+        | 'role_bindings.update'
+        | 'role_bindings.list'
+        | 'role_bindings.delete'
+        | 'account_associations.create'
+        | 'account_associations.update'
+        | 'account_associations.list'
+        | 'account_associations.delete'
+        | 'identity.create'
+        | 'identity.update'
+        | 'identity.list'
+        | 'identity.delete'
+        | 'identity_providers.create'
+        | 'identity_providers.update'
+        | 'identity_providers.list'
+        | 'identity_providers.delete'
+        | 'repo.create'
+        | 'repo.update'
+        | 'repo.list'
+        | 'repo.delete'
+        | 'repo.blobs.get'
+        | 'tag.create'
+        | 'tag.update'
+        | 'tag.list'
+        | 'tag.delete'
+        | 'manifest.create'
+        | 'manifest.update'
+        | 'manifest.list'
+        | 'manifest.delete'
+        | 'advisories.list'
+        | 'audit.list'
+        | 'subscriptions.create'
+        | 'subscriptions.update'
+        | 'subscriptions.list'
+        | 'subscriptions.delete'
+      )[];
     };
     GroupCreate: {
       name: string;
@@ -1888,6 +2193,15 @@ export interface components {
       /** @description How many results `skip` skipped. */
       skipped: number;
     };
+    /** @description How to sign in here; issuer and clientId are absent when unset. */
+    LoginConfiguration: {
+      /** @description The `aud` the STS wants: Arbor's issuer (ARBOR_ISSUER_URL). */
+      audience: string;
+      /** @description The OIDC provider people sign in with (ARBOR_LOGIN_ISSUER). */
+      issuer?: string;
+      /** @description Its public client id (ARBOR_LOGIN_CLIENT_ID); no secret. */
+      clientId?: string;
+    };
     /** @description An OpenAPI 3.1 document. */
     OpenApiDocument: {
       /** @constant */
@@ -2102,10 +2416,20 @@ export interface components {
        * @example 2026-01-31T12:00:00.000Z
        */
       createTime: string;
+      /**
+       * Format: date-time
+       * @description From this instant the binding grants nothing; absent: it never expires.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      expireTime?: string;
+      /** @description The binding has passed its expireTime: it grants nothing until swept. */
+      expired: boolean;
     };
     RoleBindingCreate: {
       identityUid: string;
       roleUid: string;
+      /** Format: date-time */
+      expireTime?: string;
     };
     RoleBindingPatch: {
       identityUid?: string;
@@ -2372,6 +2696,19 @@ export interface components {
         deliveredCount: string;
         /** @description A 64-bit count as a decimal string. */
         pendingCount: string;
+        /**
+         * @description Whether the sink agreed to this subscription in the CloudEvents webhook validation handshake (an OPTIONS request answered with WebHook-Allowed-Origin). Events are delivered only once ALLOWED; a new sink starts again at PENDING.
+         * @enum {string}
+         */
+        validation: 'PENDING' | 'ALLOWED' | 'REFUSED';
+        /**
+         * Format: date-time
+         * @description When the sink last answered the handshake.
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        validationTime?: string;
+        /** @description The sink's WebHook-Allowed-Rate, in requests per minute; absent: no limit. */
+        allowedRate?: number;
       };
     };
     SubscriptionCreate: {
@@ -2407,6 +2744,24 @@ export interface components {
       name: string;
       digest: string;
       deprecated?: boolean;
+    };
+    WhatCanResponse: {
+      groups: components['schemas']['GroupAccess'][];
+      /** @description Absent on the last page; expires after three days. */
+      nextPageToken?: string;
+      /** @description All matching results across pages (int64 as a decimal string). */
+      totalCount: string;
+      /** @description How many results `skip` skipped. */
+      skipped: number;
+    };
+    WhoCanResponse: {
+      identities: components['schemas']['AccessHolder'][];
+      /** @description Absent on the last page; expires after three days. */
+      nextPageToken?: string;
+      /** @description All matching results across pages (int64 as a decimal string). */
+      totalCount: string;
+      /** @description How many results `skip` skipped. */
+      skipped: number;
     };
   };
   responses: {
@@ -2499,6 +2854,28 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+  'discovery.login': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The login provider and the STS audience. */
+      200: {
+        headers: {
+          /** @description How long the answer may be kept. */
+          'Cache-Control'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LoginConfiguration'];
+        };
+      };
+    };
+  };
   'discovery.jwks': {
     parameters: {
       query?: never;
@@ -4636,6 +5013,157 @@ export interface operations {
       409: components['responses']['Conflict'];
       412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.access.batchCheck': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['BatchCheckAccessRequest'];
+      };
+    };
+    responses: {
+      /** @description One answer per check. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BatchCheckAccessResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.access.check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CheckAccessRequest'];
+      };
+    };
+    responses: {
+      /** @description The answer and its proof. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CheckAccessResult'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.access.whatCan': {
+    parameters: {
+      query?: {
+        /**
+         * @description Results per page (default 50; 0 means the default; larger values are taken as 200).
+         * @example 20
+         */
+        page_size?: number;
+        /** @description The nextPageToken of the previous page; bound to the same filters and order. */
+        page_token?: string;
+        /** @description A field to order by, optionally followed by ` asc` or ` desc`. Allowed: `uid`. Default: `uid asc`. */
+        order_by?: 'uid' | 'uid asc' | 'uid desc';
+        /** @description Results to skip before the page starts (at most 10000; follow nextPageToken for deeper pages). Echoed as `skipped`. */
+        skip?: number;
+        /**
+         * @description Filter: a uid path, exact match.
+         * @example 6f1ed002ab5595859014ebf0951522d9f8b4c3a1/9c8b7a6f5e4d3c2b
+         */
+        identity?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description What an identity holds, group by group */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WhatCanResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.access.whoCan': {
+    parameters: {
+      query: {
+        /**
+         * @description Results per page (default 50; 0 means the default; larger values are taken as 200).
+         * @example 20
+         */
+        page_size?: number;
+        /** @description The nextPageToken of the previous page; bound to the same filters and order. */
+        page_token?: string;
+        /** @description A field to order by, optionally followed by ` asc` or ` desc`. Allowed: `uid`. Default: `uid asc`. */
+        order_by?: 'uid' | 'uid asc' | 'uid desc';
+        /** @description Results to skip before the page starts (at most 10000; follow nextPageToken for deeper pages). Echoed as `skipped`. */
+        skip?: number;
+        /**
+         * @description Filter: a uid path, exact match.
+         * @example 6f1ed002ab5595859014ebf0951522d9f8b4c3a1/1a2b3c4d5e6f7081
+         */
+        group: string;
+        /**
+         * @description Filter: exact match.
+         * @example groups.list
+         */
+        capability: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Who holds a capability at a group */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WhoCanResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };

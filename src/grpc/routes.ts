@@ -3,6 +3,11 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { bearerToken } from '../auth/authenticator.js';
 import type { SecurityTokenService } from '../resources/sts/security-token-service.js';
 import { accountAssociationV2 } from '../wire/account-association-wire.js';
+import { checkResultV2, groupAccessV2, holderV2 } from '../wire/access-wire.js';
+import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../resources/access/access.js';
+import { parseListRequest } from '../core/list-request.js';
+import { listQueryOf } from './list-query.js';
+import type { JsonValue } from '@bufbuild/protobuf';
 import { advisoryV2 } from '../wire/advisory-wire.js';
 import { groupInviteV2 } from '../wire/group-invite-wire.js';
 import { groupV2 } from '../wire/group-wire.js';
@@ -11,6 +16,11 @@ import { identityV2 } from '../wire/identity-wire.js';
 import { repoV2, tagV2 } from '../wire/registry-wire.js';
 import { roleBindingV2 } from '../wire/role-binding-wire.js';
 import { roleV2 } from '../wire/role-wire.js';
+import {
+  AccessService,
+  BatchCheckAccessRequestSchema,
+  CheckAccessRequestSchema,
+} from '../gen/arbor/iam/v2beta1/access_pb.js';
 import { AccountAssociationsService } from '../gen/arbor/iam/v2beta1/account_associations_pb.js';
 import {
   GroupInvitesService,
@@ -37,6 +47,7 @@ import { ROLE_LIST } from '../resources/roles/role.js';
 import { TAG_LIST } from '../resources/tags/tag.js';
 import type { Services } from '../services.js';
 import { mountAdvisoryImport } from './advisory-import.js';
+import type { ListPage } from '../resources/list-types.js';
 import { principalOf } from './authn.js';
 import { bodyOf, mountCrud } from './crud.js';
 import type { GrpcRouter } from './json-rpc.js';
@@ -54,6 +65,7 @@ export const API_SERVICES = [
   TagsService,
   AdvisoriesService,
   StsService,
+  AccessService,
 ] as const;
 
 export interface GrpcRouteDeps {
@@ -132,6 +144,7 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
     toWire: advisoryV2,
   });
   mountAdvisoryImport(router, auth, s.advisoryImport);
+  mountAccess(router, d);
   // The STS authenticates with the workload's own OIDC token, not an Arbor principal.
   router.rpc(StsService.method.exchange, async (req, ctx) => {
     const upstream = bearerToken(ctx.requestHeader.get('authorization') ?? undefined);
@@ -140,5 +153,36 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
       identity: req.identity || undefined,
     });
     return { token, expiry: timestampFromDate(expiry) };
+  });
+}
+
+/** Check, batch check, who-can and what-can: the REST door's answers, as proto3 JSON. */
+function mountAccess(router: GrpcRouter, d: GrpcRouteDeps): void {
+  const s = d.services.access;
+  const m = AccessService.method;
+  const who = (ctx: Parameters<typeof principalOf>[1]) => principalOf(d.authenticator, ctx);
+  router.jsonRpc(m.checkAccess, async (req, ctx) =>
+    checkResultV2(await s.check(await who(ctx), bodyOf(CheckAccessRequestSchema, req))),
+  );
+  router.jsonRpc(m.batchCheckAccess, async (req, ctx) => {
+    const results = await s.batchCheck(await who(ctx), bodyOf(BatchCheckAccessRequestSchema, req));
+    return { results: results.map(checkResultV2) };
+  });
+  const page = <T>(plural: string, p: ListPage<T>, toWire: (i: T) => unknown) => ({
+    [plural]: p.items.map((i) => toWire(i) as JsonValue),
+    nextPageToken: p.nextPageToken ?? '',
+    totalCount: p.totalCount,
+    skipped: p.skipped,
+  });
+  router.jsonRpc(m.whoCan, async (req, ctx) => {
+    const q = parseListRequest(listQueryOf(bodyOf(m.whoCan.input, req) as JsonValue), WHO_CAN_LIST);
+    return page('identities', await s.whoCan(await who(ctx), q), holderV2);
+  });
+  router.jsonRpc(m.whatCan, async (req, ctx) => {
+    const q = parseListRequest(
+      listQueryOf(bodyOf(m.whatCan.input, req) as JsonValue),
+      WHAT_CAN_LIST,
+    );
+    return page('groups', await s.whatCan(await who(ctx), q), groupAccessV2);
   });
 }

@@ -1,10 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { listenFailure } from '../startup-error.js';
 
 /**
  * `/metrics` in the Prometheus text format on a listener of its own, so that scraping
  * needs no API token and the API port exposes nothing about the process.
- * @throws whatever `listen` fails with (the port is taken).
+ * @throws StartupError naming METRICS_PORT when the port is taken; whatever else `listen` throws.
  */
 export async function startMetricsServer(
   registry: Registry,
@@ -22,7 +23,7 @@ export async function startMetricsServer(
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e) => reject(listenFailure(e, 'METRICS_PORT', port, host)));
     server.listen(port, host, () => resolve());
   });
   return server;

@@ -7,6 +7,7 @@ import { Controller } from './controller.js';
 import { loadReconcilerConfig } from './reconciler-config.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
+import { databaseFailure } from '../startup-error.js';
 import { ReconcilerMetrics } from './reconciler-metrics.js';
 
 /**
@@ -46,7 +47,9 @@ export async function reconcileCommand(): Promise<void> {
     config.metricsPort > 0
       ? await startMetricsServer(metrics.registry, config.metricsPort, config.host)
       : undefined;
-  const arbor = await compose(config, { metrics });
+  const arbor = await compose(config, { metrics }).catch((e: unknown) => {
+    throw databaseFailure(e, config.databaseUrl);
+  });
   const { logger } = arbor;
   const kc = new KubeConfig();
   kc.loadFromDefault();

@@ -82,6 +82,8 @@ export interface RoleBindingSpec extends CommonSpec {
   identityUid?: string;
   role?: string;
   roleUid?: string;
+  /** RFC 3339; set once, at create. */
+  expireTime?: string;
 }
 
 /** A custom resource as the reconciler reads it: namespaced, named, with our status. */

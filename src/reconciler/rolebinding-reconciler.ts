@@ -12,7 +12,8 @@ import type { ArborObject, KindName, RoleBindingSpec } from './resources.js';
 /**
  * RoleBinding custom resources ↔ Arbor role bindings: an identity (`identityRef` or
  * `identityUid`) holds a role (`role` by name, or `roleUid`) at a group (`groupRef` or
- * `groupUid`). A binding's group never changes in Arbor; its identity and role may.
+ * `groupUid`), until `expireTime` if set. A binding's group and expiry never change in
+ * Arbor; its identity and role may.
  */
 export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
   readonly kind = 'RoleBinding' as const;
@@ -44,13 +45,25 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
       throw invalidField('spec.identityRef', 'an identity is required');
     const roleUid = spec.roleUid || (await this.roleByName(p, spec.role ?? '', groupUid));
     const want = { identityUid, roleUid };
+    const expireAt = spec.expireTime ? Date.parse(spec.expireTime) : undefined;
     return converge<RoleBinding>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
       get: (uid) => this.bindings.get(p, uid),
-      create: () => this.bindings.create(p, groupUid, want),
+      create: () =>
+        this.bindings.create(p, groupUid, {
+          ...want,
+          ...(spec.expireTime ? { expireTime: spec.expireTime } : {}),
+        }),
       uidOf: (b) => b.uid,
       check: (b) => {
+        if (b.expireTime?.getTime() !== expireAt) {
+          throw invalidField(
+            'spec.expireTime',
+            `role binding ${b.uid} expires at ${b.expireTime?.toISOString() ?? 'no time'}, ` +
+              'and an expiry is set once; delete this RoleBinding and create a new one',
+          );
+        }
         if (b.parentUid === groupUid) return;
         throw invalidField(
           spec.groupRef ? 'spec.groupRef' : 'spec.groupUid',

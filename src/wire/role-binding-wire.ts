@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RoleBinding } from '../resources/role-bindings/role-binding.js';
+import { isExpired, type RoleBinding } from '../resources/role-bindings/role-binding.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -12,6 +12,12 @@ export const roleBindingV2Schema = z
     group: z.object({ uid: uidSchema, ...ref }),
     role: z.object({ uid: uidSchema, ...ref }),
     createTime: timestampSchema,
+    expireTime: timestampSchema.optional().meta({
+      description: 'From this instant the binding grants nothing; absent: it never expires.',
+    }),
+    expired: z.boolean().meta({
+      description: 'The binding has passed its expireTime: it grants nothing until swept.',
+    }),
   })
   .meta({ description: 'A role granted to an identity at a group, its references hydrated.' });
 export type RoleBindingV2 = z.infer<typeof roleBindingV2Schema>;
@@ -36,6 +42,8 @@ export function roleBindingV2(b: RoleBinding): RoleBindingV2 {
     group: b.group,
     role: b.role,
     createTime: ts(b.createTime),
+    ...(b.expireTime ? { expireTime: ts(b.expireTime) } : {}),
+    expired: isExpired(b),
   };
 }
 

@@ -27,6 +27,16 @@ export const subscriptionV2Schema = z
         deadLetterTime: timestampSchema.optional(),
         deliveredCount: count,
         pendingCount: count,
+        validation: z.enum(['PENDING', 'ALLOWED', 'REFUSED']).meta({
+          description:
+            'Whether the sink agreed to this subscription in the CloudEvents webhook validation handshake (an OPTIONS request answered with WebHook-Allowed-Origin). Events are delivered only once ALLOWED; a new sink starts again at PENDING.',
+        }),
+        validationTime: timestampSchema
+          .optional()
+          .meta({ description: 'When the sink last answered the handshake.' }),
+        allowedRate: z.int().positive().optional().meta({
+          description: "The sink's WebHook-Allowed-Rate, in requests per minute; absent: no limit.",
+        }),
       })
       .meta({ description: 'Delivery state; output only.' }),
   })
@@ -52,6 +62,9 @@ export function subscriptionV2(s: Subscription): SubscriptionV2 {
       deadLetterTime: tsOpt(st.deadLetterTime),
       deliveredCount: st.deliveredCount,
       pendingCount: st.pendingCount,
+      validation: st.validation,
+      validationTime: tsOpt(st.validationTime),
+      ...(st.allowedRate !== null ? { allowedRate: st.allowedRate } : {}),
     },
   };
 }

@@ -103,8 +103,8 @@ test('every command beside a running PGlite server goes through its API or refus
   t.true(existsSync(file));
   // The same, named explicitly; a refusal of the API is said as such.
   const explicit = await arbor(['status', '--api', server.url], { ...env, ARBOR_ADMIN_TOKEN: '' });
-  t.is(explicit.code, 1);
-  t.regex(explicit.stderr, /no token for http/);
+  t.not(explicit.code, 0);
+  t.regex(explicit.stderr, /not signed in to http/);
 
   // Refused, touching nothing: they would open the files themselves.
   for (const args of [['migrate'], ['restore', file], ['serve']]) {

@@ -115,6 +115,8 @@ onPostgres('events: kill -9 mid-delivery loses nothing; duplicates are counted',
     const duplicates = received.length - new Set(received).size;
     t.log(`delivered before the kill: ${atKill}; duplicates after restart: ${duplicates}`);
     t.deepEqual(firstArrivals(k), expected, 'every event, in order');
+    // The sink agreed before the first delivery; the restarted process did not ask again.
+    t.is(k.handshakes.length, 1);
     // At most the one event in flight when the process died is sent again.
     t.true(duplicates <= 1);
   } finally {
@@ -157,6 +159,8 @@ onPostgres('events: two replicas on one database deliver every event exactly onc
       const received = k.accepted().map((r) => r.body.id as string);
       t.is(received.length, 41, 'no event delivered twice');
       t.deepEqual(received, expected, 'in order');
+      // One replica at a time holds a subscription: its sink was asked to agree once.
+      t.is(k.handshakes.length, 1, 'one webhook validation handshake');
     }
   } finally {
     await a?.stop();

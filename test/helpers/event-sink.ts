@@ -9,24 +9,63 @@ export interface Received {
   accepted: boolean;
 }
 
-/** `up`: 204; `down`: 503 for every request. */
+/**
+ * Settings for a test server whose worker delivers fast: private sinks, short polls and
+ * retries (tests wait on behaviour, not on timers), and no dead letter by accident.
+ */
+export const FAST_DELIVERY: Readonly<Record<string, string>> = {
+  ARBOR_ALLOW_PRIVATE_SINKS: 'true',
+  ARBOR_EVENTS_POLL_MS: '50',
+  ARBOR_EVENTS_BACKOFF_MS: '50',
+  ARBOR_EVENTS_BACKOFF_MAX_MS: '200',
+  ARBOR_EVENTS_MAX_ATTEMPTS: '1000000',
+};
+
+/** `up`: 204; `down`: 503 for every delivery (the handshake is answered either way). */
 export type SinkMode = 'up' | 'down';
+
+/**
+ * How the sink answers the webhook validation handshake (`OPTIONS`): `agree` echoes the
+ * origin in `WebHook-Allowed-Origin`, `refuse` answers 200 without it (no consent).
+ */
+export type Consent = 'agree' | 'refuse';
 
 export interface EventSink {
   url: string;
-  /** Every request, in arrival order. */
+  /** Every delivery (POST), in arrival order. */
   requests: Received[];
+  /** Every validation request (OPTIONS), in arrival order. */
+  handshakes: Received[];
   /** The requests answered 2xx. */
   accepted(): Received[];
   setMode(m: SinkMode): void;
+  setConsent(c: Consent): void;
   close(): Promise<void>;
 }
 
-/** A real HTTP receiver of CloudEvents on a loopback port, answering after `delayMs`. */
+/**
+ * A real HTTP receiver of CloudEvents on a loopback port, answering after `delayMs`. It
+ * answers the webhook validation handshake (agreeing, unless told otherwise).
+ */
 export async function startEventSink(mode: SinkMode = 'up', delayMs = 0): Promise<EventSink> {
   const requests: Received[] = [];
+  const handshakes: Received[] = [];
   let current = mode;
+  let consent: Consent = 'agree';
   const server: Server = createServer((req, res) => {
+    if (req.method === 'OPTIONS') {
+      req.resume();
+      const origin = req.headers['webhook-request-origin'];
+      const agreed = consent === 'agree' && typeof origin === 'string';
+      handshakes.push({ headers: req.headers, raw: '', body: undefined, accepted: agreed });
+      res.setHeader('allow', 'POST, OPTIONS');
+      if (agreed) {
+        res.setHeader('webhook-allowed-origin', origin);
+        res.setHeader('webhook-allowed-rate', '*');
+      }
+      res.end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -54,9 +93,13 @@ export async function startEventSink(mode: SinkMode = 'up', delayMs = 0): Promis
   return {
     url,
     requests,
+    handshakes,
     accepted: () => requests.filter((r) => r.accepted),
     setMode: (m) => {
       current = m;
+    },
+    setConsent: (c) => {
+      consent = c;
     },
     close: async () => {
       server.closeAllConnections();

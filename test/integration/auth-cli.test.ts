@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { decodeJwt } from 'jose';
+import { authorize, browser, runArbor, type CliRun } from '../helpers/cli-run.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { LoginIssuer } from '../helpers/oidc-login-issuer.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
@@ -36,70 +36,21 @@ test.after.always(async () => {
   rmSync(config, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Run `arbor auth …`. `onUrl` gets the sign-in address the CLI prints and may answer a
- * line for its standard input (the headless paste).
- */
+/** Run `arbor auth …` against the test server, with the login settings in the environment. */
 function arbor(
   args: string[],
   onUrl?: (url: string) => Promise<string | undefined>,
   xdg = config,
-): Promise<Run> {
-  const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts', 'auth', ...args], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: xdg,
-      XDG_CONFIG_HOME: xdg,
-      ARBOR_API_URL: s.url,
-      ARBOR_LOGIN_ISSUER: idp.url,
-      ARBOR_LOGIN_CLIENT_ID: CLIENT,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  let seen = false;
-  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString();
-    const m = /^\s+(http\S+\/authorize\?\S+)\n/m.exec(stderr);
-    if (m?.[1] && !seen && onUrl) {
-      seen = true;
-      onUrl(m[1]).then(
-        (line) => {
-          if (line !== undefined) child.stdin.end(`${line}\n`);
-        },
-        (e: unknown) => {
-          stderr += `\n[test] the browser step failed: ${String(e)}\n`;
-          child.kill();
-        },
-      );
-    }
-  });
-  if (!onUrl) child.stdin.end();
-  return new Promise((resolve) =>
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })),
-  );
+): Promise<CliRun> {
+  const env = {
+    HOME: xdg,
+    XDG_CONFIG_HOME: xdg,
+    ARBOR_API_URL: s.url,
+    ARBOR_LOGIN_ISSUER: idp.url,
+    ARBOR_LOGIN_CLIENT_ID: CLIENT,
+  };
+  return runArbor(['auth', ...args], env, onUrl);
 }
-
-/** The browser: open the address; the provider redirects back with a code. */
-async function authorize(url: string): Promise<string> {
-  const res = await fetch(url, { redirect: 'manual' });
-  const location = res.headers.get('location');
-  if (res.status !== 302 || !location) throw new Error(`authorize answered ${res.status}`);
-  return location;
-}
-
-const browser = async (url: string) => {
-  await fetch(await authorize(url)); // follow the redirect to the CLI's loopback server
-  return undefined;
-};
 
 const credentials = () =>
   JSON.parse(readFileSync(join(config, 'arbor', 'credentials.json'), 'utf8')) as {

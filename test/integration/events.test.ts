@@ -5,20 +5,13 @@ import { HttpSinkTransport } from '../../src/outbound/http-sink-transport.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity, createRole, fields } from '../helpers/iam-fixtures.js';
-import { startEventSink, until, type EventSink } from '../helpers/event-sink.js';
+import { FAST_DELIVERY, startEventSink, until, type EventSink } from '../helpers/event-sink.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const SUBS = '/events/v2beta1/subscriptions';
 
 /** Fast polling and retries so the tests wait on behaviour, not on timers. */
-const FAST = {
-  ARBOR_ALLOW_PRIVATE_SINKS: 'true',
-  ARBOR_EVENTS_POLL_MS: '50',
-  ARBOR_EVENTS_BACKOFF_MS: '50',
-  ARBOR_EVENTS_BACKOFF_MAX_MS: '200',
-  // Outages in these tests are long compared with the backoff: never dead-letter by accident.
-  ARBOR_EVENTS_MAX_ATTEMPTS: '1000000',
-};
+const FAST = FAST_DELIVERY;
 
 let s: TestServer;
 let root: string;
@@ -87,7 +80,9 @@ test('delivery: a receiver gets CloudEvents whose JWT verifies against the publi
       audience: k.url,
     });
     t.is(payload.sub, sub.uid);
+    t.is(payload.subscription_group, org);
     t.is(payload.jti, ce.id);
+    t.is(r.headers['webhook-request-origin'], new URL(s.arbor.config.issuerUrl).hostname);
     t.is(payload.body_sha256, createHash('sha256').update(r.raw).digest('base64url'));
     // A token for one sink is not a token for Arbor's API.
     t.is((await s.client(token).get(`/iam/v2beta1/groups/${org}`)).status, 401);
@@ -107,8 +102,21 @@ test('delivery: a receiver gets CloudEvents whose JWT verifies against the publi
       .slice(1)
       .map((r) => r.body.id),
   );
+  // The sink agreed once, in the webhook validation handshake, before the first delivery.
+  t.is(k.handshakes.length, 1);
+  const hs = k.handshakes[0]!;
+  t.is(hs.headers['webhook-request-origin'], new URL(s.arbor.config.issuerUrl).hostname);
+  const hsToken = /^Bearer (.+)$/.exec(String(hs.headers.authorization))![1]!;
+  const { payload: hsClaims } = await jwtVerify(hsToken, jwks, {
+    issuer: s.arbor.config.issuerUrl,
+    audience: k.url,
+  });
+  t.is(hsClaims.sub, sub.uid);
+  t.is(hsClaims.subscription_group, org);
+  t.is(hsClaims.body_sha256, undefined);
   const status = (await s.admin.get(`${SUBS}/${sub.uid}`)).body.status;
   t.is(status.state, 'ACTIVE');
+  t.is(status.validation, 'ALLOWED');
   t.is(status.deliveredCount, '3');
   t.is(status.pendingCount, '0');
 });
@@ -230,8 +238,14 @@ test.serial(
       message: /not allowed/,
     });
     t.is(k.requests.length, 0);
+    await t.throwsAsync(transport.options(k.url, {}), { message: /not allowed/ });
+    t.is(k.requests.length + k.handshakes.length, 0);
     const open = new HttpSinkTransport({ allowPrivate: true });
     t.is((await open.post(k.url, {}, '{}')).status, 204);
+    const hs = await open.options(k.url, { 'webhook-request-origin': 'arbor.example' });
+    t.is(hs.headers['webhook-allowed-origin'], 'arbor.example');
+    open.close();
+    transport.close();
   },
 );
 

@@ -312,6 +312,26 @@ test.serial(
       s.api.GET('/vulnerabilities/v2beta1/advisories', { params: { query: {} } }),
     );
     t.true(advisories.advisories.length > 0);
+    // The access lists are asked about a group and a capability, or an identity.
+    const at = { params: { path: { uid: org.uid } } };
+    const identity = await must(
+      'identity',
+      s.api.POST('/iam/v2beta1/identities/{uid}', {
+        ...at,
+        body: { name: 'shapes-identity', claimMatch: { issuer: issuer.url, subject: 'shapes' } },
+      }),
+    );
+    await must(
+      'binding',
+      s.api.POST('/iam/v2beta1/roleBindings/{uid}', {
+        ...at,
+        body: { identityUid: identity.uid, roleUid: VIEWER },
+      }),
+    );
+    const asked: Record<string, string> = {
+      '/iam/v2beta1/access:whoCan': `?group=${org.uid}&capability=groups.list`,
+      '/iam/v2beta1/access:whatCan': `?identity=${identity.uid}`,
+    };
     const validator = schemaValidator(doc);
     let checked = 0;
     for (const { method, path, op } of operationsOf(doc)) {
@@ -332,7 +352,7 @@ test.serial(
         }
         url = path.replace('{uid}', first.uid ?? first.id ?? first.group ?? '');
       }
-      const body = await fetchJson(url);
+      const body = await fetchJson(url + (asked[path] ?? ''));
       const valid = validator(responseSchema(op));
       t.true(valid(body), `${op.operationId} ${url}: ${JSON.stringify(valid.errors)}`);
       checked++;

@@ -53,6 +53,7 @@ test('role bindings: create answers the hydrated binding with createTime only', 
     group: { uid: folder, name: 'folder', description: 'A folder' },
     role: { uid: viewer, name: 'viewer', description: 'Viewer Role (built-in)' },
     createTime: res.body.createTime,
+    expired: false,
   });
   t.deepEqual((await s.admin.get(`${B}/${res.body.uid}`)).body, res.body);
 });

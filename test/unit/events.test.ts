@@ -5,6 +5,7 @@ import { AuditLog } from '../../src/resources/audit/audit-log.js';
 import { newEventId } from '../../src/resources/audit/event-id.js';
 import { isPrivateAddress, sinkPolicyViolation } from '../../src/outbound/sink-address-policy.js';
 import { backoffMs } from '../../src/resources/events/delivery-worker.js';
+import { webhookConsent } from '../../src/resources/events/webhook-validation.js';
 import { matchesEventType } from '../../src/resources/subscriptions/subscription.js';
 
 test('event types: resource type and operation make a stable dotted name', (t) => {
@@ -100,4 +101,37 @@ test('audit records: the request context rides with the principal; secrets never
   t.false(JSON.stringify(e).includes('s3cret'));
   t.false(JSON.stringify(e).includes('n3w'));
   t.false(JSON.stringify(e).includes('c0de'));
+});
+
+test('webhook consent: only WebHook-Allowed-Origin with our origin or * on a 2xx agrees', (t) => {
+  const answer = (status: number, headers: Record<string, string | string[]>) =>
+    webhookConsent({ status, headers }, 'arbor.example.com');
+  t.deepEqual(answer(200, { 'webhook-allowed-origin': 'arbor.example.com' }), {
+    agreed: true,
+    allowedRate: null,
+  });
+  t.deepEqual(answer(204, { 'webhook-allowed-origin': '*', 'webhook-allowed-rate': '*' }), {
+    agreed: true,
+    allowedRate: null,
+  });
+  t.deepEqual(
+    answer(200, { 'webhook-allowed-origin': 'ARBOR.example.com', 'webhook-allowed-rate': '60' }),
+    {
+      agreed: true,
+      allowedRate: 60,
+    },
+  );
+  const refusals: Array<[number, Record<string, string | string[]>, RegExp]> = [
+    [200, {}, /no WebHook-Allowed-Origin/],
+    [405, { 'webhook-allowed-origin': '*' }, /HTTP 405/],
+    [200, { 'webhook-allowed-origin': 'evil.example.com' }, /another origin/],
+    [200, { 'webhook-allowed-origin': ['*', 'arbor.example.com'] }, /no WebHook-Allowed-Origin/],
+    [200, { 'webhook-allowed-origin': '*', 'webhook-allowed-rate': '0' }, /not a positive/],
+    [200, { 'webhook-allowed-origin': '*', 'webhook-allowed-rate': '1e3' }, /not a positive/],
+  ];
+  for (const [status, headers, why] of refusals) {
+    const c = answer(status, headers);
+    t.false(c.agreed, JSON.stringify(headers));
+    if (!c.agreed) t.regex(c.why, why);
+  }
 });

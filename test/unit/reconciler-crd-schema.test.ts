@@ -62,6 +62,7 @@ const bindingKeys: Record<keyof RoleBindingSpec, true> = {
   identityUid: true,
   role: true,
   roleUid: true,
+  expireTime: true,
   deletionPolicy: true,
   adoptUid: true,
 };

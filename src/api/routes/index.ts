@@ -12,6 +12,7 @@ import { mountIdentityProviderRoutes } from './identity-provider-routes.js';
 import { mountEventRoutes } from './event-routes.js';
 import { mountAdvisoryImportRoute } from './advisory-import-route.js';
 import { mountAdminRoutes } from './admin-routes.js';
+import { mountAccessRoutes } from './access-routes.js';
 // @route-imports
 
 /** Every authenticated API route, v2beta1 and v1. */
@@ -28,5 +29,6 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountEventRoutes(t, s.audit, s.subscriptions, bodyLimit);
   mountAdvisoryImportRoute(t, s.advisoryImport);
   mountAdminRoutes(t, s.admin);
+  mountAccessRoutes(t, s.access, bodyLimit);
   // @routes
 }

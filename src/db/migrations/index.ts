@@ -12,6 +12,8 @@ import * as m0012 from './0012-audit-and-events.js';
 // @migration-imports (append one import per migration below this line)
 import * as m0013 from './0013-group-counts.js';
 import * as m0014 from './0014-people-per-provider.js';
+import * as m0015 from './0015-webhook-validation.js';
+import * as m0017 from './0017-binding-expiry.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -33,4 +35,6 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   // @migration-list (append one entry per migration below this line, in number order)
   ['0013-group-counts', m0013],
   ['0014-people-per-provider', m0014],
+  ['0015-webhook-validation', m0015],
+  ['0017-binding-expiry', m0017],
 ];

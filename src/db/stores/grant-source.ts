@@ -7,14 +7,16 @@ import { storedCapabilities } from './role-store.js';
 
 /** Runs whenever an identity's grants are not remembered: a fixed, prepared statement. */
 const GRANTS = new Statement(
-  `SELECT rb.parent_uid AS scope, r.capabilities
+  `SELECT rb.parent_uid AS scope, r.capabilities, rb.expire_time
      FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
-    WHERE rb.identity_uid = $1`,
+    WHERE rb.identity_uid = $1 AND (rb.expire_time IS NULL OR rb.expire_time > now())`,
 );
 
 /**
- * What an identity holds: one query over its role bindings joined to their roles, one
- * grant per group it is bound at (several roles at one group are merged).
+ * What an identity holds: one query over its unexpired role bindings joined to their
+ * roles, one grant per group and expiry it is bound at (several roles at one group with
+ * the same expiry are merged). Each grant carries its expiry, so a remembered grant lapses
+ * on time (`Authorizer` checks it on every decision).
  */
 export class KnexGrantSource implements GrantSource {
   constructor(private readonly uow: UnitOfWork) {}
@@ -29,12 +31,25 @@ export class KnexGrantSource implements GrantSource {
  * identity's row lock sees a set no concurrent binding can change before it commits).
  */
 export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Grant[]> {
-  const rows = await GRANTS.rows<{ scope: string; capabilities: unknown }>(kx(tx), [identityUid]);
-  const byScope = new Map<string, Set<Capability>>();
+  const rows = await GRANTS.rows<{
+    scope: string;
+    capabilities: unknown;
+    expire_time: Date | null;
+  }>(kx(tx), [identityUid]);
+  const byKey = new Map<string, Grant & { capabilities: Set<Capability> }>();
   for (const row of rows) {
-    const caps = byScope.get(row.scope) ?? new Set<Capability>();
-    for (const c of storedCapabilities(row.capabilities)) caps.add(c);
-    byScope.set(row.scope, caps);
+    const expiresAt = row.expire_time?.getTime();
+    const key = `${row.scope}\0${expiresAt ?? ''}`;
+    let g = byKey.get(key);
+    if (!g) {
+      g = {
+        scope: row.scope,
+        capabilities: new Set(),
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+      };
+      byKey.set(key, g);
+    }
+    for (const c of storedCapabilities(row.capabilities)) g.capabilities.add(c);
   }
-  return [...byScope].map(([scope, capabilities]) => ({ scope, capabilities }));
+  return [...byKey.values()];
 }

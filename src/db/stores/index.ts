@@ -1,3 +1,4 @@
+import { KnexAccessStore } from './access-store.js';
 import { KnexAccountAssociationStore } from './account-association-store.js';
 import { KnexAdvisoryStore } from './advisory-store.js';
 import { KnexGroupInviteStore } from './group-invite-store.js';
@@ -23,6 +24,7 @@ export function createStores() {
     identities: new KnexIdentityStore(),
     roles: new KnexRoleStore(),
     roleBindings: new KnexRoleBindingStore(),
+    access: new KnexAccessStore(),
     repos: new KnexRepoStore(),
     tags: new KnexTagStore(),
     advisories: new KnexAdvisoryStore(),

@@ -4,11 +4,21 @@ import type {
   OutboxStore,
   QueuedEvent,
 } from '../../resources/events/outbox-store.js';
+import type { ValidationState } from '../../resources/subscriptions/subscription.js';
 import type { Tx } from '../../resources/tx.js';
 import { AUDIT_COLUMNS, toAuditEvent, type AuditRow } from './audit-store.js';
 import { kx } from '../unit-of-work.js';
 
 const ms = (n: number) => Math.max(0, Math.round(n));
+
+interface ClaimRow {
+  uid: string;
+  parent_uid: string;
+  sink: string;
+  consecutive_failures: number;
+  validation_state: ValidationState;
+  allowed_rate: number | null;
+}
 
 /** What a worker may claim: ACTIVE, due, unleased (or lease run out), something queued. */
 const CLAIMABLE = `c.state = 'ACTIVE'
@@ -41,13 +51,17 @@ export class KnexOutboxStore implements OutboxStore {
            ORDER BY c.next_attempt_at
            LIMIT ?
            FOR UPDATE SKIP LOCKED)
-        RETURNING s.uid, s.sink, s.consecutive_failures`,
+        RETURNING s.uid, s.parent_uid, s.sink, s.consecutive_failures,
+                  s.validation_state, s.allowed_rate`,
       [owner, ms(leaseMs), limit],
-    )) as { rows: Array<{ uid: string; sink: string; consecutive_failures: number }> };
+    )) as { rows: ClaimRow[] };
     return res.rows.map((r) => ({
       uid: r.uid,
+      parentUid: r.parent_uid,
       sink: r.sink,
       consecutiveFailures: r.consecutive_failures,
+      validation: r.validation_state,
+      allowedRate: r.allowed_rate,
     }));
   }
 
@@ -90,6 +104,23 @@ export class KnexOutboxStore implements OutboxStore {
     return true;
   }
 
+  async validated(
+    tx: Tx,
+    subscriptionUid: string,
+    owner: string,
+    allowedRate: number | null,
+  ): Promise<boolean> {
+    const k = kx(tx);
+    const held = await k('subscriptions')
+      .where({ uid: subscriptionUid, lease_owner: owner })
+      .update({
+        validation_state: 'ALLOWED',
+        validated_at: k.fn.now(),
+        allowed_rate: allowedRate,
+      });
+    return held > 0;
+  }
+
   async failed(
     tx: Tx,
     subscriptionUid: string,
@@ -106,6 +137,7 @@ export class KnexOutboxStore implements OutboxStore {
         last_attempt_at: k.fn.now(),
         next_attempt_at: k.raw(`now() + ? * interval '1 millisecond'`, [ms(f.retryInMs)]),
         ...(f.deadLetter ? { state: 'DEAD_LETTER', dead_lettered_at: k.fn.now() } : {}),
+        ...(f.refused ? { validation_state: 'REFUSED', validated_at: k.fn.now() } : {}),
         lease_owner: null,
         lease_until: null,
       });
@@ -115,9 +147,21 @@ export class KnexOutboxStore implements OutboxStore {
       .update({ attempts: k.raw('attempts + 1') });
   }
 
-  async release(tx: Tx, subscriptionUid: string, owner: string): Promise<void> {
-    await kx(tx)('subscriptions')
+  async release(
+    tx: Tx,
+    subscriptionUid: string,
+    owner: string,
+    notBeforeMs?: number,
+  ): Promise<void> {
+    const k = kx(tx);
+    await k('subscriptions')
       .where({ uid: subscriptionUid, lease_owner: owner })
-      .update({ lease_owner: null, lease_until: null });
+      .update({
+        lease_owner: null,
+        lease_until: null,
+        ...(notBeforeMs !== undefined
+          ? { next_attempt_at: k.raw(`now() + ? * interval '1 millisecond'`, [ms(notBeforeMs)]) }
+          : {}),
+      });
   }
 }

@@ -29,6 +29,7 @@ interface BindingRow {
   role_uid: string;
   role_name: string;
   role_description: string;
+  expire_time: Date | null;
 }
 
 const COLUMNS = [
@@ -44,6 +45,7 @@ const COLUMNS = [
   'role_bindings.role_uid',
   'r.name as role_name',
   'r.description as role_description',
+  'role_bindings.expire_time',
 ];
 
 /** The hydration: three joins and the claim fields, one query for one row or a page. */
@@ -75,6 +77,7 @@ function toBinding(r: BindingRow): RoleBinding {
     role: { uid: r.role_uid, name: r.role_name, description: r.role_description },
     createTime: r.created_at,
     updateTime: r.updated_at,
+    ...(r.expire_time ? { expireTime: r.expire_time } : {}),
   };
 }
 
@@ -137,6 +140,7 @@ export class KnexRoleBindingStore implements RoleBindingStore {
         parent_uid: b.parentUid,
         identity_uid: b.identityUid,
         role_uid: b.roleUid,
+        expire_time: b.expireTime ?? null,
       });
     } catch (e) {
       throw translateWrite(e, b.parentUid);
@@ -163,6 +167,20 @@ export class KnexRoleBindingStore implements RoleBindingStore {
 
   async delete(tx: Tx, uid: string): Promise<boolean> {
     return (await kx(tx)('role_bindings').where({ uid }).del()) > 0;
+  }
+
+  async expiredBefore(tx: Tx, cutoff: Date, limit: number): Promise<RoleBinding[]> {
+    const qb = kx(tx)('role_bindings')
+      .where('role_bindings.expire_time', '<', cutoff)
+      .orderBy([
+        { column: 'role_bindings.expire_time', order: 'asc' },
+        { column: 'role_bindings.uid', order: 'asc' },
+      ])
+      .limit(limit)
+      .forUpdate('role_bindings')
+      .skipLocked();
+    hydrate(qb);
+    return ((await qb.select(COLUMNS)) as BindingRow[]).map(toBinding);
   }
 
   async list(tx: Tx, q: PageQuery): Promise<StorePage<RoleBinding>> {

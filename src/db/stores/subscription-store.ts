@@ -6,6 +6,7 @@ import {
   SUBSCRIPTION_TYPE,
   type Subscription,
   type SubscriptionState,
+  type ValidationState,
 } from '../../resources/subscriptions/subscription.js';
 import type { SubscriptionPatch } from '../../resources/subscriptions/subscription-input.js';
 import type {
@@ -34,6 +35,9 @@ interface SubscriptionRow {
   dead_lettered_at: Date | null;
   delivered_count: string;
   pending_count: string;
+  validation_state: ValidationState;
+  validated_at: Date | null;
+  allowed_rate: number | null;
 }
 
 const COLUMNS = [
@@ -52,6 +56,9 @@ const COLUMNS = [
   'last_delivered_at',
   'dead_lettered_at',
   'delivered_count',
+  'validation_state',
+  'validated_at',
+  'allowed_rate',
 ];
 
 /** The queue length, counted where it is read (the outbox is short when sinks keep up). */
@@ -80,6 +87,9 @@ function toSubscription(r: SubscriptionRow): Subscription {
       deadLetterTime: r.dead_lettered_at,
       deliveredCount: String(r.delivered_count),
       pendingCount: String(r.pending_count ?? '0'),
+      validation: r.validation_state,
+      validationTime: r.validated_at,
+      allowedRate: r.allowed_rate,
     },
   };
 }
@@ -130,6 +140,18 @@ export class KnexSubscriptionStore implements SubscriptionStore {
         .update({
           ...rest,
           ...(types !== undefined ? { types: JSON.stringify(types) } : {}),
+          // A new sink has not agreed to anything yet: ask it again before delivering.
+          // (SET reads the row as it was, so `sink` here is the old value.)
+          ...(rest.sink !== undefined
+            ? {
+                validation_state: k.raw(
+                  `CASE WHEN sink = ? THEN validation_state ELSE 'PENDING' END`,
+                  [rest.sink],
+                ),
+                validated_at: k.raw(`CASE WHEN sink = ? THEN validated_at END`, [rest.sink]),
+                allowed_rate: k.raw(`CASE WHEN sink = ? THEN allowed_rate END`, [rest.sink]),
+              }
+            : {}),
           updated_at: k.fn.now(),
           // An update is how an owner resumes a dead-lettered subscription.
           state: 'ACTIVE',

@@ -1,11 +1,18 @@
 import type { AuditEvent } from '../audit/audit-event.js';
+import type { ValidationState } from '../subscriptions/subscription.js';
 import type { Tx } from '../tx.js';
 
 /** A subscription a worker holds the lease of, with what it needs to deliver. */
 export interface ClaimedSubscription {
   uid: string;
+  /** The group the subscription hangs under (a delivery token claim receivers pin). */
+  parentUid: string;
   sink: string;
   consecutiveFailures: number;
+  /** Whether the sink agreed to this subscription (webhook validation handshake). */
+  validation: ValidationState;
+  /** The sink's allowed requests per minute; null: no limit. */
+  allowedRate: number | null;
 }
 
 /** One queued delivery: the event, in the order it was recorded. */
@@ -22,6 +29,8 @@ export interface FailureOutcome {
   retryInMs: number;
   /** Stop delivering: the subscription goes to DEAD_LETTER. */
   deadLetter: boolean;
+  /** The sink answered the validation handshake without agreeing: validation REFUSED. */
+  refused?: boolean;
 }
 
 /**
@@ -47,6 +56,16 @@ export interface OutboxStore {
     owner: string,
     leaseMs: number,
   ): Promise<boolean>;
+  /**
+   * The sink agreed to the subscription (validation ALLOWED) at `allowedRate` requests a
+   * minute (null: no limit). @returns false when `owner` no longer holds the lease.
+   */
+  validated(
+    tx: Tx,
+    subscriptionUid: string,
+    owner: string,
+    allowedRate: number | null,
+  ): Promise<boolean>;
   /** The sink refused or was unreachable: count, back off (or dead-letter), release. */
   failed(
     tx: Tx,
@@ -55,6 +74,9 @@ export interface OutboxStore {
     owner: string,
     f: FailureOutcome,
   ): Promise<void>;
-  /** Give the lease back (no-op when `owner` does not hold it). */
-  release(tx: Tx, subscriptionUid: string, owner: string): Promise<void>;
+  /**
+   * Give the lease back (no-op when `owner` does not hold it); with `notBeforeMs`, the
+   * subscription is not due again before then (a sink's allowed rate).
+   */
+  release(tx: Tx, subscriptionUid: string, owner: string, notBeforeMs?: number): Promise<void>;
 }

@@ -6,13 +6,22 @@ const uidField = z
   .string({ error: 'must be a uid' })
   .refine(isValidUidp, { error: 'must be a uid path' });
 
+/** When a binding stops granting: an RFC 3339 instant, in the future when it is created. */
+export const expireTimeSchema = z.iso
+  .datetime({ offset: true, error: 'expireTime must be an RFC 3339 timestamp' })
+  .transform((s) => new Date(s))
+  .refine((d) => d.getTime() > Date.now(), { error: 'expireTime must be in the future' });
+
+const refs = { identityUid: uidField, roleUid: uidField };
+
 export const roleBindingCreateSchema = z.strictObject({
-  identityUid: uidField,
-  roleUid: uidField,
+  ...refs,
+  expireTime: expireTimeSchema.optional(),
 });
 export type RoleBindingCreate = z.infer<typeof roleBindingCreateSchema>;
 
-export const roleBindingPatchSchema = roleBindingCreateSchema.partial();
+/** An update re-points a binding; its expiry is set once, at create. */
+export const roleBindingPatchSchema = z.strictObject(refs).partial();
 
 const orgOf = (uid: string) => uid.slice(0, 40);
 

@@ -16,6 +16,7 @@ export interface NewRoleBinding {
   parentUid: string;
   identityUid: string;
   roleUid: string;
+  expireTime?: Date;
 }
 
 export interface RoleBindingStore {
@@ -35,4 +36,9 @@ export interface RoleBindingStore {
   /** @returns false when nothing was there. */
   delete(tx: Tx, uid: string): Promise<boolean>;
   list(tx: Tx, q: PageQuery): Promise<StorePage<RoleBinding>>;
+  /**
+   * Up to `limit` bindings that expired before `cutoff`, oldest first, locked for this
+   * transaction; rows another replica's sweeper holds are skipped, not waited for.
+   */
+  expiredBefore(tx: Tx, cutoff: Date, limit: number): Promise<RoleBinding[]>;
 }

@@ -21,6 +21,13 @@ export interface RoleBinding {
   role: { uid: string; name: string; description: string };
   createTime: Date;
   updateTime: Date;
+  /** From this instant the binding grants nothing; listed as expired until swept. */
+  expireTime?: Date;
+}
+
+/** Whether `b` has expired at `now` (epoch ms). */
+export function isExpired(b: Pick<RoleBinding, 'expireTime'>, now = Date.now()): boolean {
+  return b.expireTime !== undefined && b.expireTime.getTime() <= now;
 }
 
 export const ROLE_BINDING_TYPE = 'iam.arbor.dev/RoleBinding';
@@ -34,5 +41,5 @@ export const ROLE_BINDING_LIST: ListSpec = {
 
 export const ROLE_BINDING_UPDATE: UpdateSpec = {
   mutable: { identityUid: '', roleUid: '' },
-  outputOnly: ['uid', 'identity', 'group', 'role', 'createTime'],
+  outputOnly: ['uid', 'identity', 'group', 'role', 'createTime', 'expired'],
 };

@@ -4,6 +4,14 @@ import type { ListSpec } from '../../core/list-request.js';
 /** ACTIVE: delivering. DEAD_LETTER: stopped after too many failures; an update resumes it. */
 export type SubscriptionState = 'ACTIVE' | 'DEAD_LETTER';
 
+/**
+ * The sink's answer to the webhook validation handshake (CloudEvents web hooks §4).
+ * PENDING: not asked yet, or the sink could not be reached; ALLOWED: it agreed, events
+ * flow; REFUSED: it answered without agreeing, nothing is sent and it is asked again after
+ * the backoff. A new sink starts again at PENDING.
+ */
+export type ValidationState = 'PENDING' | 'ALLOWED' | 'REFUSED';
+
 /** Delivery state, written by the delivery worker; output only. */
 export interface SubscriptionStatus {
   state: SubscriptionState;
@@ -16,6 +24,11 @@ export interface SubscriptionStatus {
   deliveredCount: string;
   /** Events queued for the sink and not yet acknowledged. */
   pendingCount: string;
+  validation: ValidationState;
+  /** When the sink last answered the handshake (agreed or refused). */
+  validationTime: Date | null;
+  /** The sink's `WebHook-Allowed-Rate` in requests per minute; null: no limit. */
+  allowedRate: number | null;
 }
 
 /**

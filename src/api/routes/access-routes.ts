@@ -1,0 +1,205 @@
+import type { Context } from 'koa';
+import type { ZodType } from 'zod';
+import { parseListRequest, type ListSpec, type QueryParams } from '../../core/list-request.js';
+import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../../resources/access/access.js';
+import { batchCheckSchema, checkSchema } from '../../resources/access/access-input.js';
+import type { AccessService } from '../../resources/access/access-service.js';
+import type { ListPage } from '../../resources/list-types.js';
+import type { Principal } from '../../auth/principal.js';
+import {
+  batchCheckResponseSchema,
+  checkResultSchema,
+  checkResultV2,
+  groupAccessSchema,
+  groupAccessV2,
+  holderSchema,
+  holderV2,
+} from '../../wire/access-wire.js';
+import { principalOf } from '../middleware/authn.js';
+import { readJsonObject } from '../middleware/json-body.js';
+import { mountOperation, type OperationContract, type RouteTarget } from '../openapi/contract.js';
+import { API_ERRORS } from '../openapi/error-responses.js';
+import { EXAMPLE_UIDS } from '../openapi/examples.js';
+import { listParameters, listResponseSchema } from '../openapi/list-contract.js';
+
+const BASE = '/iam/v2beta1/access';
+const TAGS = ['Access'] as const;
+const EXPLAIN =
+  'An answer counts only the role bindings the caller may list (`role_bindings.list` where ' +
+  'they are bound; all of them for the admin token, and its own for an identity asking ' +
+  'about itself), about identities it may list and at groups it may list (anything for ' +
+  'itself). Expired bindings grant nothing.';
+
+const exampleCheck = {
+  identityUid: EXAMPLE_UIDS.identity,
+  capability: 'groups.list',
+  groupUid: EXAMPLE_UIDS.folder,
+};
+
+function post(
+  t: RouteTarget,
+  op: Omit<OperationContract, 'method' | 'tags' | 'access' | 'errors'>,
+  run: (p: Principal, body: Record<string, unknown>) => Promise<unknown>,
+  bodyLimit: number,
+): void {
+  mountOperation(
+    t,
+    { ...op, method: 'post', tags: TAGS, access: 'bearer', errors: API_ERRORS },
+    async (ctx: Context) => {
+      ctx.body = await run(principalOf(ctx), await readJsonObject(ctx, bodyLimit));
+    },
+  );
+}
+
+function list<T>(
+  t: RouteTarget,
+  o: {
+    path: string;
+    operationId: string;
+    summary: string;
+    description: string;
+    spec: ListSpec;
+    plural: string;
+    name: string;
+    item: { name: string; schema: ZodType };
+    example: Record<string, string | number>;
+    /** Filters the list cannot go without. */
+    required: readonly string[];
+    toWire: (item: T) => unknown;
+  },
+  run: (p: Principal, q: ReturnType<typeof parseListRequest>) => Promise<ListPage<T>>,
+): void {
+  mountOperation(
+    t,
+    {
+      method: 'get',
+      path: o.path,
+      operationId: o.operationId,
+      summary: o.summary,
+      description: o.description,
+      tags: TAGS,
+      access: 'bearer',
+      // Access lists are keyed by their filters, not by a subtree.
+      parameters: listParameters(o.spec, o.example)
+        .filter((x) => !x.name.startsWith('uidp.'))
+        .map((x) => (o.required.includes(x.name) ? { ...x, required: true } : x)),
+      response: {
+        status: 200,
+        description: o.summary,
+        schema: {
+          name: o.name,
+          schema: listResponseSchema(o.plural, o.item.schema),
+          io: 'output',
+          parts: [{ ...o.item, io: 'output' }],
+        },
+      },
+      errors: API_ERRORS,
+    },
+    async (ctx: Context) => {
+      const page = await run(principalOf(ctx), parseListRequest(ctx.query as QueryParams, o.spec));
+      ctx.body = {
+        [o.plural]: page.items.map(o.toWire),
+        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+        totalCount: page.totalCount,
+        skipped: page.skipped,
+      };
+    },
+  );
+}
+
+/** Check, batch check, who-can and what-can under `/iam/v2beta1/access:*`. */
+export function mountAccessRoutes(t: RouteTarget, s: AccessService, bodyLimit: number): void {
+  post(
+    t,
+    {
+      path: `${BASE}:check`,
+      operationId: 'iam.access.check',
+      summary: 'Can an identity do this here, and why?',
+      description:
+        'Allowed or denied, with every binding that grants it: binding uid, role, the group ' +
+        `it is bound at and the path from there down to the asked group. ${EXPLAIN}`,
+      requestBody: {
+        mediaType: 'application/json',
+        schema: { name: 'CheckAccessRequest', schema: checkSchema, io: 'input' },
+        required: true,
+        examples: { example: { summary: 'Ask about an identity', value: exampleCheck } },
+      },
+      response: {
+        status: 200,
+        description: 'The answer and its proof.',
+        schema: { name: 'CheckAccessResult', schema: checkResultSchema, io: 'output' },
+      },
+    },
+    async (p, body) => checkResultV2(await s.check(p, body)),
+    bodyLimit,
+  );
+  post(
+    t,
+    {
+      path: `${BASE}:batchCheck`,
+      operationId: 'iam.access.batchCheck',
+      summary: 'Up to 100 checks in one call',
+      description: `Every check answers, in order, or the call fails. ${EXPLAIN}`,
+      requestBody: {
+        mediaType: 'application/json',
+        schema: { name: 'BatchCheckAccessRequest', schema: batchCheckSchema, io: 'input' },
+        required: true,
+        examples: {
+          example: {
+            summary: 'Two checks',
+            value: { checks: [exampleCheck, { ...exampleCheck, capability: 'groups.delete' }] },
+          },
+        },
+      },
+      response: {
+        status: 200,
+        description: 'One answer per check.',
+        schema: {
+          name: 'BatchCheckAccessResponse',
+          schema: batchCheckResponseSchema,
+          io: 'output',
+        },
+      },
+    },
+    async (p, body) => ({ results: (await s.batchCheck(p, body)).map(checkResultV2) }),
+    bodyLimit,
+  );
+  list(
+    t,
+    {
+      path: `${BASE}:whoCan`,
+      operationId: 'iam.access.whoCan',
+      summary: 'Who holds a capability at a group',
+      description:
+        'The identities holding `capability` at `group` (both required), by uid, each with ' +
+        `its granting bindings. ${EXPLAIN}`,
+      spec: WHO_CAN_LIST,
+      plural: 'identities',
+      name: 'WhoCanResponse',
+      item: { name: 'AccessHolder', schema: holderSchema },
+      example: { group: EXAMPLE_UIDS.folder, capability: 'groups.list', page_size: 20 },
+      required: ['group', 'capability'],
+      toWire: holderV2,
+    },
+    (p, q) => s.whoCan(p, q),
+  );
+  list(
+    t,
+    {
+      path: `${BASE}:whatCan`,
+      operationId: 'iam.access.whatCan',
+      summary: 'What an identity holds, group by group',
+      description:
+        'One item per group the identity (default: the caller) is bound at: the roles bound ' +
+        `there, what they grant, and what the identity holds there and below. ${EXPLAIN}`,
+      spec: WHAT_CAN_LIST,
+      plural: 'groups',
+      name: 'WhatCanResponse',
+      item: { name: 'GroupAccess', schema: groupAccessSchema },
+      example: { identity: EXAMPLE_UIDS.identity, page_size: 20 },
+      required: [],
+      toWire: groupAccessV2,
+    },
+    (p, q) => s.whatCan(p, q),
+  );
+}

@@ -1,0 +1,23 @@
+import type { Printer } from './printable.js';
+import { jsonPrinter } from './json-printer.js';
+import { namePrinter } from './name-printer.js';
+import { tablePrinter, widePrinter } from './table-printer.js';
+import { yamlPrinter } from './yaml-printer.js';
+
+export type { Printable, Printer } from './printable.js';
+
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+const PRINTERS: Record<OutputFormat, Printer> = {
+  table: tablePrinter,
+  wide: widePrinter,
+  json: jsonPrinter,
+  yaml: yamlPrinter,
+  name: namePrinter,
+};
+
+/** The printer of `-o <format>`. */
+export function printerFor(format: OutputFormat): Printer {
+  return PRINTERS[format];
+}

@@ -1,0 +1,166 @@
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { call, openSession, type Session } from './api-session.js';
+import { CliError, EXIT } from './cli-errors.js';
+import { printerFor, type OutputFormat } from './printers/printer.js';
+import type { Item, ResourceKind } from './resource-kinds.js';
+
+type Opts = Record<string, unknown>;
+
+interface ListAnswer {
+  nextPageToken?: string;
+  totalCount?: string;
+  [plural: string]: unknown;
+}
+
+/** Flags → the API's list query (`--descendants-of` → `uidp.descendants_of`, …). */
+function listQuery(kind: ResourceKind, o: Opts): Record<string, string> {
+  const q: Record<string, string> = {};
+  const set = (key: string, v: unknown) => {
+    if (typeof v === 'string') q[key] = v;
+  };
+  if (o.parent !== undefined && o.childrenOf !== undefined && o.parent !== o.childrenOf)
+    throw new CliError('--parent and --children-of say the same thing: give one', EXIT.USAGE);
+  set('uidp.children_of', o.parent ?? o.childrenOf);
+  set('uidp.descendants_of', o.descendantsOf);
+  set('order_by', o.orderBy);
+  set('page_size', o.pageSize ?? (o.all ? '200' : undefined));
+  set('page_token', o.pageToken);
+  set('skip', o.skip);
+  set('name', o.name);
+  for (const f of Object.keys(kind.filters ?? {})) set(f, o[f]);
+  return q;
+}
+
+/**
+ * One page, or with `all` every page (following nextPageToken).
+ * @returns the items and the token of the next page when there is one and `all` is off.
+ */
+export async function listItems(
+  s: Session,
+  kind: Pick<ResourceKind, 'path' | 'plural'>,
+  query: Record<string, string>,
+  all: boolean,
+): Promise<{ items: Item[]; next?: string }> {
+  const items: Item[] = [];
+  let token = query.page_token;
+  for (;;) {
+    const page = await call<ListAnswer>(s, 'GET', kind.path, {
+      params: { query: { ...query, ...(token ? { page_token: token } : {}) } },
+    });
+    items.push(...((page[kind.plural] as Item[] | undefined) ?? []));
+    token = page.nextPageToken;
+    if (!token) return { items };
+    if (!all) return { items, next: token };
+  }
+}
+
+/** The body from `-f` (JSON or YAML, `-` for standard input), then the field flags over it. */
+async function bodyOf(kind: ResourceKind, o: Opts): Promise<Item> {
+  let body: Item = {};
+  if (typeof o.file === 'string') {
+    const text =
+      o.file === '-'
+        ? await new Promise<string>((resolve, reject) => {
+            let t = '';
+            process.stdin.setEncoding('utf8');
+            process.stdin.on('data', (c: string) => (t += c));
+            process.stdin.on('end', () => resolve(t));
+            process.stdin.on('error', reject);
+          })
+        : await readFile(o.file, 'utf8').catch((e: NodeJS.ErrnoException) => {
+            throw new CliError(`cannot read ${String(o.file)}: ${e.code ?? e.message}`, EXIT.USAGE);
+          });
+    let parsed: unknown;
+    try {
+      parsed = parseYaml(text); // YAML is a superset of JSON
+    } catch (e) {
+      throw new CliError(
+        `${String(o.file)} is not JSON or YAML: ${(e as Error).message}`,
+        EXIT.USAGE,
+      );
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new CliError(`${String(o.file)} must hold one object`, EXIT.USAGE);
+    body = parsed as Item;
+  }
+  for (const f of kind.fields) {
+    const attr = f.flag
+      .replace(/^--/, '')
+      .split(' ')[0]!
+      .replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+    if (o[attr] !== undefined) body[f.key] = o[attr];
+  }
+  return body;
+}
+
+function print(kind: ResourceKind, format: OutputFormat, items: Item[], single: boolean): void {
+  if (!single && items.length === 0 && (format === 'table' || format === 'wide'))
+    process.stderr.write(`No ${kind.command.replace('-', ' ')} found.\n`);
+  process.stdout.write(
+    printerFor(format)({ items, single, columns: kind.columns, wide: kind.wide }),
+  );
+}
+
+const item = (template: string, uid: string) => ({ template, init: { params: { path: { uid } } } });
+
+/** Runs `arbor <kind> <verb>`; failures are thrown as CliError for runCli to report. */
+export async function runResourceCommand(
+  verb: string,
+  kind: ResourceKind,
+  args: unknown[],
+  o: Opts,
+): Promise<void> {
+  const s = await openSession(o.api as string | undefined);
+  const format = (o.output ?? 'table') as OutputFormat;
+  const one = `${kind.path}/{uid}`;
+  switch (verb) {
+    case 'list': {
+      const { items, next } = await listItems(s, kind, listQuery(kind, o), o.all === true);
+      print(kind, format, items, false);
+      if (next) process.stderr.write(`(more: --page-token ${next}, or --all for every page)\n`);
+      return;
+    }
+    case 'get': {
+      const { template, init } = item(one, args[0] as string);
+      print(kind, format, [await call<Item>(s, 'GET', template, init)], true);
+      return;
+    }
+    case 'create': {
+      const body = await bodyOf(kind, o);
+      const parent = o.parent as string | undefined;
+      if (parent === undefined && !kind.rootCreate)
+        throw new CliError(`a ${kind.noun} is created in a group: give --parent <uid>`, EXIT.USAGE);
+      const created =
+        parent === undefined
+          ? await call<Item>(s, 'POST', kind.path, { body })
+          : await call<Item>(s, 'POST', one, { params: { path: { uid: parent } }, body });
+      print(kind, format, [created], true);
+      return;
+    }
+    case 'update': {
+      const body = await bodyOf(kind, o);
+      const mask = (o.updateMask as string | undefined) ?? Object.keys(body).join(',');
+      if (mask === '')
+        throw new CliError(
+          'nothing to change: give the fields to update, or -f <file>',
+          EXIT.USAGE,
+        );
+      const uid = args[0] as string;
+      const updated = await call<Item>(s, 'PATCH', one, {
+        params: { path: { uid }, query: { updateMask: mask } },
+        body,
+      });
+      print(kind, format, [updated], true);
+      return;
+    }
+    case 'delete':
+      for (const uid of args[0] as string[]) {
+        await call(s, 'DELETE', one, { params: { path: { uid } } });
+        process.stdout.write(`deleted ${kind.noun} ${uid}\n`);
+      }
+      return;
+    default:
+      throw new CliError(`unknown verb ${verb}`, EXIT.USAGE);
+  }
+}

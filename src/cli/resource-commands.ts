@@ -1,0 +1,108 @@
+import { Option, type Command } from 'commander';
+import { repeat } from './argv-command.js';
+import { OUTPUT_FORMATS } from './printers/printer.js';
+import { RESOURCE_KINDS, type ResourceKind } from './resource-kinds.js';
+
+/** `-o, --output`, on every command that prints resources. */
+export const outputOption = () =>
+  new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table');
+
+/** `--api`, on every command that calls the API. */
+export const apiUrlOption = () =>
+  new Option(
+    '--api <url>',
+    'Arbor API address (default: $ARBOR_API_URL, then http://localhost:8080)',
+  );
+
+/** Every action runs the module that calls the API only when invoked: help loads nothing. */
+const act =
+  (verb: string, kind: ResourceKind) =>
+  async (...args: unknown[]): Promise<void> => {
+    const cmd = args[args.length - 1] as Command;
+    const { runResourceCommand } = await import('./resource-actions.js');
+    await runResourceCommand(verb, kind, cmd.processedArgs as unknown[], cmd.opts());
+  };
+
+function addFields(cmd: Command, kind: ResourceKind): Command {
+  for (const f of kind.fields) {
+    if (f.list) cmd.option(f.flag, f.description, repeat);
+    else cmd.option(f.flag, f.description);
+  }
+  return cmd.option('-f, --file <path>', 'the body as a JSON or YAML file (- for standard input)');
+}
+
+/**
+ * `arbor <kind> list|get|create|update|delete` for every row of the kinds table, with the
+ * API's flags: one generator, so every kind takes the same flags the same way.
+ */
+export function registerResourceCommands(program: Command): void {
+  for (const kind of RESOURCE_KINDS) {
+    const group = program
+      .command(kind.command)
+      .description(
+        `${kind.verbs.join(', ')} ${kind.noun === 'advisory' ? 'advisories' : `${kind.noun}s`}`,
+      );
+    if (kind.verbs.includes('list')) {
+      const list = group
+        .command('list')
+        .alias('ls')
+        .description(`list the ${kind.noun}s you can see`)
+        .option('--parent <uid>', `only direct children of this group (uidp.children_of)`)
+        .option('--children-of <uid>', 'the same as --parent')
+        .option('--descendants-of <uid>', 'everything below this group (uidp.descendants_of)')
+        .option('--order-by <order>', 'uid, name or created_at, optionally followed by " desc"')
+        .option('--page-size <n>', 'items per page (the API caps it at 200)')
+        .option('--page-token <token>', 'continue a listing where the last page ended')
+        .option('--skip <n>', 'skip this many items first')
+        .option('--all', 'follow nextPageToken to the end and print every page');
+      if (kind.verbs.includes('create') && kind.fields.some((f) => f.key === 'name'))
+        list.option('--name <name>', 'only those with this exact name');
+      for (const [filter, description] of Object.entries(kind.filters ?? {}))
+        list.option(`--${filter} <value>`, description);
+      list.addOption(outputOption()).addOption(apiUrlOption()).action(act('list', kind));
+    }
+    if (kind.verbs.includes('get'))
+      group
+        .command('get')
+        .description(`show one ${kind.noun}`)
+        .argument('<uid>', `the ${kind.noun}'s uid`)
+        .addOption(outputOption())
+        .addOption(apiUrlOption())
+        .action(act('get', kind));
+    if (kind.verbs.includes('create')) {
+      const create = group
+        .command('create')
+        .description(`create a ${kind.noun}`)
+        .option(
+          '--parent <uid>',
+          kind.rootCreate ? 'the parent group (none: an organization)' : 'the group it belongs to',
+        );
+      addFields(create, kind)
+        .addOption(outputOption())
+        .addOption(apiUrlOption())
+        .action(act('create', kind));
+    }
+    if (kind.verbs.includes('update')) {
+      const update = group
+        .command('update')
+        .description(`change a ${kind.noun}: only the fields given (they form the update mask)`)
+        .argument('<uid>', `the ${kind.noun}'s uid`)
+        .option(
+          '--update-mask <fields>',
+          'comma-separated fields to change (default: those given)',
+        );
+      addFields(update, kind)
+        .addOption(outputOption())
+        .addOption(apiUrlOption())
+        .action(act('update', kind));
+    }
+    if (kind.verbs.includes('delete'))
+      group
+        .command('delete')
+        .alias('rm')
+        .description(`delete ${kind.noun}s`)
+        .argument('<uid...>', 'their uids')
+        .addOption(apiUrlOption())
+        .action(act('delete', kind));
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * The resource kinds the CLI drives, as one table: `arbor <command> list|get|create|update|
+ * delete` is generated from each row (resource-commands.ts), so a kind is added here, not
+ * copied. Paths and fields follow the API's OpenAPI document (src/client/openapi.json).
+ */
+
+/** One resource as the API answers it: JSON, read loosely by the columns below. */
+export type Item = Record<string, unknown>;
+
+export interface Column {
+  header: string;
+  value(item: Item): string;
+  /** A uid: never cut in the middle of a word, elided in the middle when it must be. */
+  uid?: boolean;
+}
+
+/** A flag of create/update that sets one body field. */
+export interface Field {
+  /** Commander's spelling: `--role <uid>`, `--single-use`. */
+  flag: string;
+  /** The body field it sets. */
+  key: string;
+  description: string;
+  /** Repeatable: the field is a list. */
+  list?: boolean;
+}
+
+export type Verb = 'list' | 'get' | 'create' | 'update' | 'delete';
+
+export interface ResourceKind {
+  /** The command: `role-bindings`. */
+  command: string;
+  /** In words, for help: `role binding`. */
+  noun: string;
+  /** The collection path: `/iam/v2beta1/roleBindings`. */
+  path: string;
+  /** The List answer's array: `roleBindings`. */
+  plural: string;
+  verbs: readonly Verb[];
+  /** Create without `--parent` makes a root (organizations). */
+  rootCreate?: boolean;
+  /** List filters beyond the common ones: query name → flag description. */
+  filters?: Readonly<Record<string, string>>;
+  fields: readonly Field[];
+  columns: readonly Column[];
+  /** Added by `-o wide`. */
+  wide: readonly Column[];
+}
+
+const str = (v: unknown): string =>
+  v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+const at =
+  (...keys: string[]) =>
+  (item: Item): string => {
+    let v: unknown = item;
+    for (const k of keys) v = (v as Item | undefined)?.[k];
+    return str(v);
+  };
+/** A timestamp as a date and minute, in UTC: enough for a table. */
+const when =
+  (key: string) =>
+  (item: Item): string =>
+    str(item[key]).replace('T', ' ').slice(0, 16);
+const list = (key: string) => (item: Item) => ((item[key] as unknown[]) ?? []).join(',');
+
+const UID: Column = { header: 'UID', value: at('uid'), uid: true };
+const NAME: Column = { header: 'NAME', value: at('name') };
+const DESCRIPTION: Column = { header: 'DESCRIPTION', value: at('description') };
+const CREATED: Column = { header: 'CREATED', value: when('createTime') };
+const nameFields: Field[] = [
+  { flag: '--name <name>', key: 'name', description: 'the name' },
+  { flag: '--description <text>', key: 'description', description: 'the description' },
+];
+const CRUD: readonly Verb[] = ['list', 'get', 'create', 'update', 'delete'];
+
+export const RESOURCE_KINDS: readonly ResourceKind[] = [
+  {
+    command: 'groups',
+    noun: 'group',
+    path: '/iam/v2beta1/groups',
+    plural: 'groups',
+    verbs: CRUD,
+    rootCreate: true,
+    fields: nameFields,
+    columns: [NAME, UID, DESCRIPTION],
+    wide: [CREATED],
+  },
+  {
+    command: 'identities',
+    noun: 'identity',
+    path: '/iam/v2beta1/identities',
+    plural: 'identities',
+    verbs: CRUD,
+    fields: nameFields,
+    columns: [
+      NAME,
+      UID,
+      {
+        header: 'ISSUER',
+        value: (i) => at('claimMatch', 'issuer')(i) || at('staticKeys', 'issuer')(i),
+      },
+    ],
+    wide: [
+      {
+        header: 'SUBJECT',
+        value: (i) => at('claimMatch', 'subject')(i) || at('staticKeys', 'subject')(i),
+      },
+      CREATED,
+    ],
+  },
+  {
+    command: 'roles',
+    noun: 'role',
+    path: '/iam/v2beta1/roles',
+    plural: 'roles',
+    verbs: CRUD,
+    fields: [
+      ...nameFields,
+      {
+        flag: '--capability <name>',
+        key: 'capabilities',
+        description: 'a capability the role carries (repeatable)',
+        list: true,
+      },
+    ],
+    columns: [NAME, UID, { header: 'CAPABILITIES', value: list('capabilities') }],
+    wide: [DESCRIPTION],
+  },
+  {
+    command: 'role-bindings',
+    noun: 'role binding',
+    path: '/iam/v2beta1/roleBindings',
+    plural: 'roleBindings',
+    verbs: CRUD,
+    filters: {
+      identity: 'only bindings of this identity uid',
+      group: 'only at this group uid',
+      role: 'only of this role uid',
+    },
+    fields: [
+      { flag: '--identity <uid>', key: 'identityUid', description: 'the identity bound' },
+      { flag: '--role <uid>', key: 'roleUid', description: 'the role granted' },
+    ],
+    columns: [
+      { header: 'IDENTITY', value: (b) => at('identity', 'name')(b) || at('identity', 'uid')(b) },
+      { header: 'ROLE', value: at('role', 'name') },
+      { header: 'GROUP', value: at('group', 'name') },
+      UID,
+    ],
+    wide: [
+      { header: 'IDENTITY UID', value: at('identity', 'uid'), uid: true },
+      { header: 'GROUP UID', value: at('group', 'uid'), uid: true },
+      CREATED,
+    ],
+  },
+  {
+    command: 'identity-providers',
+    noun: 'identity provider',
+    path: '/iam/v2beta1/identityProviders',
+    plural: 'identityProviders',
+    verbs: CRUD,
+    fields: [
+      ...nameFields,
+      {
+        flag: '--default-role <uid>',
+        key: 'defaultRole',
+        description: 'role bound on first sign-in',
+      },
+    ],
+    columns: [NAME, UID, { header: 'ISSUER', value: at('oidc', 'issuer') }],
+    wide: [{ header: 'CLIENT ID', value: at('oidc', 'clientId') }, CREATED],
+  },
+  {
+    command: 'invites',
+    noun: 'group invite',
+    path: '/iam/v2beta1/groupInvites',
+    plural: 'groupInvites',
+    verbs: CRUD,
+    filters: { group: 'only invites to this group uid' },
+    fields: [
+      { flag: '--role <uid>', key: 'roleUid', description: 'the role the invite grants' },
+      { flag: '--email <address>', key: 'email', description: 'who may redeem it' },
+      { flag: '--ttl <duration>', key: 'ttl', description: 'how long it is valid, e.g. 3600s' },
+      { flag: '--single-use', key: 'singleUse', description: 'redeemable once' },
+    ],
+    columns: [
+      UID,
+      { header: 'ROLE', value: at('role', 'name') },
+      { header: 'EXPIRES', value: when('expirationTime') },
+    ],
+    wide: [
+      { header: 'EMAIL', value: at('email') },
+      { header: 'SINGLE-USE', value: at('singleUse') },
+      { header: 'CODE', value: at('code') },
+    ],
+  },
+  {
+    command: 'repos',
+    noun: 'repo',
+    path: '/registry/v2beta1/repos',
+    plural: 'repos',
+    verbs: CRUD,
+    fields: nameFields,
+    columns: [NAME, UID, DESCRIPTION],
+    wide: [CREATED],
+  },
+  {
+    command: 'tags',
+    noun: 'tag',
+    path: '/registry/v2beta1/tags',
+    plural: 'tags',
+    verbs: ['list', 'get', 'create', 'delete'],
+    filters: { digest: 'only tags of this digest' },
+    fields: [
+      { flag: '--name <name>', key: 'name', description: 'the tag' },
+      { flag: '--digest <digest>', key: 'digest', description: 'sha256:… of the manifest' },
+      { flag: '--deprecated', key: 'deprecated', description: 'mark the tag deprecated' },
+    ],
+    columns: [NAME, { header: 'DIGEST', value: (t) => at('digest')(t).slice(0, 19) }, UID],
+    wide: [{ header: 'FULL DIGEST', value: at('digest') }, CREATED],
+  },
+  {
+    command: 'advisories',
+    noun: 'advisory',
+    path: '/vulnerabilities/v2beta1/advisories',
+    plural: 'advisories',
+    verbs: ['list', 'get'],
+    filters: {
+      id: 'only the advisory with this OSV id',
+      package: 'only advisories of this package',
+      ecosystem: 'only advisories of this ecosystem',
+      severity: 'only advisories of this severity level',
+    },
+    fields: [],
+    columns: [
+      { header: 'ID', value: at('id') },
+      { header: 'SEVERITY', value: at('severityLevel') },
+      { header: 'SUMMARY', value: at('summary') },
+    ],
+    wide: [UID, { header: 'MODIFIED', value: when('modified') }],
+  },
+  {
+    command: 'subscriptions',
+    noun: 'event subscription',
+    path: '/events/v2beta1/subscriptions',
+    plural: 'subscriptions',
+    verbs: CRUD,
+    fields: [
+      ...nameFields,
+      { flag: '--sink <url>', key: 'sink', description: 'the https address events are sent to' },
+      {
+        flag: '--type <pattern>',
+        key: 'types',
+        description: 'an event type, e.g. dev.arbor.iam.* (repeatable)',
+        list: true,
+      },
+    ],
+    columns: [NAME, UID, { header: 'STATE', value: at('status', 'state') }],
+    wide: [
+      { header: 'SINK', value: at('sink') },
+      { header: 'TYPES', value: list('types') },
+    ],
+  },
+];
+
+/** @returns the kind whose command is `command`, or undefined. */
+export function kindOf(command: string): ResourceKind | undefined {
+  return RESOURCE_KINDS.find((k) => k.command === command);
+}

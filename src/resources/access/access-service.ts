@@ -1,0 +1,228 @@
+import type { Authorizer } from '../../auth/authorizer.js';
+import type { Capability } from '../../auth/capabilities.js';
+import type { Principal } from '../../auth/principal.js';
+import type { ListRequest } from '../../core/list-request.js';
+import { invalidField, notFound } from '../../core/rpc-error.js';
+import { ancestryOf, isSelfOrBelow } from '../../core/uidp.js';
+import { GROUP_TYPE } from '../groups/group.js';
+import { IDENTITY_TYPE } from '../identities/identity.js';
+import type { ListPager } from '../list-pager.js';
+import type { ListPage } from '../list-types.js';
+import { visibleRoleRef } from '../reference-visibility.js';
+import type { UnitOfWork } from '../tx.js';
+import { parseInput } from '../validate.js';
+import {
+  WHAT_CAN_LIST,
+  WHO_CAN_LIST,
+  type CheckRequest,
+  type CheckResult,
+  type GrantProof,
+  type GroupAccess,
+  type Holder,
+} from './access.js';
+import { batchCheckSchema, capabilitySchema, checkSchema } from './access-input.js';
+import type { AccessStore, BindingGrant } from './access-store.js';
+import { pageInMemory } from './page-in-memory.js';
+
+export interface AccessServiceDeps {
+  uow: UnitOfWork;
+  authz: Authorizer;
+  pager: ListPager;
+  access: AccessStore;
+}
+
+/** The groups from `from` down to `to` (which is `from` or below it), both included. */
+export function pathDown(from: string, to: string): string[] {
+  const down = ancestryOf(to).reverse();
+  return down.slice(down.indexOf(from));
+}
+
+const sorted = (caps: Iterable<Capability>): Capability[] => [...new Set(caps)].sort();
+
+/**
+ * "Can X do C at G, and why?", "who can?", "what can X do?", answered from the same live
+ * bindings the authorizer reads.
+ *
+ * What a caller learns is what it could list itself: an answer is computed only from the
+ * bindings that count for it (all of them for the admin token and system callers; its own
+ * bindings for an identity asking about itself; otherwise those it holds
+ * `role_bindings.list` for), about identities it may list (or itself) and at groups it may
+ * list. So a binding the caller cannot see never shows, not even as a bare "allowed".
+ */
+export class AccessService {
+  constructor(private readonly d: AccessServiceDeps) {}
+
+  /** @throws RpcError INVALID_ARGUMENT, NOT_FOUND (identity or group the caller cannot see). */
+  async check(p: Principal, body: Record<string, unknown>): Promise<CheckResult> {
+    const req = parseInput(checkSchema, body);
+    const [result] = await this.checkAll(p, [req], () => 'identityUid');
+    return result as CheckResult;
+  }
+
+  /** Up to 100 checks; all answer or the call fails (fields prefixed `checks[i].`). */
+  async batchCheck(p: Principal, body: Record<string, unknown>): Promise<CheckResult[]> {
+    const { checks } = parseInput(batchCheckSchema, body);
+    return this.checkAll(p, checks, (i) => `checks[${i}].identityUid`);
+  }
+
+  /**
+   * The identities holding `capability` at `group` that the caller may list, by uid.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (a group the caller cannot list).
+   */
+  async whoCan(p: Principal, req: ListRequest): Promise<ListPage<Holder>> {
+    noUidp(req);
+    const group = req.filters.group;
+    if (group === undefined) throw invalidField('group', 'a group uid is required');
+    const cap = parseInput(capabilitySchema, req.filters.capability, 'capability');
+    await this.requireGroup(p, group);
+    const bindings = await this.d.uow.read((tx) => this.d.access.bindingsGranting(tx, group, cap));
+    const byIdentity = new Map<string, BindingGrant[]>();
+    for (const b of await this.counted(p, bindings)) {
+      byIdentity.set(b.identityUid, [...(byIdentity.get(b.identityUid) ?? []), b]);
+    }
+    const holders: Holder[] = [];
+    for (const [identityUid, granting] of byIdentity) {
+      if (!(await this.mayAskAbout(p, identityUid))) continue;
+      holders.push({ identityUid, grants: await this.proofs(p, granting, group) });
+    }
+    return this.d.pager.page(
+      WHO_CAN_LIST,
+      req,
+      { kind: 'all' },
+      (q) => Promise.resolve(pageInMemory(holders, (h) => h.identityUid, q)),
+      // Counted afresh for every page: the answer is the caller's own, never shared.
+      () => true,
+    );
+  }
+
+  /**
+   * What `identity` (default: the caller) holds, one item per group it is bound at.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (an identity the caller cannot list).
+   */
+  async whatCan(p: Principal, req: ListRequest): Promise<ListPage<GroupAccess>> {
+    noUidp(req);
+    const identityUid = this.identityOrSelf(p, req.filters.identity, 'identity');
+    await this.requireIdentity(p, identityUid);
+    const bindings = await this.counted(
+      p,
+      await this.d.uow.read((tx) => this.d.access.bindingsOf(tx, identityUid)),
+    );
+    const groups = [...new Set(bindings.map((b) => b.groupUid))];
+    const items: GroupAccess[] = [];
+    for (const groupUid of groups) {
+      const here = bindings.filter((b) => b.groupUid === groupUid);
+      const reaching = bindings.filter((b) => isSelfOrBelow(b.groupUid, groupUid));
+      items.push({
+        groupUid,
+        bindings: await Promise.all(
+          here.map(async (b) => ({
+            bindingUid: b.uid,
+            role: await visibleRoleRef(this.d.authz, p, b.role),
+          })),
+        ),
+        capabilities: sorted(here.flatMap((b) => b.capabilities)),
+        effectiveCapabilities: sorted(reaching.flatMap((b) => b.capabilities)),
+      });
+    }
+    return this.d.pager.page(
+      WHAT_CAN_LIST,
+      req,
+      { kind: 'all' },
+      (q) => Promise.resolve(pageInMemory(items, (i) => i.groupUid, q)),
+      () => true,
+    );
+  }
+
+  private async checkAll(
+    p: Principal,
+    reqs: readonly CheckRequest[],
+    fieldOf: (i: number) => string,
+  ): Promise<CheckResult[]> {
+    const targets = reqs.map((r, i) => ({
+      ...r,
+      identityUid: this.identityOrSelf(p, r.identityUid, fieldOf(i)),
+    }));
+    const identities = [...new Set(targets.map((t) => t.identityUid))];
+    for (const uid of identities) await this.requireIdentity(p, uid);
+    for (const t of targets)
+      if (!this.isSelf(p, t.identityUid)) await this.requireGroup(p, t.groupUid);
+    const held = new Map<string, BindingGrant[]>();
+    await this.d.uow.read(async (tx) => {
+      for (const uid of identities) held.set(uid, await this.d.access.bindingsOf(tx, uid));
+    });
+    return Promise.all(
+      targets.map(async (t) => {
+        const granting = (held.get(t.identityUid) ?? []).filter(
+          (b) => b.capabilities.includes(t.capability) && isSelfOrBelow(b.groupUid, t.groupUid),
+        );
+        const grants = await this.proofs(p, await this.counted(p, granting), t.groupUid);
+        return {
+          identityUid: t.identityUid,
+          capability: t.capability,
+          groupUid: t.groupUid,
+          allowed: grants.length > 0,
+          grants,
+        };
+      }),
+    );
+  }
+
+  private isSelf(p: Principal, identityUid: string): boolean {
+    return p.kind === 'identity' && p.uid === identityUid;
+  }
+
+  private identityOrSelf(p: Principal, uid: string | undefined, field: string): string {
+    if (uid !== undefined) return uid;
+    if (p.kind === 'identity') return p.uid;
+    throw invalidField(field, 'an identity uid is required when the caller is not an identity');
+  }
+
+  /** Itself, or an identity it may list. */
+  private async mayAskAbout(p: Principal, identityUid: string): Promise<boolean> {
+    return this.isSelf(p, identityUid) || (await this.d.authz.can(p, 'identity.list', identityUid));
+  }
+
+  /** @throws RpcError NOT_FOUND for an identity that is missing or the caller cannot list. */
+  private async requireIdentity(p: Principal, uid: string): Promise<void> {
+    if (this.isSelf(p, uid)) return;
+    if (!(await this.d.authz.can(p, 'identity.list', uid))) throw notFound(IDENTITY_TYPE, uid);
+    const exists = await this.d.uow.read((tx) => this.d.access.identityExists(tx, uid));
+    if (!exists) throw notFound(IDENTITY_TYPE, uid);
+  }
+
+  /** @throws RpcError NOT_FOUND for a group the caller cannot list. */
+  private async requireGroup(p: Principal, uid: string): Promise<void> {
+    if (!(await this.d.authz.can(p, 'groups.list', uid))) throw notFound(GROUP_TYPE, uid);
+  }
+
+  /** The bindings that may count toward an answer to `p` (see the class comment). */
+  private async counted(p: Principal, bindings: BindingGrant[]): Promise<BindingGrant[]> {
+    if (this.d.authz.isSuperuser(p)) return bindings;
+    const keep = await Promise.all(
+      bindings.map(
+        async (b) =>
+          this.isSelf(p, b.identityUid) || this.d.authz.can(p, 'role_bindings.list', b.uid),
+      ),
+    );
+    return bindings.filter((_, i) => keep[i]);
+  }
+
+  private proofs(p: Principal, granting: BindingGrant[], groupUid: string): Promise<GrantProof[]> {
+    return Promise.all(
+      [...granting]
+        .sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0))
+        .map(async (b) => ({
+          bindingUid: b.uid,
+          role: await visibleRoleRef(this.d.authz, p, b.role),
+          groupUid: b.groupUid,
+          path: pathDown(b.groupUid, groupUid),
+        })),
+    );
+  }
+}
+
+/** Access lists are keyed by the asked group or identity, not by a subtree. */
+function noUidp(req: ListRequest): void {
+  if (req.uidp.descendantsOf !== undefined || req.uidp.childrenOf !== undefined)
+    throw invalidField('uidp', 'access lists take no uidp filter');
+}

@@ -1,0 +1,64 @@
+import type { Capability } from '../../auth/capabilities.js';
+import type { ListSpec } from '../../core/list-request.js';
+import type { RoleRef } from '../roles/role.js';
+
+/** A binding that grants what was asked, and how its grant reaches the asked group. */
+export interface GrantProof {
+  bindingUid: string;
+  role: RoleRef;
+  /** The group the binding is bound at. */
+  groupUid: string;
+  /** From `groupUid` down to the asked group, both included. */
+  path: string[];
+}
+
+export interface CheckRequest {
+  /** Absent: the caller itself. */
+  identityUid?: string;
+  capability: Capability;
+  groupUid: string;
+}
+
+export interface CheckResult {
+  identityUid: string;
+  capability: Capability;
+  groupUid: string;
+  allowed: boolean;
+  /** Every binding that grants it (empty when denied), by binding uid. */
+  grants: GrantProof[];
+}
+
+/** An identity that holds the asked capability at the asked group. */
+export interface Holder {
+  identityUid: string;
+  grants: GrantProof[];
+}
+
+/** What an identity holds at one group it is bound at, and so everywhere below it. */
+export interface GroupAccess {
+  groupUid: string;
+  /** The roles bound here, by binding. */
+  bindings: { bindingUid: string; role: RoleRef }[];
+  /** What the bindings here grant, sorted. */
+  capabilities: Capability[];
+  /** What the identity holds here and below: these and what groups above grant, sorted. */
+  effectiveCapabilities: Capability[];
+}
+
+export const MAX_BATCH_CHECKS = 100;
+
+/** Who-can: one page of identities, by uid; `group` and `capability` are required. */
+export const WHO_CAN_LIST: ListSpec = {
+  kind: 'access.who_can',
+  orderBy: ['uid'],
+  defaultOrder: { field: 'uid', direction: 'asc' },
+  filters: { group: 'uid', capability: 'string' },
+};
+
+/** What-can: one page of groups an identity is bound at, by uid; `identity` defaults to the caller. */
+export const WHAT_CAN_LIST: ListSpec = {
+  kind: 'access.what_can',
+  orderBy: ['uid'],
+  defaultOrder: { field: 'uid', direction: 'asc' },
+  filters: { identity: 'uid' },
+};

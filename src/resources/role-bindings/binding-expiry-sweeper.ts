@@ -1,0 +1,78 @@
+import type { Authorizer } from '../../auth/authorizer.js';
+import { systemPrincipal } from '../../auth/principal.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
+import type { UnitOfWork } from '../tx.js';
+import { ROLE_BINDING_TYPE } from './role-binding.js';
+import type { RoleBindingStore } from './role-binding-store.js';
+
+export interface BindingExpirySweeperDeps {
+  uow: UnitOfWork;
+  bindings: RoleBindingStore;
+  authz: Authorizer;
+  audit?: ChangeRecorder;
+  /** How long an expired binding stays listed (as expired) before it is deleted. */
+  retentionMs: number;
+  /** How often to look. */
+  intervalMs: number;
+  now?: () => number;
+  log?: { warn(o: object, msg: string): void };
+}
+
+/** Who the audit trail names for a sweep. */
+const SWEEPER = systemPrincipal('binding-expiry');
+const BATCH = 100;
+
+/**
+ * Deletes role bindings that expired more than the retention period ago, in batches, each
+ * deletion audited and evented through the audit log (in the deleting transaction, so no
+ * deletion goes unrecorded). The binding stopped granting at its expiry already; this only
+ * tidies. Replicas may all sweep: each locks its batch and skips the others'.
+ */
+export class BindingExpirySweeper {
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<unknown> | undefined;
+
+  constructor(private readonly d: BindingExpirySweeperDeps) {}
+
+  /** Sweep until nothing is left to delete; answers how many bindings were deleted. */
+  async sweep(): Promise<number> {
+    const cutoff = new Date((this.d.now ?? Date.now)() - this.d.retentionMs);
+    let total = 0;
+    for (;;) {
+      const n = await this.d.uow.run(async (tx) => {
+        const expired = await this.d.bindings.expiredBefore(tx, cutoff, BATCH);
+        for (const before of expired) {
+          await this.d.bindings.delete(tx, before.uid);
+          await this.d.audit?.record(tx, SWEEPER, {
+            type: ROLE_BINDING_TYPE,
+            operation: 'delete',
+            uid: before.uid,
+            before,
+          });
+        }
+        return expired.length;
+      });
+      total += n;
+      if (n < BATCH) break;
+    }
+    if (total > 0) this.d.authz.grantsChanged();
+    return total;
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => {
+      if (this.#running) return;
+      this.#running = this.sweep()
+        .catch((err: unknown) => this.d.log?.warn({ err }, 'binding expiry sweep failed'))
+        .finally(() => (this.#running = undefined));
+    }, this.d.intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#running;
+  }
+}

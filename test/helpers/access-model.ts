@@ -1,0 +1,167 @@
+import type { Capability } from '../../src/auth/capabilities.js';
+
+/**
+ * The access rules, written to be obviously right rather than fast: every answer is a
+ * scan over every binding. Property tests compare the real authorizer and the access
+ * service against it; a mismatch is a bug in one of the two.
+ *
+ * 1. A live binding of a role at G grants the role's capabilities at G and below it.
+ * 2. A binding whose expiry has passed grants nothing.
+ * 3. No escalation: a binding is created only by a caller holding `role_bindings.create`
+ *    at its group and every capability of its role there, who may list the identity and
+ *    the role (built-in roles are visible to all).
+ * 4. An access answer counts only the bindings the caller may list (all for the admin;
+ *    its own for an identity), about identities it may list (or itself), at groups it
+ *    may list (anything when asking about itself).
+ */
+export interface ModelBinding {
+  uid: string;
+  group: string;
+  identity: string;
+  role: string;
+  caps: ReadonlySet<Capability>;
+  expired: boolean;
+}
+
+export interface ModelWorld {
+  groups: string[];
+  identities: string[];
+  /** Role uid → its capabilities. */
+  roles: Map<string, ReadonlySet<Capability>>;
+  bindings: ModelBinding[];
+}
+
+/** `admin`, or an identity by uid. */
+export type Caller = string;
+
+const covers = (scope: string, uid: string) => uid === scope || uid.startsWith(`${scope}/`);
+
+export function can(w: ModelWorld, identity: string, cap: Capability, uid: string): boolean {
+  return w.bindings.some(
+    (b) => b.identity === identity && !b.expired && b.caps.has(cap) && covers(b.group, uid),
+  );
+}
+
+function callerCan(w: ModelWorld, c: Caller, cap: Capability, uid: string): boolean {
+  return c === 'admin' || can(w, c, cap, uid);
+}
+
+function counts(w: ModelWorld, c: Caller, b: ModelBinding): boolean {
+  return c === 'admin' || b.identity === c || can(w, c, 'role_bindings.list', b.uid);
+}
+
+function mayAskAbout(w: ModelWorld, c: Caller, identity: string): boolean {
+  return identity === c || callerCan(w, c, 'identity.list', identity);
+}
+
+/** The groups from `from` down to `to`, both included. */
+export function path(from: string, to: string): string[] {
+  const out = [to];
+  for (let u = to; u !== from;) {
+    u = u.slice(0, u.lastIndexOf('/'));
+    out.unshift(u);
+  }
+  return out;
+}
+
+export interface ModelGrant {
+  bindingUid: string;
+  groupUid: string;
+  path: string[];
+}
+
+function granting(
+  w: ModelWorld,
+  c: Caller,
+  identity: string,
+  cap: Capability,
+  group: string,
+): ModelGrant[] {
+  return w.bindings
+    .filter(
+      (b) =>
+        b.identity === identity &&
+        !b.expired &&
+        b.caps.has(cap) &&
+        covers(b.group, group) &&
+        counts(w, c, b),
+    )
+    .map((b) => ({ bindingUid: b.uid, groupUid: b.group, path: path(b.group, group) }))
+    .sort((a, b) => (a.bindingUid < b.bindingUid ? -1 : 1));
+}
+
+export type ModelCheck = 'not found' | { allowed: boolean; grants: ModelGrant[] };
+
+export function check(
+  w: ModelWorld,
+  c: Caller,
+  identity: string,
+  cap: Capability,
+  group: string,
+): ModelCheck {
+  if (identity !== c) {
+    if (!callerCan(w, c, 'identity.list', identity)) return 'not found';
+    if (!callerCan(w, c, 'groups.list', group)) return 'not found';
+  }
+  const grants = granting(w, c, identity, cap, group);
+  return { allowed: grants.length > 0, grants };
+}
+
+export function whoCan(
+  w: ModelWorld,
+  c: Caller,
+  group: string,
+  cap: Capability,
+): 'not found' | { identityUid: string; grants: ModelGrant[] }[] {
+  if (!callerCan(w, c, 'groups.list', group)) return 'not found';
+  return w.identities
+    .filter((i) => mayAskAbout(w, c, i))
+    .map((i) => ({ identityUid: i, grants: granting(w, c, i, cap, group) }))
+    .filter((h) => h.grants.length > 0)
+    .sort((a, b) => (a.identityUid < b.identityUid ? -1 : 1));
+}
+
+export interface ModelGroupAccess {
+  groupUid: string;
+  bindingUids: string[];
+  capabilities: Capability[];
+  effectiveCapabilities: Capability[];
+}
+
+export function whatCan(
+  w: ModelWorld,
+  c: Caller,
+  identity: string,
+): 'not found' | ModelGroupAccess[] {
+  if (!mayAskAbout(w, c, identity)) return 'not found';
+  const mine = w.bindings.filter((b) => b.identity === identity && !b.expired && counts(w, c, b));
+  const groups = [...new Set(mine.map((b) => b.group))].sort();
+  const capsOf = (bs: ModelBinding[]) => [...new Set(bs.flatMap((b) => [...b.caps]))].sort();
+  return groups.map((g) => ({
+    groupUid: g,
+    bindingUids: mine
+      .filter((b) => b.group === g)
+      .map((b) => b.uid)
+      .sort(),
+    capabilities: capsOf(mine.filter((b) => b.group === g)),
+    effectiveCapabilities: capsOf(mine.filter((b) => covers(b.group, g))),
+  }));
+}
+
+/** Rule 3, for a binding of `role` to `identity` at `group` that does not exist yet. */
+export function mayBind(
+  w: ModelWorld,
+  c: Caller,
+  group: string,
+  identity: string,
+  role: string,
+): boolean {
+  if (c === 'admin') return true;
+  const caps = w.roles.get(role) ?? new Set<Capability>();
+  return (
+    can(w, c, 'role_bindings.create', group) &&
+    can(w, c, 'identity.list', identity) &&
+    can(w, c, 'roles.list', role) &&
+    [...caps].every((cap) => can(w, c, cap, group))
+  );
+}

@@ -1,0 +1,314 @@
+import test from 'ava';
+import fc from 'fast-check';
+import type { Capability } from '../../src/auth/capabilities.js';
+import { ADMIN, type Principal } from '../../src/auth/principal.js';
+import { parseListRequest } from '../../src/core/list-request.js';
+import { isRpcError } from '../../src/core/rpc-error.js';
+import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../../src/resources/access/access.js';
+import * as model from '../helpers/access-model.js';
+import { ISSUER } from '../helpers/iam-fixtures.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * The real authorizer, check, who-can, what-can and binding create against the reference
+ * model (test/helpers/access-model.ts), on random trees, roles, bindings (some expired)
+ * and questions asked by random callers. A fixed seed; ARBOR_MODEL_WORLDS and
+ * ARBOR_MODEL_SEED for more. Each world is built once through the services and then
+ * asked QUESTIONS questions, so thousands of cases stay within seconds.
+ */
+const WORLDS = Number(process.env.ARBOR_MODEL_WORLDS ?? 25);
+const QUESTIONS = 120;
+const SEED = Number(process.env.ARBOR_MODEL_SEED ?? 20261125);
+
+const POOL: Capability[] = [
+  'groups.list',
+  'identity.list',
+  'role_bindings.list',
+  'role_bindings.create',
+  'roles.list',
+  'repo.list',
+];
+
+let s: TestServer;
+test.before(async () => {
+  s = await startServer();
+});
+test.after.always(async () => {
+  await s?.close();
+});
+
+interface WorldShape {
+  parents: number[];
+  identityAt: number[];
+  roles: Capability[][];
+  bindings: { identity: number; role: number; group: number; expired: boolean }[];
+}
+
+const worldArb: fc.Arbitrary<WorldShape> = fc.record({
+  parents: fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
+  identityAt: fc.array(fc.nat(), { minLength: 2, maxLength: 5 }),
+  roles: fc.array(fc.subarray(POOL, { minLength: 1 }), { minLength: 1, maxLength: 4 }),
+  bindings: fc.array(
+    fc.record({ identity: fc.nat(), role: fc.nat(), group: fc.nat(), expired: fc.boolean() }),
+    { maxLength: 10 },
+  ),
+});
+
+let worldNo = 0;
+
+/** Build `shape` through the services as the admin; answer the model of what was built. */
+async function build(shape: WorldShape): Promise<model.ModelWorld> {
+  const sv = s.arbor.services;
+  const n = worldNo++;
+  const org = (await sv.groups.create(ADMIN, undefined, { name: `model-${n}` })).uid;
+  const groups = [org];
+  for (const [i, p] of shape.parents.entries()) {
+    groups.push((await sv.groups.create(ADMIN, groups[p % groups.length], { name: `g${i}` })).uid);
+  }
+  const identities: string[] = [];
+  for (const [i, at] of shape.identityAt.entries()) {
+    const body = { name: `i${i}`, claimMatch: { issuer: ISSUER, subject: `m${n}-${i}` } };
+    identities.push((await sv.identities.create(ADMIN, groups[at % groups.length], body)).uid);
+  }
+  const roles = new Map<string, ReadonlySet<Capability>>();
+  const roleUids: string[] = [];
+  for (const [i, caps] of shape.roles.entries()) {
+    const uid = (await sv.roles.create(ADMIN, org, { name: `r${i}`, capabilities: caps })).uid;
+    roles.set(uid, new Set(caps));
+    roleUids.push(uid);
+  }
+  const bindings: model.ModelBinding[] = [];
+  const seen = new Set<string>();
+  for (const b of shape.bindings) {
+    const identity = identities[b.identity % identities.length]!;
+    const role = roleUids[b.role % roleUids.length]!;
+    const group = groups[b.group % groups.length]!;
+    const key = `${group} ${identity} ${role}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const expireTime = new Date(Date.now() + 3_600_000).toISOString();
+    const uid = (
+      await sv.roleBindings.create(ADMIN, group, {
+        identityUid: identity,
+        roleUid: role,
+        ...(b.expired ? { expireTime } : {}),
+      })
+    ).uid;
+    // As time would: the expiry passes.
+    if (b.expired)
+      await s.db
+        .knex('role_bindings')
+        .where({ uid })
+        .update({ expire_time: new Date(0) });
+    bindings.push({ uid, group, identity, role, caps: roles.get(role)!, expired: b.expired });
+  }
+  // The SQL above went round the services: forget remembered grants.
+  s.arbor.authz.grantsChanged();
+  return { groups, identities, roles, bindings };
+}
+
+type Question =
+  | { kind: 'can'; identity: number; cap: number; node: number; below: boolean }
+  | { kind: 'check'; caller: number; identity: number; cap: number; node: number }
+  | { kind: 'whoCan'; caller: number; cap: number; node: number; pageSize: number }
+  | { kind: 'whatCan'; caller: number; identity: number }
+  | { kind: 'bind'; caller: number; identity: number; role: number; node: number };
+
+const questionArb: fc.Arbitrary<Question> = fc.oneof(
+  fc.record({
+    kind: fc.constant('can' as const),
+    identity: fc.nat(),
+    cap: fc.nat(),
+    node: fc.nat(),
+    below: fc.boolean(),
+  }),
+  fc.record({
+    kind: fc.constant('check' as const),
+    caller: fc.nat(),
+    identity: fc.nat(),
+    cap: fc.nat(),
+    node: fc.nat(),
+  }),
+  fc.record({
+    kind: fc.constant('whoCan' as const),
+    caller: fc.nat(),
+    cap: fc.nat(),
+    node: fc.nat(),
+    pageSize: fc.integer({ min: 1, max: 3 }),
+  }),
+  fc.record({ kind: fc.constant('whatCan' as const), caller: fc.nat(), identity: fc.nat() }),
+  fc.record({
+    kind: fc.constant('bind' as const),
+    caller: fc.nat(),
+    identity: fc.nat(),
+    role: fc.nat(),
+    node: fc.nat(),
+  }),
+);
+
+const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
+
+/** Callers: each identity of the world, and (one in n+1) the admin token. */
+function callerOf(w: model.ModelWorld, i: number): model.Caller {
+  const k = i % (w.identities.length + 1);
+  return k === w.identities.length ? 'admin' : w.identities[k]!;
+}
+
+function principal(c: model.Caller): Principal {
+  // A fresh object per question: the authorizer remembers grants per principal object.
+  return c === 'admin' ? ADMIN : { kind: 'identity', uid: c };
+}
+
+async function orNotFound<T>(f: () => Promise<T>): Promise<T | 'not found'> {
+  try {
+    return await f();
+  } catch (e) {
+    if (isRpcError(e) && e.code === 5) return 'not found';
+    throw e;
+  }
+}
+
+const proofs = (grants: { bindingUid: string; groupUid: string; path: string[] }[]) =>
+  grants.map(({ bindingUid, groupUid, path }) => ({ bindingUid, groupUid, path }));
+
+/** Every page of a list, following the cursor. */
+async function allPages<T>(
+  f: (token?: string) => Promise<{ items: T[]; nextPageToken?: string; totalCount: string }>,
+): Promise<{ items: T[]; totals: Set<string> }> {
+  const items: T[] = [];
+  const totals = new Set<string>();
+  let token: string | undefined;
+  do {
+    const page = await f(token);
+    items.push(...page.items);
+    totals.add(page.totalCount);
+    token = page.nextPageToken;
+  } while (token);
+  return { items, totals };
+}
+
+/** The real answer to `q` and the model's, in comparable form. */
+async function ask(w: model.ModelWorld, q: Question): Promise<[unknown, unknown]> {
+  const sv = s.arbor.services;
+  switch (q.kind) {
+    case 'can': {
+      const identity = pick(w.identities, q.identity);
+      const cap = pick(POOL, q.cap);
+      // Anything hanging under a group is covered as the group is.
+      const node = pick(w.groups, q.node) + (q.below ? '/00000000000000ff' : '');
+      const real = await s.arbor.authz.can(principal(identity), cap, node);
+      return [real, model.can(w, identity, cap, node)];
+    }
+    case 'check': {
+      const c = callerOf(w, q.caller);
+      const identity = pick(w.identities, q.identity);
+      const cap = pick(POOL, q.cap);
+      const group = pick(w.groups, q.node);
+      const real = await orNotFound(() =>
+        sv.access.check(principal(c), { identityUid: identity, capability: cap, groupUid: group }),
+      );
+      return [
+        real === 'not found' ? real : { allowed: real.allowed, grants: proofs(real.grants) },
+        model.check(w, c, identity, cap, group),
+      ];
+    }
+    case 'whoCan': {
+      const c = callerOf(w, q.caller);
+      const cap = pick(POOL, q.cap);
+      const group = pick(w.groups, q.node);
+      const base = { group, capability: cap, page_size: String(q.pageSize) };
+      const real = await orNotFound(() =>
+        allPages((token) =>
+          sv.access.whoCan(
+            principal(c),
+            parseListRequest(token ? { ...base, page_token: token } : base, WHO_CAN_LIST),
+          ),
+        ),
+      );
+      const expected = model.whoCan(w, c, group, cap);
+      if (real === 'not found') return [real, expected];
+      return [
+        {
+          holders: real.items.map((h) => ({
+            identityUid: h.identityUid,
+            grants: proofs(h.grants),
+          })),
+          totals: [...real.totals],
+        },
+        expected === 'not found'
+          ? expected
+          : { holders: expected, totals: [String(expected.length)] },
+      ];
+    }
+    case 'whatCan': {
+      const c = callerOf(w, q.caller);
+      const identity = pick(w.identities, q.identity);
+      const real = await orNotFound(() =>
+        sv.access.whatCan(principal(c), parseListRequest({ identity }, WHAT_CAN_LIST)),
+      );
+      return [
+        real === 'not found'
+          ? real
+          : real.items.map((g) => ({
+              groupUid: g.groupUid,
+              bindingUids: g.bindings.map((b) => b.bindingUid).sort(),
+              capabilities: g.capabilities,
+              effectiveCapabilities: g.effectiveCapabilities,
+            })),
+        model.whatCan(w, c, identity),
+      ];
+    }
+    case 'bind': {
+      const c = callerOf(w, q.caller);
+      const identity = pick(w.identities, q.identity);
+      const role = pick([...w.roles.keys()], q.role);
+      const group = pick(w.groups, q.node);
+      if (w.bindings.some((b) => b.group === group && b.identity === identity && b.role === role))
+        return [true, true];
+      const expected = model.mayBind(w, c, group, identity, role);
+      let created: string | undefined;
+      try {
+        created = (
+          await sv.roleBindings.create(principal(c), group, {
+            identityUid: identity,
+            roleUid: role,
+          })
+        ).uid;
+      } catch (e) {
+        if (!isRpcError(e) || ![3, 5, 7].includes(e.code)) throw e;
+      }
+      if (created) {
+        // The world has changed: the model learns the new binding too.
+        const caps = w.roles.get(role)!;
+        w.bindings.push({ uid: created, group, identity, role, caps, expired: false });
+      }
+      return [created !== undefined, expected];
+    }
+  }
+}
+
+test('access: the authorizer, check, who-can, what-can and no-escalation agree with the model', async (t) => {
+  let asked = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      worldArb,
+      fc.array(questionArb, { minLength: QUESTIONS, maxLength: QUESTIONS }),
+      async (shape, questions) => {
+        const w = await build(shape);
+        for (const q of questions) {
+          const [real, expected] = await ask(w, q);
+          asked++;
+          if (JSON.stringify(real) !== JSON.stringify(expected)) {
+            throw new Error(
+              `${q.kind} disagrees\nquestion: ${JSON.stringify(q)}\nreal:  ${JSON.stringify(real)}\nmodel: ${JSON.stringify(expected)}`,
+            );
+          }
+        }
+      },
+    ),
+    // Each run builds a world in the database: shrinking would rebuild many more.
+    { numRuns: WORLDS, seed: SEED, endOnFailure: true },
+  );
+  t.true(asked >= WORLDS * QUESTIONS);
+  t.log(`${asked} questions in ${WORLDS} worlds`);
+});
