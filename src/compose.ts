@@ -16,7 +16,7 @@ import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
 import { openDatabase, type Database } from './db/connect.js';
-import { migrateLatest } from './db/migrate.js';
+import type { DataDirLock } from './db/data-dir-lock.js';
 import { serverSecret } from './db/secrets.js';
 import { createStores } from './db/stores/index.js';
 import { KnexGrantSource } from './db/stores/grant-source.js';
@@ -59,6 +59,8 @@ import { DeliveryWorker } from './resources/events/delivery-worker.js';
 import type { SinkTransport } from './resources/events/sink-transport.js';
 import { HttpSinkTransport } from './outbound/http-sink-transport.js';
 import { presentResource } from './wire/resource-presenter.js';
+import { AdminService } from './resources/admin/admin-service.js';
+import { migrateLatest, migrationStatus } from './db/migrate.js';
 // @compose-imports
 
 export interface Arbor {
@@ -89,6 +91,10 @@ export interface Arbor {
 export interface ComposeOptions {
   /** Use this database instead of opening the configured one (tests). */
   database?: Database;
+  /** PGlite: the data directory lock this process holds already (`arbor serve`). */
+  dataDirLock?: DataDirLock;
+  /** PGlite: who opens the data directory, as its lock names it (default `command`). */
+  role?: string;
   logger?: Logger;
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
@@ -121,6 +127,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       dataDir: config.dataDir,
       // The driver's messages carry stacks; the first line says what went wrong.
       warn: (m) => logger.warn({ component: 'db' }, m.split('\n', 1)[0]),
+      lock: opts.dataDirLock,
+      role: opts.role,
     }));
   const metrics = opts.metrics ?? new ApiMetrics();
   try {
@@ -144,6 +152,15 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;
     const auditLog = opts.audit === false ? undefined : new AuditLog(st.audit, presentResource);
     const common = { uow, authz, pager, managed, audit: auditLog };
+    const identityProviders = new IdentityProviderService({
+      ...common,
+      groups: st.groups,
+      roles: st.roles,
+      idps: st.identityProviders,
+      allowInsecureIssuers,
+      serverLogin,
+      secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
+    });
     const services: Services = {
       health: new HealthService(uow, st.pinger),
       groups: new GroupService({ ...common, groups: st.groups }),
@@ -159,15 +176,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       tags: new TagService({ ...common, tags: st.tags }),
       advisories: new AdvisoryService({ ...common, advisories: st.advisories }),
       advisoryImport: new AdvisoryImporter({ uow, authz, advisories: st.advisories }),
-      identityProviders: new IdentityProviderService({
-        ...common,
-        groups: st.groups,
-        roles: st.roles,
-        idps: st.identityProviders,
-        allowInsecureIssuers,
-        serverLogin,
-        secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
-      }),
+      identityProviders,
       accountAssociations: new AccountAssociationService({
         ...common,
         groups: st.groups,
@@ -187,6 +196,13 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         ...common,
         subscriptions: st.subscriptions,
         allowPrivateSinks: config.allowPrivateSinks,
+      }),
+      admin: new AdminService({
+        authz,
+        kind: db.kind,
+        migrationStatus: () => migrationStatus(db.knex),
+        ...(db.dumpDataDir ? { dumpDataDir: db.dumpDataDir } : {}),
+        resealSecrets: () => identityProviders.resealClientSecrets(),
       }),
     };
     // Before serving: seal plain-text secrets left by older versions, and move secrets

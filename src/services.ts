@@ -14,6 +14,7 @@ import type { TrustedKeyService } from './resources/trusted-keys/trusted-key-ser
 import type { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import type { AuditService } from './resources/audit/audit-service.js';
 import type { SubscriptionService } from './resources/subscriptions/subscription-service.js';
+import type { AdminService } from './resources/admin/admin-service.js';
 import type { AccessService } from './resources/access/access-service.js';
 // @service-imports
 
@@ -35,6 +36,7 @@ export interface Services {
   managed: ManagedResourceService;
   audit: AuditService;
   subscriptions: SubscriptionService;
+  admin: AdminService;
   access: AccessService;
   // @service-types
 }

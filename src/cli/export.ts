@@ -2,7 +2,6 @@ import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { systemPrincipal, type Principal } from '../auth/principal.js';
 import { compose } from '../compose.js';
-import { loadConfig } from '../config.js';
 import { parseListRequest, type ListSpec } from '../core/list-request.js';
 import { isRpcError } from '../core/rpc-error.js';
 import { isValidUidp } from '../core/uidp.js';
@@ -11,8 +10,10 @@ import { IDENTITY_LIST } from '../resources/identities/identity.js';
 import type { ListPage } from '../resources/list-types.js';
 import { ROLE_BINDING_LIST } from '../resources/role-bindings/role-binding.js';
 import type { Services } from '../services.js';
+import { AdminTargetError, adminTarget } from './admin-target.js';
+import type { TreeSource } from './tree-source.js';
 
-export const EXPORT_USAGE = `usage: arbor export --group <uid> [--namespace <ns>]
+export const EXPORT_USAGE = `usage: arbor export --group <uid> [--namespace <ns>] [--api <url>]
 
 Writes the Group, Identities and RoleBindings at and below a group as arbor.dev custom
 resources (YAML on stdout): references by name, adoptUid set, deletionPolicy: Orphan.
@@ -65,6 +66,21 @@ export interface ExportResult {
   skipped: Array<{ uid: string; why: string }>;
 }
 
+/** The tree as the services give it, to `p`. */
+export function servicesTree(services: Services, p: Principal): TreeSource {
+  return {
+    group: (uid) => services.groups.get(p, uid),
+    below: (uid) => {
+      const below = { 'uidp.descendants_of': uid };
+      return Promise.all([
+        all(GROUP_LIST, below, (r) => services.groups.list(p, r)),
+        all(IDENTITY_LIST, below, (r) => services.identities.list(p, r)),
+        all(ROLE_BINDING_LIST, below, (r) => services.roleBindings.list(p, r)),
+      ]);
+    },
+  };
+}
+
 /**
  * The custom resources that adopt the tree at `groupUid` as it is.
  * @throws RpcError NOT_FOUND / INVALID_ARGUMENT from the services.
@@ -75,13 +91,17 @@ export async function exportTree(
   groupUid: string,
   namespace?: string,
 ): Promise<ExportResult> {
-  const root = await services.groups.get(p, groupUid);
-  const below = { 'uidp.descendants_of': groupUid };
-  const [groups, identities, bindings] = await Promise.all([
-    all(GROUP_LIST, below, (r) => services.groups.list(p, r)),
-    all(IDENTITY_LIST, below, (r) => services.identities.list(p, r)),
-    all(ROLE_BINDING_LIST, below, (r) => services.roleBindings.list(p, r)),
-  ]);
+  return exportFrom(servicesTree(services, p), groupUid, namespace);
+}
+
+/** {@link exportTree} from any source of the tree. */
+export async function exportFrom(
+  source: TreeSource,
+  groupUid: string,
+  namespace?: string,
+): Promise<ExportResult> {
+  const root = await source.group(groupUid);
+  const [groups, identities, bindings] = await source.below(groupUid);
   const meta = (name: string) => ({ name, ...(namespace ? { namespace } : {}) });
   const docs: object[] = [];
   const skipped: ExportResult['skipped'] = [];
@@ -165,19 +185,23 @@ export async function exportTree(
   return { yaml, skipped };
 }
 
-function parseArgs(args: readonly string[]): { group: string; namespace?: string } | undefined {
+function parseArgs(
+  args: readonly string[],
+): { group: string; namespace?: string; api?: string } | undefined {
   let group: string | undefined;
   let namespace: string | undefined;
+  let api: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const [flag, inline] = args[i]!.split('=', 2) as [string, string | undefined];
     const value = inline ?? args[++i];
     if (value === undefined) return undefined;
     if (flag === '--group') group = value;
     else if (flag === '--namespace' || flag === '-n') namespace = value;
+    else if (flag === '--api') api = value;
     else return undefined;
   }
   if (group === undefined || !isValidUidp(group)) return undefined;
-  return { group, ...(namespace ? { namespace } : {}) };
+  return { group, ...(namespace ? { namespace } : {}), ...(api ? { api } : {}) };
 }
 
 /**
@@ -195,9 +219,24 @@ export async function exportCommand(args: readonly string[]): Promise<number> {
     process.stderr.write(EXPORT_USAGE);
     return 2;
   }
-  const config = loadConfig();
+  const target = await adminTarget(parsed.api);
+  const write = (r: ExportResult) => {
+    process.stdout.write(r.yaml);
+    for (const s of r.skipped) process.stderr.write(`arbor: export: skipped ${s.uid}: ${s.why}\n`);
+    return 0;
+  };
+  const refused = (e: unknown) => {
+    if (!isRpcError(e) && !(e instanceof AdminTargetError)) throw e;
+    process.stderr.write(`arbor: export: ${e.message}\n`);
+    return 1;
+  };
+  if (target.kind === 'api') {
+    const { apiTree } = await import('./export-api.js');
+    return exportFrom(apiTree(target.client), parsed.group, parsed.namespace).then(write, refused);
+  }
+  const { config } = target;
   const logger = pino({ level: config.logLevel, base: { service: 'arbor' } }, pino.destination(2));
-  const arbor = await compose(config, { logger });
+  const arbor = await compose(config, { logger, role: 'export' });
   try {
     const r = await exportTree(
       arbor.services,
@@ -205,13 +244,9 @@ export async function exportCommand(args: readonly string[]): Promise<number> {
       parsed.group,
       parsed.namespace,
     );
-    process.stdout.write(r.yaml);
-    for (const s of r.skipped) process.stderr.write(`arbor: export: skipped ${s.uid}: ${s.why}\n`);
-    return 0;
+    return write(r);
   } catch (e) {
-    if (!isRpcError(e)) throw e;
-    process.stderr.write(`arbor: export: ${e.message}\n`);
-    return 1;
+    return refused(e);
   } finally {
     await arbor.close();
   }

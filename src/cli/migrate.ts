@@ -2,6 +2,7 @@ import { createLogger } from '../compose.js';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/connect.js';
 import { migrateLatest, migrationStatus } from '../db/migrate.js';
+import { adminTarget, statusMessage } from './admin-target.js';
 
 /**
  * `arbor migrate` applies pending migrations; `arbor status` (statusOnly) lists applied and
@@ -11,18 +12,45 @@ import { migrateLatest, migrationStatus } from '../db/migrate.js';
 export async function migrateCommand(statusOnly: boolean): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  const db = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    role: statusOnly ? 'status' : 'migrate',
+  });
   try {
-    if (statusOnly) {
-      const s = await migrationStatus(db.knex);
-      process.stdout.write(
-        `applied: ${s.applied.join(', ') || '(none)'}\npending: ${s.pending.join(', ') || '(none)'}\n`,
-      );
-    } else {
+    if (statusOnly) printStatus(await migrationStatus(db.knex));
+    else {
       const applied = await migrateLatest(db.knex);
       logger.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
     }
   } finally {
     await db.close();
   }
+}
+
+function printStatus(s: { applied: string[]; pending: string[] }): void {
+  process.stdout.write(
+    `applied: ${s.applied.join(', ') || '(none)'}\npending: ${s.pending.join(', ') || '(none)'}\n`,
+  );
+}
+
+/**
+ * `arbor status [--api <url>]`: through a server when one is named or runs on the embedded
+ * data directory, else from the database directly.
+ * @returns the process exit code.
+ */
+export async function statusCommand(opts: { api?: string }): Promise<number> {
+  const target = await adminTarget(opts.api);
+  if (target.kind === 'local') {
+    await migrateCommand(true);
+    return 0;
+  }
+  const { data, error, response } = await target.client.GET('/admin/v1/status');
+  if (!data) {
+    process.stderr.write(`arbor: status: ${statusMessage(error, response)}\n`);
+    return 1;
+  }
+  process.stdout.write(`database: ${data.kind} (served by ${target.url})\n`);
+  printStatus(data);
+  return 0;
 }

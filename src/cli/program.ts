@@ -26,6 +26,14 @@ function packageVersion(): string {
   return '0.0.0';
 }
 
+/** `--api` of the admin commands: they go through a server instead of the database. */
+function adminApiOption(): Option {
+  return new Option(
+    '--api <url>',
+    'do it through the Arbor API at this address (default: $ARBOR_API_URL, else the server that runs on DATA_DIR, else the database directly)',
+  );
+}
+
 /**
  * The `arbor` command tree. Each command is one block below; its action loads its module on
  * demand, so `arbor <anything> --help` imports nothing heavy and starts nothing. Adding a
@@ -62,8 +70,11 @@ export function buildProgram(): Command {
 
   program
     .command('status')
-    .description('show applied and pending migrations')
-    .action(async () => (await import('./migrate.js')).migrateCommand(true));
+    .description('show applied and pending migrations (through the server when one runs)')
+    .addOption(adminApiOption())
+    .action(async (o: { api?: string }) => {
+      process.exitCode = await (await import('./migrate.js')).statusCommand(o);
+    });
 
   program
     .command('reconcile')
@@ -77,9 +88,10 @@ export function buildProgram(): Command {
     .command('import-advisories')
     .description('import OSV advisory files (a .json file or a directory), in one transaction')
     .argument('[path]', 'an OSV .json file, or a directory searched for them')
-    .action(async (path: string | undefined) => {
+    .addOption(adminApiOption())
+    .action(async (path: string | undefined, o: { api?: string }) => {
       const { importAdvisoriesCommand } = await import('./import-advisories.js');
-      process.exitCode = await importAdvisoriesCommand(path === undefined ? [] : [path]);
+      process.exitCode = await importAdvisoriesCommand(path === undefined ? [] : [path], o);
     });
 
   const auth = program.command('auth').description('sign in and handle API tokens');
@@ -128,6 +140,7 @@ export function buildProgram(): Command {
     .description('write the Groups, Identities and RoleBindings below a group as custom resources')
     .requiredOption('--group <uid>', 'the group whose tree to export')
     .option('--namespace <ns>', 'the namespace of the exported objects')
+    .addOption(adminApiOption())
     .action(async (_opts, cmd: Command) => {
       const { exportCommand } = await import('./export.js');
       process.exitCode = await exportCommand(argvOf(cmd));
@@ -146,9 +159,10 @@ export function buildProgram(): Command {
   secretKey
     .command('reseal')
     .description('seal every stored secret with the current key')
-    .action(async () => {
+    .addOption(adminApiOption())
+    .action(async (o: { api?: string }) => {
       const { resealSecretsCommand } = await import('./secret-keys.js');
-      process.exitCode = await resealSecretsCommand();
+      process.exitCode = await resealSecretsCommand(o);
     });
 
   program
@@ -160,6 +174,25 @@ export function buildProgram(): Command {
         throw new CommanderError(2, 'arbor.shell', `error: no completion for shell "${shell}"`);
       }
       process.stdout.write(completionScript(program, shell));
+    });
+
+  program
+    .command('backup')
+    .description(
+      'write the embedded database and its keys to a file (through the server when one runs)',
+    )
+    .argument('<file>', 'the backup file to write')
+    .addOption(adminApiOption())
+    .action(async (file: string, o: { api?: string }) => {
+      process.exitCode = await (await import('./backup.js')).backupCommand(file, o);
+    });
+  program
+    .command('restore')
+    .description('load a backup into the embedded data directory (with no server on it)')
+    .argument('<file>', 'a file written by arbor backup')
+    .option('--force', 'replace the database and key files that are there')
+    .action(async (file: string, o: { force?: boolean }) => {
+      process.exitCode = await (await import('./backup.js')).restoreCommand(file, o);
     });
 
   // @commands (one block per command)

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { compose } from '../compose.js';
+import { adminTarget, statusMessage } from './admin-target.js';
 import { loadConfig } from '../config.js';
 import { generateSecretKey } from '../auth/secret-keys.js';
 
@@ -27,17 +28,25 @@ export async function newSecretKeyCommand(): Promise<number> {
  * from older versions, or sealed by a key being retired). Every start of the server does
  * the same; this is for doing it without one.
  */
-export async function resealSecretsCommand(): Promise<number> {
-  const arbor = await compose(loadConfig());
-  try {
-    const r = await arbor.services.identityProviders.resealClientSecrets();
-    // compose() has already resealed what it found; this pass reports what is left.
+export async function resealSecretsCommand(opts: { api?: string } = {}): Promise<number> {
+  const report = (r: { resealed: number; unreadable: string[] }) => {
     process.stdout.write(`resealed: ${r.resealed}\n`);
-    if (r.unreadable.length > 0) {
-      process.stderr.write(`cannot open (key missing): ${r.unreadable.join(', ')}\n`);
-      return 1;
-    }
-    return 0;
+    if (r.unreadable.length === 0) return 0;
+    process.stderr.write(`cannot open (key missing): ${r.unreadable.join(', ')}\n`);
+    return 1;
+  };
+  const target = await adminTarget(opts.api);
+  if (target.kind === 'api') {
+    // The server seals with its own keys: a key made by `secret-key new` counts once it restarts.
+    const { data, error, response } = await target.client.POST('/admin/v1/secrets:reseal');
+    if (data) return report(data);
+    process.stderr.write(`arbor: secret-key reseal: ${statusMessage(error, response)}\n`);
+    return 1;
+  }
+  const arbor = await compose(target.config, { role: 'secret-key reseal' });
+  try {
+    // compose() has already resealed what it found; this pass reports what is left.
+    return report(await arbor.services.identityProviders.resealClientSecrets());
   } finally {
     await arbor.close();
   }

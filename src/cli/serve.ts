@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import type { Server } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { answerClientErrors } from '../api/client-errors.js';
 import { ArborListener, createArborHandler } from '../grpc/listener.js';
@@ -7,10 +7,18 @@ import type { NodeHandlerFn } from '../grpc/grpc-handler.js';
 import { Lifecycle } from '../api/lifecycle.js';
 import { compose, createLogger, type Arbor, type ComposeOptions } from '../compose.js';
 import { loadConfig } from '../config.js';
+import { lockDataDir } from '../db/data-dir-lock.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { databaseFailure, listenFailure } from '../startup-error.js';
 import { readTlsFiles, reloadTls } from '../tls-files.js';
+
+/** Where a command on this machine reaches the server (a wildcard host is loopback here). */
+function localUrl(server: Server, host: string, tls: boolean): string {
+  const { port } = server.address() as AddressInfo;
+  const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `${tls ? 'https' : 'http'}://${h.includes(':') ? `[${h}]` : h}:${port}`;
+}
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -44,6 +52,10 @@ export async function serveCommand(
   const life = new Lifecycle();
   // Read before the port is bound: a bad file stops the process rather than serving without.
   const tls = config.tls ? readTlsFiles(config.tls) : undefined;
+  // PGlite: take the data directory before binding the port, so a second server refuses
+  // with the owner's pid and touches nothing (db/data-dir-lock.ts).
+  const lock =
+    config.databaseUrl === undefined ? lockDataDir(config.dataDir, { role: 'server' }) : undefined;
   // One port for REST (HTTP/1.1) and gRPC (HTTP/2), with the lifecycle in front of both.
   const server = new ArborListener(life.listener as unknown as NodeHandlerFn, {
     limits: config.http,
@@ -52,7 +64,13 @@ export async function serveCommand(
   answerClientErrors(server.http1);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;
-  await listen(server, config.port, config.host);
+  try {
+    await listen(server, config.port, config.host);
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
+  lock?.setApiUrl(localUrl(server, config.host, tls !== undefined));
   // Both ports are bound before "listening" is said: a taken METRICS_PORT stops start-up
   // with its name, not after the process has claimed to serve.
   const metrics = new ApiMetrics(true);
@@ -61,6 +79,7 @@ export async function serveCommand(
       ? await startMetricsServer(metrics.registry, config.metricsPort, config.host).catch(
           (e: unknown) => {
             server.close();
+            lock?.release();
             throw e;
           },
         )
@@ -78,7 +97,12 @@ export async function serveCommand(
   // Migrations run inside compose(); the probes answer meanwhile.
   // In a cluster worker, compose (migrate: false) only once the primary has migrated.
   const started: Promise<Arbor> = (prepared ?? Promise.resolve()).then(() =>
-    compose(config, { ...opts, logger, metrics }).catch((e: unknown) => {
+    compose(config, {
+      ...opts,
+      logger,
+      metrics,
+      ...(lock ? { dataDirLock: lock } : {}),
+    }).catch((e: unknown) => {
       throw databaseFailure(e, config.databaseUrl);
     }),
   );
@@ -107,13 +131,17 @@ export async function serveCommand(
     });
     metricsServer?.close();
     await arbor?.close();
+    lock?.release();
     logger.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
-  const arbor = await started;
+  const arbor = await started.catch((e: unknown) => {
+    lock?.release();
+    throw e;
+  });
   const handler = createArborHandler(arbor);
   life.serve(handler as unknown as RequestListener);
   // The gRPC door's raw stream path joins only now: until the app serves, every stream

@@ -55,6 +55,60 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/admin/v1/backup': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A consistent copy of the embedded database
+     * @description PGlite only (FAILED_PRECONDITION on PostgreSQL: use pg_dump). Signing and secret keys are not included: back up their directories beside it.
+     */
+    get: operations['admin.backup'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/v1/secrets:reseal': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Seal every stored secret with the current secret key */
+    post: operations['admin.secrets.reseal'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/v1/status': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The database and its migrations, applied and pending */
+    get: operations['admin.status'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/audit/v2beta1/events': {
     parameters: {
       query?: never;
@@ -1179,6 +1233,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/vulnerabilities/v2beta1/advisories:import': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Import OSV advisory files (administrator only)
+     * @description The body is `application/x-ndjson`: one line per OSV file, `{"name", "content"}`. Every file is validated first and the import is one transaction. The answer streams JSON lines: progress, then a summary, or an error once the upload has begun (then nothing was imported). A caller who is not the administrator gets 403 at once.
+     */
+    post: operations['vulnerabilities.advisories.import'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/vulnerabilities/v2beta1/advisories/{uid}': {
     parameters: {
       query?: never;
@@ -1429,6 +1503,11 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * Format: binary
+     * @description A gzipped tar of the embedded data directory (what `arbor restore` loads).
+     */
+    BackupArchive: string;
     /** @description Every field (or query parameter) that failed validation, and why. */
     BadRequest: {
       /** @constant */
@@ -1517,6 +1596,12 @@ export interface components {
         /** @description The groups from the bound group down to the asked group, both included. */
         path: string[];
       }[];
+    };
+    DatabaseStatus: {
+      /** @enum {string} */
+      kind: 'postgres' | 'pglite';
+      applied: string[];
+      pending: string[];
     };
     Empty: Record<string, never>;
     /** @description Always the first detail. */
@@ -1967,6 +2052,32 @@ export interface components {
     IdentityV1List: {
       items: components['schemas']['IdentityV1'][];
     };
+    /** @description One JSON line of the answer: `progress` while validating and writing, then exactly one of `summary` (committed) or `error` (a google.rpc.Status; nothing was imported). */
+    ImportAdvisoriesEvent: {
+      progress?: {
+        /** @enum {string} */
+        phase: 'validate' | 'write';
+        filesDone: number;
+        files: number;
+      };
+      summary?: {
+        files: number;
+        records: number;
+        created: number;
+        updated: number;
+        unchanged: number;
+        stale: number;
+        duplicates: number;
+      };
+      error?: components['schemas']['Status'];
+    };
+    /** @description One OSV file of an upload (one JSON line of application/x-ndjson). */
+    ImportAdvisoryFile: {
+      /** @description the file name, as messages show it */
+      name: string;
+      /** @description the file: one OSV object or a JSON array of them */
+      content: string;
+    };
     JsonWebKeySet: {
       keys: ({
         kty: string;
@@ -2201,6 +2312,11 @@ export interface components {
     };
     RepoV1List: {
       items: components['schemas']['RepoV1'][];
+    };
+    ResealResult: {
+      resealed: number;
+      /** @description uids whose key is no longer configured */
+      unreadable: string[];
     };
     /** @description The resource that was not found or already exists. */
     ResourceInfo: {
@@ -2802,6 +2918,73 @@ export interface operations {
           'application/json': components['schemas']['OpenIdConfiguration'];
         };
       };
+    };
+  };
+  'admin.backup': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The archive. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/gzip': components['schemas']['BackupArchive'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+    };
+  };
+  'admin.secrets.reseal': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description How many were resealed, and which could not be opened. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ResealResult'];
+        };
+      };
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+    };
+  };
+  'admin.status': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The database. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DatabaseStatus'];
+        };
+      };
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
     };
   };
   'audit.events.list': {
@@ -7247,6 +7430,33 @@ export interface operations {
       404: components['responses']['NotFound'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
+    };
+  };
+  'vulnerabilities.advisories.import': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-ndjson': components['schemas']['ImportAdvisoryFile'];
+      };
+    };
+    responses: {
+      /** @description Progress lines, then one summary or one error line. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson': components['schemas']['ImportAdvisoriesEvent'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
     };
   };
   'vulnerabilities.advisories.get': {

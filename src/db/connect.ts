@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGliteDialect, type PGliteConnectionConfig } from '@harryplusplus/knex-pglite';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { makeTimestamptzParser } from './timestamptz-parser.js';
 
 // int8 (COUNT(*)) stays a string: totalCount is an int64 rendered as a decimal string anyway.
@@ -19,6 +20,12 @@ export type DatabaseKind = 'postgres' | 'pglite';
 export interface Database {
   readonly knex: Knex;
   readonly kind: DatabaseKind;
+  /**
+   * PGlite only: a gzipped tarball of the data directory, consistent (taken between queries,
+   * after a checkpoint); what `arbor backup` stores and `arbor restore` loads.
+   */
+  readonly dumpDataDir?: () => Promise<Blob>;
+  /** Waits for queries in flight, then closes. Never rejects; safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -30,6 +37,13 @@ export interface DatabaseOptions {
   poolMax?: number;
   /** Where the driver's own warnings go (pool acquire errors and such); silent by default. */
   warn?: (message: string) => void;
+  /**
+   * PGlite: the lock this process already holds on `dataDir` (`arbor serve` takes it before
+   * binding its port); without one, opening takes it (as `role`) and closing releases it.
+   * @see lockDataDir
+   */
+  lock?: DataDirLock | undefined;
+  role?: string | undefined;
 }
 
 function knexLog(warn: ((m: string) => void) | undefined) {
@@ -52,11 +66,30 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   }
 
   let dir = opts.dataDir;
+  let lock: DataDirLock | undefined;
+  let ownLock = false;
   if (!dir.startsWith('memory://')) {
+    // PGlite is PostgreSQL in this process: a second process on the same files writes its own
+    // copy of the pages and WAL, and both corrupt the other's (lost rows, then every open or
+    // close failing). One process owns a data directory; any other is refused before it opens.
+    lock = opts.lock;
+    if (!lock) {
+      lock = lockDataDir(opts.dataDir, { role: opts.role ?? 'command' });
+      ownLock = true;
+    }
     dir = join(opts.dataDir, 'pglite');
     mkdirSync(dir, { recursive: true });
   }
-  const pglite = await PGlite.create(dir);
+  const release = () => {
+    if (ownLock) lock?.release();
+  };
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dir);
+  } catch (e) {
+    release();
+    throw e;
+  }
   const knex = knexFactory({
     client: PGliteDialect,
     connection: {
@@ -66,12 +99,44 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     pool: { min: 1, max: 1 },
     log: knexLog(opts.warn),
   });
+  let closed: Promise<void> | undefined;
   return {
     knex,
     kind: 'pglite',
-    close: async () => {
-      await knex.destroy();
-      await pglite.close();
+    // Through the pool: no query runs on the one connection while the files are read.
+    dumpDataDir: async () => {
+      const pool = knex.client as {
+        acquireConnection(): Promise<unknown>;
+        releaseConnection(c: unknown): Promise<void>;
+      };
+      const conn = await pool.acquireConnection();
+      try {
+        await pglite.exec('CHECKPOINT');
+        return await pglite.dumpDataDir('gzip');
+      } finally {
+        await pool.releaseConnection(conn);
+      }
     },
+    close: () =>
+      (closed ??= (async () => {
+        try {
+          // Waits for the query in flight: PGlite's close must not run beside one.
+          await knex.destroy();
+          await pglite.close();
+        } catch (e) {
+          // An error inside PostgreSQL that no handler catches leaves the WebAssembly
+          // module through emscripten's longjmp, which throws the number Infinity. Closing
+          // is the last thing a process does: say what failed and let it exit.
+          opts.warn?.(`closing the embedded database failed: ${describe(e)}`);
+        } finally {
+          release();
+        }
+      })()),
   };
+}
+
+function describe(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  if (e === Infinity) return 'PostgreSQL raised an error while shutting down (emscripten longjmp)';
+  return String(e);
 }

@@ -46,6 +46,7 @@ import { ROLE_BINDING_LIST } from '../resources/role-bindings/role-binding.js';
 import { ROLE_LIST } from '../resources/roles/role.js';
 import { TAG_LIST } from '../resources/tags/tag.js';
 import type { Services } from '../services.js';
+import { mountAdvisoryImport } from './advisory-import.js';
 import type { ListPage } from '../resources/list-types.js';
 import { principalOf } from './authn.js';
 import { bodyOf, mountCrud } from './crud.js';
@@ -151,6 +152,7 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
     spec: ADVISORY_LIST,
     toWire: advisoryV2,
   });
+  mountAdvisoryImport(router, auth, s.advisoryImport);
   mountAccess(router, d);
   // The STS authenticates with the workload's own OIDC token, not an Arbor principal.
   router.rpc(StsService.method.exchange, async (req, ctx) => {

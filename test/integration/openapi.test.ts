@@ -136,6 +136,14 @@ function responseSchema(op: Operation): unknown {
 }
 
 /**
+ * Answers a JSON document (not a stream of JSON lines or a file: the advisory import and the
+ * backup have tests of their own, advisory-import-api and e2e/embedded-db).
+ */
+function answersJson(op: Operation): boolean {
+  return responseSchema(op) !== undefined;
+}
+
+/**
  * Creates the resources the examples' stand-in uids name (examples.ts) and returns the
  * substitution of every stand-in, anywhere in a string, by the real value.
  */
@@ -254,8 +262,9 @@ test.serial(
       .token;
     const withExamples = operationsOf(doc).filter(
       ({ op }) =>
-        op.requestBody !== undefined ||
-        (op.parameters ?? []).some((p) => p.in === 'query' && p.example !== undefined),
+        answersJson(op) &&
+        (op.requestBody !== undefined ||
+          (op.parameters ?? []).some((p) => p.in === 'query' && p.example !== undefined)),
     );
     // Creates first, then reads, then updates: an update names what a create made.
     const order = ['post', 'get', 'put', 'patch'];
@@ -327,7 +336,7 @@ test.serial(
     let checked = 0;
     for (const { method, path, op } of operationsOf(doc)) {
       // Authenticated reads only: the public ones answer no resource.
-      if (method !== 'get' || op.security !== undefined) continue;
+      if (method !== 'get' || op.security !== undefined || !answersJson(op)) continue;
       const example = op.parameters?.find((p) => p.in === 'path')?.example;
       // A Get of a kind this server has: the first item its List answers.
       let url = path;

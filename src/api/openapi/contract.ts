@@ -43,7 +43,8 @@ export interface Example {
 }
 
 export interface RequestBodyContract {
-  mediaType: 'application/json' | 'application/x-www-form-urlencoded';
+  /** `application/x-ndjson`: a stream of JSON values, one a line, each of `schema`. */
+  mediaType: 'application/json' | 'application/x-www-form-urlencoded' | 'application/x-ndjson';
   schema: NamedSchema;
   required: boolean;
   examples: Record<string, Example>;
@@ -53,6 +54,8 @@ export interface ResponseContract {
   status: 200;
   description: string;
   schema: NamedSchema;
+  /** JSON unless said: a stream of JSON lines, or a file. */
+  mediaType?: 'application/json' | 'application/x-ndjson' | 'application/gzip';
   /** Response headers the operation sets. */
   headers?: readonly ('ETag' | 'Cache-Control')[];
 }

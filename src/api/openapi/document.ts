@@ -100,7 +100,7 @@ function operation(op: OperationContract, schemas: SchemaComponents) {
         ...(r.headers?.length
           ? { headers: Object.fromEntries(r.headers.map((h) => [h, HEADERS[h]])) }
           : {}),
-        content: { 'application/json': { schema: schemas.ref(r.schema) } },
+        content: { [r.mediaType ?? 'application/json']: { schema: schemas.ref(r.schema) } },
       },
       ...errors,
     },

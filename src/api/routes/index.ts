@@ -10,6 +10,8 @@ import { mountAccountAssociationRoutes } from './account-association-routes.js';
 import { mountGroupInviteRoutes } from './group-invite-routes.js';
 import { mountIdentityProviderRoutes } from './identity-provider-routes.js';
 import { mountEventRoutes } from './event-routes.js';
+import { mountAdvisoryImportRoute } from './advisory-import-route.js';
+import { mountAdminRoutes } from './admin-routes.js';
 import { mountAccessRoutes } from './access-routes.js';
 // @route-imports
 
@@ -25,6 +27,8 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountAccountAssociationRoutes(t, s.accountAssociations, bodyLimit);
   mountGroupInviteRoutes(t, s.groupInvites, bodyLimit);
   mountEventRoutes(t, s.audit, s.subscriptions, bodyLimit);
+  mountAdvisoryImportRoute(t, s.advisoryImport);
+  mountAdminRoutes(t, s.admin);
   mountAccessRoutes(t, s.access, bodyLimit);
   // @routes
 }

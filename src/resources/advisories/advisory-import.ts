@@ -9,7 +9,7 @@ import {
 import type { Tx, UnitOfWork } from '../tx.js';
 import { osvTime, toNewAdvisory, type NewAdvisory } from './advisory.js';
 import type { AdvisoryStore } from './advisory-store.js';
-import { listOsvFiles, readOsvFile } from './osv-files.js';
+import { listOsvFiles, pathSource, readOsvFile, type OsvSource } from './osv-files.js';
 
 export interface AdvisoryImporterDeps {
   uow: UnitOfWork;
@@ -65,10 +65,24 @@ export class AdvisoryImporter {
    *   changed between validation and writing (rolled back).
    */
   async import(p: Principal, source: string, opts: ImportOptions = {}): Promise<ImportResult> {
+    return this.importFiles(p, async () => (await listOsvFiles(source)).map(pathSource), opts);
+  }
+
+  /**
+   * Import the files `collect` gives (an upload, spooled by the caller), with the same
+   * validation, progress and result as {@link import}. `collect` runs only once the caller
+   * is known to be allowed, so nobody else makes the server read or store anything.
+   * @throws RpcError as {@link import}, and whatever `collect` throws.
+   */
+  async importFiles(
+    p: Principal,
+    collect: () => Promise<OsvSource[]>,
+    opts: ImportOptions = {},
+  ): Promise<ImportResult> {
     if (!this.d.authz.isSuperuser(p)) {
       throw permissionDenied('only an administrator can import advisories');
     }
-    const files = await listOsvFiles(source);
+    const files = await collect();
     const report = (phase: ImportProgress['phase'], filesDone: number) =>
       opts.onProgress?.({ phase, filesDone, files: files.length });
 
@@ -105,7 +119,7 @@ export class AdvisoryImporter {
       let batch: NewAdvisory[] = [];
       for (const [f, file] of files.entries()) {
         const { entries, violations: v } = await readOsvFile(file);
-        if (v.length > 0 || entries.length !== counts[f]) throw changed(file);
+        if (v.length > 0 || entries.length !== counts[f]) throw changed(file.name);
         for (const [i, { record, original }] of entries.entries()) {
           if (chosen.get(record.id)?.at !== `${f}:${i}`) continue;
           batch.push(toNewAdvisory(record, original));

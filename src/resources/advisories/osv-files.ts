@@ -4,6 +4,17 @@ import type { FieldViolation } from '../../core/rpc-error.js';
 import { invalidField } from '../../core/rpc-error.js';
 import { osvRecordSchema, type OsvRecord } from './osv.js';
 
+/** One file to import: its name (in messages) and how to read it. */
+export interface OsvSource {
+  name: string;
+  read(): Promise<string>;
+}
+
+/** A file on this machine, named by its path. */
+export function pathSource(path: string): OsvSource {
+  return { name: path, read: () => readFile(path, 'utf8') };
+}
+
 /** One record of a file: validated, plus the original JSON that is stored. */
 export interface OsvEntry {
   record: OsvRecord;
@@ -44,7 +55,8 @@ function jsonPath(path: readonly PropertyKey[]): string {
 }
 
 /** Read and validate one file: a single OSV object, or a JSON array of them. */
-export async function readOsvFile(file: string): Promise<OsvFile> {
+export async function readOsvFile(source: OsvSource): Promise<OsvFile> {
+  const file = source.name;
   const violations: FieldViolation[] = [];
   const fail = (description: string): OsvFile => ({
     entries: [],
@@ -52,7 +64,7 @@ export async function readOsvFile(file: string): Promise<OsvFile> {
   });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(file, 'utf8'));
+    parsed = JSON.parse(await source.read());
   } catch (e) {
     return fail(e instanceof SyntaxError ? `not valid JSON: ${e.message}` : 'cannot be read');
   }

@@ -19,9 +19,149 @@ import type { JsonObject, Message } from '@bufbuild/protobuf';
 export const file_arbor_vulnerabilities_v2beta1_advisories: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ci5hcmJvci92dWxuZXJhYmlsaXRpZXMvdjJiZXRhMS9hZHZpc29yaWVzLnByb3RvEh1hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMSLtBQoIQWR2aXNvcnkSCwoDdWlkGAEgASgJEgoKAmlkGAIgASgJEg8KB2FsaWFzZXMYAyADKAkSJwoHcmVsYXRlZBgEIAMoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIPCgdzdW1tYXJ5GAUgASgJEg8KB2RldGFpbHMYBiABKAkSOQoIc2V2ZXJpdHkYByADKAsyJy5hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMS5TZXZlcml0eRIbCg5zZXZlcml0eV9sZXZlbBgIIAEoCUgAiAEBEjkKCGFmZmVjdGVkGAkgAygLMicuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuQWZmZWN0ZWQSPAoKcmVmZXJlbmNlcxgKIAMoCzIoLmFyYm9yLnZ1bG5lcmFiaWxpdGllcy52MmJldGExLlJlZmVyZW5jZRI2CgdjcmVkaXRzGAsgAygLMiUuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuQ3JlZGl0EjIKEWRhdGFiYXNlX3NwZWNpZmljGAwgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIbCg5zY2hlbWFfdmVyc2lvbhgNIAEoCUgBiAEBEi0KCXB1Ymxpc2hlZBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIbW9kaWZpZWQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCXdpdGhkcmF3bhgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY3JlYXRlX3RpbWUYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIRCg9fc2V2ZXJpdHlfbGV2ZWxCEQoPX3NjaGVtYV92ZXJzaW9uIicKCFNldmVyaXR5EgwKBHR5cGUYASABKAkSDQoFc2NvcmUYAiABKAkirwIKCEFmZmVjdGVkEjcKB3BhY2thZ2UYASABKAsyJi5hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMS5QYWNrYWdlEjkKCHNldmVyaXR5GAIgAygLMicuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuU2V2ZXJpdHkSNAoGcmFuZ2VzGAMgAygLMiQuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuUmFuZ2USEAoIdmVyc2lvbnMYBCADKAkSMwoSZWNvc3lzdGVtX3NwZWNpZmljGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIyChFkYXRhYmFzZV9zcGVjaWZpYxgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiRgoHUGFja2FnZRIRCgllY29zeXN0ZW0YASABKAkSDAoEbmFtZRgCIAEoCRIRCgRwdXJsGAMgASgJSACIAQFCBwoFX3B1cmwimwEKBVJhbmdlEgwKBHR5cGUYASABKAkSEQoEcmVwbxgCIAEoCUgAiAEBEjQKBmV2ZW50cxgDIAMoCzIkLmFyYm9yLnZ1bG5lcmFiaWxpdGllcy52MmJldGExLkV2ZW50EjIKEWRhdGFiYXNlX3NwZWNpZmljGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIHCgVfcmVwbyKZAQoFRXZlbnQSFwoKaW50cm9kdWNlZBgBIAEoCUgAiAEBEhIKBWZpeGVkGAIgASgJSAGIAQESGgoNbGFzdF9hZmZlY3RlZBgDIAEoCUgCiAEBEhIKBWxpbWl0GAQgASgJSAOIAQFCDQoLX2ludHJvZHVjZWRCCAoGX2ZpeGVkQhAKDl9sYXN0X2FmZmVjdGVkQggKBl9saW1pdCImCglSZWZlcmVuY2USDAoEdHlwZRgBIAEoCRILCgN1cmwYAiABKAkiQwoGQ3JlZGl0EgwKBG5hbWUYASABKAkSDwoHY29udGFjdBgCIAMoCRIRCgR0eXBlGAMgASgJSACIAQFCBwoFX3R5cGUiIQoSR2V0QWR2aXNvcnlSZXF1ZXN0EgsKA3VpZBgBIAEoCSKSAgoVTGlzdEFkdmlzb3JpZXNSZXF1ZXN0Ei4KBHVpZHAYASABKAsyIC5hcmJvci5jb21tb24udjJiZXRhMS5VSURQRmlsdGVyEg8KAmlkGAIgASgJSACIAQESFAoHcGFja2FnZRgDIAEoCUgBiAEBEhYKCWVjb3N5c3RlbRgEIAEoCUgCiAEBEhUKCHNldmVyaXR5GAUgASgJSAOIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIFCgNfaWRCCgoIX3BhY2thZ2VCDAoKX2Vjb3N5c3RlbUILCglfc2V2ZXJpdHkilAEKFkxpc3RBZHZpc29yaWVzUmVzcG9uc2USOwoKYWR2aXNvcmllcxgBIAMoCzInLmFyYm9yLnZ1bG5lcmFiaWxpdGllcy52MmJldGExLkFkdmlzb3J5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFMv0BChFBZHZpc29yaWVzU2VydmljZRJpCgtHZXRBZHZpc29yeRIxLmFyYm9yLnZ1bG5lcmFiaWxpdGllcy52MmJldGExLkdldEFkdmlzb3J5UmVxdWVzdBonLmFyYm9yLnZ1bG5lcmFiaWxpdGllcy52MmJldGExLkFkdmlzb3J5En0KDkxpc3RBZHZpc29yaWVzEjQuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuTGlzdEFkdmlzb3JpZXNSZXF1ZXN0GjUuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuTGlzdEFkdmlzb3JpZXNSZXNwb25zZWIGcHJvdG8z',
+    'Ci5hcmJvci92dWxuZXJhYmlsaXRpZXMvdjJiZXRhMS9hZHZpc29yaWVzLnByb3RvEh1hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMSI4ChdJbXBvcnRBZHZpc29yaWVzUmVxdWVzdBIMCgRuYW1lGAEgASgJEg8KB2NvbnRlbnQYAiABKAwipwEKGEltcG9ydEFkdmlzb3JpZXNSZXNwb25zZRJBCghwcm9ncmVzcxgBIAEoCzItLmFyYm9yLnZ1bG5lcmFiaWxpdGllcy52MmJldGExLkltcG9ydFByb2dyZXNzSAASPwoHc3VtbWFyeRgCIAEoCzIsLmFyYm9yLnZ1bG5lcmFiaWxpdGllcy52MmJldGExLkltcG9ydFN1bW1hcnlIAEIHCgVldmVudCJCCg5JbXBvcnRQcm9ncmVzcxINCgVwaGFzZRgBIAEoCRISCgpmaWxlc19kb25lGAIgASgFEg0KBWZpbGVzGAMgASgFIocBCg1JbXBvcnRTdW1tYXJ5Eg0KBWZpbGVzGAEgASgFEg8KB3JlY29yZHMYAiABKAUSDwoHY3JlYXRlZBgDIAEoBRIPCgd1cGRhdGVkGAQgASgFEhEKCXVuY2hhbmdlZBgFIAEoBRINCgVzdGFsZRgGIAEoBRISCgpkdXBsaWNhdGVzGAcgASgFIu0FCghBZHZpc29yeRILCgN1aWQYASABKAkSCgoCaWQYAiABKAkSDwoHYWxpYXNlcxgDIAMoCRInCgdyZWxhdGVkGAQgAygLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg8KB3N1bW1hcnkYBSABKAkSDwoHZGV0YWlscxgGIAEoCRI5CghzZXZlcml0eRgHIAMoCzInLmFyYm9yLnZ1bG5lcmFiaWxpdGllcy52MmJldGExLlNldmVyaXR5EhsKDnNldmVyaXR5X2xldmVsGAggASgJSACIAQESOQoIYWZmZWN0ZWQYCSADKAsyJy5hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMS5BZmZlY3RlZBI8CgpyZWZlcmVuY2VzGAogAygLMiguYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuUmVmZXJlbmNlEjYKB2NyZWRpdHMYCyADKAsyJS5hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMS5DcmVkaXQSMgoRZGF0YWJhc2Vfc3BlY2lmaWMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhsKDnNjaGVtYV92ZXJzaW9uGA0gASgJSAGIAQESLQoJcHVibGlzaGVkGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghtb2RpZmllZBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJd2l0aGRyYXduGBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjcmVhdGVfdGltZRgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhEKD19zZXZlcml0eV9sZXZlbEIRCg9fc2NoZW1hX3ZlcnNpb24iJwoIU2V2ZXJpdHkSDAoEdHlwZRgBIAEoCRINCgVzY29yZRgCIAEoCSKvAgoIQWZmZWN0ZWQSNwoHcGFja2FnZRgBIAEoCzImLmFyYm9yLnZ1bG5lcmFiaWxpdGllcy52MmJldGExLlBhY2thZ2USOQoIc2V2ZXJpdHkYAiADKAsyJy5hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMS5TZXZlcml0eRI0CgZyYW5nZXMYAyADKAsyJC5hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMS5SYW5nZRIQCgh2ZXJzaW9ucxgEIAMoCRIzChJlY29zeXN0ZW1fc3BlY2lmaWMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjIKEWRhdGFiYXNlX3NwZWNpZmljGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJGCgdQYWNrYWdlEhEKCWVjb3N5c3RlbRgBIAEoCRIMCgRuYW1lGAIgASgJEhEKBHB1cmwYAyABKAlIAIgBAUIHCgVfcHVybCKbAQoFUmFuZ2USDAoEdHlwZRgBIAEoCRIRCgRyZXBvGAIgASgJSACIAQESNAoGZXZlbnRzGAMgAygLMiQuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuRXZlbnQSMgoRZGF0YWJhc2Vfc3BlY2lmaWMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgcKBV9yZXBvIpkBCgVFdmVudBIXCgppbnRyb2R1Y2VkGAEgASgJSACIAQESEgoFZml4ZWQYAiABKAlIAYgBARIaCg1sYXN0X2FmZmVjdGVkGAMgASgJSAKIAQESEgoFbGltaXQYBCABKAlIA4gBAUINCgtfaW50cm9kdWNlZEIICgZfZml4ZWRCEAoOX2xhc3RfYWZmZWN0ZWRCCAoGX2xpbWl0IiYKCVJlZmVyZW5jZRIMCgR0eXBlGAEgASgJEgsKA3VybBgCIAEoCSJDCgZDcmVkaXQSDAoEbmFtZRgBIAEoCRIPCgdjb250YWN0GAIgAygJEhEKBHR5cGUYAyABKAlIAIgBAUIHCgVfdHlwZSIhChJHZXRBZHZpc29yeVJlcXVlc3QSCwoDdWlkGAEgASgJIpICChVMaXN0QWR2aXNvcmllc1JlcXVlc3QSLgoEdWlkcBgBIAEoCzIgLmFyYm9yLmNvbW1vbi52MmJldGExLlVJRFBGaWx0ZXISDwoCaWQYAiABKAlIAIgBARIUCgdwYWNrYWdlGAMgASgJSAGIAQESFgoJZWNvc3lzdGVtGAQgASgJSAKIAQESFQoIc2V2ZXJpdHkYBSABKAlIA4gBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgUKA19pZEIKCghfcGFja2FnZUIMCgpfZWNvc3lzdGVtQgsKCV9zZXZlcml0eSKUAQoWTGlzdEFkdmlzb3JpZXNSZXNwb25zZRI7CgphZHZpc29yaWVzGAEgAygLMicuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuQWR2aXNvcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUyhwMKEUFkdmlzb3JpZXNTZXJ2aWNlEmkKC0dldEFkdmlzb3J5EjEuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuR2V0QWR2aXNvcnlSZXF1ZXN0GicuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuQWR2aXNvcnkSfQoOTGlzdEFkdmlzb3JpZXMSNC5hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMS5MaXN0QWR2aXNvcmllc1JlcXVlc3QaNS5hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMS5MaXN0QWR2aXNvcmllc1Jlc3BvbnNlEocBChBJbXBvcnRBZHZpc29yaWVzEjYuYXJib3IudnVsbmVyYWJpbGl0aWVzLnYyYmV0YTEuSW1wb3J0QWR2aXNvcmllc1JlcXVlc3QaNy5hcmJvci52dWxuZXJhYmlsaXRpZXMudjJiZXRhMS5JbXBvcnRBZHZpc29yaWVzUmVzcG9uc2UoATABYgZwcm90bzM',
     [file_arbor_common_v2beta1_uidp, file_google_protobuf_struct, file_google_protobuf_timestamp],
   );
+
+/**
+ * One OSV file: one OSV object or a JSON array of them.
+ *
+ * @generated from message arbor.vulnerabilities.v2beta1.ImportAdvisoriesRequest
+ */
+export type ImportAdvisoriesRequest =
+  Message<'arbor.vulnerabilities.v2beta1.ImportAdvisoriesRequest'> & {
+    /**
+     * The file name, as messages show it.
+     *
+     * @generated from field: string name = 1;
+     */
+    name: string;
+
+    /**
+     * @generated from field: bytes content = 2;
+     */
+    content: Uint8Array;
+  };
+
+/**
+ * Describes the message arbor.vulnerabilities.v2beta1.ImportAdvisoriesRequest.
+ * Use `create(ImportAdvisoriesRequestSchema)` to create a new message.
+ */
+export const ImportAdvisoriesRequestSchema: GenMessage<ImportAdvisoriesRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 0);
+
+/**
+ * @generated from message arbor.vulnerabilities.v2beta1.ImportAdvisoriesResponse
+ */
+export type ImportAdvisoriesResponse =
+  Message<'arbor.vulnerabilities.v2beta1.ImportAdvisoriesResponse'> & {
+    /**
+     * @generated from oneof arbor.vulnerabilities.v2beta1.ImportAdvisoriesResponse.event
+     */
+    event:
+      | {
+          /**
+           * @generated from field: arbor.vulnerabilities.v2beta1.ImportProgress progress = 1;
+           */
+          value: ImportProgress;
+          case: 'progress';
+        }
+      | {
+          /**
+           * @generated from field: arbor.vulnerabilities.v2beta1.ImportSummary summary = 2;
+           */
+          value: ImportSummary;
+          case: 'summary';
+        }
+      | { case: undefined; value?: undefined };
+  };
+
+/**
+ * Describes the message arbor.vulnerabilities.v2beta1.ImportAdvisoriesResponse.
+ * Use `create(ImportAdvisoriesResponseSchema)` to create a new message.
+ */
+export const ImportAdvisoriesResponseSchema: GenMessage<ImportAdvisoriesResponse> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 1);
+
+/**
+ * @generated from message arbor.vulnerabilities.v2beta1.ImportProgress
+ */
+export type ImportProgress = Message<'arbor.vulnerabilities.v2beta1.ImportProgress'> & {
+  /**
+   * `validate` or `write`.
+   *
+   * @generated from field: string phase = 1;
+   */
+  phase: string;
+
+  /**
+   * @generated from field: int32 files_done = 2;
+   */
+  filesDone: number;
+
+  /**
+   * @generated from field: int32 files = 3;
+   */
+  files: number;
+};
+
+/**
+ * Describes the message arbor.vulnerabilities.v2beta1.ImportProgress.
+ * Use `create(ImportProgressSchema)` to create a new message.
+ */
+export const ImportProgressSchema: GenMessage<ImportProgress> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 2);
+
+/**
+ * @generated from message arbor.vulnerabilities.v2beta1.ImportSummary
+ */
+export type ImportSummary = Message<'arbor.vulnerabilities.v2beta1.ImportSummary'> & {
+  /**
+   * @generated from field: int32 files = 1;
+   */
+  files: number;
+
+  /**
+   * @generated from field: int32 records = 2;
+   */
+  records: number;
+
+  /**
+   * @generated from field: int32 created = 3;
+   */
+  created: number;
+
+  /**
+   * @generated from field: int32 updated = 4;
+   */
+  updated: number;
+
+  /**
+   * @generated from field: int32 unchanged = 5;
+   */
+  unchanged: number;
+
+  /**
+   * @generated from field: int32 stale = 6;
+   */
+  stale: number;
+
+  /**
+   * @generated from field: int32 duplicates = 7;
+   */
+  duplicates: number;
+};
+
+/**
+ * Describes the message arbor.vulnerabilities.v2beta1.ImportSummary.
+ * Use `create(ImportSummarySchema)` to create a new message.
+ */
+export const ImportSummarySchema: GenMessage<ImportSummary> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 3);
 
 /**
  * One OSV record (https://ossf.github.io/osv-schema/) in the API's camelCase.
@@ -128,7 +268,7 @@ export type Advisory = Message<'arbor.vulnerabilities.v2beta1.Advisory'> & {
  */
 export const AdvisorySchema: GenMessage<Advisory> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 0);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 4);
 
 /**
  * @generated from message arbor.vulnerabilities.v2beta1.Severity
@@ -151,7 +291,7 @@ export type Severity = Message<'arbor.vulnerabilities.v2beta1.Severity'> & {
  */
 export const SeveritySchema: GenMessage<Severity> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 1);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 5);
 
 /**
  * @generated from message arbor.vulnerabilities.v2beta1.Affected
@@ -194,7 +334,7 @@ export type Affected = Message<'arbor.vulnerabilities.v2beta1.Affected'> & {
  */
 export const AffectedSchema: GenMessage<Affected> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 2);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 6);
 
 /**
  * @generated from message arbor.vulnerabilities.v2beta1.Package
@@ -222,7 +362,7 @@ export type Package = Message<'arbor.vulnerabilities.v2beta1.Package'> & {
  */
 export const PackageSchema: GenMessage<Package> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 3);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 7);
 
 /**
  * @generated from message arbor.vulnerabilities.v2beta1.Range
@@ -255,7 +395,7 @@ export type Range = Message<'arbor.vulnerabilities.v2beta1.Range'> & {
  */
 export const RangeSchema: GenMessage<Range> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 4);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 8);
 
 /**
  * Exactly one member is set.
@@ -290,7 +430,7 @@ export type Event = Message<'arbor.vulnerabilities.v2beta1.Event'> & {
  */
 export const EventSchema: GenMessage<Event> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 5);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 9);
 
 /**
  * @generated from message arbor.vulnerabilities.v2beta1.Reference
@@ -313,7 +453,7 @@ export type Reference = Message<'arbor.vulnerabilities.v2beta1.Reference'> & {
  */
 export const ReferenceSchema: GenMessage<Reference> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 6);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 10);
 
 /**
  * @generated from message arbor.vulnerabilities.v2beta1.Credit
@@ -341,7 +481,7 @@ export type Credit = Message<'arbor.vulnerabilities.v2beta1.Credit'> & {
  */
 export const CreditSchema: GenMessage<Credit> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 7);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 11);
 
 /**
  * @generated from message arbor.vulnerabilities.v2beta1.GetAdvisoryRequest
@@ -359,7 +499,7 @@ export type GetAdvisoryRequest = Message<'arbor.vulnerabilities.v2beta1.GetAdvis
  */
 export const GetAdvisoryRequestSchema: GenMessage<GetAdvisoryRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 8);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 12);
 
 /**
  * @generated from message arbor.vulnerabilities.v2beta1.ListAdvisoriesRequest
@@ -430,7 +570,7 @@ export type ListAdvisoriesRequest =
  */
 export const ListAdvisoriesRequestSchema: GenMessage<ListAdvisoriesRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 9);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 13);
 
 /**
  * @generated from message arbor.vulnerabilities.v2beta1.ListAdvisoriesResponse
@@ -464,10 +604,10 @@ export type ListAdvisoriesResponse =
  */
 export const ListAdvisoriesResponseSchema: GenMessage<ListAdvisoriesResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 10);
+  messageDesc(file_arbor_vulnerabilities_v2beta1_advisories, 14);
 
 /**
- * Vulnerability advisories (read only; written by `arbor import-advisories`).
+ * Vulnerability advisories (written by `arbor import-advisories`, here or through the API).
  *
  * @generated from service arbor.vulnerabilities.v2beta1.AdvisoriesService
  */
@@ -487,5 +627,17 @@ export const AdvisoriesService: GenService<{
     methodKind: 'unary';
     input: typeof ListAdvisoriesRequestSchema;
     output: typeof ListAdvisoriesResponseSchema;
+  };
+  /**
+   * Administrator only. One request message per OSV file; the answer streams progress,
+   * then one summary. Every file is validated first and the import is one transaction:
+   * on an error (the call's status) nothing was imported.
+   *
+   * @generated from rpc arbor.vulnerabilities.v2beta1.AdvisoriesService.ImportAdvisories
+   */
+  importAdvisories: {
+    methodKind: 'bidi_streaming';
+    input: typeof ImportAdvisoriesRequestSchema;
+    output: typeof ImportAdvisoriesResponseSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_arbor_vulnerabilities_v2beta1_advisories, 0);

@@ -1,0 +1,38 @@
+import type { ArborClient, Status } from '../client/index.js';
+import { loadConfig, type Config } from '../config.js';
+import { DataDirBusyError, dataDirOwner } from '../db/data-dir-lock.js';
+import { AdminTargetError } from './admin-target-error.js';
+import { openSession } from './api-session.js';
+
+export { AdminTargetError };
+
+/** Where an admin command does its work: the database itself, or a server's API. */
+export type AdminTarget =
+  { kind: 'local'; config: Readonly<Config> } | { kind: 'api'; url: string; client: ArborClient };
+
+/**
+ * `--api URL` or ARBOR_API_URL: that server. Otherwise, on an embedded database that a
+ * running server owns: that server, at the address its lock file gives (PGlite is one
+ * process; the files are the server's). Otherwise the configured database, directly.
+ * @throws DataDirBusyError when another command holds the data directory;
+ *   CliError when an API needs a token and there is none (see openSession); ConfigError.
+ */
+export async function adminTarget(api: string | undefined): Promise<AdminTarget> {
+  let url = (api ?? process.env.ARBOR_API_URL)?.replace(/\/+$/, '');
+  if (url === undefined) {
+    const config = loadConfig();
+    const owner = config.databaseUrl === undefined ? dataDirOwner(config.dataDir) : undefined;
+    if (!owner) return { kind: 'local', config };
+    if (owner.role !== 'server' || !owner.apiUrl) throw new DataDirBusyError(config.dataDir, owner);
+    url = owner.apiUrl;
+    process.stderr.write(
+      `arbor: the server (pid ${owner.pid}) has the data directory: going through its API at ${url}\n`,
+    );
+  }
+  return { kind: 'api', url, client: (await openSession(url)).client };
+}
+
+/** The message of a refused API call, for `arbor: <command>: <message>`. */
+export function statusMessage(error: Status | undefined, response: Response): string {
+  return error?.message ?? `HTTP ${response.status} ${response.statusText}`;
+}

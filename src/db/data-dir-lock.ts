@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import {
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+
+/** Who holds a data directory, as its lock file says (JSON, one object). */
+export interface DataDirOwner {
+  pid: number;
+  /** `server` for `arbor serve`, else the command (`import-advisories`, `restore`, …). */
+  role: string;
+  /** Where that server answers (a server only): what other commands use instead of the files. */
+  apiUrl?: string;
+  hostname: string;
+  /** The process's start time in clock ticks since boot (Linux), to tell a reused pid apart. */
+  procStart?: string;
+  /** Unique to this holder: a lock file is only ever removed by the holder that wrote it. */
+  nonce: string;
+  startedAt: string;
+}
+
+/**
+ * Another live process holds the data directory. The message says who and what to do; the
+ * process that gets this has touched nothing.
+ */
+export class DataDirBusyError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly owner: DataDirOwner,
+  ) {
+    const who = owner.role === 'server' ? 'the server' : `arbor ${owner.role}`;
+    const where = owner.hostname === hostname() ? '' : ` on host ${owner.hostname}`;
+    const how =
+      owner.role === 'server'
+        ? `use --api${owner.apiUrl ? ` ${owner.apiUrl}` : ''} (or ARBOR_API_URL) or stop it`
+        : 'wait for it to finish or stop it';
+    super(`${who} (pid ${owner.pid}${where}) has the data directory ${dataDir}; ${how}`);
+    this.name = 'DataDirBusyError';
+  }
+}
+
+export const LOCK_FILE = 'arbor.lock';
+/** A takeover that has held its mutex this long crashed inside it (it takes milliseconds). */
+const TAKEOVER_STALE_MS = 10_000;
+
+/** Field 22 of /proc/<pid>/stat (start time); undefined where there is no procfs. */
+function procStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the process that wrote `o` still runs: its pid answers signal 0 and, where procfs
+ * tells, started when the lock says (else the pid was reused by another process). A lock
+ * from another host cannot be checked and counts as alive.
+ */
+export function ownerAlive(o: DataDirOwner): boolean {
+  if (o.pid <= 0) return false;
+  if (o.hostname !== hostname()) return true;
+  try {
+    process.kill(o.pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
+  }
+  const now = procStart(o.pid);
+  return o.procStart === undefined || now === undefined || now === o.procStart;
+}
+
+function readOwner(file: string): DataDirOwner | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    const o = JSON.parse(text) as DataDirOwner;
+    if (Number.isInteger(o.pid) && o.pid > 0 && typeof o.nonce === 'string') return o;
+  } catch {
+    /* below */
+  }
+  // Lock files are linked into place whole, so this is not one of ours being written: it
+  // names nobody, and a pid of 0 is never alive (see ownerAlive).
+  return { pid: 0, role: 'unknown', hostname: hostname(), nonce: '', startedAt: '' };
+}
+
+/** Block this thread for `ms` (lock attempts are synchronous and rare). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** The live owner of `dataDir`, if any (a stale lock counts as none). */
+export function dataDirOwner(dataDir: string): DataDirOwner | undefined {
+  const o = readOwner(join(dataDir, LOCK_FILE));
+  return o && ownerAlive(o) ? o : undefined;
+}
+
+/** A held data directory; `release` is idempotent and only removes this holder's own file. */
+export interface DataDirLock {
+  readonly owner: DataDirOwner;
+  /** Say where this server answers (known once its port is bound). */
+  setApiUrl(url: string): void;
+  release(): void;
+}
+
+/**
+ * Take `dataDir` for this process: create its lock file with O_EXCL, or, when the file names
+ * a process that is gone (a `kill -9`, a crash), take the stale lock over. Takeovers are
+ * serialised by a mkdir mutex and re-check the file inside it, so two starters racing for
+ * one stale lock cannot both win, and neither can remove a lock that a live process just made.
+ * @throws DataDirBusyError when a live process holds it.
+ */
+export function lockDataDir(dataDir: string, who: { role: string; apiUrl?: string }): DataDirLock {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, LOCK_FILE);
+  const owner: DataDirOwner = {
+    pid: process.pid,
+    role: who.role,
+    ...(who.apiUrl ? { apiUrl: who.apiUrl } : {}),
+    hostname: hostname(),
+    ...(procStart(process.pid) ? { procStart: procStart(process.pid) } : {}),
+    nonce: randomBytes(12).toString('hex'),
+    startedAt: new Date().toISOString(),
+  };
+  // Written whole under a private name, then linked to the lock name: link(2) is atomic and
+  // fails when the name exists (O_EXCL semantics), and a reader never sees half a file.
+  const tmp = `${file}.${process.pid}.${owner.nonce}`;
+  writeFileSync(tmp, `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        linkSync(tmp, file);
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 100) throw e;
+      }
+      const current = readOwner(file);
+      if (current && ownerAlive(current)) throw new DataDirBusyError(dataDir, current);
+      if (current && !takeOver(dataDir, file, current)) pause(50);
+    }
+  } finally {
+    unlinkSync(tmp);
+  }
+  let held = true;
+  return {
+    owner,
+    setApiUrl(url) {
+      if (!held || readOwner(file)?.nonce !== owner.nonce) return;
+      owner.apiUrl = url;
+      // rename(2) over our own file: readers see the old or the new content, never half.
+      const next = `${file}.${process.pid}.${owner.nonce}`;
+      writeFileSync(next, `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+      renameSync(next, file);
+    },
+    release() {
+      if (!held) return;
+      held = false;
+      if (readOwner(file)?.nonce === owner.nonce) unlinkSync(file);
+    },
+  };
+}
+
+/**
+ * Remove the stale lock `seen`, under the takeover mutex, if it is still the file there.
+ * @returns false when another process holds the mutex (try again shortly).
+ */
+function takeOver(dataDir: string, file: string, seen: DataDirOwner): boolean {
+  const mutex = join(dataDir, `${LOCK_FILE}.takeover`);
+  try {
+    mkdirSync(mutex);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    try {
+      if (Date.now() - statSync(mutex).mtimeMs > TAKEOVER_STALE_MS) rmdirSync(mutex);
+    } catch {
+      /* the other taker finished meanwhile */
+    }
+    return false;
+  }
+  try {
+    const now = readOwner(file);
+    if (now && now.nonce === seen.nonce && now.pid === seen.pid && !ownerAlive(now)) {
+      unlinkSync(file);
+    }
+  } finally {
+    rmdirSync(mutex);
+  }
+  return true;
+}
