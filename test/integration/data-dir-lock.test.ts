@@ -100,7 +100,9 @@ test('lock: of starters racing for one stale lock, exactly one wins', async (t) 
         let out = '';
         c.stdout.on('data', (d: Buffer) => (out += d.toString()));
         c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-        c.on('exit', () => resolve(out.trim()));
+        // 'close', not 'exit': a racer that prints and exits at once may exit before its
+        // output has been read, and then 'exit' resolved with nothing (seen once in CI).
+        c.on('close', () => resolve(out.trim()));
       }),
   );
   const results = await Promise.all(racers);
