@@ -10,6 +10,7 @@ import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js'
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { SecurityTokenService } from './resources/sts/security-token-service.js';
+import { TokenTester } from './resources/sts/token-tester.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import { mountLoginRoute } from './api/routes/login-routes.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
@@ -161,7 +162,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       serverLogin,
       secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
     });
-    const services: Services = {
+    const base: Omit<Services, 'tokenTester'> = {
       health: new HealthService(uow, st.pinger),
       groups: new GroupService({ ...common, groups: st.groups }),
       identities: new IdentityService({
@@ -207,7 +208,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     };
     // Before serving: seal plain-text secrets left by older versions, and move secrets
     // sealed by a retired key onto the current one (key rotation).
-    const sealing = await services.identityProviders.resealClientSecrets();
+    const sealing = await base.identityProviders.resealClientSecrets();
     if (sealing.resealed > 0) logger.info({ resealed: sealing.resealed }, 'client secrets sealed');
     if (sealing.unreadable.length > 0) {
       logger.warn(
@@ -222,7 +223,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     );
     const remoteKeys = new RemoteKeySets({
       allowInsecure: config.allowInsecureIssuers,
-      trusted: opts.trustedKeys ?? services.trustedKeys,
+      trusted: opts.trustedKeys ?? base.trustedKeys,
       log: logger,
       fetcher: metrics.instrumentJsonFetcher(
         new OutboundFetcher({ allowInsecure: config.allowInsecureIssuers }),
@@ -238,10 +239,12 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         : {}),
       serverProvider: serverLogin,
     });
-    const sts = new SecurityTokenService(services.identities, remoteKeys, tokens, {
+    const sts = new SecurityTokenService(base.identities, remoteKeys, tokens, {
       allowInsecureIssuers,
       people: users,
     });
+    // The claim tester runs the exchange's own rules (and key lookups), so it comes with the STS.
+    const services: Services = { ...base, tokenTester: new TokenTester(base.identities, sts) };
     const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
     sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
     const authenticator = new ChainAuthenticator(

@@ -16,6 +16,7 @@ import type { AuditService } from './resources/audit/audit-service.js';
 import type { SubscriptionService } from './resources/subscriptions/subscription-service.js';
 import type { AdminService } from './resources/admin/admin-service.js';
 import type { AccessService } from './resources/access/access-service.js';
+import type { TokenTester } from './resources/sts/token-tester.js';
 // @service-imports
 
 /** Everything the front doors may call. Built once, in compose.ts. */
@@ -38,5 +39,7 @@ export interface Services {
   subscriptions: SubscriptionService;
   admin: AdminService;
   access: AccessService;
+  /** The claim tester (a dry run of the STS exchange). */
+  tokenTester: TokenTester;
   // @service-types
 }

@@ -618,6 +618,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/iam/v2beta1/access:testToken': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Would this token assume this identity? (a dry run of the STS)
+     * @description Judges a token (`token`, a compact JWT) or bare `claims` the way the STS exchange would, clause by clause: issuer, subject, audience, lifetime (exp, nbf, iat, at most 24 hours), every further claim the claim match requires, and, for a real token only, whether its signature verifies against the identity's keys (static keys, or the issuer's published keys found by discovery exactly as an exchange finds them, and only for an issuer the identity trusts). Against `identityUid` (an identity the caller may list: any other is NOT_FOUND, as for Get), an unsaved `claimMatch` (validated as on Identity create), or, with neither, every claim-match identity the caller may list: a page of `pageSize` identities (default 50, at most 200) in uid order, continued with `pageToken` from `nextPageToken`; identities with static keys are skipped there, so a page may hold fewer results. **Nothing happens**: no token is issued, no sign-in is recorded, no lastSeenTime moves and no audit entry is written. Reasons quote claim values truncated to 200 characters. The body is at most 64 KiB.
+     */
+    post: operations['iam.access.testToken'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/iam/v2beta1/access:whatCan': {
     parameters: {
       query?: never;
@@ -2744,6 +2764,45 @@ export interface components {
       name: string;
       digest: string;
       deprecated?: boolean;
+    };
+    TestTokenRequest: {
+      token?: string;
+      claims?: {
+        [key: string]: unknown;
+      };
+      identityUid?: string;
+      claimMatch?: {
+        issuer?: string;
+        issuerPattern?: string;
+        subject?: string;
+        subjectPattern?: string;
+        audience?: string;
+        claims?: {
+          [key: string]: string;
+        };
+      };
+      pageSize?: number;
+      pageToken?: string;
+    };
+    TestTokenResponse: {
+      /** @description One result for `identityUid` or `claimMatch`; otherwise one per claim-match identity of the page, in uid order. */
+      results: {
+        /** @description Absent when testing an unsaved `claimMatch`. */
+        identityUid?: string;
+        /** @description Empty for an unsaved `claimMatch`. */
+        identityName: string;
+        /** @description Whether the exchange would assume this identity: every clause passed. */
+        wouldAssume: boolean;
+        clauses: {
+          /** @description `issuer`, `subject`, `audience`, `lifetime`, `signature` (only when a token was given) or `claims.<name>` (one per further claim the claim match requires). */
+          clause: string;
+          passed: boolean;
+          /** @description What was expected against what was seen; claim values are truncated. */
+          reason: string;
+        }[];
+      }[];
+      /** @description Testing against all of your identities: the next page, if any. */
+      nextPageToken?: string;
     };
     WhatCanResponse: {
       groups: components['schemas']['GroupAccess'][];
@@ -5067,6 +5126,36 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['CheckAccessResult'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.access.testToken': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TestTokenRequest'];
+      };
+    };
+    responses: {
+      /** @description One verdict per identity tested. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TestTokenResponse'];
         };
       };
       400: components['responses']['BadRequest'];

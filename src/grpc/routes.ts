@@ -3,7 +3,10 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { bearerToken } from '../auth/authenticator.js';
 import type { SecurityTokenService } from '../resources/sts/security-token-service.js';
 import { accountAssociationV2 } from '../wire/account-association-wire.js';
-import { checkResultV2, groupAccessV2, holderV2 } from '../wire/access-wire.js';
+import { checkResultV2, groupAccessV2, holderV2, testTokenAnswerV2 } from '../wire/access-wire.js';
+import { MAX_TEST_TOKEN_BODY_BYTES } from '../resources/sts/token-tester.js';
+import { toBinary } from '@bufbuild/protobuf';
+import { invalidField } from '../core/rpc-error.js';
 import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../resources/access/access.js';
 import { parseListRequest } from '../core/list-request.js';
 import { listQueryOf } from './list-query.js';
@@ -20,6 +23,8 @@ import {
   AccessService,
   BatchCheckAccessRequestSchema,
   CheckAccessRequestSchema,
+  TestTokenRequestSchema,
+  type TestTokenRequest,
 } from '../gen/arbor/iam/v2beta1/access_pb.js';
 import { AccountAssociationsService } from '../gen/arbor/iam/v2beta1/account_associations_pb.js';
 import {
@@ -193,5 +198,15 @@ function mountAccess(router: GrpcRouter, d: GrpcRouteDeps): void {
       WHAT_CAN_LIST,
     );
     return page('groups', await s.whatCan(await who(ctx), q), groupAccessV2);
+  });
+  router.jsonRpc(m.testToken, async (req, ctx) => {
+    const p = await who(ctx);
+    // The REST door's bound on this body, so both doors refuse the same requests.
+    if (
+      toBinary(TestTokenRequestSchema, req as TestTokenRequest).length > MAX_TEST_TOKEN_BODY_BYTES
+    )
+      throw invalidField('body', `must be at most ${MAX_TEST_TOKEN_BODY_BYTES} bytes`);
+    const answer = await d.services.tokenTester.test(p, bodyOf(TestTokenRequestSchema, req));
+    return testTokenAnswerV2(answer) as JsonValue;
   });
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CAPABILITIES } from '../auth/capabilities.js';
 import type { CheckResult, GrantProof, GroupAccess, Holder } from '../resources/access/access.js';
+import type { TokenTestAnswer } from '../resources/sts/token-tester.js';
 import { uidSchema } from './uid-schema.js';
 
 const capability = z.enum(CAPABILITIES);
@@ -66,4 +67,50 @@ export function holderV2(h: Holder): z.output<typeof holderSchema> {
 
 export function groupAccessV2(g: GroupAccess): z.output<typeof groupAccessSchema> {
   return { ...g };
+}
+
+export const clauseResultSchema = z
+  .object({
+    clause: z.string().meta({
+      description:
+        '`issuer`, `subject`, `audience`, `lifetime`, `signature` (only when a token was ' +
+        'given) or `claims.<name>` (one per further claim the claim match requires).',
+    }),
+    passed: z.boolean(),
+    reason: z.string().meta({
+      description: 'What was expected against what was seen; claim values are truncated.',
+    }),
+  })
+  .meta({ description: 'One clause of the exchange, judged on the token or claims.' });
+
+export const tokenTestResultSchema = z
+  .object({
+    identityUid: uidSchema
+      .optional()
+      .meta({ description: 'Absent when testing an unsaved `claimMatch`.' }),
+    identityName: z.string().meta({ description: 'Empty for an unsaved `claimMatch`.' }),
+    wouldAssume: z.boolean().meta({
+      description: 'Whether the exchange would assume this identity: every clause passed.',
+    }),
+    clauses: z.array(clauseResultSchema),
+  })
+  .meta({ description: 'Whether a token would assume one identity, and why, clause by clause.' });
+
+export const testTokenResponseSchema = z.object({
+  results: z.array(tokenTestResultSchema).meta({
+    description:
+      'One result for `identityUid` or `claimMatch`; otherwise one per claim-match identity ' +
+      'of the page, in uid order.',
+  }),
+  nextPageToken: z
+    .string()
+    .optional()
+    .meta({ description: 'Testing against all of your identities: the next page, if any.' }),
+});
+
+export function testTokenAnswerV2(a: TokenTestAnswer): z.output<typeof testTokenResponseSchema> {
+  return {
+    results: a.results.map((r) => ({ ...r, clauses: r.clauses.map((c) => ({ ...c })) })),
+    ...(a.nextPageToken ? { nextPageToken: a.nextPageToken } : {}),
+  };
 }

@@ -14,7 +14,10 @@ import {
   groupAccessV2,
   holderSchema,
   holderV2,
+  testTokenAnswerV2,
+  testTokenResponseSchema,
 } from '../../wire/access-wire.js';
+import { MAX_TEST_TOKEN_BODY_BYTES, type TokenTester } from '../../resources/sts/token-tester.js';
 import { principalOf } from '../middleware/authn.js';
 import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type OperationContract, type RouteTarget } from '../openapi/contract.js';
@@ -107,8 +110,13 @@ function list<T>(
   );
 }
 
-/** Check, batch check, who-can and what-can under `/iam/v2beta1/access:*`. */
-export function mountAccessRoutes(t: RouteTarget, s: AccessService, bodyLimit: number): void {
+/** Check, batch check, who-can, what-can and the claim tester under `/iam/v2beta1/access:*`. */
+export function mountAccessRoutes(
+  t: RouteTarget,
+  s: AccessService,
+  tester: TokenTester,
+  bodyLimit: number,
+): void {
   post(
     t,
     {
@@ -201,5 +209,58 @@ export function mountAccessRoutes(t: RouteTarget, s: AccessService, bodyLimit: n
       toWire: groupAccessV2,
     },
     (p, q) => s.whatCan(p, q),
+  );
+  post(
+    t,
+    {
+      path: `${BASE}:testToken`,
+      operationId: 'iam.access.testToken',
+      summary: 'Would this token assume this identity? (a dry run of the STS)',
+      description:
+        'Judges a token (`token`, a compact JWT) or bare `claims` the way the STS exchange ' +
+        'would, clause by clause: issuer, subject, audience, lifetime (exp, nbf, iat, at ' +
+        'most 24 hours), every further claim the claim match requires, and, for a real ' +
+        "token only, whether its signature verifies against the identity's keys (static " +
+        "keys, or the issuer's published keys found by discovery exactly as an exchange " +
+        'finds them, and only for an issuer the identity trusts). Against `identityUid` (an ' +
+        'identity the caller may list: any other is NOT_FOUND, as for Get), an unsaved ' +
+        '`claimMatch` (validated as on Identity create), or, with neither, every ' +
+        'claim-match identity the caller may list: a page of `pageSize` identities (default ' +
+        '50, at most 200) in uid order, continued with `pageToken` from `nextPageToken`; ' +
+        'identities with static keys are skipped there, so a page may hold fewer results. ' +
+        '**Nothing happens**: no token is issued, no sign-in is recorded, no lastSeenTime ' +
+        'moves and no audit entry is written. Reasons quote claim values truncated to 200 ' +
+        `characters. The body is at most ${MAX_TEST_TOKEN_BODY_BYTES / 1024} KiB.`,
+      requestBody: {
+        mediaType: 'application/json',
+        schema: { name: 'TestTokenRequest', schema: tester.schema, io: 'input' },
+        required: true,
+        examples: {
+          example: {
+            summary: 'Claims against one identity',
+            value: {
+              claims: {
+                iss: 'https://token.actions.githubusercontent.com',
+                sub: 'repo:acme/app:ref:refs/heads/main',
+                aud: 'https://arbor.example.com',
+                exp: 1893456000,
+              },
+              identityUid: EXAMPLE_UIDS.identity,
+            },
+          },
+          token: {
+            summary: 'A token against every identity you may list',
+            value: { token: 'eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJpc3MiOiIuLi4ifQ.c2ln' },
+          },
+        },
+      },
+      response: {
+        status: 200,
+        description: 'One verdict per identity tested.',
+        schema: { name: 'TestTokenResponse', schema: testTokenResponseSchema, io: 'output' },
+      },
+    },
+    async (p, body) => testTokenAnswerV2(await tester.test(p, body)),
+    Math.min(bodyLimit, MAX_TEST_TOKEN_BODY_BYTES),
   );
 }

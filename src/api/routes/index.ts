@@ -29,6 +29,6 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountEventRoutes(t, s.audit, s.subscriptions, bodyLimit);
   mountAdvisoryImportRoute(t, s.advisoryImport);
   mountAdminRoutes(t, s.admin);
-  mountAccessRoutes(t, s.access, bodyLimit);
+  mountAccessRoutes(t, s.access, s.tokenTester, bodyLimit);
   // @routes
 }

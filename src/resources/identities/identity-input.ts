@@ -84,7 +84,7 @@ export function identitySchemas(allowInsecureIssuers: boolean) {
     claimMatch: claimMatch.nullable().optional(),
     staticKeys: staticKeys.nullable().optional(),
   });
-  return { create, patch };
+  return { create, patch, claimMatch };
 }
 
 export type IdentitySchemas = ReturnType<typeof identitySchemas>;

@@ -1,4 +1,5 @@
 import {
+  compactVerify,
   createLocalJWKSet,
   decodeJwt,
   decodeProtectedHeader,
@@ -6,12 +7,19 @@ import {
   jwtVerify,
   type JWTPayload,
 } from 'jose';
-import { invalidField, permissionDenied, unauthenticated } from '../../core/rpc-error.js';
+import {
+  invalidField,
+  isRpcError,
+  permissionDenied,
+  unauthenticated,
+} from '../../core/rpc-error.js';
 import { isValidUidp } from '../../core/uidp.js';
 import { claimMatchAccepts, issuerProblem } from '../identities/claim-match.js';
 import { issuerPatternLiteral, MAX_MATCHED_CLAIM_LENGTH } from '../identities/claim-pattern.js';
+import { explainClaimMatch, shown, type ClauseResult } from '../identities/claim-explain.js';
 import type { Identity } from '../identities/identity.js';
-import type { RemoteKeySets } from '../../auth/remote-key-sets.js';
+import { ISSUER_UNAVAILABLE, type RemoteKeySets } from '../../auth/remote-key-sets.js';
+import { explainLifetime, livesTooLong } from './token-lifetime.js';
 import {
   API_TOKEN_TTL_S,
   CLOCK_SKEW_S,
@@ -33,12 +41,7 @@ export const UPSTREAM_ALGORITHMS = [
 ];
 /** Generous for real OIDC tokens (1–6 KB), and below Node's 16 KB header limit. */
 export const MAX_UPSTREAM_TOKEN_BYTES = 8 * 1024;
-/**
- * Longest upstream token lifetime accepted (`exp - iat`, and `exp - now`). A token that
- * lives for years is a standing credential, not a workload identity; Kubernetes projected
- * tokens and cloud workload tokens live an hour or so.
- */
-export const MAX_UPSTREAM_LIFETIME_S = 24 * 60 * 60;
+export { MAX_UPSTREAM_LIFETIME_S } from './token-lifetime.js';
 
 /** What the STS needs of identities, without a principal: it runs before one exists. */
 export interface ExchangeIdentities {
@@ -156,6 +159,119 @@ export class SecurityTokenService {
     this.#otherAudiences.add(audience.replace(/\/+$/, ''));
   }
 
+  /**
+   * The exchange's judgement of `claims` for `target`, clause by clause, with no token
+   * issued and nothing recorded (no lastSeenTime, no sign-in): the claim tester. With
+   * `token` (whose payload `claims` must be), also whether its signature verifies against
+   * the identity's keys, found exactly as an exchange finds them; keys are fetched only
+   * for an issuer the identity trusts, as in an exchange.
+   */
+  async dryRun(
+    target: DryRunTarget,
+    claims: Readonly<Record<string, unknown>>,
+    token?: string,
+  ): Promise<ClauseResult[]> {
+    const now = this.now();
+    const iss = claims.iss;
+    const gate = await this.issuerGate(target, iss, now);
+    const clauses = target.staticKeys
+      ? explainStaticKeys(target.staticKeys, claims)
+      : explainClaimMatch(target.claimMatch ?? {}, claims);
+    const client = gate.client;
+    const out = clauses.map((c) => {
+      if (c.clause === 'issuer' && gate.problem !== undefined && c.passed)
+        return { ...c, passed: false, reason: gate.problem };
+      if (c.clause === 'audience') return this.audienceClause(target, c, claims.aud, client);
+      return c;
+    });
+    // After issuer, subject and audience, before any further claims.
+    out.splice(3, 0, explainLifetime(claims, now));
+    if (token !== undefined) out.push(await this.signatureClause(target, token, iss, gate));
+    return out;
+  }
+
+  /** The exchange's checks on an unverified `iss` before any key is fetched for it. */
+  private async issuerGate(
+    target: DryRunTarget,
+    iss: unknown,
+    now: number,
+  ): Promise<{ problem?: string; client?: string }> {
+    if (typeof iss !== 'string' || iss === '') return { problem: 'the token has no issuer (iss)' };
+    if (iss === this.issuer.issuer)
+      return { problem: 'Arbor API tokens cannot be exchanged (iss is this server)' };
+    if (issuerProblem(iss, this.allowInsecure) !== undefined)
+      return { problem: `iss ${shown(iss)} is not an issuer URL` };
+    const asIdentity = target as Identity;
+    if (!issuerAllowedUnverified(asIdentity, iss, now, this.allowInsecure)) {
+      if (target.staticKeys && target.staticKeys.expirationTime.getTime() <= now)
+        return { problem: "the identity's static keys have expired" };
+      return { problem: `iss ${shown(iss)} is not an issuer this identity trusts` };
+    }
+    try {
+      const client = await this.personClient(asIdentity, iss);
+      return client === undefined ? {} : { client };
+    } catch {
+      return { problem: "iss is not the issuer of this person's sign-in provider" };
+    }
+  }
+
+  /** The audience clause with the exchange's default: the token must name Arbor (or the person's client). */
+  private audienceClause(
+    target: DryRunTarget,
+    c: ClauseResult,
+    aud: unknown,
+    client: string | undefined,
+  ): ClauseResult {
+    const auds = Array.isArray(aud) ? (aud as unknown[]) : aud === undefined ? [] : [aud];
+    const mustName = client ?? this.issuer.audience;
+    const named = target.claimMatch?.audience !== undefined && client === undefined;
+    if (named || !c.passed) return c;
+    const passed = auds.includes(mustName);
+    return {
+      clause: 'audience',
+      passed,
+      reason: `expected aud to hold ${shown(mustName)}${
+        client ? " (the person's sign-in client)" : ' (this server)'
+      }, saw ${shown(aud)}`,
+    };
+  }
+
+  private async signatureClause(
+    target: DryRunTarget,
+    token: string,
+    iss: unknown,
+    gate: { problem?: string },
+  ): Promise<ClauseResult> {
+    const no = (reason: string): ClauseResult => ({ clause: 'signature', passed: false, reason });
+    let alg: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      return no('the token is not a JWT');
+    }
+    if (!alg || !UPSTREAM_ALGORITHMS.includes(alg))
+      return no(`algorithm ${shown(alg ?? 'none')} is not accepted`);
+    // As in an exchange: no key is fetched for an issuer the identity does not trust.
+    if (gate.problem !== undefined || typeof iss !== 'string')
+      return no('not checked: the issuer is not one this identity trusts');
+    try {
+      if (target.staticKeys) await this.verifyStatic(token, target, false);
+      else await this.verifyRemote(token, iss, false);
+      return {
+        clause: 'signature',
+        passed: true,
+        reason: target.staticKeys
+          ? "verifies with the identity's static keys"
+          : "verifies with the issuer's published keys",
+      };
+    } catch (e) {
+      if (isRpcError(e) && e.message === ISSUER_UNAVAILABLE) return no(ISSUER_UNAVAILABLE);
+      if (isRpcError(e) && e.message === 'no key of the issuer matches the token')
+        return no(e.message);
+      return no('the token signature does not verify');
+    }
+  }
+
   /** The one audience asked for: the API's, or one added by `acceptAudience`. */
   private audienceOf(auds: string[]): string {
     const allowed = [this.issuer.audience, ...this.#otherAudiences].join(' or ');
@@ -207,24 +323,28 @@ export class SecurityTokenService {
     await this.identities.touchLastSeen(uid);
   }
 
-  private async verifyStatic(token: string, identity: Identity): Promise<JWTPayload> {
+  private async verifyStatic(
+    token: string,
+    identity: Pick<Identity, 'staticKeys'>,
+    claims = true,
+  ): Promise<JWTPayload> {
     const keys = createLocalJWKSet(JSON.parse(identity.staticKeys!.issuerKeys) as { keys: [] });
     try {
-      return await this.verify(token, keys, identity.staticKeys!.issuer);
+      return await this.verify(token, keys, identity.staticKeys!.issuer, claims);
     } catch (e) {
       if (e instanceof UnknownKey) throw unauthenticated('no key of the issuer matches the token');
       throw e;
     }
   }
 
-  private async verifyRemote(token: string, iss: string): Promise<JWTPayload> {
+  private async verifyRemote(token: string, iss: string, claims = true): Promise<JWTPayload> {
     try {
-      return await this.verify(token, await this.keys.resolver(iss), iss);
+      return await this.verify(token, await this.keys.resolver(iss), iss, claims);
     } catch (e) {
       if (!(e instanceof UnknownKey)) throw e;
       // A kid we have not seen: the issuer may have rotated. Refetch (rate-limited) once.
       try {
-        return await this.verify(token, await this.keys.resolver(iss, true), iss);
+        return await this.verify(token, await this.keys.resolver(iss, true), iss, claims);
       } catch (again) {
         if (again instanceof UnknownKey)
           throw unauthenticated('no key of the issuer matches the token');
@@ -233,12 +353,18 @@ export class SecurityTokenService {
     }
   }
 
+  /** `claims` false: the signature alone (the claim tester judges the claims itself). */
   private async verify(
     token: string,
     keys: ReturnType<typeof createLocalJWKSet>,
     iss: string,
+    claims: boolean,
   ): Promise<JWTPayload> {
     try {
+      if (!claims) {
+        await compactVerify(token, keys, { algorithms: UPSTREAM_ALGORITHMS });
+        return decodeJwt(token);
+      }
       const { payload } = await jwtVerify(token, keys, {
         issuer: iss,
         algorithms: UPSTREAM_ALGORITHMS,
@@ -256,17 +382,25 @@ export class SecurityTokenService {
 
 class UnknownKey extends Error {}
 
+/** What the claim tester judges a token against: a stored identity or an unsaved claim match. */
+export type DryRunTarget = Pick<Identity, 'claimMatch' | 'staticKeys' | 'signInProvider'>;
+
+/** An identity with static keys: its issuer and subject exactly (the audience is the server's). */
+function explainStaticKeys(
+  sk: NonNullable<Identity['staticKeys']>,
+  claims: Readonly<Record<string, unknown>>,
+): ClauseResult[] {
+  return explainClaimMatch({ issuer: sk.issuer, subject: sk.subject }, claims);
+}
+
 /**
  * Refuse a verified upstream token that lives longer than a workload or login token should:
  * over 24 hours from `iat` (or from now, when it has none) to `exp`.
  * @throws RpcError UNAUTHENTICATED for a token valid for more than 24 hours.
  */
 export function requireBoundedLifetime(payload: JWTPayload, nowMs: number): void {
-  const now = nowMs / 1000;
   // jose has checked that exp is present and numeric; iat is optional in OIDC.
-  const exp = payload.exp!;
-  const from = typeof payload.iat === 'number' ? payload.iat : now;
-  if (exp - from > MAX_UPSTREAM_LIFETIME_S || exp - now > MAX_UPSTREAM_LIFETIME_S + CLOCK_SKEW_S)
+  if (livesTooLong(payload.exp!, payload.iat, nowMs / 1000))
     throw unauthenticated('the token is valid for more than 24 hours');
 }
 

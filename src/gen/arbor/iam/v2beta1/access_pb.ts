@@ -4,9 +4,12 @@
 
 import type { GenFile, GenMessage, GenService } from '@bufbuild/protobuf/codegenv2';
 import { fileDesc, messageDesc, serviceDesc } from '@bufbuild/protobuf/codegenv2';
+import type { ClaimMatch } from './identities_pb.js';
+import { file_arbor_iam_v2beta1_identities } from './identities_pb.js';
 import type { RoleBindingRole } from './role_bindings_pb.js';
 import { file_arbor_iam_v2beta1_role_bindings } from './role_bindings_pb.js';
-import type { Message } from '@bufbuild/protobuf';
+import { file_google_protobuf_struct } from '@bufbuild/protobuf/wkt';
+import type { JsonObject, Message } from '@bufbuild/protobuf';
 
 /**
  * Describes the file arbor/iam/v2beta1/access.proto.
@@ -14,8 +17,12 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_access: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZiJQChdCYXRjaENoZWNrQWNjZXNzUmVxdWVzdBI1CgZjaGVja3MYASADKAsyJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QiUQoYQmF0Y2hDaGVja0FjY2Vzc1Jlc3BvbnNlEjUKB3Jlc3VsdHMYASADKAsyJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdCJ5Cg1XaG9DYW5SZXF1ZXN0Eg0KBWdyb3VwGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSJTCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YihAEKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiewoOV2hhdENhblJlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eSJSCglCb3VuZFJvbGUSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZSKGAQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJIoABCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUy+QIKDUFjY2Vzc1NlcnZpY2USWgoLQ2hlY2tBY2Nlc3MSJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdBJrChBCYXRjaENoZWNrQWNjZXNzEiouYXJib3IuaWFtLnYyYmV0YTEuQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QaKy5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVzcG9uc2USTQoGV2hvQ2FuEiAuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVxdWVzdBohLmFyYm9yLmlhbS52MmJldGExLldob0NhblJlc3BvbnNlElAKB1doYXRDYW4SIS5hcmJvci5pYW0udjJiZXRhMS5XaGF0Q2FuUmVxdWVzdBoiLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXNwb25zZWIGcHJvdG8z',
-    [file_arbor_iam_v2beta1_role_bindings],
+    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZiJQChdCYXRjaENoZWNrQWNjZXNzUmVxdWVzdBI1CgZjaGVja3MYASADKAsyJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QiUQoYQmF0Y2hDaGVja0FjY2Vzc1Jlc3BvbnNlEjUKB3Jlc3VsdHMYASADKAsyJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdCJ5Cg1XaG9DYW5SZXF1ZXN0Eg0KBWdyb3VwGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSJTCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YihAEKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiewoOV2hhdENhblJlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eSJSCglCb3VuZFJvbGUSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZSKGAQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJIoABCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUi1gEKEFRlc3RUb2tlblJlcXVlc3QSDwoFdG9rZW4YASABKAlIABIpCgZjbGFpbXMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAASFgoMaWRlbnRpdHlfdWlkGAMgASgJSAESNAoLY2xhaW1fbWF0Y2gYBCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoSAESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAlCBwoFaW5wdXRCCAoGdGFyZ2V0Ij0KC1Rva2VuQ2xhdXNlEg4KBmNsYXVzZRgBIAEoCRIOCgZwYXNzZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIpsBCg9Ub2tlblRlc3RSZXN1bHQSGQoMaWRlbnRpdHlfdWlkGAEgASgJSACIAQESFQoNaWRlbnRpdHlfbmFtZRgCIAEoCRIUCgx3b3VsZF9hc3N1bWUYAyABKAgSLwoHY2xhdXNlcxgEIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLlRva2VuQ2xhdXNlQg8KDV9pZGVudGl0eV91aWQiYQoRVGVzdFRva2VuUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlRva2VuVGVzdFJlc3VsdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAky0QMKDUFjY2Vzc1NlcnZpY2USWgoLQ2hlY2tBY2Nlc3MSJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdBJrChBCYXRjaENoZWNrQWNjZXNzEiouYXJib3IuaWFtLnYyYmV0YTEuQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QaKy5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVzcG9uc2USTQoGV2hvQ2FuEiAuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVxdWVzdBohLmFyYm9yLmlhbS52MmJldGExLldob0NhblJlc3BvbnNlElAKB1doYXRDYW4SIS5hcmJvci5pYW0udjJiZXRhMS5XaGF0Q2FuUmVxdWVzdBoiLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXNwb25zZRJWCglUZXN0VG9rZW4SIy5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXF1ZXN0GiQuYXJib3IuaWFtLnYyYmV0YTEuVGVzdFRva2VuUmVzcG9uc2ViBnByb3RvMw',
+    [
+      file_arbor_iam_v2beta1_identities,
+      file_arbor_iam_v2beta1_role_bindings,
+      file_google_protobuf_struct,
+    ],
   );
 
 /**
@@ -412,6 +419,177 @@ export const WhatCanResponseSchema: GenMessage<WhatCanResponse> =
   messageDesc(file_arbor_iam_v2beta1_access, 11);
 
 /**
+ * @generated from message arbor.iam.v2beta1.TestTokenRequest
+ */
+export type TestTokenRequest = Message<'arbor.iam.v2beta1.TestTokenRequest'> & {
+  /**
+   * Exactly one of token or claims.
+   *
+   * @generated from oneof arbor.iam.v2beta1.TestTokenRequest.input
+   */
+  input:
+    | {
+        /**
+         * A compact JWT: its signature is checked too.
+         *
+         * @generated from field: string token = 1;
+         */
+        value: string;
+        case: 'token';
+      }
+    | {
+        /**
+         * Bare claims (iss, sub, aud, exp, ...).
+         *
+         * @generated from field: google.protobuf.Struct claims = 2;
+         */
+        value: JsonObject;
+        case: 'claims';
+      }
+    | { case: undefined; value?: undefined };
+
+  /**
+   * At most one; with neither, every claim-match identity the caller may list (paged).
+   *
+   * @generated from oneof arbor.iam.v2beta1.TestTokenRequest.target
+   */
+  target:
+    | {
+        /**
+         * An identity the caller may list (any other is NOT_FOUND).
+         *
+         * @generated from field: string identity_uid = 3;
+         */
+        value: string;
+        case: 'identityUid';
+      }
+    | {
+        /**
+         * An unsaved claim match, validated as on Identity create.
+         *
+         * @generated from field: arbor.iam.v2beta1.ClaimMatch claim_match = 4;
+         */
+        value: ClaimMatch;
+        case: 'claimMatch';
+      }
+    | { case: undefined; value?: undefined };
+
+  /**
+   * Only without a target: default 50, at most 200 identities per page.
+   *
+   * @generated from field: int32 page_size = 10;
+   */
+  pageSize: number;
+
+  /**
+   * @generated from field: string page_token = 11;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.TestTokenRequest.
+ * Use `create(TestTokenRequestSchema)` to create a new message.
+ */
+export const TestTokenRequestSchema: GenMessage<TestTokenRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 12);
+
+/**
+ * One clause of the exchange, judged on the token or claims.
+ *
+ * @generated from message arbor.iam.v2beta1.TokenClause
+ */
+export type TokenClause = Message<'arbor.iam.v2beta1.TokenClause'> & {
+  /**
+   * issuer, subject, audience, lifetime, signature or claims.<name>.
+   *
+   * @generated from field: string clause = 1;
+   */
+  clause: string;
+
+  /**
+   * @generated from field: bool passed = 2;
+   */
+  passed: boolean;
+
+  /**
+   * What was expected against what was seen; claim values are truncated.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.TokenClause.
+ * Use `create(TokenClauseSchema)` to create a new message.
+ */
+export const TokenClauseSchema: GenMessage<TokenClause> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 13);
+
+/**
+ * Whether a token would assume one identity, and why.
+ *
+ * @generated from message arbor.iam.v2beta1.TokenTestResult
+ */
+export type TokenTestResult = Message<'arbor.iam.v2beta1.TokenTestResult'> & {
+  /**
+   * Absent for an unsaved claim_match.
+   *
+   * @generated from field: optional string identity_uid = 1;
+   */
+  identityUid?: string | undefined;
+
+  /**
+   * @generated from field: string identity_name = 2;
+   */
+  identityName: string;
+
+  /**
+   * @generated from field: bool would_assume = 3;
+   */
+  wouldAssume: boolean;
+
+  /**
+   * @generated from field: repeated arbor.iam.v2beta1.TokenClause clauses = 4;
+   */
+  clauses: TokenClause[];
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.TokenTestResult.
+ * Use `create(TokenTestResultSchema)` to create a new message.
+ */
+export const TokenTestResultSchema: GenMessage<TokenTestResult> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 14);
+
+/**
+ * @generated from message arbor.iam.v2beta1.TestTokenResponse
+ */
+export type TestTokenResponse = Message<'arbor.iam.v2beta1.TestTokenResponse'> & {
+  /**
+   * @generated from field: repeated arbor.iam.v2beta1.TokenTestResult results = 1;
+   */
+  results: TokenTestResult[];
+
+  /**
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.TestTokenResponse.
+ * Use `create(TestTokenResponseSchema)` to create a new message.
+ */
+export const TestTokenResponseSchema: GenMessage<TestTokenResponse> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 15);
+
+/**
  * Access you can explain: check with a proof, who can, what can. An answer counts only the
  * role bindings the caller may list (all for the admin token; its own for an identity
  * asking about itself); expired bindings grant nothing.
@@ -458,5 +636,17 @@ export const AccessService: GenService<{
     methodKind: 'unary';
     input: typeof WhatCanRequestSchema;
     output: typeof WhatCanResponseSchema;
+  };
+  /**
+   * The claim tester, a dry run of the STS exchange: would this token (or these claims)
+   * assume the identity, clause by clause. Nothing happens: no token is issued, no sign-in
+   * is recorded, no audit entry is written.
+   *
+   * @generated from rpc arbor.iam.v2beta1.AccessService.TestToken
+   */
+  testToken: {
+    methodKind: 'unary';
+    input: typeof TestTokenRequestSchema;
+    output: typeof TestTokenResponseSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_arbor_iam_v2beta1_access, 0);
