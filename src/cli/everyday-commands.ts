@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
+import { registerAccessCommands } from './access-commands.js';
 import { apiUrlOption, outputOption, registerResourceCommands } from './resource-commands.js';
 
 /**
  * The commands people use every day over the API (like `kubectl get`): one per resource
- * kind, `tree`, `whoami`, and the hidden `__complete` that shell completion asks for uids.
+ * kind, `tree`, `whoami`, `can-i`, `who-can`, `identities test-token`, and the hidden `__complete` that shell completion asks for uids.
  * Each action loads its module only when run.
  */
 export function registerEverydayCommands(program: Command): void {
   registerResourceCommands(program);
+  registerAccessCommands(program);
 
   program
     .command('tree')
