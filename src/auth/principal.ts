@@ -24,8 +24,11 @@ export function managerOf(p: Principal): string | undefined {
   return p.kind === 'admin' ? undefined : p.manager;
 }
 
-/** The front door a change came through. */
-export type Door = 'rest' | 'grpc' | 'reconciler' | 'sts' | 'cli';
+/**
+ * The front door a change came through; `system` for no door at all: Arbor acting on its
+ * own schedule (the binding expiry sweeper).
+ */
+export type Door = 'rest' | 'grpc' | 'reconciler' | 'sts' | 'cli' | 'system';
 
 /** The request context of a principal: which door, which request, which credential. */
 export interface Via {

@@ -11,7 +11,7 @@ export const auditEventV2Schema = z
     id: z.string(),
     time: timestampSchema,
     actor: z.string().meta({ description: '`identity:<uid>`, `admin` or `system:<name>`.' }),
-    door: z.enum(['rest', 'grpc', 'reconciler', 'sts', 'cli']),
+    door: z.enum(['rest', 'grpc', 'reconciler', 'sts', 'cli', 'system']),
     requestId: z.string().optional(),
     credential: z
       .string()

@@ -142,6 +142,10 @@ test.serial(
     t.is(audit.status, 200);
     t.is(audit.body.events.length, 1);
     t.is(audit.body.events[0].actor, 'system:binding-expiry');
+    // Arbor acting on its own, not the reconciler: an honest door (it once said `reconciler`).
+    t.is(audit.body.events[0].door, 'system');
+    const byDoor = await a.admin.get(`/audit/v2beta1/events?door=system&resource_uid=${old}`);
+    t.is(byDoor.body.events.length, 1);
     t.is(audit.body.events[0].eventType, 'dev.arbor.iam.role_binding.deleted.v1');
     t.is(await sweeper.sweep(), 0);
   },

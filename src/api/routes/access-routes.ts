@@ -31,7 +31,10 @@ const EXPLAIN =
   'An answer counts only the role bindings the caller may list (`role_bindings.list` where ' +
   'they are bound; all of them for the admin token, and its own for an identity asking ' +
   'about itself), about identities it may list and at groups it may list (anything for ' +
-  'itself). Expired bindings grant nothing.';
+  'itself). Expired bindings grant nothing. An identity or group the caller cannot see, ' +
+  'or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity ' +
+  'asking about itself where it may not list groups is answered denied for a group ' +
+  'that does not exist.';
 
 const exampleCheck = {
   identityUid: EXAMPLE_UIDS.identity,

@@ -42,6 +42,16 @@ export class KnexAccessStore implements AccessStore {
     return (await kx(tx)('identities').where({ uid }).first('uid')) !== undefined;
   }
 
+  async existingGroups(tx: Tx, uids: readonly string[]): Promise<Set<string>> {
+    if (uids.length === 0) return new Set();
+    const found = (await kx(tx)('groups')
+      .whereIn('uid', [...uids])
+      .select('uid')) as {
+      uid: string;
+    }[];
+    return new Set(found.map((r) => r.uid));
+  }
+
   bindingsOf(tx: Tx, identityUid: string): Promise<BindingGrant[]> {
     return rows(tx, `${SELECT} WHERE rb.identity_uid = ? AND ${LIVE} ORDER BY rb.uid`, [
       identityUid,

@@ -144,15 +144,28 @@ export class AccessService {
     }));
     const identities = [...new Set(targets.map((t) => t.identityUid))];
     for (const uid of identities) await this.requireIdentity(p, uid);
+    const listable = new Map<string, boolean>();
+    for (const t of targets) {
+      if (listable.has(t.groupUid)) continue;
+      listable.set(t.groupUid, await this.d.authz.can(p, 'groups.list', t.groupUid));
+    }
     for (const t of targets)
-      if (!this.isSelf(p, t.identityUid)) await this.requireGroup(p, t.groupUid);
+      if (!this.isSelf(p, t.identityUid) && !listable.get(t.groupUid))
+        throw notFound(GROUP_TYPE, t.groupUid);
     const held = new Map<string, BindingGrant[]>();
-    await this.d.uow.read(async (tx) => {
+    const existing = await this.d.uow.read(async (tx) => {
       for (const uid of identities) held.set(uid, await this.d.access.bindingsOf(tx, uid));
+      return this.d.access.existingGroups(tx, [...listable.keys()]);
     });
+    // A group that is gone is NOT_FOUND, as its Get is, to whoever may list groups there.
+    // An identity asking about itself where it may not is answered "denied" instead, so
+    // that it cannot tell a group it cannot see from one that does not exist.
+    for (const t of targets)
+      if (!existing.has(t.groupUid) && listable.get(t.groupUid))
+        throw notFound(GROUP_TYPE, t.groupUid);
     return Promise.all(
       targets.map(async (t) => {
-        const granting = (held.get(t.identityUid) ?? []).filter(
+        const granting = (existing.has(t.groupUid) ? (held.get(t.identityUid) ?? []) : []).filter(
           (b) => b.capabilities.includes(t.capability) && isSelfOrBelow(b.groupUid, t.groupUid),
         );
         const grants = await this.proofs(p, await this.counted(p, granting), t.groupUid);
@@ -190,9 +203,11 @@ export class AccessService {
     if (!exists) throw notFound(IDENTITY_TYPE, uid);
   }
 
-  /** @throws RpcError NOT_FOUND for a group the caller cannot list. */
+  /** @throws RpcError NOT_FOUND for a group the caller cannot list, or that does not exist. */
   private async requireGroup(p: Principal, uid: string): Promise<void> {
     if (!(await this.d.authz.can(p, 'groups.list', uid))) throw notFound(GROUP_TYPE, uid);
+    const found = await this.d.uow.read((tx) => this.d.access.existingGroups(tx, [uid]));
+    if (!found.has(uid)) throw notFound(GROUP_TYPE, uid);
   }
 
   /** The bindings that may count toward an answer to `p` (see the class comment). */

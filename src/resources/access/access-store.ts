@@ -15,6 +15,8 @@ export interface BindingGrant {
 /** What the access service reads; live bindings only (expired ones grant nothing). */
 export interface AccessStore {
   identityExists(tx: Tx, uid: string): Promise<boolean>;
+  /** Which of `uids` are groups that exist. */
+  existingGroups(tx: Tx, uids: readonly string[]): Promise<Set<string>>;
   /** Every live binding of one identity. */
   bindingsOf(tx: Tx, identityUid: string): Promise<BindingGrant[]>;
   /** The live bindings at `groupUid` or any group above it whose role holds `cap`. */

@@ -18,8 +18,11 @@ export interface BindingExpirySweeperDeps {
   log?: { warn(o: object, msg: string): void };
 }
 
-/** Who the audit trail names for a sweep. */
-const SWEEPER = systemPrincipal('binding-expiry');
+/**
+ * Who the audit trail names for a sweep: Arbor itself, through no door (without a `via`,
+ * a system principal would be recorded as the reconciler, which it is not).
+ */
+const SWEEPER = systemPrincipal('binding-expiry', { door: 'system' });
 const BATCH = 100;
 
 /**

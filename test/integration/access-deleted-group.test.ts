@@ -1,0 +1,78 @@
+import test from 'ava';
+import { createGroup } from '../helpers/fixtures.js';
+import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * A group that was deleted (or never was) is NOT_FOUND to check and who-can, as to a Get,
+ * never answered from the bindings above where it used to be.
+ */
+let s: TestServer;
+let org: string;
+let gone: string;
+let alice: string;
+let bob: string;
+const A = '/iam/v2beta1/access';
+
+const tokenFor = async (uid: string) =>
+  (await s.arbor.tokens.sign(uid, { iss: ISSUER, sub: `sub-${uid}` })).token;
+
+test.before(async () => {
+  s = await startServer();
+  org = await createGroup(s.admin, 'deleted-org');
+  gone = await createGroup(s.admin, 'soon-gone', org);
+  alice = await createIdentity(s.admin, org, 'alice');
+  bob = await createIdentity(s.admin, org, 'bob');
+  const reader = await createRole(s.admin, org, 'reader', ['groups.list', 'identity.list']);
+  // bob holds repo.list above the group, and no groups.list: he cannot list groups there.
+  const puller = await createRole(s.admin, org, 'puller', ['repo.list']);
+  await createBinding(s.admin, org, alice, reader);
+  await createBinding(s.admin, org, bob, puller);
+  const del = await s.admin.delete(`/iam/v2beta1/groups/${gone}`);
+  if (del.status !== 200) throw new Error(JSON.stringify(del.body));
+});
+test.after.always(async () => {
+  await s?.close();
+});
+
+test('check about a deleted group: NOT_FOUND, exactly as its Get', async (t) => {
+  const get = await s.admin.get(`/iam/v2beta1/groups/${gone}`);
+  t.is(get.status, 404);
+  const res = await s.admin.post(`${A}:check`, {
+    identityUid: alice,
+    capability: 'groups.list',
+    groupUid: gone,
+  });
+  t.is(res.status, 404, JSON.stringify(res.body));
+  t.deepEqual(res.body, get.body);
+  const batch = await s.admin.post(`${A}:batchCheck`, {
+    checks: [
+      { identityUid: alice, capability: 'groups.list', groupUid: org },
+      { identityUid: alice, capability: 'groups.list', groupUid: gone },
+    ],
+  });
+  t.is(batch.status, 404);
+});
+
+test('asking about yourself at a deleted group you could list: NOT_FOUND', async (t) => {
+  const me = s.client(await tokenFor(alice));
+  const res = await me.post(`${A}:check`, { capability: 'groups.list', groupUid: gone });
+  t.is(res.status, 404, JSON.stringify(res.body));
+  t.deepEqual(res.body, (await me.get(`/iam/v2beta1/groups/${gone}`)).body);
+});
+
+test('asking about yourself where you cannot list groups: denied, whether it exists or not', async (t) => {
+  const me = s.client(await tokenFor(bob));
+  const res = await me.post(`${A}:check`, { capability: 'repo.list', groupUid: gone });
+  t.is(res.status, 200, JSON.stringify(res.body));
+  t.false(res.body.allowed);
+  t.deepEqual(res.body.grants, []);
+  // A group that exists there: bob's binding above grants it.
+  const here = await me.post(`${A}:check`, { capability: 'repo.list', groupUid: org });
+  t.true(here.body.allowed);
+});
+
+test('who-can at a deleted group: NOT_FOUND', async (t) => {
+  const res = await s.admin.get(`${A}:whoCan?group=${gone}&capability=groups.list`);
+  t.is(res.status, 404, JSON.stringify(res.body));
+});
