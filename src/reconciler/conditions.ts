@@ -12,6 +12,8 @@ export const Reason = {
   ReconcileError: 'ReconcileError',
   WaitingForReference: 'WaitingForReference',
   InvalidSpec: 'InvalidSpec',
+  /** A RoleBinding past its spec.expireTime: its binding grants nothing and is not remade. */
+  Expired: 'Expired',
   Pending: 'Pending',
   Deleting: 'Deleting',
   DeleteFailed: 'DeleteFailed',

@@ -9,6 +9,19 @@ import type { ArborObject, KindName } from './resources.js';
  * or has no Arbor uid yet). Not a failure: the object waits, with backoff, and is woken
  * early when the referenced object gets its uid.
  */
+/**
+ * The object's Arbor resource has run out and must not be made again: a RoleBinding whose
+ * `spec.expireTime` has passed (its binding grants nothing, and the expiry sweeper deletes
+ * it). Reported as Ready=False, reason `Expired`, with a Warning Event; not retried until
+ * the spec changes.
+ */
+export class ResourceExpired extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ResourceExpired';
+  }
+}
+
 export class WaitingForReference extends Error {
   constructor(message: string) {
     super(message);

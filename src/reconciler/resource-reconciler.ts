@@ -22,6 +22,7 @@ import {
 } from './finalizer.js';
 import { isKubeConflict, isKubeNotFound, kubeStatus, type ArborKubeApi } from './kube-api.js';
 import {
+  ResourceExpired,
   WaitingForReference,
   type KindReconciler,
   type RefResolver,
@@ -128,7 +129,8 @@ export class ResourceReconciler<S extends Spec> {
       outcome = DONE;
     } catch (e) {
       ({ want, outcome } = this.failure(key, e, generation));
-      if (want.ready !== 'keep' && want.ready.reason === Reason.InvalidSpec) {
+      const final: string[] = [Reason.InvalidSpec, Reason.Expired];
+      if (want.ready !== 'keep' && final.includes(want.ready.reason)) {
         this.rejected.set(key, inputs);
       }
     }
@@ -191,6 +193,11 @@ export class ResourceReconciler<S extends Spec> {
     if (e instanceof WaitingForReference) {
       const c = { status: 'False', reason: Reason.WaitingForReference, message } as const;
       return { want: { ...base, ready: c, synced: c }, outcome: RETRY };
+    }
+    if (e instanceof ResourceExpired) {
+      // Nothing to retry: only a change of the spec (a later expireTime) can change this.
+      const c = { status: 'False', reason: Reason.Expired, message } as const;
+      return { want: { ...base, ready: c, synced: c }, outcome: DONE };
     }
     if (isRpcError(e) && e.code === Code.INVALID_ARGUMENT) {
       const c = { status: 'False', reason: Reason.InvalidSpec, message } as const;

@@ -6,7 +6,15 @@ import type { RoleBinding } from '../resources/role-bindings/role-binding.js';
 import type { RoleBindingService } from '../resources/role-bindings/role-binding-service.js';
 import { ROLE_LIST, ROLE_TYPE } from '../resources/roles/role.js';
 import type { RoleService } from '../resources/roles/role-service.js';
-import { changedFields, converge, type KindReconciler, type RefResolver } from './kind-sync.js';
+import { Code } from '../core/rpc-code.js';
+import { isRpcError } from '../core/rpc-error.js';
+import {
+  changedFields,
+  converge,
+  ResourceExpired,
+  type KindReconciler,
+  type RefResolver,
+} from './kind-sync.js';
 import type { ArborObject, KindName, RoleBindingSpec } from './resources.js';
 
 /**
@@ -22,6 +30,7 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
   constructor(
     private readonly bindings: RoleBindingService,
     private readonly roles: RoleService,
+    private readonly now: () => number = Date.now,
   ) {}
 
   references(spec: RoleBindingSpec) {
@@ -46,6 +55,8 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     const roleUid = spec.roleUid || (await this.roleByName(p, spec.role ?? '', groupUid));
     const want = { identityUid, roleUid };
     const expireAt = spec.expireTime ? Date.parse(spec.expireTime) : undefined;
+    if (expireAt !== undefined && expireAt <= this.now())
+      throw await this.expired(obj.status?.uid, spec.expireTime!, p);
     return converge<RoleBinding>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
@@ -74,6 +85,32 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
       diff: (b) => changedFields({ identityUid: b.identity.uid, roleUid: b.role.uid }, want),
       update: (uid, patch) => this.bindings.update(p, uid, patch, Object.keys(patch)),
     });
+  }
+
+  /**
+   * Past `spec.expireTime` the object is done: its binding (if still there, listed as
+   * expired) grants nothing, and one the sweeper removed is never created again, which a
+   * resync would otherwise do (the custom resource being the source of truth).
+   */
+  private async expired(uid: string | undefined, expireTime: string, p: Principal) {
+    const later = 'set a later spec.expireTime to bind again, or delete this RoleBinding';
+    if (uid === undefined)
+      return new ResourceExpired(
+        `spec.expireTime ${expireTime} has passed; nothing is bound; ${later}`,
+      );
+    try {
+      await this.bindings.get(p, uid);
+    } catch (e) {
+      if (!isRpcError(e) || e.code !== Code.NOT_FOUND) throw e;
+      return new ResourceExpired(
+        `role binding ${uid} expired at ${expireTime} and was removed; it is not created ` +
+          `again; ${later}`,
+      );
+    }
+    return new ResourceExpired(
+      `role binding ${uid} expired at ${expireTime} and grants nothing; it is removed after ` +
+        `the retention period; ${later}`,
+    );
   }
 
   async remove(uid: string, p: Principal): Promise<void> {
