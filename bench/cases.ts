@@ -3,7 +3,7 @@ import type { CapturedCase } from './baseline-server.js';
 import { measure, summarise, type RunResult, type Target } from './load.js';
 import type { Child } from './procs.js';
 import { ratioOf, type CaseResult } from './report.js';
-import type { Scale } from './scale.js';
+import { whoCanBindings, type Scale } from './scale.js';
 
 export interface LoadCase {
   name: string;
@@ -135,7 +135,7 @@ export function loadCases(o: {
   });
   cases.push({
     name: 'access.whoCan',
-    label: 'who-can groups.list at the get group, first page',
+    label: `who-can groups.list at the get group (${n(whoCanBindings(s))} bindings above it), first page`,
     arbor: {
       url: `${o.arborUrl}/iam/v2beta1/access:whoCan?group=${o.getUid}&capability=groups.list&page_size=50`,
       headers: auth,

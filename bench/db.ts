@@ -60,6 +60,8 @@ export interface SeedState {
   foreign: boolean;
   /** A marker for another scale: run.ts truncates and reseeds. */
   otherScale?: string;
+  /** This scale's marker, but counts of an older shape of the seed: cleared and reseeded. */
+  stale?: boolean;
 }
 
 const MARKER = `CREATE TABLE IF NOT EXISTS bench_seed (
@@ -90,7 +92,19 @@ export async function seedState(client: pg.ClientBase, scale: Scale): Promise<Se
     Number(got.bindings) === want.roleBindings &&
     // Migration 0013 backfills the counters of a seed made before it.
     Number(got.counts) === want.groups;
-  return { seeded: ok, foreign: false };
+  // A seed of this scale with other counts: one from before the shape changed.
+  return { seeded: ok, foreign: false, ...(ok ? {} : { stale: true }) };
+}
+
+/**
+ * Remove a stale seed (its marker, and the rows of the seeded tables) so that it can be
+ * seeded again. DELETE, not TRUNCATE … CASCADE: that would also empty the built-in roles.
+ */
+export async function clearSeed(client: pg.ClientBase): Promise<void> {
+  await client.query(`SET session_replication_role = replica;
+    DELETE FROM role_bindings; DELETE FROM identities; DELETE FROM group_closure;
+    DELETE FROM group_counts; DELETE FROM groups; DELETE FROM bench_seed;
+    RESET session_replication_role;`);
 }
 
 export async function recordSeed(

@@ -62,6 +62,10 @@ async function prepareDatabase() {
   const state = await bdb.seedState(c, scale);
   if (state.foreign) throw new Error(`${db.name} holds data the bench did not seed`);
   if (state.otherScale) throw new Error(`${db.name} holds the ${state.otherScale} seed`);
+  if (state.stale) {
+    log(`${db.name} holds an older shape of the ${scale.name} seed: clearing it to reseed`);
+    await bdb.clearSeed(c);
+  }
   if (!state.seeded) await bdb.recordSeed(c, scale, await seed(c, scale, log));
   const { rows } = await c.query<{ seconds: string; seeded_at: Date }>(
     'SELECT seconds, seeded_at FROM bench_seed',

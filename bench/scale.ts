@@ -61,8 +61,17 @@ export function expectedCounts(s: Scale) {
     groups: s.orgs * (1 + perOrg),
     closure: s.orgs * (s.teams + 2 * s.wideTeams * s.projectsPerWide),
     identities: s.orgs * s.identitiesPerOrg,
-    roleBindings: s.orgs * s.identitiesPerOrg * s.bindingsPerIdentity,
+    roleBindings: s.orgs * s.identitiesPerOrg * s.bindingsPerIdentity + whoCanBindings(s),
   };
+}
+
+/**
+ * The access.whoCan case's load: every identity of organisation 0 bound (registry.pull,
+ * which grants groups.list) at the organisation and at its team 0, both above the asked
+ * group: 10,000 bindings above it at full scale.
+ */
+export function whoCanBindings(s: Scale): number {
+  return 2 * s.identitiesPerOrg;
 }
 
 export const PAGE_SIZE = 50;
@@ -70,6 +79,7 @@ export const CONNECTIONS = 16;
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 export const VIEWER_ROLE = builtinRoleUid('viewer');
 export const EDITOR_ROLE = builtinRoleUid('editor');
+export const WHO_CAN_ROLE = builtinRoleUid('registry.pull');
 /** Identities (o = 0, j < STS_IDENTITIES) get a claim match on the loopback issuer. */
 export const STS_IDENTITIES = 16;
 export const STS_SUBJECT = 'system:serviceaccount:bench:load';

@@ -3,6 +3,7 @@ import {
   EDITOR_ROLE,
   SQL_UID_FUNCTIONS,
   VIEWER_ROLE,
+  WHO_CAN_ROLE,
   expectedCounts,
   type Scale,
 } from './scale.js';
@@ -136,6 +137,18 @@ export async function seed(c: pg.ClientBase, s: Scale, log: Log): Promise<number
                  FROM generate_series(0, $1 - 1) o, generate_series(0, $2 - 1) j,
                       generate_series(0, $4 - 1) k) s`,
       [s.orgs, s.identitiesPerOrg, s.teams, s.bindingsPerIdentity, VIEWER_ROLE, EDITOR_ROLE],
+    ),
+  );
+  // Bindings above the access.whoCan group (team 0's first project of organisation 0).
+  await step(log, 'who-can bindings', () =>
+    rows(
+      `INSERT INTO role_bindings (uid, parent_uid, identity_uid, role_uid, created_at, updated_at)
+       SELECT g || '/' || substr(md5('bench-whocan-' || j || '-' || k), 1, 16), g,
+              pg_temp.identity_uid(0, j, $2), $3, now(), now()
+         FROM (SELECT j, k, CASE WHEN k = 0 THEN pg_temp.org_uid(0)
+                                 ELSE pg_temp.team_uid(0, 0) END AS g
+                 FROM generate_series(0, $1 - 1) j, generate_series(0, 1) k) s`,
+      [s.identitiesPerOrg, s.teams, WHO_CAN_ROLE],
     ),
   );
   for (const ix of indexes) {

@@ -21,7 +21,7 @@ import {
   type Holder,
 } from './access.js';
 import { batchCheckSchema, capabilitySchema, checkSchema } from './access-input.js';
-import type { AccessStore, BindingGrant } from './access-store.js';
+import type { AccessStore, BindingGrant, SeenBy } from './access-store.js';
 import { pageInMemory } from './page-in-memory.js';
 
 export interface AccessServiceDeps {
@@ -75,24 +75,48 @@ export class AccessService {
     if (group === undefined) throw invalidField('group', 'a group uid is required');
     const cap = parseInput(capabilitySchema, req.filters.capability, 'capability');
     await this.requireGroup(p, group);
-    const bindings = await this.d.uow.read((tx) => this.d.access.bindingsGranting(tx, group, cap));
-    const byIdentity = new Map<string, BindingGrant[]>();
-    for (const b of await this.counted(p, bindings)) {
-      byIdentity.set(b.identityUid, [...(byIdentity.get(b.identityUid) ?? []), b]);
-    }
-    const holders: Holder[] = [];
-    for (const [identityUid, granting] of byIdentity) {
-      if (!(await this.mayAskAbout(p, identityUid))) continue;
-      holders.push({ identityUid, grants: await this.proofs(p, granting, group) });
-    }
+    const seen = await this.seenBy(p);
     return this.d.pager.page(
       WHO_CAN_LIST,
       req,
       { kind: 'all' },
-      (q) => Promise.resolve(pageInMemory(holders, (h) => h.identityUid, q)),
+      async (q) => {
+        // A page of identities in SQL, then the bindings of those alone: the first page of
+        // 10,000 holders reads one page of bindings, not all of them.
+        const { page, bindings } = await this.d.uow.read(async (tx) => {
+          const page = await this.d.access.holdersPage(tx, group, cap, seen, q);
+          const bindings = await this.d.access.bindingsGranting(tx, group, cap, seen, page.items);
+          return { page, bindings };
+        });
+        const byIdentity = new Map<string, BindingGrant[]>();
+        for (const b of bindings)
+          byIdentity.set(b.identityUid, [...(byIdentity.get(b.identityUid) ?? []), b]);
+        const items: Holder[] = await Promise.all(
+          page.items.map(async (identityUid) => ({
+            identityUid,
+            grants: await this.proofs(p, byIdentity.get(identityUid) ?? [], group),
+          })),
+        );
+        return { ...page, items };
+      },
       // Counted afresh for every page: the answer is the caller's own, never shared.
       () => true,
     );
+  }
+
+  /**
+   * `counted`, and "itself or an identity it may list", as filters the database applies
+   * (who-can pages in SQL): the same rules, since `can(p, cap, uid)` holds exactly when
+   * `uid` lies in `visibility(p, cap)`.
+   */
+  private async seenBy(p: Principal): Promise<SeenBy> {
+    if (this.d.authz.isSuperuser(p))
+      return { bindings: { kind: 'all' }, identities: { kind: 'all' } };
+    return {
+      ...(p.kind === 'identity' ? { self: p.uid } : {}),
+      bindings: await this.d.authz.visibility(p, 'role_bindings.list'),
+      identities: await this.d.authz.visibility(p, 'identity.list'),
+    };
   }
 
   /**
@@ -188,11 +212,6 @@ export class AccessService {
     if (uid !== undefined) return uid;
     if (p.kind === 'identity') return p.uid;
     throw invalidField(field, 'an identity uid is required when the caller is not an identity');
-  }
-
-  /** Itself, or an identity it may list. */
-  private async mayAskAbout(p: Principal, identityUid: string): Promise<boolean> {
-    return this.isSelf(p, identityUid) || (await this.d.authz.can(p, 'identity.list', identityUid));
   }
 
   /** @throws RpcError NOT_FOUND for an identity that is missing or the caller cannot list. */

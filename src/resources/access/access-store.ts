@@ -1,4 +1,6 @@
 import type { Capability } from '../../auth/capabilities.js';
+import type { Visibility } from '../../core/visibility.js';
+import type { PageQuery, StorePage } from '../list-types.js';
 import type { RoleRef } from '../roles/role.js';
 import type { Tx } from '../tx.js';
 
@@ -12,6 +14,17 @@ export interface BindingGrant {
   capabilities: readonly Capability[];
 }
 
+/**
+ * What a caller may learn of bindings, as filters the database applies: a binding counts
+ * when it is `self`'s own or lies where the caller may list role bindings, and its identity
+ * is `self` or lies where the caller may list identities.
+ */
+export interface SeenBy {
+  self?: string;
+  bindings: Visibility;
+  identities: Visibility;
+}
+
 /** What the access service reads; live bindings only (expired ones grant nothing). */
 export interface AccessStore {
   identityExists(tx: Tx, uid: string): Promise<boolean>;
@@ -19,6 +32,23 @@ export interface AccessStore {
   existingGroups(tx: Tx, uids: readonly string[]): Promise<Set<string>>;
   /** Every live binding of one identity. */
   bindingsOf(tx: Tx, identityUid: string): Promise<BindingGrant[]>;
-  /** The live bindings at `groupUid` or any group above it whose role holds `cap`. */
-  bindingsGranting(tx: Tx, groupUid: string, cap: Capability): Promise<BindingGrant[]>;
+  /**
+   * One keyset page of the identities (uids, in `q.order`) holding `cap` at `groupUid` by a
+   * live binding there or above that counts for the caller (`seen`), with their exact number.
+   */
+  holdersPage(
+    tx: Tx,
+    groupUid: string,
+    cap: Capability,
+    seen: SeenBy,
+    q: PageQuery,
+  ): Promise<StorePage<string>>;
+  /** The bindings behind `holdersPage` for some of its identities, by identity then uid. */
+  bindingsGranting(
+    tx: Tx,
+    groupUid: string,
+    cap: Capability,
+    seen: SeenBy,
+    identityUids: readonly string[],
+  ): Promise<BindingGrant[]>;
 }
