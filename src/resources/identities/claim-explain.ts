@@ -18,9 +18,10 @@ export function shown(value: unknown): string {
   if (value === undefined) return 'nothing';
   let text: string;
   try {
-    text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+    // Claims are JSON, so JSON says them; anything else only by its type.
+    text = typeof value === 'string' ? value : (JSON.stringify(value) ?? typeof value);
   } catch {
-    text = String(value);
+    text = typeof value;
   }
   const cut = text.length > MAX_SHOWN_VALUE ? `${text.slice(0, MAX_SHOWN_VALUE)}…` : text;
   return typeof value === 'string' ? JSON.stringify(cut) : cut;
