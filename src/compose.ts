@@ -244,7 +244,11 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       people: users,
     });
     // The claim tester runs the exchange's own rules (and key lookups), so it comes with the STS.
-    const services: Services = { ...base, tokenTester: new TokenTester(base.identities, sts) };
+    const tokenTester = new TokenTester(base.identities, sts, async (p) => {
+      const v = await authz.visibility(p, 'identity.create');
+      return v.kind === 'all' || v.scopes.length > 0;
+    });
+    const services: Services = { ...base, tokenTester };
     const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
     sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
     const authenticator = new ChainAuthenticator(

@@ -292,3 +292,25 @@ test.serial('grpc: the same answers as REST, and the same NOT_FOUND', async (t) 
   t.is(nf.code, 5);
   g.close();
 });
+
+test.serial(
+  'an unsaved claimMatch: keys are fetched only for a caller who may create identities',
+  async (t) => {
+    const stranger = await TestIssuer.start();
+    try {
+      const token = await stranger.mint({ sub: SUB, aud });
+      const body = { token, claimMatch: { issuer: stranger.url, subject: SUB } };
+      const [asCarol] = (await carol_.post(T, body)).body.results;
+      const sig = byClause(asCarol.clauses).signature!;
+      t.false(sig.passed);
+      t.regex(sig.reason, /may create identities/);
+      t.is(stranger.requests, 0, 'carol (identity.list only) made Arbor fetch nothing');
+      const [asAdmin] = (await s.admin.post(T, body)).body.results;
+      t.true(asAdmin.wouldAssume, JSON.stringify(asAdmin));
+      t.true(byClause(asAdmin.clauses).signature!.passed);
+      t.true(stranger.requests > 0);
+    } finally {
+      await stranger.stop();
+    }
+  },
+);

@@ -225,7 +225,8 @@ export function mountAccessRoutes(
         'most 24 hours), every further claim the claim match requires, and, for a real ' +
         "token only, whether its signature verifies against the identity's keys (static " +
         "keys, or the issuer's published keys found by discovery exactly as an exchange " +
-        'finds them, and only for an issuer the identity trusts). Against `identityUid` (an ' +
+        'finds them, and only for an issuer the identity trusts; for an unsaved `claimMatch`, ' +
+        'only when the caller may create identities somewhere). Against `identityUid` (an ' +
         'identity the caller may list: any other is NOT_FOUND, as for Get), an unsaved ' +
         '`claimMatch` (validated as on Identity create), or, with neither, every ' +
         'claim-match identity the caller may list: a page of `pageSize` identities (default ' +

@@ -170,6 +170,7 @@ export class SecurityTokenService {
     target: DryRunTarget,
     claims: Readonly<Record<string, unknown>>,
     token?: string,
+    fetchKeys = true,
   ): Promise<ClauseResult[]> {
     const now = this.now();
     const iss = claims.iss;
@@ -186,7 +187,8 @@ export class SecurityTokenService {
     });
     // After issuer, subject and audience, before any further claims.
     out.splice(3, 0, explainLifetime(claims, now));
-    if (token !== undefined) out.push(await this.signatureClause(target, token, iss, gate));
+    if (token !== undefined)
+      out.push(await this.signatureClause(target, token, iss, gate, fetchKeys));
     return out;
   }
 
@@ -241,6 +243,7 @@ export class SecurityTokenService {
     token: string,
     iss: unknown,
     gate: { problem?: string },
+    fetchKeys: boolean,
   ): Promise<ClauseResult> {
     const no = (reason: string): ClauseResult => ({ clause: 'signature', passed: false, reason });
     let alg: string | undefined;
@@ -254,6 +257,10 @@ export class SecurityTokenService {
     // As in an exchange: no key is fetched for an issuer the identity does not trust.
     if (gate.problem !== undefined || typeof iss !== 'string')
       return no('not checked: the issuer is not one this identity trusts');
+    if (!fetchKeys && !target.staticKeys)
+      return no(
+        "not checked: an unsaved claim match's issuer keys are fetched only for callers who may create identities",
+      );
     try {
       if (target.staticKeys) await this.verifyStatic(token, target, false);
       else await this.verifyRemote(token, iss, false);

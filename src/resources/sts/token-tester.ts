@@ -44,8 +44,16 @@ export interface TokenDryRun {
     target: DryRunTarget,
     claims: Readonly<Record<string, unknown>>,
     token?: string,
+    fetchKeys?: boolean,
   ): Promise<ClauseResult[]>;
 }
+
+/**
+ * Whether the caller may make Arbor fetch the keys of an issuer that only an unsaved claim
+ * match names: those who may create an identity somewhere (who could make the STS fetch
+ * them anyway). Anyone else could otherwise point Arbor at any host on the internet.
+ */
+export type MayFetchKeys = (p: Principal) => Promise<boolean>;
 
 function testTokenSchema(claimMatch: IdentitySchemas['claimMatch']) {
   const has = (v: Record<string, unknown>, k: string) => v[k] !== undefined && v[k] !== null;
@@ -121,6 +129,7 @@ export class TokenTester {
   constructor(
     private readonly identities: TesterIdentities,
     private readonly sts: TokenDryRun,
+    private readonly mayFetchKeys: MayFetchKeys,
   ) {
     this.schema = testTokenSchema(identities.schemas.claimMatch);
   }
@@ -130,8 +139,8 @@ export class TokenTester {
     const req = parseInput(this.schema, body);
     const token = req.token ?? undefined;
     const claims = token === undefined ? (req.claims ?? {}) : decodeToken(token);
-    const judge = async (target: DryRunTarget, uid?: string, name = '') => {
-      const clauses = await this.sts.dryRun(target, claims, token);
+    const judge = async (target: DryRunTarget, uid?: string, name = '', fetch = true) => {
+      const clauses = await this.sts.dryRun(target, claims, token, fetch);
       return {
         ...(uid === undefined ? {} : { identityUid: uid }),
         identityName: name,
@@ -139,8 +148,11 @@ export class TokenTester {
         clauses,
       };
     };
-    if (req.claimMatch)
-      return { results: [await judge({ claimMatch: req.claimMatch as ClaimMatch })] };
+    if (req.claimMatch) {
+      const fetch = token !== undefined && (await this.mayFetchKeys(p));
+      const target = { claimMatch: req.claimMatch as ClaimMatch };
+      return { results: [await judge(target, undefined, '', fetch)] };
+    }
     if (req.identityUid !== undefined) {
       const i = await this.identities.get(p, req.identityUid);
       return { results: [await judge(i, i.uid, i.name)] };
