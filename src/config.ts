@@ -7,6 +7,8 @@ export interface Config {
   host: string;
   databaseUrl: string | undefined;
   dataDir: string;
+  /** DATABASE_POOLER: `transaction` behind a transaction-mode pooler (src/db/pooler-mode.ts). */
+  databasePooler: 'none' | 'transaction';
   /** Directory of the token-signing keys (`*.jwk.json`); generated when empty. */
   signingKeysDir: string;
   issuerUrl: string;
@@ -165,6 +167,10 @@ export const environmentSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// URL' })
     .optional(),
   DATA_DIR: text('./.data'),
+  DATABASE_POOLER: z
+    .enum(['none', 'transaction'], { error: 'must be none or transaction' })
+    .optional()
+    .transform((v) => v ?? 'none'),
   ARBOR_SIGNING_KEYS_DIR: z.string().optional(),
   ARBOR_ISSUER_URL: url.optional(),
   ARBOR_ADMIN_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
@@ -301,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     dataDir,
+    databasePooler: e.DATABASE_POOLER,
     signingKeysDir: resolve(e.ARBOR_SIGNING_KEYS_DIR ?? `${dataDir}/keys`),
     issuerUrl: (e.ARBOR_ISSUER_URL ?? `${scheme}://localhost:${e.PORT}`).replace(/\/+$/, ''),
     adminToken: e.ARBOR_ADMIN_TOKEN,

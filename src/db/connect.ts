@@ -5,6 +5,8 @@ import { PGliteDialect, type PGliteConnectionConfig } from '@harryplusplus/knex-
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
+import { connectToFirstQualifying, parseMultiHostUrl } from './multi-host.js';
+import { useUnnamedStatements, type PoolerMode } from './pooler-mode.js';
 import { makeTimestamptzParser } from './timestamptz-parser.js';
 
 // int8 (COUNT(*)) stays a string: totalCount is an int64 rendered as a decimal string anyway.
@@ -44,6 +46,8 @@ export interface DatabaseOptions {
    */
   lock?: DataDirLock | undefined;
   role?: string | undefined;
+  /** DATABASE_POOLER: `transaction` turns off named prepared statements (pooler-mode.ts). */
+  pooler?: PoolerMode | undefined;
 }
 
 function knexLog(warn: ((m: string) => void) | undefined) {
@@ -55,13 +59,18 @@ function knexLog(warn: ((m: string) => void) | undefined) {
 /** Open the configured database: a real PostgreSQL through `pg`, or embedded PGlite. */
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.url) {
+    // Several hosts or target_session_attrs (multi-host.ts): each new connection goes to
+    // the first host that qualifies. Parsed first: a bad list fails before any connection.
+    const hosts = parseMultiHostUrl(opts.url);
     const knex = knexFactory({
       client: 'pg',
-      connection: { connectionString: opts.url, application_name: 'arbor' },
+      connection: { connectionString: hosts?.hostUrls[0] ?? opts.url, application_name: 'arbor' },
       pool: { min: 0, max: opts.poolMax ?? 10, acquireTimeoutMillis: 5_000 },
       acquireConnectionTimeout: 5_000,
       log: knexLog(opts.warn),
     });
+    if (hosts) connectToFirstQualifying(knex, hosts);
+    if (opts.pooler === 'transaction') useUnnamedStatements(knex);
     return { knex, kind: 'postgres', close: () => knex.destroy() };
   }
 
