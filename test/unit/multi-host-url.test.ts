@@ -2,6 +2,7 @@ import test from 'ava';
 import { isRpcError } from '../../src/core/rpc-error.js';
 import { translateDbError } from '../../src/db/errors.js';
 import { parseMultiHostUrl } from '../../src/db/multi-host.js';
+import { redactUrl } from '../../src/startup-error.js';
 
 test('multi-host: each host gets the credentials, database and other parameters', (t) => {
   const m = parseMultiHostUrl(
@@ -57,4 +58,12 @@ test('errors: what a failover throws answers UNAVAILABLE, never INTERNAL', (t) =
     const mapped = translateDbError(Object.assign(new Error(String(c.message)), c));
     t.true(isRpcError(mapped) && mapped.code === 14, JSON.stringify(c));
   }
+});
+
+test('multi-host: start-up errors show the hosts, never the password', (t) => {
+  t.is(
+    redactUrl('postgres://arbor:s3cret@a:5432,b:5433/arbor?target_session_attrs=read-write'),
+    'postgres://arbor:***@a:5432,b:5433/arbor',
+  );
+  t.is(redactUrl('postgres://arbor@a,b/arbor'), 'postgres://arbor@a,b/arbor');
 });
