@@ -39,15 +39,31 @@ interface Outcome {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** When node `url` first answers as a primary (not in recovery), by polling it. */
-async function watchPromotion(url: string, stop: () => boolean): Promise<number | undefined> {
+interface Promotion {
+  /** When the node first answered out of recovery. */
+  promoted: number;
+  /**
+   * When it first took writes: pg_auto_failover keeps a promoted standby read-only
+   * (default_transaction_read_only) until the old primary is known to be gone, for
+   * primary_demote_timeout (the script sets 2 s; 30 s by default).
+   */
+  writable: number;
+}
+
+/** Poll node `url` until it is promoted and writable. */
+async function watchPromotion(url: string, stop: () => boolean): Promise<Promotion | undefined> {
+  let promoted: number | undefined;
   while (!stop()) {
     const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
     try {
       await c.connect();
       while (!stop()) {
-        const r = await c.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
-        if (r.rows[0]?.r === false) return Date.now();
+        const r = await c.query<{ r: boolean; ro: string }>(
+          "SELECT pg_is_in_recovery() AS r, current_setting('transaction_read_only') AS ro",
+        );
+        const now = Date.now();
+        if (r.rows[0]?.r === false) promoted ??= now;
+        if (promoted !== undefined && r.rows[0]?.ro === 'off') return { promoted, writable: now };
         await sleep(50);
       }
     } catch {
@@ -147,25 +163,43 @@ haTest(
           await sleep(o.ok ? 10 : 50);
         }
       };
-      const writers = [restWriter(0), restWriter(1), restWriter(2), grpcWriter()];
+      // Reads of groups already acknowledged: each answers the group itself, or 503.
+      const reads: Array<{ status: number; rpcCode?: number; right: boolean }> = [];
+      const reader = async () => {
+        while (!stopping) {
+          const done = outcomes.filter((o) => o.ok);
+          const pick = done[Math.floor(Math.random() * done.length)];
+          if (pick) {
+            const r = await admin.get(`/iam/v2beta1/groups/${pick.uid}`).catch(() => undefined);
+            reads.push({
+              status: r?.status ?? -1,
+              rpcCode: r?.body?.code as number | undefined,
+              right: r?.status === 200 && r.body?.name === pick.name && r.body?.uid === pick.uid,
+            });
+          }
+          await sleep(20);
+        }
+      };
+      const writers = [restWriter(0), restWriter(1), restWriter(2), grpcWriter(), reader()];
 
       await until('writes under way', () => outcomes.filter((o) => o.ok).length >= 40, 30_000);
-      let promotedAt: number | undefined;
+      let promotion: Promotion | undefined;
       let watching = true;
-      const promotion = watchPromotion(cluster.nodeUrls[1], () => !watching).then(
-        (at) => (promotedAt = at),
+      const watched = watchPromotion(cluster.nodeUrls[1], () => !watching).then(
+        (p) => (promotion = p),
       );
       const killed = await cluster.killPrimary();
       // From here no write reaches node1: a later acknowledgement is the new primary's.
       const killedAt = Date.now();
       t.is(killed, 'node1');
-      await until('the standby promoted', () => promotedAt !== undefined, 60_000).finally(() => {
+      await until('the standby promoted', () => promotion !== undefined, 60_000).finally(() => {
         watching = false;
       });
-      await promotion;
+      await watched;
+      const promotedAt = promotion!.promoted;
       await until(
         'a write acknowledged after the promotion',
-        () => outcomes.some((o) => o.ok && o.start >= promotedAt!),
+        () => outcomes.some((o) => o.ok && o.start >= promotedAt),
         30_000,
       );
       // Keep writing a little on the new primary, then stop the clients.
@@ -177,14 +211,17 @@ haTest(
       const firstOk = Math.min(
         ...outcomes.filter((o) => o.ok && o.start >= killedAt).map((o) => o.end),
       );
-      const recoveryMs = firstOk - promotedAt!;
+      const recoveryMs = firstOk - promotedAt;
       const failures = outcomes.filter((o) => !o.ok);
       const acked = outcomes.filter((o) => o.ok);
       t.log(
-        `promotion ${promotedAt! - killedAt} ms after the kill; first write acknowledged ` +
-          `${recoveryMs} ms after the promotion (${firstOk - killedAt} ms after the kill); ` +
+        `promotion ${promotedAt - killedAt} ms after the kill, writable ` +
+          `${promotion!.writable - promotedAt} ms later; first write acknowledged ` +
+          `${recoveryMs} ms after the promotion, ${firstOk - promotion!.writable} ms after ` +
+          `it took writes (${firstOk - killedAt} ms after the kill); ` +
           `${acked.length} writes acknowledged, ${failures.length} failed ` +
-          `(${failures.filter((o) => o.door === 'grpc').length} of them gRPC)`,
+          `(${failures.filter((o) => o.door === 'grpc').length} of them gRPC); ` +
+          `${reads.length} reads, ${reads.filter((r) => !r.right).length} answered 503`,
       );
       t.true(
         recoveryMs <= RECOVERY_BOUND_MS,
@@ -198,6 +235,12 @@ haTest(
           : !(o.status === 14 && o.rpcCode === 14),
       );
       t.deepEqual(wrong, [], 'every failure during the switch is UNAVAILABLE');
+      t.deepEqual(
+        reads.filter((r) => !(r.right || (r.status === 503 && r.rpcCode === 14))),
+        [],
+        'every read answers the acknowledged group, or UNAVAILABLE',
+      );
+      t.true(reads.some((r) => r.right));
       // And only around the switch: nothing failed long before the kill.
       t.deepEqual(
         failures.filter((o) => o.end < killedAt - 1_000),
