@@ -5,6 +5,7 @@ import { PGliteDialect, type PGliteConnectionConfig } from '@harryplusplus/knex-
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
+import { ReadReplicas } from './read-replicas.js';
 import { makeTimestamptzParser } from './timestamptz-parser.js';
 
 // int8 (COUNT(*)) stays a string: totalCount is an int64 rendered as a decimal string anyway.
@@ -25,6 +26,8 @@ export interface Database {
    * after a checkpoint); what `arbor backup` stores and `arbor restore` loads.
    */
   readonly dumpDataDir?: () => Promise<Blob>;
+  /** PostgreSQL with `DATABASE_READ_URL`: where Gets and Lists of requests may go. */
+  readonly replicas?: ReadReplicas;
   /** Waits for queries in flight, then closes. Never rejects; safe to call twice. */
   close(): Promise<void>;
 }
@@ -44,6 +47,10 @@ export interface DatabaseOptions {
    */
   lock?: DataDirLock | undefined;
   role?: string | undefined;
+  /** `DATABASE_READ_URL`: read replicas of `url` (ignored without `url`). */
+  readUrls?: readonly string[] | undefined;
+  /** Staleness accepted by replica reads without a consistency token (default 1000 ms). */
+  maxReplicaLagMs?: number | undefined;
 }
 
 function knexLog(warn: ((m: string) => void) | undefined) {
@@ -62,6 +69,20 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       acquireConnectionTimeout: 5_000,
       log: knexLog(opts.warn),
     });
+    // --- read replicas (docs/operations.md, "Read replicas") ---
+    if (opts.readUrls?.length) {
+      const replicas = new ReadReplicas(knex, opts.readUrls, {
+        maxLagMs: opts.maxReplicaLagMs,
+        poolMax: opts.poolMax,
+        warn: opts.warn,
+      });
+      const close = async () => {
+        await replicas.close();
+        await knex.destroy();
+      };
+      return { knex, kind: 'postgres', replicas, close };
+    }
+    // --- end read replicas ---
     return { knex, kind: 'postgres', close: () => knex.destroy() };
   }
 
