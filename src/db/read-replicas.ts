@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import knexFactory, { type Knex } from 'knex';
+import { isRpcError } from '../core/rpc-error.js';
 import { decodeToken, encodeToken, parseLsn } from './consistency-token.js';
 
 /**
@@ -37,7 +38,7 @@ export interface ReplicaStats {
   replica: number;
   /** Reads answered by the primary: no replica qualified, or one was behind or failed. */
   primary: number;
-  /** Of those, reads begun on a replica whose connection was behind the requirement. */
+  /** Of those, reads whose replica was behind their requirement (checked, or just seen so). */
   behind: number;
   /** Of those, reads begun on a replica that failed (down, conflict with recovery, …). */
   failed: number;
@@ -58,11 +59,23 @@ class ReplicaBehind extends Error {}
 /** The position the read in progress requires of any replica connection it uses. */
 const requirement = new AsyncLocalStorage<bigint>();
 
+/** How long a replica that failed is left alone before a read tries it again. */
+const DOWN_MS = 2_000;
+/** How long a replica seen behind a read's requirement is not asked again by such reads. */
+const BEHIND_MS = 25;
+
 class Replica {
   /** Last replay position seen per connection (a connection stays on one server). */
   readonly seen = new WeakMap<PgClient, bigint>();
+  /** The last position any of its connections reported, and when. */
+  last: { lsn: bigint; at: number } | undefined;
+  /** Failed at a read: skipped until then. */
+  downUntil = 0;
 
-  constructor(readonly knex: Knex) {
+  constructor(
+    readonly knex: Knex,
+    now: () => number,
+  ) {
     const client = knex.client as PoolClient;
     const acquire = client.acquireConnection.bind(client);
     // Every statement outside a transaction acquires a connection (Knex's runner and
@@ -75,7 +88,10 @@ class Replica {
         const known = this.seen.get(conn);
         if (known !== undefined && known >= need) return conn;
         const at = await replayPosition(conn);
-        if (at !== undefined) this.seen.set(conn, at);
+        if (at !== undefined) {
+          this.seen.set(conn, at);
+          this.last = { lsn: at, at: now() };
+        }
         if (at !== undefined && at >= need) return conn;
       } catch (e) {
         await client.releaseConnection(conn);
@@ -121,9 +137,11 @@ export class ReadReplicas {
           knexFactory({
             client: 'pg',
             connection: { connectionString: url, application_name: 'arbor-read' },
-            pool: { min: 0, max: o.poolMax ?? 10, acquireTimeoutMillis: 5_000 },
-            acquireConnectionTimeout: 5_000,
+            // A replica that cannot be reached soon is not worth waiting for: the primary is.
+            pool: { min: 0, max: o.poolMax ?? 10, acquireTimeoutMillis: 1_000 },
+            acquireConnectionTimeout: 1_000,
           }),
+          this.#now,
         ),
     );
     const probeMs = o.probeMs ?? Math.min(250, Math.max(10, Math.floor(this.maxLagMs / 5)));
@@ -176,8 +194,15 @@ export class ReadReplicas {
     const token = decodeToken(requested);
     const need =
       requested !== undefined && token === undefined ? undefined : this.requirement(token);
-    if (need === undefined || this.#replicas.length === 0) return this.onPrimary(fn);
-    const replica = this.#replicas[this.#next++ % this.#replicas.length]!;
+    if (need === undefined) return this.onPrimary(fn);
+    const now = this.#now();
+    const replica = this.pick(now);
+    if (replica === undefined) return this.onPrimary(fn);
+    // Seen behind this requirement a moment ago: asking again would cost a query for nothing.
+    if (replica.last && replica.last.lsn < need && now - replica.last.at < BEHIND_MS) {
+      this.stats.behind++;
+      return this.onPrimary(fn);
+    }
     try {
       // Awaited inside the scope: `fn` may hand back a query builder, which only runs (and
       // acquires its connection) when awaited.
@@ -185,10 +210,25 @@ export class ReadReplicas {
       this.stats.replica++;
       return out;
     } catch (e) {
+      // A domain error (a bad page token, …) is the read's answer wherever it runs.
+      if (isRpcError(e)) throw e;
       if (e instanceof ReplicaBehind) this.stats.behind++;
-      else this.stats.failed++;
+      else {
+        this.stats.failed++;
+        replica.downUntil = this.#now() + DOWN_MS;
+        this.#warn?.(`read replica failed, reading the primary: ${messageOf(e)}`);
+      }
       return this.onPrimary(fn);
     }
+  }
+
+  /** The next replica in turn that is not resting after a failure. */
+  private pick(now: number): Replica | undefined {
+    for (let i = 0; i < this.#replicas.length; i++) {
+      const r = this.#replicas[this.#next++ % this.#replicas.length]!;
+      if (r.downUntil <= now) return r;
+    }
+    return undefined;
   }
 
   private async onPrimary<T>(fn: (k: Knex) => Promise<T>): Promise<T> {

@@ -286,3 +286,23 @@ run(
     t.is(r.body.description, 'cross');
   },
 );
+
+run('a replica that is gone is skipped: reads are answered by the primary', async (t) => {
+  const uid = await createGroup(s.admin, 'replica-gone', org, 'there');
+  await standby.destroy();
+  await pair.stopStandby();
+  const before = stats();
+  for (let i = 0; i < 5; i++) {
+    const r = await s.admin.get(`${G}/${uid}`);
+    t.is(r.status, 200);
+    t.is(r.body.description, 'there');
+  }
+  const w = await s.admin.patch(`${G}/${uid}`, { description: 'still' });
+  t.is(w.status, 200);
+  const r = await s.admin.raw(`${G}/${uid}`, { headers: { [HEADER]: w.headers.get(HEADER)! } });
+  t.is(r.body.description, 'still');
+  const after = stats();
+  t.is(after.replica, before.replica);
+  // The reads that tried it failed over to the primary.
+  t.true(after.failed > before.failed);
+});

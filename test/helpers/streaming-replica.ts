@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { appendFileSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,13 @@ export const PG_BIN = process.env.ARBOR_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 export function replicaUnavailable(): string | undefined {
   for (const b of ['initdb', 'pg_ctl', 'pg_basebackup'])
     if (!existsSync(join(PG_BIN, b))) return `no ${b} in ${PG_BIN} (set ARBOR_PG_BIN)`;
+  if (userInfo().uid === 0) {
+    try {
+      execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore' });
+    } catch {
+      return 'running as root without a postgres user to run the servers as';
+    }
+  }
   return undefined;
 }
 
@@ -24,6 +31,8 @@ export function replicaUnavailable(): string | undefined {
 export interface StreamingPair {
   primaryUrl: string;
   standbyUrl: string;
+  /** Stops the standby (immediate shutdown), as a crash would. */
+  stopStandby(): Promise<void>;
   /** Stops both servers (immediate) and removes their files. */
   stop(): Promise<void>;
 }
@@ -119,6 +128,10 @@ export async function startStreamingPair(): Promise<StreamingPair> {
   return {
     primaryUrl: `postgres://postgres@127.0.0.1:${pPort}/postgres`,
     standbyUrl: `postgres://postgres@127.0.0.1:${sPort}/postgres`,
+    stopStandby: async () => {
+      await sh('pg_ctl', ['-D', standby, '-m', 'immediate', 'stop']);
+      started.splice(started.indexOf(standby), 1);
+    },
     stop,
   };
 }
