@@ -62,7 +62,7 @@ const requirement = new AsyncLocalStorage<bigint>();
 /** How long a replica that failed is left alone before a read tries it again. */
 const DOWN_MS = 2_000;
 /** How long a replica seen behind a read's requirement is not asked again by such reads. */
-const BEHIND_MS = 25;
+const BEHIND_MS = 5;
 
 class Replica {
   /** Last replay position seen per connection (a connection stays on one server). */
