@@ -7,6 +7,7 @@ import pg from 'pg';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { connectToFirstQualifying, parseMultiHostUrl } from './multi-host.js';
 import { useUnnamedStatements, type PoolerMode } from './pooler-mode.js';
+import { ReadReplicas } from './read-replicas.js';
 import { makeTimestamptzParser } from './timestamptz-parser.js';
 
 // int8 (COUNT(*)) stays a string: totalCount is an int64 rendered as a decimal string anyway.
@@ -27,6 +28,8 @@ export interface Database {
    * after a checkpoint); what `arbor backup` stores and `arbor restore` loads.
    */
   readonly dumpDataDir?: () => Promise<Blob>;
+  /** PostgreSQL with `DATABASE_READ_URL`: where Gets and Lists of requests may go. */
+  readonly replicas?: ReadReplicas;
   /** Waits for queries in flight, then closes. Never rejects; safe to call twice. */
   close(): Promise<void>;
 }
@@ -48,6 +51,10 @@ export interface DatabaseOptions {
   role?: string | undefined;
   /** DATABASE_POOLER: `transaction` turns off named prepared statements (pooler-mode.ts). */
   pooler?: PoolerMode | undefined;
+  /** `DATABASE_READ_URL`: read replicas of `url` (ignored without `url`). */
+  readUrls?: readonly string[] | undefined;
+  /** Staleness accepted by replica reads without a consistency token (default 1000 ms). */
+  maxReplicaLagMs?: number | undefined;
 }
 
 function knexLog(warn: ((m: string) => void) | undefined) {
@@ -71,6 +78,21 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     });
     if (hosts) connectToFirstQualifying(knex, hosts);
     if (opts.pooler === 'transaction') useUnnamedStatements(knex);
+    // --- read replicas (docs/operations.md, "Read replicas") ---
+    if (opts.readUrls?.length) {
+      const replicas = new ReadReplicas(knex, opts.readUrls, {
+        maxLagMs: opts.maxReplicaLagMs,
+        poolMax: opts.poolMax,
+        pooler: opts.pooler,
+        warn: opts.warn,
+      });
+      const close = async () => {
+        await replicas.close();
+        await knex.destroy();
+      };
+      return { knex, kind: 'postgres', replicas, close };
+    }
+    // --- end read replicas ---
     return { knex, kind: 'postgres', close: () => knex.destroy() };
   }
 

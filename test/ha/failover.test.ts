@@ -21,6 +21,10 @@ import { makeClient, type Client } from '../helpers/server.js';
 const TOKEN = 'ha-failover-admin-token-0123456789';
 const RECOVERY_BOUND_MS = 10_000;
 const haTest = havePgAutoFailover() ? test.serial : test.serial.skip;
+// In CI pg_auto_failover is installed (.ci/run): missing, it is a failure, not a skip.
+if (!havePgAutoFailover() && process.env.CI === 'true') {
+  test('pg_auto_failover available', (t) => t.fail('pg_autoctl is not installed'));
+}
 
 interface Outcome {
   door: 'rest' | 'grpc';
