@@ -3088,7 +3088,10 @@ export interface operations {
         /** @description Filter: an RFC 3339 timestamp. */
         end_time?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3186,7 +3189,10 @@ export interface operations {
          */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3212,7 +3218,10 @@ export interface operations {
   'events.subscriptions.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The subscription's uid. A uid path: send its `/` as they are or as %2F.
@@ -3265,6 +3274,8 @@ export interface operations {
       /** @description The new subscription. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3302,6 +3313,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3351,6 +3364,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3448,7 +3463,10 @@ export interface operations {
          */
         group?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3474,7 +3492,10 @@ export interface operations {
   'iam.v1.account_associations.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The account association's uid. A uid path: send its `/` as they are or as %2F.
@@ -3532,6 +3553,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3571,6 +3594,8 @@ export interface operations {
       /** @description The new account association. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3608,6 +3633,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3651,6 +3678,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3686,7 +3715,10 @@ export interface operations {
          */
         group?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3712,7 +3744,10 @@ export interface operations {
   'iam.v1.group_invites.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The group invite's uid. A uid path: send its `/` as they are or as %2F.
@@ -3765,6 +3800,8 @@ export interface operations {
       /** @description The new group invite. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3802,6 +3839,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3844,7 +3883,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3883,6 +3925,8 @@ export interface operations {
       /** @description The new group. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3902,7 +3946,10 @@ export interface operations {
   'iam.v1.groups.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The group's uid. A uid path: send its `/` as they are or as %2F.
@@ -3960,6 +4007,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3999,6 +4048,8 @@ export interface operations {
       /** @description The new group. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4036,6 +4087,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4079,6 +4132,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4122,7 +4177,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4148,7 +4206,10 @@ export interface operations {
   'iam.v1.identities.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The identity's uid. A uid path: send its `/` as they are or as %2F.
@@ -4206,6 +4267,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4245,6 +4308,8 @@ export interface operations {
       /** @description The new identity. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4282,6 +4347,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4325,6 +4392,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4368,7 +4437,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4394,7 +4466,10 @@ export interface operations {
   'iam.v1.identityProviders.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The identity provider's uid. A uid path: send its `/` as they are or as %2F.
@@ -4452,6 +4527,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4491,6 +4568,8 @@ export interface operations {
       /** @description The new identity provider. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4528,6 +4607,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4571,6 +4652,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4610,7 +4693,10 @@ export interface operations {
         /** @description Filter: a uid path, exact match. */
         role?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4636,7 +4722,10 @@ export interface operations {
   'iam.v1.rolebindings.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The role binding's uid. A uid path: send its `/` as they are or as %2F.
@@ -4694,6 +4783,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4733,6 +4824,8 @@ export interface operations {
       /** @description The new role binding. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4770,6 +4863,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4813,6 +4908,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4856,7 +4953,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4882,7 +4982,10 @@ export interface operations {
   'iam.v1.roles.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The role's uid. A uid path: send its `/` as they are or as %2F.
@@ -4940,6 +5043,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4979,6 +5084,8 @@ export interface operations {
       /** @description The new role. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5016,6 +5123,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5059,6 +5168,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5298,7 +5409,10 @@ export interface operations {
         /** @description Filter: a uid path, exact match. */
         group?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5324,7 +5438,10 @@ export interface operations {
   'iam.accountAssociations.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The account association's uid. A uid path: send its `/` as they are or as %2F.
@@ -5377,6 +5494,8 @@ export interface operations {
       /** @description The new account association. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5414,6 +5533,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5463,6 +5584,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5505,7 +5628,10 @@ export interface operations {
          */
         group?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5563,7 +5689,10 @@ export interface operations {
   'iam.groupInvites.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The group invite's uid. A uid path: send its `/` as they are or as %2F.
@@ -5616,6 +5745,8 @@ export interface operations {
       /** @description The new group invite. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5653,6 +5784,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5702,6 +5835,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5755,7 +5890,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5794,6 +5932,8 @@ export interface operations {
       /** @description The new group. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5813,7 +5953,10 @@ export interface operations {
   'iam.groups.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The group's uid. A uid path: send its `/` as they are or as %2F.
@@ -5866,6 +6009,8 @@ export interface operations {
       /** @description The new group. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5903,6 +6048,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5952,6 +6099,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6008,7 +6157,10 @@ export interface operations {
          */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6034,7 +6186,10 @@ export interface operations {
   'iam.identities.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The identity's uid. A uid path: send its `/` as they are or as %2F.
@@ -6087,6 +6242,8 @@ export interface operations {
       /** @description The new identity. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6124,6 +6281,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6173,6 +6332,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6226,7 +6387,10 @@ export interface operations {
          */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6252,7 +6416,10 @@ export interface operations {
   'iam.identityProviders.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The identity provider's uid. A uid path: send its `/` as they are or as %2F.
@@ -6305,6 +6472,8 @@ export interface operations {
       /** @description The new identity provider. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6342,6 +6511,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6391,6 +6562,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6440,7 +6613,10 @@ export interface operations {
         /** @description Filter: a uid path, exact match. */
         role?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6466,7 +6642,10 @@ export interface operations {
   'iam.roleBindings.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The role binding's uid. A uid path: send its `/` as they are or as %2F.
@@ -6519,6 +6698,8 @@ export interface operations {
       /** @description The new role binding. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6556,6 +6737,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6605,6 +6788,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6658,7 +6843,10 @@ export interface operations {
          */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6684,7 +6872,10 @@ export interface operations {
   'iam.roles.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The role's uid. A uid path: send its `/` as they are or as %2F.
@@ -6737,6 +6928,8 @@ export interface operations {
       /** @description The new role. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6774,6 +6967,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6823,6 +7018,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6911,7 +7108,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6937,7 +7137,10 @@ export interface operations {
   'registry.v1.repos.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The repo's uid. A uid path: send its `/` as they are or as %2F.
@@ -7004,7 +7207,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7030,7 +7236,10 @@ export interface operations {
   'registry.repos.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The repo's uid. A uid path: send its `/` as they are or as %2F.
@@ -7083,6 +7292,8 @@ export interface operations {
       /** @description The new repo. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7120,6 +7331,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7169,6 +7382,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7227,7 +7442,10 @@ export interface operations {
         /** @description Filter: exact match. */
         digest?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7253,7 +7471,10 @@ export interface operations {
   'registry.tags.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The tag's uid. A uid path: send its `/` as they are or as %2F.
@@ -7306,6 +7527,8 @@ export interface operations {
       /** @description The new tag. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7343,6 +7566,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7498,7 +7723,10 @@ export interface operations {
         /** @description Filter: exact match. */
         severity?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7551,7 +7779,10 @@ export interface operations {
   'vulnerabilities.advisories.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /** @description The advisory's uid. A uid path: send its `/` as they are or as %2F. */
         uid: string;
