@@ -2,7 +2,13 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { ADMIN_TOKEN, must } from '../helpers/server.js';
-import { axeSerious, browserTest, openBrowser, screenshot, type Browser } from '../helpers/browser.js';
+import {
+  axeSerious,
+  browserTest,
+  openBrowser,
+  screenshot,
+  type Browser,
+} from '../helpers/browser.js';
 import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
 
 /**
@@ -138,8 +144,14 @@ test('hostile names, descriptions and claim values are shown as text in every vi
   await nothingRan(t, 'tree (refused create)');
 
   await page.goto(`${w.s.url}/console/#/group/${encodeURIComponent(folder)}`);
-  await page.getByRole('table', { name: 'Role bindings' }).getByRole('cell', { name: NAME, exact: true }).waitFor();
-  await page.getByRole('table', { name: 'Repos' }).getByRole('cell', { name: NAME, exact: true }).waitFor();
+  await page
+    .getByRole('table', { name: 'Role bindings' })
+    .getByRole('cell', { name: NAME, exact: true })
+    .waitFor();
+  await page
+    .getByRole('table', { name: 'Repos' })
+    .getByRole('cell', { name: NAME, exact: true })
+    .waitFor();
   await nothingRan(t, 'group');
   await screenshot(page, 'hostile-group');
 
@@ -158,7 +170,11 @@ test('hostile names, descriptions and claim values are shown as text in every vi
   await page.getByLabel('A JWT, or its claims as JSON').fill(JSON.stringify({ team: TEXT }));
   await page.getByRole('button', { name: 'Test' }).click();
   await page.locator('.test-results, #tester-h ~ [role="alert"]').first().waitFor();
-  t.true(((await page.getByLabel('Identity CRD YAML').textContent()) ?? '').includes(JSON.stringify(NAME)));
+  t.true(
+    ((await page.getByLabel('Identity CRD YAML').textContent()) ?? '').includes(
+      JSON.stringify(NAME),
+    ),
+  );
   // The builder shows the name JSON-quoted (in the YAML, checked above), not verbatim.
   await nothingRan(t, 'identity builder', false);
   await screenshot(page, 'hostile-builder');
