@@ -214,3 +214,43 @@ test('an action the caller lacks shows PERMISSION_DENIED as the API words it', a
   t.is(await alert.locator('.message').textContent(), api.body.message);
   await screenshot(page, 'permission-denied');
 });
+
+/** Press Tab until the focused element's accessible text is `text`; fails after `max`. */
+async function tabTo(text: string, max = 80): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await b.page.keyboard.press('Tab');
+    const focused = (await b.page.evaluate(
+      '(() => { const e = document.activeElement; return e ? (e.getAttribute("aria-label") || e.textContent || "").trim() : ""; })()',
+    )) as string;
+    if (focused === text) return;
+  }
+  throw new Error(`Tab never reached "${text}"`);
+}
+
+test('keyboard only: sign in, open a group, create a folder', async (t) => {
+  const page = b.page;
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to Arbor' }).waitFor();
+  await page.locator('body').focus();
+  // The sign-in button for the provider comes first, then the token field.
+  await tabTo('Sign in with the login provider');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(ADMIN_TOKEN);
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  await page.getByRole('navigation', { name: 'Views' }).waitFor();
+  await tabTo('acme');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'acme' }).waitFor();
+  await tabTo('Group page of payments');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'payments' }).waitFor();
+  t.regex(page.url(), /#\/group\//);
+  await page.goBack();
+  await page.getByRole('heading', { level: 1, name: 'acme' }).waitFor();
+  await page.getByLabel('Name', { exact: true }).focus();
+  await page.keyboard.type('by-keyboard');
+  await page.keyboard.press('Enter');
+  await page.getByRole('link', { name: 'by-keyboard', exact: true }).waitFor();
+  t.deepEqual(b.incidents, []);
+});
