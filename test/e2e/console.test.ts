@@ -159,6 +159,10 @@ test('bind a role on the group page, then see it in the access view and the audi
   await entry.waitFor();
   t.regex((await entry.textContent()) ?? '', /create/);
   t.regex((await entry.textContent()) ?? '', /via rest/);
+  // The folder's own creation, which is not "below" it, has its own timeline.
+  const own = page.locator('#self-h ~ ol.timeline li').filter({ hasText: 'create' });
+  await own.waitFor();
+  t.true(((await own.textContent()) ?? '').includes(payments));
   await noSeriousAxe(t, 'audit');
   await screenshot(page, 'audit');
   t.deepEqual(b.incidents, []);

@@ -199,6 +199,11 @@ export function AccessView({ query }: { query: URLSearchParams }) {
           <Field label="Identity uid" name="identity" value={idText} onInput={setIdText} required />
           <button type="submit">Show</button>
         </form>
+        {identity ? (
+          <p>
+            <a href={href('audit', '', { resource: identity })}>Audit of this identity</a>
+          </p>
+        ) : null}
         <WhatCan identity={identity} />
       </Section>
       <Section id="whocan-h" title="Who can do this here?">
