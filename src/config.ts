@@ -76,7 +76,9 @@ export interface Config {
 /**
  * The API port's bounds on slow and greedy peers (docs/security.md, "HTTP/2 limits").
  * HTTP/1.1: a request head must arrive within `headersTimeoutMs`, the whole request within
- * `requestTimeoutMs`. HTTP/2: at most `maxConcurrentStreams` streams per session; a stream
+ * `requestTimeoutMs`, and an idle kept-alive connection is closed after `keepAliveTimeoutMs`
+ * (longer than a load balancer's idle timeout, so that the balancer, not Arbor, closes it:
+ * a server closing first races the balancer's next request onto a dying socket). HTTP/2: at most `maxConcurrentStreams` streams per session; a stream
  * still receiving its request is reset after `streamIdleMs` without a frame; a session with
  * no stream is closed (GOAWAY) after `sessionIdleMs`; request bytes held at once by a
  * session's open streams are capped at `sessionMaxBytes`.
@@ -84,6 +86,7 @@ export interface Config {
 export interface HttpLimits {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
   maxConcurrentStreams: number;
   streamIdleMs: number;
   sessionIdleMs: number;
@@ -214,6 +217,8 @@ export const environmentSchema = z.object({
   ARBOR_TLS_KEY_FILE: z.string().optional(),
   ARBOR_HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 1),
   ARBOR_HTTP_REQUEST_TIMEOUT_MS: integer(60_000, 1),
+  // Above the 60 s idle timeout of the common cloud load balancers.
+  ARBOR_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(65_000, 1),
   ARBOR_HTTP2_MAX_CONCURRENT_STREAMS: integer(100, 1, 10_000),
   ARBOR_HTTP2_STREAM_IDLE_MS: integer(10_000, 1),
   ARBOR_HTTP2_SESSION_IDLE_MS: integer(60_000, 1),
@@ -269,6 +274,7 @@ function httpLimitsOf(e: Environment): Readonly<HttpLimits> {
     // Node's own rule: the head cannot be given longer than the whole request.
     headersTimeoutMs: Math.min(e.ARBOR_HTTP_HEADERS_TIMEOUT_MS, e.ARBOR_HTTP_REQUEST_TIMEOUT_MS),
     requestTimeoutMs: e.ARBOR_HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.ARBOR_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     maxConcurrentStreams: e.ARBOR_HTTP2_MAX_CONCURRENT_STREAMS,
     streamIdleMs: e.ARBOR_HTTP2_STREAM_IDLE_MS,
     sessionIdleMs: e.ARBOR_HTTP2_SESSION_IDLE_MS,

@@ -109,10 +109,15 @@ export class IdentityService {
     });
   }
 
-  /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
+  /**
+   * An identity may always read itself: a person registered at the root (the server's login
+   * client) holds no binding there, yet `whoami` must be able to name them.
+   * @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible).
+   */
   async get(p: Principal, uid: string): Promise<Identity> {
     requireUid(uid);
-    await this.d.authz.require(p, 'identity.list', uid, 'identity.list', IDENTITY_TYPE);
+    if (p.kind !== 'identity' || p.uid !== uid)
+      await this.d.authz.require(p, 'identity.list', uid, 'identity.list', IDENTITY_TYPE);
     const found = await this.d.uow.read((tx) => this.d.identities.get(tx, uid));
     if (!found) throw notFound(IDENTITY_TYPE, uid);
     return found;
