@@ -45,14 +45,19 @@ export function browserTest<T>(): TestFn<T> {
   if (missing === undefined) return test.serial as TestFn<T>;
   if (process.env.CI === 'true') {
     test('the browser tests have Chromium (CI never skips them)', (t) => t.fail(missing));
-    return test.skip as unknown as TestFn<T>;
+  } else {
+    console.log(`SKIPPED console browser tests: ${missing}`);
   }
-  test('browser tests skipped', (t) => {
-    t.log(`SKIPPED: ${missing}`);
-    t.pass();
-  });
-  console.log(`SKIPPED console browser tests: ${missing}`);
-  return test.skip as unknown as TestFn<T>;
+  // Every test reported skipped; the hooks (which would start a server) never run.
+  const skip = (title: string, impl: (t: any) => unknown) => test.skip(title, impl);
+  const none = () => undefined;
+  return Object.assign(skip, {
+    serial: skip,
+    before: none,
+    beforeEach: none,
+    after: Object.assign(none, { always: none }),
+    afterEach: Object.assign(none, { always: none }),
+  }) as unknown as TestFn<T>;
 }
 
 /** Build the console into a fresh temporary directory (what `npm run build` does). */
