@@ -21,18 +21,21 @@ const NAV: Array<[string, string]> = [
 function Shell({ onSignOut }: { onSignOut: () => void }) {
   const route = useRoute();
   const who = tokenSubject(getToken() ?? '');
+  // A view is remade for each place: no state (page tokens, a form's values) carries over
+  // from one group or identity to another.
+  const place = `${route.view}/${route.arg}?${route.query.toString()}`;
   const view = (() => {
     switch (route.view) {
       case 'group':
-        return <GroupView uid={route.arg} />;
+        return <GroupView key={place} uid={route.arg} />;
       case 'access':
-        return <AccessView query={route.query} />;
+        return <AccessView key={place} query={route.query} />;
       case 'builder':
-        return <BuilderView groupUid={route.arg} />;
+        return <BuilderView key={place} groupUid={route.arg} />;
       case 'audit':
-        return <AuditView query={route.query} />;
+        return <AuditView key={place} query={route.query} />;
       default:
-        return <TreeView uid={route.arg} query={route.query} />;
+        return <TreeView key={place} uid={route.arg} query={route.query} />;
     }
   })();
   return (

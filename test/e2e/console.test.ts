@@ -102,6 +102,9 @@ test('walk the tree, create a folder, and see a delete refused as the API words 
   const crumbs = page.getByRole('navigation', { name: 'Breadcrumbs' });
   await crumbs.getByRole('link', { name: 'acme' }).waitFor();
   t.is(await crumbs.locator('[aria-current="page"]').textContent(), 'payments');
+  // The rename form is this folder's, not the one just left (it once kept the parent's name,
+  // and its Rename and Delete acted on the parent).
+  t.is(await page.getByLabel('New name').inputValue(), 'payments');
   await noSeriousAxe(t, 'tree (folder)');
   await screenshot(page, 'tree');
 
@@ -133,6 +136,12 @@ test('bind a role on the group page, then see it in the access view and the audi
   t.is(await bindings.getByRole('cell', { name: 'bob', exact: true }).count(), 1);
   const listed = await w.s.admin.get(`/iam/v2beta1/roleBindings?uidp.children_of=${payments}`);
   const binding = listed.body.roleBindings[0].uid as string;
+  await page.getByLabel('Repo name').fill('web');
+  await page.getByRole('button', { name: 'Create repo' }).click();
+  await page
+    .getByRole('table', { name: 'Repos' })
+    .getByRole('cell', { name: 'web', exact: true })
+    .waitFor();
   await noSeriousAxe(t, 'group');
   await screenshot(page, 'group');
 

@@ -1,8 +1,15 @@
 import { useState } from 'preact/hooks';
-import { get, listPage, post } from '../api';
-import type { Group, Identity, Named, Role, RoleBinding } from '../model';
+import { get } from '../api';
+import type { Group, Identity, Named, RoleBinding } from '../model';
 import { href } from '../route';
-import { ErrorBox, Field, Uid, useAction, useLoad } from '../ui';
+import { ErrorBox, Uid, useLoad } from '../ui';
+import {
+  BindRole,
+  CreateInvite,
+  CreateProvider,
+  CreateRepo,
+  CreateSubscription,
+} from './group-forms';
 import { ListSection } from './list-section';
 
 type Repo = Named;
@@ -26,189 +33,6 @@ interface Subscription extends Named {
   types?: string[];
 }
 
-function Select(props: {
-  label: string;
-  name: string;
-  value: string;
-  options: Array<{ value: string; text: string }>;
-  onChange: (v: string) => void;
-}) {
-  return (
-    <label class="field">
-      <span>{props.label}</span>
-      <select
-        name={props.name}
-        value={props.value}
-        onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value)}
-      >
-        <option value="">Choose…</option>
-        {props.options.map((o) => (
-          <option key={o.value} value={o.value}>
-            {o.text}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
-
-/** Bind a role here: an identity of this group (or any uid) and a role the caller can see. */
-function BindRole({ group, onBound }: { group: string; onBound: () => void }) {
-  const choices = useLoad(
-    () =>
-      Promise.all([
-        listPage<Identity>('/iam/v2beta1/identities', 'identities', {
-          // An identity is bound only inside its own organization: offer the organization's.
-          'uidp.descendants_of': group.split('/')[0],
-          page_size: 100,
-        }),
-        listPage<Role>('/iam/v2beta1/roles', 'roles', { page_size: 100 }),
-      ]),
-    [group],
-  );
-  const [identityUid, setIdentity] = useState('');
-  const [roleUid, setRole] = useState('');
-  const act = useAction();
-  const [ids, roles] = choices.data ?? [undefined, undefined];
-  return (
-    <form
-      class="inline-form"
-      aria-label="Bind a role"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void act.run(async () => {
-          await post(`/iam/v2beta1/roleBindings/${group}`, { identityUid, roleUid });
-          onBound();
-        });
-      }}
-    >
-      <h3>Bind a role</h3>
-      <Select
-        label="Identity"
-        name="identity"
-        value={identityUid}
-        onChange={setIdentity}
-        options={(ids?.items ?? []).map((i) => ({ value: i.uid, text: i.name }))}
-      />
-      <Select
-        label="Role"
-        name="role"
-        value={roleUid}
-        onChange={setRole}
-        options={(roles?.items ?? []).map((r) => ({ value: r.uid, text: r.name }))}
-      />
-      <button type="submit" disabled={act.busy || !identityUid || !roleUid}>
-        Bind
-      </button>
-      <ErrorBox error={choices.error} />
-      <ErrorBox error={act.error} />
-    </form>
-  );
-}
-
-function CreateRepo({ group, onCreated }: { group: string; onCreated: () => void }) {
-  const [name, setName] = useState('');
-  const act = useAction();
-  return (
-    <form
-      class="inline-form"
-      aria-label="Create a repo"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void act.run(async () => {
-          await post(`/registry/v2beta1/repos/${group}`, { name });
-          setName('');
-          onCreated();
-        });
-      }}
-    >
-      <Field label="Repo name" name="repo" value={name} onInput={setName} required />
-      <button type="submit" disabled={act.busy}>
-        Create repo
-      </button>
-      <ErrorBox error={act.error} />
-    </form>
-  );
-}
-
-function CreateSubscription({ group, onCreated }: { group: string; onCreated: () => void }) {
-  const [name, setName] = useState('');
-  const [sink, setSink] = useState('');
-  const act = useAction();
-  return (
-    <form
-      class="inline-form"
-      aria-label="Create an event subscription"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void act.run(async () => {
-          await post(`/events/v2beta1/subscriptions/${group}`, { name, sink });
-          setName('');
-          setSink('');
-          onCreated();
-        });
-      }}
-    >
-      <Field
-        label="Subscription name"
-        name="subscription"
-        value={name}
-        onInput={setName}
-        required
-      />
-      <Field label="Sink URL" name="sink" value={sink} onInput={setSink} required />
-      <button type="submit" disabled={act.busy}>
-        Subscribe
-      </button>
-      <ErrorBox error={act.error} />
-    </form>
-  );
-}
-
-function CreateInvite({ group, onCreated }: { group: string; onCreated: () => void }) {
-  const roles = useLoad(
-    () => listPage<Role>('/iam/v2beta1/roles', 'roles', { page_size: 100 }),
-    [],
-  );
-  const [roleUid, setRole] = useState('');
-  const [code, setCode] = useState('');
-  const act = useAction();
-  return (
-    <form
-      class="inline-form"
-      aria-label="Create an invite"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void act.run(async () => {
-          const got = await post<{ code?: string }>(`/iam/v2beta1/groupInvites/${group}`, {
-            roleUid,
-            ttl: '86400s',
-          });
-          setCode(got.code ?? '');
-          onCreated();
-        });
-      }}
-    >
-      <Select
-        label="Invite with role"
-        name="invite-role"
-        value={roleUid}
-        onChange={setRole}
-        options={(roles.data?.items ?? []).map((r) => ({ value: r.uid, text: r.name }))}
-      />
-      <button type="submit" disabled={act.busy || !roleUid}>
-        Create invite (one day)
-      </button>
-      {code ? (
-        <p>
-          Invite code (shown once): <code>{code}</code>
-        </p>
-      ) : null}
-      <ErrorBox error={act.error} />
-    </form>
-  );
-}
-
 /** Everything that hangs directly under one group, each list with its own create form. */
 export function GroupView({ uid }: { uid: string }) {
   const group = useLoad(() => get<Group>(`/iam/v2beta1/groups/${uid}`), [uid]);
@@ -223,11 +47,11 @@ export function GroupView({ uid }: { uid: string }) {
     );
   return (
     <div>
-      <h1>{group.data?.name ?? uid}</h1>
+      <h1>{group.data?.uid === uid ? group.data.name : uid}</h1>
       <ErrorBox error={group.error} />
       <p class="meta">
-        <span class="description">{group.data?.description}</span> <Uid uid={uid} />{' '}
-        <a href={href('tree', uid)}>In the tree</a>{' '}
+        <span class="description">{group.data?.uid === uid ? group.data.description : ''}</span>{' '}
+        <Uid uid={uid} /> <a href={href('tree', uid)}>In the tree</a>{' '}
         <a href={href('audit', '', { group: uid })}>Audit</a>{' '}
         <a href={href('builder', uid)}>New identity</a>
       </p>
@@ -332,7 +156,9 @@ export function GroupView({ uid }: { uid: string }) {
           { header: 'Issuer', cell: (p) => p.oidc?.issuer ?? '' },
           { header: 'Client', cell: (p) => p.oidc?.clientId ?? '' },
         ]}
-      />
+      >
+        <CreateProvider group={uid} onCreated={bump} />
+      </ListSection>
       <ListSection<Invite>
         id="invites-h"
         title="Invites"

@@ -66,53 +66,60 @@ function Children({ uid }: { uid: string }) {
               ? `, showing ${first + 1}–${first + page.data.items.length}`
               : ''}
           </p>
-          <table class="rows" aria-labelledby="children-h">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Description</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Pages</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.items.map((g) => (
-                <tr key={g.uid} data-uid={g.uid}>
-                  <td>
-                    <a href={href('tree', g.uid)}>{g.name}</a>
-                  </td>
-                  <td>{g.description}</td>
-                  <td>{ROOT_UID.test(g.uid) ? 'organization' : 'folder'}</td>
-                  <td>
-                    <a href={href('group', g.uid)} aria-label={`Group page of ${g.name}`}>
-                      Group
-                    </a>{' '}
-                    <a href={href('audit', '', { group: g.uid })} aria-label={`Audit of ${g.name}`}>
-                      Audit
-                    </a>
-                  </td>
+          {page.data.items.length > 0 ? (
+            <table class="rows" aria-labelledby="children-h">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Pages</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-          <div class="pager">
-            <button
-              type="button"
-              disabled={tokens.length === 0}
-              onClick={() => setTokens(tokens.slice(0, -1))}
-            >
-              Back
-            </button>
-            <button
-              type="button"
-              disabled={!page.data.nextPageToken}
-              onClick={() =>
-                page.data?.nextPageToken && setTokens([...tokens, page.data.nextPageToken])
-              }
-            >
-              More
-            </button>
-          </div>
+              </thead>
+              <tbody>
+                {page.data.items.map((g) => (
+                  <tr key={g.uid} data-uid={g.uid}>
+                    <td>
+                      <a href={href('tree', g.uid)}>{g.name}</a>
+                    </td>
+                    <td>{g.description}</td>
+                    <td>{ROOT_UID.test(g.uid) ? 'organization' : 'folder'}</td>
+                    <td>
+                      <a href={href('group', g.uid)} aria-label={`Group page of ${g.name}`}>
+                        Group
+                      </a>{' '}
+                      <a
+                        href={href('audit', '', { group: g.uid })}
+                        aria-label={`Audit of ${g.name}`}
+                      >
+                        Audit
+                      </a>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : null}
+          {tokens.length > 0 || page.data.nextPageToken ? (
+            <div class="pager">
+              <button
+                type="button"
+                disabled={tokens.length === 0}
+                onClick={() => setTokens(tokens.slice(0, -1))}
+              >
+                Back
+              </button>
+              <button
+                type="button"
+                disabled={!page.data.nextPageToken}
+                onClick={() =>
+                  page.data?.nextPageToken && setTokens([...tokens, page.data.nextPageToken])
+                }
+              >
+                More
+              </button>
+            </div>
+          ) : null}
         </>
       ) : page.loading ? (
         <p role="status">Loading…</p>
@@ -256,14 +263,17 @@ export function TreeView({ uid }: { uid: string; query: URLSearchParams }) {
     [uid],
   );
   const [version, setVersion] = useState(0);
+  // The last answer may still be the previous group's while this one loads: never show it
+  // (or rename or delete it) under this uid.
+  const current = group.data?.uid === uid ? group.data : undefined;
   return (
     <div key={`${uid}:${version}`}>
       {uid ? <Breadcrumbs uid={uid} /> : null}
-      <h1>{uid ? (group.data?.name ?? uid) : 'Groups'}</h1>
+      <h1>{uid ? (current?.name ?? uid) : 'Groups'}</h1>
       <ErrorBox error={group.error} />
-      {group.data ? (
+      {current ? (
         <p class="meta">
-          <span class="description">{group.data.description}</span> <Uid uid={group.data.uid} />{' '}
+          <span class="description">{current.description}</span> <Uid uid={current.uid} />{' '}
           <a href={href('group', uid)}>Group page</a>{' '}
           <a href={href('audit', '', { group: uid })}>Audit</a>
         </p>
@@ -271,9 +281,10 @@ export function TreeView({ uid }: { uid: string; query: URLSearchParams }) {
       <Children uid={uid} />
       <Search within={uid} />
       <CreateFolder parent={uid} onCreated={() => setVersion((v) => v + 1)} />
-      {group.data ? (
+      {current ? (
         <GroupActions
-          group={group.data}
+          key={current.uid}
+          group={current}
           onChanged={() => {
             group.reload();
             setVersion((v) => v + 1);
