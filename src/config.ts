@@ -6,7 +6,13 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** `DATABASE_READ_URL`: read replicas for Gets and Lists (docs/operations.md); empty → none. */
+  databaseReadUrls: readonly string[];
+  /** Staleness a replica read without a consistency token accepts, measured (not assumed). */
+  readReplicaMaxLagMs: number;
   dataDir: string;
+  /** DATABASE_POOLER: `transaction` behind a transaction-mode pooler (src/db/pooler-mode.ts). */
+  databasePooler: 'none' | 'transaction';
   /** Directory of the token-signing keys (`*.jwk.json`); generated when empty. */
   signingKeysDir: string;
   issuerUrl: string;
@@ -144,6 +150,17 @@ const origins = z
     error: 'must be * or a comma-separated list of origins like https://app.example.com',
   });
 
+/**
+ * `DATABASE_READ_URL`: comma-separated, where a comma begins a new URL only when
+ * `postgres://` follows it (a multi-host URL has commas of its own).
+ */
+function splitReadUrls(value: string): string[] {
+  return value
+    .split(/,(?=\s*postgres(?:ql)?:\/\/)/)
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+}
+
 /** A comma-separated list of names, blanks dropped. */
 const names = z
   .string()
@@ -169,7 +186,21 @@ export const environmentSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// URL' })
     .optional(),
+  // Read replicas (docs/operations.md, "Read replicas").
+  DATABASE_READ_URL: z
+    .string()
+    .transform(splitReadUrls)
+    .refine((urls) => urls.every((u) => /^postgres(ql)?:\/\//.test(u)), {
+      error: 'must be postgres:// URLs, comma-separated',
+    })
+    .optional()
+    .transform((v) => Object.freeze(v ?? [])),
+  ARBOR_READ_REPLICA_MAX_LAG_MS: integer(1_000, 1, 3_600_000),
   DATA_DIR: text('./.data'),
+  DATABASE_POOLER: z
+    .enum(['none', 'transaction'], { error: 'must be none or transaction' })
+    .optional()
+    .transform((v) => v ?? 'none'),
   ARBOR_SIGNING_KEYS_DIR: z.string().optional(),
   ARBOR_ISSUER_URL: url.optional(),
   ARBOR_ADMIN_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
@@ -247,6 +278,7 @@ export type Environment = z.output<typeof environmentSchema>;
 const SECRET = new Set([
   'ARBOR_ADMIN_TOKEN',
   'DATABASE_URL',
+  'DATABASE_READ_URL',
   'ARBOR_SECRET_KEY',
   'ARBOR_REGISTRY_NOTIFY_TOKEN',
 ]);
@@ -309,7 +341,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databaseReadUrls: e.DATABASE_READ_URL,
+    readReplicaMaxLagMs: e.ARBOR_READ_REPLICA_MAX_LAG_MS,
     dataDir,
+    databasePooler: e.DATABASE_POOLER,
     signingKeysDir: resolve(e.ARBOR_SIGNING_KEYS_DIR ?? `${dataDir}/keys`),
     issuerUrl: (e.ARBOR_ISSUER_URL ?? `${scheme}://localhost:${e.PORT}`).replace(/\/+$/, ''),
     adminToken: e.ARBOR_ADMIN_TOKEN,

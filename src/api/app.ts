@@ -10,6 +10,7 @@ import { COMPRESSION } from './compression.js';
 import { consoleStatic, type ConsoleAssets } from './console-static.js';
 import { FastReads, type NodeHandler } from './fast-reads.js';
 import { authn } from './middleware/authn.js';
+import { consistency } from './middleware/consistency.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { jsonResponse } from './middleware/json-response.js';
 import { requestContext, type State } from './middleware/request-context.js';
@@ -118,6 +119,7 @@ export function createApp(d: AppDeps): ApiApp {
   app.use(jsonResponse());
   if (origins.length > 0) app.use(corsFor(origins));
   app.use(requestContext(d.logger));
+  app.use(consistency());
   // Public static files, before the API's gate: nothing under /console is the API.
   app.use(consoleStatic(d.console?.assets, d.console?.loginIssuer));
   app.use(async (ctx, next) => {
@@ -151,8 +153,14 @@ function corsFor(origins: readonly string[]) {
       return any || origins.includes(origin) ? origin : '';
     },
     allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowHeaders: ['authorization', 'content-type', 'if-match', 'x-request-id'],
-    exposeHeaders: ['etag', 'x-request-id', 'retry-after'],
+    allowHeaders: [
+      'authorization',
+      'content-type',
+      'if-match',
+      'x-request-id',
+      'arbor-consistency-token',
+    ],
+    exposeHeaders: ['etag', 'x-request-id', 'retry-after', 'arbor-consistency-token'],
     maxAge: 600,
     // Error answers (401, 404) are readable by the allowed origin too.
     keepHeadersOnError: true,

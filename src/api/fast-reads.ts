@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { QueryParams } from '../core/list-request.js';
 import { requestIdOf } from '../core/request-id.js';
 import { isValidUidp } from '../core/uidp.js';
+import { withConsistency } from '../resources/consistency.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { compress, encodingFor } from './compression.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
@@ -148,7 +149,12 @@ export class FastReads {
           'rest',
           requestId,
         );
-        const answer = await route.read(principal, uid, queryOf(search));
+        const who = principal;
+        // Reads earn no token; the client's (if any) says how fresh a replica must be.
+        const token = req.headers['arbor-consistency-token'];
+        const answer = await withConsistency(typeof token === 'string' ? token : undefined, () =>
+          route.read(who, uid, queryOf(search)),
+        );
         await send(req, res, 200, requestId, answer, this.#vary);
       } catch (e) {
         const failure = errorAnswerOf(e, log);

@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { consistencyScope } from '../resources/consistency.js';
 import { etagMismatch, pendingPrecondition, type Precondition } from '../resources/precondition.js';
 import type { Tx, UnitOfWork } from '../resources/tx.js';
 import { translateDbError } from './errors.js';
+import type { ReadReplicas } from './read-replicas.js';
 
 /** Recover the Knex handle behind an opaque Tx. Only db/ calls this. */
 export function kx(tx: Tx): Knex | Knex.Transaction {
@@ -25,26 +27,92 @@ async function enforce(trx: Knex.Transaction, pre: Precondition): Promise<void> 
   if (!pre.ifMatch.includes('*') && !pre.ifMatch.includes(etag)) throw etagMismatch(pre.uid);
 }
 
+/** Tries of one transaction that PostgreSQL keeps aborting for conflicts. */
+const ATTEMPTS = 3;
+
+/** SQLSTATE 40001 (serialization failure) and 40P01 (deadlock detected): safe to run again. */
+function isConflict(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
 export class KnexUnitOfWork implements UnitOfWork {
   #generation = 0;
+  #retried = 0;
 
-  constructor(private readonly knex: Knex) {}
+  constructor(
+    private readonly knex: Knex,
+    private readonly replicas?: ReadReplicas,
+  ) {}
 
   get writeGeneration(): number {
     return this.#generation;
   }
 
+  /**
+   * A transaction PostgreSQL aborted for a conflict with another (a serialization failure,
+   * 40001, or a deadlock, 40P01) rolled back whole, so it is run again, up to
+   * {@link ATTEMPTS} times in all, after a short random pause that keeps the two from
+   * colliding again. Then the client gets ABORTED. `fn` may therefore run more than once:
+   * everything it does goes through its transaction (audit and outbox rows included).
+   */
   async run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       const pre = pendingPrecondition();
-      return await this.knex.transaction(async (trx) => {
-        if (pre) await enforce(trx, pre);
-        return fn(trx as unknown as Tx);
-      });
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const out = await this.knex.transaction(async (trx) => {
+            if (pre) await enforce(trx, pre);
+            return fn(trx as unknown as Tx);
+          });
+          await this.earnToken();
+          return out;
+        } catch (e) {
+          if (attempt >= ATTEMPTS || !isConflict(e)) throw e;
+          this.#retried++;
+          await pause(5 + Math.random() * 20 * attempt);
+        }
+      }
     } catch (e) {
       throw translateDbError(e);
     } finally {
       this.#generation++;
+    }
+  }
+
+  /** Transactions run again after a conflict, since start (for tests and metrics). */
+  get conflictRetries(): number {
+    return this.#retried;
+  }
+
+  /**
+   * With read replicas, a request's committed write answers with a consistency token
+   * (resources/consistency.ts). Failing to read it does not fail the write, which is
+   * committed: the client then reads within the lag bound, or from the primary.
+   */
+  private async earnToken(): Promise<void> {
+    const scope = this.replicas && consistencyScope();
+    if (!scope) return;
+    try {
+      scope.written = await this.replicas!.token();
+    } catch {
+      scope.written = undefined;
+    }
+  }
+
+  async replicaRead<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const scope = this.replicas && consistencyScope();
+    if (!scope || checking.getStore()) return this.read(fn);
+    try {
+      // After a write of this request, its own token: a Get the write answers with sees it.
+      const token = scope.written ?? scope.requested;
+      return await this.replicas!.read(token, (k) => fn(k as unknown as Tx));
+    } catch (e) {
+      throw translateDbError(e);
     }
   }
 

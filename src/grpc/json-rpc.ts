@@ -1,5 +1,6 @@
 import type { DescMethod, JsonValue, Message } from '@bufbuild/protobuf';
 import type { ConnectRouter, HandlerContext } from '@connectrpc/connect';
+import { CONSISTENCY_HEADER, withConsistency } from '../resources/consistency.js';
 
 /** A unary impl that answers with its output message as proto3 JSON (see proto-json.ts). */
 export type JsonImpl = (
@@ -14,4 +15,20 @@ export type JsonImpl = (
  */
 export interface GrpcRouter extends ConnectRouter {
   jsonRpc(method: DescMethod, impl: JsonImpl): this;
+}
+
+const TOKEN_KEY = CONSISTENCY_HEADER.toLowerCase();
+
+/**
+ * `impl` in the request's consistency scope (docs/operations.md, "Read replicas"): the
+ * client's `arbor-consistency-token` metadata goes in, and a call whose writes earned a
+ * token (only with read replicas configured) answers with it in the response metadata.
+ */
+export function withConsistencyMetadata(impl: JsonImpl): JsonImpl {
+  return (req, ctx) =>
+    withConsistency(ctx.requestHeader.get(TOKEN_KEY) ?? undefined, async (scope) => {
+      const out = await impl(req, ctx);
+      if (scope.written !== undefined) ctx.responseHeader.set(TOKEN_KEY, scope.written);
+      return out;
+    });
 }

@@ -13,7 +13,7 @@ import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
 import type { Logger } from 'pino';
 import { PRINCIPAL_FIELD } from './authn.js';
 import { connectErrorOf, logCall } from './errors.js';
-import type { GrpcRouter } from './json-rpc.js';
+import { withConsistencyMetadata, type GrpcRouter } from './json-rpc.js';
 import { compressedWithoutEncoding, parseMessage } from './parse-errors.js';
 import { messageOfJson, writeDirectly } from './proto-json.js';
 import { budgetOf, overBudget } from './session-budget.js';
@@ -94,7 +94,8 @@ export class UnaryFastPath {
         router.rpc(method, impl as MethodImpl<typeof method>, options);
         return rec;
       },
-      jsonRpc(method, impl) {
+      jsonRpc(method, plain) {
+        const impl = withConsistencyMetadata(plain);
         record(method, impl as Entry['impl'], true);
         const asMessage = async (req: unknown, ctx: HandlerContext) =>
           messageOfJson(method.output, await impl(req as never, ctx));

@@ -118,7 +118,7 @@ export class IdentityService {
     requireUid(uid);
     if (p.kind !== 'identity' || p.uid !== uid)
       await this.d.authz.require(p, 'identity.list', uid, 'identity.list', IDENTITY_TYPE);
-    const found = await this.d.uow.read((tx) => this.d.identities.get(tx, uid));
+    const found = await this.d.uow.replicaRead((tx) => this.d.identities.get(tx, uid));
     if (!found) throw notFound(IDENTITY_TYPE, uid);
     return found;
   }
@@ -127,7 +127,7 @@ export class IdentityService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<Identity>> {
     const visibility = await this.d.authz.visibility(p, 'identity.list');
     return this.d.pager.page(IDENTITY_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.identities.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.identities.list(tx, q)),
     );
   }
 
