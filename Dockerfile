@@ -11,6 +11,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY console ./console
+COPY scripts/console ./scripts/console
 RUN npm run build && npm prune --omit=dev
 
 FROM node:${NODE_VERSION}-slim

@@ -15,6 +15,7 @@ export default tseslint.config(
   {
     ignores: [
       'dist/**',
+      'artifacts/**',
       'node_modules/**',
       '.data/**',
       'bench/results/**',
@@ -88,6 +89,43 @@ export default tseslint.config(
             {
               group: ['**/db/*', '**/db/**'],
               message: 'Front doors and services reach storage through stores wired in compose.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The web console (ADR 0010): tenant data is rendered as text by Preact's JSX, never as
+    // markup. These are the ways around that; none may appear in console/.
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']",
+          message: 'Render tenant data as text: no dangerouslySetInnerHTML in the console.',
+        },
+        {
+          selector: 'MemberExpression[property.name=/^(innerHTML|outerHTML)$/]',
+          message: 'Render tenant data as text: no innerHTML/outerHTML in the console.',
+        },
+        {
+          selector: 'CallExpression[callee.property.name=/^(insertAdjacentHTML|write|writeln)$/]',
+          message: 'No HTML strings into the DOM from the console.',
+        },
+        {
+          selector: "CallExpression[callee.name='eval'], NewExpression[callee.name='Function']",
+          message: 'No code from strings (the CSP forbids it too).',
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../../src/*', '../src/*', '**/src/**', 'node:*'],
+              message: 'The console speaks only the public API: nothing from the server.',
             },
           ],
         },

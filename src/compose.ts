@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { pino, type Logger } from 'pino';
 import { createApp } from './api/app.js';
 import type { FastReads, NodeHandler } from './api/fast-reads.js';
+import { loadConsoleAssets } from './api/console-static.js';
 import type { OpenApiDocument } from './api/openapi/document.js';
 import { Authorizer } from './auth/authorizer.js';
 import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
@@ -323,6 +324,10 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       metrics,
       corsOrigins: config.corsOrigins,
       serverUrl: config.issuerUrl,
+      console: {
+        assets: loadConsoleAssets(config.consoleDir),
+        loginIssuer: config.loginIssuer,
+      },
       fastReads: opts.fastReads !== false,
       publicRoutes: (t) => {
         mountStsRoutes(t, sts, tokens, people);

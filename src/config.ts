@@ -36,6 +36,8 @@ export interface Config {
   /** The server-level OIDC provider people sign in with (spec §5.2); unset → none. */
   loginIssuer: string | undefined;
   loginClientId: string | undefined;
+  /** Built web console (`index.html` + assets) served at `/console`; unset → the package's. */
+  consoleDir: string | undefined;
   /** People one organization IdentityProvider may register (docs/sign-in.md). */
   maxPeoplePerProvider: number;
   /** ARBOR_SECRET_KEY: base64 AES-256 keys sealing secrets at rest, newest first. */
@@ -253,6 +255,7 @@ export const environmentSchema = z.object({
   ARBOR_HTTP2_SESSION_IDLE_MS: integer(60_000, 1),
   ARBOR_HTTP2_SESSION_MAX_BYTES: integer(16 * 1024 * 1024, 64 * 1024),
   ARBOR_GRPC_HEALTH_WATCH_MAX: integer(1_000, 1),
+  ARBOR_CONSOLE_DIR: z.string().optional(),
   // The CLI's (`arbor auth login`): where the API is.
   ARBOR_API_URL: url.optional(),
   // The reconciler's (src/reconciler/reconciler-config.ts).
@@ -356,6 +359,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     registryNotifyToken: e.ARBOR_REGISTRY_NOTIFY_TOKEN,
     loginIssuer,
     loginClientId: e.ARBOR_LOGIN_CLIENT_ID,
+    consoleDir: e.ARBOR_CONSOLE_DIR === undefined ? undefined : resolve(e.ARBOR_CONSOLE_DIR),
     maxPeoplePerProvider: e.ARBOR_MAX_PEOPLE_PER_PROVIDER,
     secretKey: e.ARBOR_SECRET_KEY,
     secretKeysDir: resolve(e.ARBOR_SECRET_KEYS_DIR ?? `${dataDir}/secret-keys`),

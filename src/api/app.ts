@@ -7,6 +7,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import type { Services } from '../services.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { COMPRESSION } from './compression.js';
+import { consoleStatic, type ConsoleAssets } from './console-static.js';
 import { FastReads, type NodeHandler } from './fast-reads.js';
 import { authn } from './middleware/authn.js';
 import { consistency } from './middleware/consistency.js';
@@ -32,6 +33,11 @@ export interface AppDeps {
   publicRoutes?: (t: RouteTarget) => void;
   /** The address the OpenAPI document names as its server (ARBOR_ISSUER_URL). */
   serverUrl: string;
+  /**
+   * The built web console served at `/console/` (and `/` redirecting there); its CSP lets
+   * it call `loginIssuer` too (the PKCE token request). Absent: `/console/` says unbuilt.
+   */
+  console?: { assets: ConsoleAssets | undefined; loginIssuer?: string | undefined };
   /** Serve the hot reads outside Koa (default on; off to compare the two paths in tests). */
   fastReads?: boolean;
 }
@@ -114,6 +120,8 @@ export function createApp(d: AppDeps): ApiApp {
   if (origins.length > 0) app.use(corsFor(origins));
   app.use(requestContext(d.logger));
   app.use(consistency());
+  // Public static files, before the API's gate: nothing under /console is the API.
+  app.use(consoleStatic(d.console?.assets, d.console?.loginIssuer));
   app.use(async (ctx, next) => {
     if (looksLikeApi(ctx.path)) await requireAuth(ctx, next);
     else await next();

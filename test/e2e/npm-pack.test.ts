@@ -33,6 +33,13 @@ test('npm pack: the tarball holds the built CLI, and its bin runs from the PATH'
     t.true(files.has(main), `${main} is in the tarball`);
     t.true(files.has(pkg.exports['./client'].default.slice(2)));
     t.true(files.has(pkg.exports['./client'].types.slice(2)));
+    // The web console, built by `npm run build` (prepack) and served by `arbor serve`.
+    for (const f of ['index.html', 'app.js', 'app.css'])
+      t.true(files.has(`dist/console/${f}`), `dist/console/${f} is in the tarball`);
+    t.false(
+      [...files].some((f) => f.startsWith('console/')),
+      'no console sources',
+    );
     t.false(
       [...files].some((f) => f.startsWith('src/') || f.startsWith('test/')),
       'no sources',

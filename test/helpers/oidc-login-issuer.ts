@@ -44,7 +44,11 @@ export class LoginIssuer {
   }
 
   private json(res: ServerResponse, status: number, body: unknown): void {
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    // Readable from any origin, as a real provider's discovery and token endpoints are for
+    // a browser client (the web console's PKCE sign-in); no credentials are involved.
+    res
+      .writeHead(status, { 'content-type': 'application/json', 'access-control-allow-origin': '*' })
+      .end(JSON.stringify(body));
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,0 +1,159 @@
+/**
+ * Signing in. The API token lives in sessionStorage (this tab only, gone when it closes),
+ * never in a cookie: the API reads bearer tokens only, so no other site's request can
+ * carry it. Two ways in: paste a token, or the server's login provider with authorization
+ * code + PKCE (S256), state and nonce, then the ID token traded at `/sts/exchange` for an
+ * API token of the person's own identity, as `arbor auth login` does.
+ */
+
+const TOKEN = 'arbor.console.token';
+const PENDING = 'arbor.console.pkce';
+export const CALLBACK_PATH = '/console/callback';
+
+export function getToken(): string | undefined {
+  return sessionStorage.getItem(TOKEN) ?? undefined;
+}
+export function setToken(token: string): void {
+  sessionStorage.setItem(TOKEN, token.trim());
+}
+export function clearToken(): void {
+  sessionStorage.removeItem(TOKEN);
+}
+
+/** The `sub` of a JWT (who the token speaks for), unverified: for display only. */
+export function tokenSubject(token: string): string | undefined {
+  try {
+    const part = token.split('.')[1] ?? '';
+    const json = atob(part.replace(/-/g, '+').replace(/_/g, '/'));
+    const sub = (JSON.parse(json) as { sub?: unknown }).sub;
+    return typeof sub === 'string' ? sub : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface LoginConfiguration {
+  audience: string;
+  issuer?: string;
+  clientId?: string;
+}
+
+interface Pending {
+  issuer: string;
+  clientId: string;
+  audience: string;
+  tokenEndpoint: string;
+  verifier: string;
+  state: string;
+  nonce: string;
+}
+
+function base64url(bytes: Uint8Array): string {
+  let s = '';
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function random(): string {
+  return base64url(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+async function json<T>(url: string, init?: RequestInit): Promise<T> {
+  const res = await fetch(url, { credentials: 'omit', ...init });
+  const body = (await res.json().catch(() => undefined)) as T | undefined;
+  if (!res.ok || body === undefined) {
+    const m = (body as { message?: unknown; error?: unknown } | undefined) ?? {};
+    const why =
+      typeof m.message === 'string' ? m.message : typeof m.error === 'string' ? m.error : '';
+    throw new Error(`${url} answered ${res.status}${why ? `: ${why}` : ''}`);
+  }
+  return body;
+}
+
+export function loginConfiguration(): Promise<LoginConfiguration> {
+  return json<LoginConfiguration>('/.well-known/arbor-login');
+}
+
+/** Off to the login provider; the browser comes back to {@link CALLBACK_PATH}. */
+export async function startLogin(c: LoginConfiguration): Promise<void> {
+  if (!c.issuer || !c.clientId) throw new Error('This server publishes no login provider.');
+  const discovery = await json<{
+    issuer?: string;
+    authorization_endpoint?: string;
+    token_endpoint?: string;
+  }>(`${c.issuer}/.well-known/openid-configuration`);
+  if (
+    discovery.issuer !== c.issuer ||
+    !discovery.authorization_endpoint ||
+    !discovery.token_endpoint
+  )
+    throw new Error('The login provider’s discovery document does not match its issuer.');
+  const pending: Pending = {
+    issuer: c.issuer,
+    clientId: c.clientId,
+    audience: c.audience,
+    tokenEndpoint: discovery.token_endpoint,
+    verifier: random(),
+    state: random(),
+    nonce: random(),
+  };
+  sessionStorage.setItem(PENDING, JSON.stringify(pending));
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(pending.verifier));
+  const url = new URL(discovery.authorization_endpoint);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: c.clientId,
+    redirect_uri: location.origin + CALLBACK_PATH,
+    scope: 'openid email profile',
+    code_challenge: base64url(new Uint8Array(digest)),
+    code_challenge_method: 'S256',
+    state: pending.state,
+    nonce: pending.nonce,
+  }).toString();
+  location.assign(url.toString());
+}
+
+function claimsOf(jwt: string): Record<string, unknown> {
+  const part = jwt.split('.')[1] ?? '';
+  return JSON.parse(atob(part.replace(/-/g, '+').replace(/_/g, '/'))) as Record<string, unknown>;
+}
+
+/**
+ * Back from the provider: state checked, code redeemed with the verifier, the ID token's
+ * nonce, issuer and audience checked (its signature is the STS's to verify), then traded
+ * for an API token. @throws Error saying what failed; nothing is kept then.
+ */
+export async function finishLogin(current: URL): Promise<void> {
+  const raw = sessionStorage.getItem(PENDING);
+  sessionStorage.removeItem(PENDING);
+  if (!raw) throw new Error('No sign-in was started in this tab.');
+  const p = JSON.parse(raw) as Pending;
+  const q = current.searchParams;
+  if (q.get('error')) throw new Error(`The login provider refused: ${q.get('error')}`);
+  if (q.get('state') !== p.state) throw new Error('The sign-in answer does not match (state).');
+  const iss = q.get('iss');
+  if (iss !== null && iss !== p.issuer)
+    throw new Error('The sign-in answer came from another issuer.');
+  const tokens = await json<{ id_token?: string }>(p.tokenEndpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: q.get('code') ?? '',
+      redirect_uri: location.origin + CALLBACK_PATH,
+      client_id: p.clientId,
+      code_verifier: p.verifier,
+    }).toString(),
+  });
+  if (!tokens.id_token) throw new Error('The login provider returned no ID token.');
+  const claims = claimsOf(tokens.id_token);
+  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (claims.nonce !== p.nonce || claims.iss !== p.issuer || !aud.includes(p.clientId))
+    throw new Error('The ID token is not the one this sign-in asked for.');
+  const answer = await json<{ token?: string }>(
+    `/sts/exchange?${new URLSearchParams({ aud: p.audience }).toString()}`,
+    { headers: { authorization: `Bearer ${tokens.id_token}` } },
+  );
+  if (!answer.token) throw new Error('Arbor returned no token.');
+  setToken(answer.token);
+}

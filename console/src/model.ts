@@ -1,0 +1,51 @@
+/** The wire shapes the console reads (a subset of `/openapi.json`, written by hand). */
+export interface Group {
+  uid: string;
+  name: string;
+  description: string;
+  createTime?: string;
+}
+
+export interface Named {
+  uid: string;
+  name: string;
+  description: string;
+}
+
+export interface Role extends Named {
+  capabilities?: string[];
+}
+
+export interface ClaimMatch {
+  issuer?: string;
+  issuerPattern?: string;
+  subject?: string;
+  subjectPattern?: string;
+  audience?: string;
+  claims?: Record<string, string>;
+}
+
+export interface Identity extends Named {
+  claimMatch?: ClaimMatch;
+}
+
+export interface RoleBinding {
+  uid: string;
+  identity: Named;
+  group: Named;
+  role: Named;
+  expireTime?: string;
+}
+
+export const ROOT_UID = /^[0-9a-f]{40}$/;
+
+/** The uids of `uid` and every group above it, top first. */
+export function ancestry(uid: string): string[] {
+  const parts = uid.split('/');
+  return parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+}
+
+export function parentOf(uid: string): string | undefined {
+  const i = uid.lastIndexOf('/');
+  return i < 0 ? undefined : uid.slice(0, i);
+}

@@ -1,0 +1,110 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError } from './api';
+
+/** An API refusal as the API words it: code, reason, message. Text only, like all data. */
+export function ErrorBox({ error }: { error: unknown }) {
+  if (error === undefined || error === null) return null;
+  if (error instanceof ApiError)
+    return (
+      <p class="error" role="alert">
+        <strong class="code">{error.code}</strong>
+        {error.reason ? <span class="reason"> ({error.reason})</span> : null}
+        {': '}
+        <span class="message">{error.message}</span>
+      </p>
+    );
+  return (
+    <p class="error" role="alert">
+      {error instanceof Error ? error.message : 'Something went wrong.'}
+    </p>
+  );
+}
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` whenever `deps` change; the latest answer wins. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({
+    loading: true,
+  });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => live && setState({ data, loading: false }),
+      (error: unknown) => live && setState({ error, loading: false }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+export function Section(props: { title: string; id: string; children: ComponentChildren }) {
+  return (
+    <section aria-labelledby={props.id} class="panel">
+      <h2 id={props.id}>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
+/** A labelled text input. */
+export function Field(props: {
+  label: string;
+  value: string;
+  onInput: (v: string) => void;
+  name?: string;
+  placeholder?: string;
+  required?: boolean;
+}) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <input
+        type="text"
+        name={props.name}
+        value={props.value}
+        placeholder={props.placeholder}
+        required={props.required}
+        onInput={(e) => props.onInput((e.currentTarget as HTMLInputElement).value)}
+      />
+    </label>
+  );
+}
+
+/** A button that runs an async action, shows its refusal, and is disabled meanwhile. */
+export function useAction(): {
+  busy: boolean;
+  error: unknown;
+  run: (f: () => Promise<void>) => Promise<void>;
+  clear: () => void;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const run = async (f: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await f();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run, clear: () => setError(undefined) };
+}
+
+export function Uid({ uid }: { uid: string }) {
+  return <code class="uid">{uid}</code>;
+}
