@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ADMIN_TOKEN } from './scale.js';
+import { ADMIN_TOKEN, REGISTRY_SERVICE } from './scale.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 
@@ -89,11 +89,11 @@ let built = false;
  * the sources through tsx instead held esbuild's transpiler and every module's source in
  * memory: 195 MB resident at idle against 108 MB for the built server.
  */
-function buildOnce(): void {
+export function buildOnce(): void {
   if (built) return;
   execFileSync(
     process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.build.json'],
     {
       cwd: ROOT,
       stdio: 'inherit',
@@ -132,6 +132,8 @@ export async function startArbor(
       METRICS_PORT: '0',
       NODE_ENV: 'production',
       ARBOR_WORKERS: String(workers),
+      // The token server is on, as for a registry that trusts Arbor (the registry.token case).
+      ARBOR_REGISTRY_SERVICE: REGISTRY_SERVICE,
     },
     `${url}/readyz`,
     url,
