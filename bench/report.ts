@@ -112,6 +112,13 @@ export function targets(
       measured: `${f(sts.rps, 0)}/s`,
       met: sts.rps >= 2500,
     });
+  const reg = by('registry.token')?.arbor?.summary;
+  if (reg && sts)
+    out.push({
+      target: 'registry token (pull, crane) >= STS throughput, p99 <= 2x p50',
+      measured: `${f(reg.rps, 0)}/s vs STS ${f(sts.rps, 0)}/s (${f(reg.rps / sts.rps, 2)}x); p99/p50 ${f(reg.p99 / reg.p50, 2)}`,
+      met: reg.rps >= sts.rps && reg.p99 <= 2 * reg.p50,
+    });
   const get = by('get')?.arbor?.summary;
   if (get)
     out.push({

@@ -68,6 +68,10 @@ export function expectedCounts(s: Scale) {
 export const PAGE_SIZE = 50;
 export const CONNECTIONS = 16;
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+/** ARBOR_REGISTRY_SERVICE of the bench's Arbor: its registry token server is on. */
+export const REGISTRY_SERVICE = 'registry.bench.local';
+/** The repository the registry token case pulls: `<org 0>/app`. */
+export const REGISTRY_REPO = 'app';
 export const VIEWER_ROLE = builtinRoleUid('viewer');
 export const EDITOR_ROLE = builtinRoleUid('editor');
 /** Identities (o = 0, j < STS_IDENTITIES) get a claim match on the loopback issuer. */
