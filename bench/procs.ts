@@ -154,3 +154,21 @@ export async function startBaseline(databaseUrl: string, sqlFile: string): Promi
     url,
   );
 }
+
+/**
+ * The bare node:http + node:http2 servers of bench/bare-server.ts, answering the bytes in
+ * `answersFile`: `url` is HTTP/1.1, `h2Url` HTTP/2 (h2c).
+ */
+export async function startBare(answersFile: string): Promise<Child & { h2Url: string }> {
+  const port = await freePort();
+  const h2Port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = await start(
+    'bare',
+    ['bench/bare-server.ts'],
+    { PORT: String(port), H2_PORT: String(h2Port), BARE_ANSWERS: answersFile },
+    `${url}/healthz`,
+    url,
+  );
+  return { ...child, h2Url: `http://127.0.0.1:${h2Port}` };
+}

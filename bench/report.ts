@@ -28,6 +28,12 @@ export interface PairResult {
   /** gRPC with every connection of the load a stream of one HTTP/2 session (a gRPC channel). */
   grpcShared: Side;
   ratioShared: { rps: number; p50: number; p99: number };
+  /**
+   * The ceiling (bench/bare-server.ts): bare node:http2 and node:http servers answering the
+   * same bytes, by the same generator; absent in results from before they were added.
+   */
+  bareH2?: Side;
+  bareHttp1?: Side;
 }
 
 export interface Target {
@@ -157,12 +163,14 @@ export function grpcTable(pairs: PairResult[], cases: CaseResult[]): string {
     '| case | REST (autocannon) req/s | REST (same generator) p50 / p99 ms | REST req/s | ' +
     'gRPC p50 / p99 ms | gRPC req/s | gRPC / REST req/s (p50) | gRPC one session req/s (/ REST) | ' +
     'Arbor CPU ms/req REST / gRPC / one session | ' +
-    "generator CPU ms/req REST / gRPC / one session | others' CPU |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
+    "generator CPU ms/req REST / gRPC / one session | bare node:http2 / node:http req/s (gRPC / bare h2) | others' CPU |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
   const rows = pairs.map((p) => {
     const a = p.restSameGenerator.summary;
     const b = p.grpc.summary;
     const c = p.grpcShared.summary;
     const auto = cases.find((x) => x.name === p.rest)?.arbor?.summary;
+    const h2 = p.bareH2?.summary;
+    const h1 = p.bareHttp1?.summary;
     const others = Math.max(a.othersCpuShare, b.othersCpuShare, c.othersCpuShare);
     return (
       `| ${p.label} | ${f(auto?.rps, 0)} | ${f(a.p50, 2)} / ${f(a.p99, 2)} | ${f(a.rps, 0)} | ` +
@@ -170,6 +178,7 @@ export function grpcTable(pairs: PairResult[], cases: CaseResult[]): string {
       `${f(c.rps, 0)} (${f(p.ratioShared.rps, 2)}) | ` +
       `${f(a.serverCpuMs, 2)} / ${f(b.serverCpuMs, 2)} / ${f(c.serverCpuMs, 2)} | ` +
       `${f(a.loadgenCpuMs, 2)} / ${f(b.loadgenCpuMs, 2)} / ${f(c.loadgenCpuMs, 2)} | ` +
+      `${f(h2?.rps, 0)} / ${f(h1?.rps, 0)} (${f(h2 ? b.rps / h2.rps : undefined, 2)}) | ` +
       `${f(others * 100, 0)} % |`
     );
   });

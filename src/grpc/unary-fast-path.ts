@@ -44,6 +44,8 @@ interface Entry {
   method: DescMethod;
   impl: (req: unknown, ctx: HandlerContext) => unknown;
   path: string;
+  /** `<service>/<method>`, as the call log names it (made once, not per call). */
+  rpc: string;
   /** The impl answers in proto3 JSON (GrpcRouter#jsonRpc), not with a message. */
   json: boolean;
 }
@@ -74,7 +76,8 @@ export class UnaryFastPath {
   recording(router: ConnectRouter): GrpcRouter {
     const record = (method: DescMethod, impl: Entry['impl'], json: boolean) => {
       const path = `/${method.parent.typeName}/${method.name}`;
-      this.methods.set(path, { method, impl, path, json });
+      const rpc = `${method.parent.typeName}/${method.name}`;
+      this.methods.set(path, { method, impl, path, rpc, json });
     };
     const rec: GrpcRouter = {
       get handlers() {
@@ -211,7 +214,7 @@ export class UnaryFastPath {
     principal: unknown,
   ): Promise<void> {
     const started = performance.now();
-    const ctx = new CallContext(entry, headersOf(h), principal);
+    const ctx = new CallContext(entry, h, principal);
     let done = false;
     const onClose = () => {
       if (!done) ctx.cancel();
@@ -231,16 +234,16 @@ export class UnaryFastPath {
       stream.removeListener('close', onClose);
       respondError(stream, err, ctx);
     } finally {
-      const rpc = `${entry.method.parent.typeName}/${entry.method.name}`;
-      logCall(this.logger, rpc, h['content-type'] ?? null, code, started);
+      logCall(this.logger, entry.rpc, h['content-type'] ?? null, code, started);
     }
   }
 }
 
 /**
- * The context a call's impl gets. Its AbortController, response headers and trailers and
- * context values are made only when asked for: the API impls read the request headers and
- * nothing else, and each of those is an allocation (the signal two) on every call.
+ * The context a call's impl gets. Its request headers (as WHATWG Headers), AbortController,
+ * response headers and trailers and context values are made only when asked for: an impl
+ * whose caller was authenticated from the raw headers reads none of them, and each is an
+ * allocation on every call (the request Headers about 3 µs: one validated append per field).
  */
 class CallContext implements HandlerContext {
   readonly method: DescMethod;
@@ -253,18 +256,23 @@ class CallContext implements HandlerContext {
   #values: ContextValues | undefined;
   #header: Headers | undefined;
   #trailer: Headers | undefined;
+  #requestHeader: Headers | undefined;
   /** The caller, when it was authenticated before the body was read (authn.ts). */
   readonly [PRINCIPAL_FIELD]: unknown;
 
   constructor(
     entry: Entry,
-    readonly requestHeader: Headers,
+    private readonly rawHeaders: IncomingHttpHeaders,
     principal: unknown,
   ) {
     this[PRINCIPAL_FIELD] = principal;
     this.method = entry.method;
     this.service = entry.method.parent;
     this.url = entry.path;
+  }
+
+  get requestHeader(): Headers {
+    return (this.#requestHeader ??= headersOf(this.rawHeaders));
   }
 
   timeoutMs(): undefined {
