@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile.ts [--quick] [--keep=DIR] [get,sts,registry.token,children.p1,grpc.get,grpc1.get,…]`:
+ * `npx tsx bench/profile.ts [--quick] [--keep=DIR] [get,access.check,sts,registry.token,children.p1,grpc.get,grpc1.get,…]`:
  * where Arbor's own CPU goes per request. For each case, start Arbor with `--cpu-prof`,
  * load it as bench/run.ts does (16 connections: autocannon for REST, the closed-loop
  * generator for gRPC), stop it, and sum the profile's self time by package / source file
@@ -151,6 +151,13 @@ async function main(): Promise<void> {
             path: '/sts/exchange',
             body: exchangeBody(arbor.url, id),
           })),
+        },
+        // bench/cases.ts's access.check: the same group as get.
+        'access.check': {
+          url: `${arbor.url}/iam/v2beta1/access:check`,
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ capability: 'groups.list', groupUid: rows[0]!.uid }),
         },
         'registry.token': registryTokenRequest(
           arbor.url,
