@@ -11,6 +11,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts/pglite-template.mjs ./scripts/
 RUN npm run build && npm prune --omit=dev
 
 FROM node:${NODE_VERSION}-slim

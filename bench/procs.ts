@@ -91,14 +91,9 @@ let built = false;
  */
 export function buildOnce(): void {
   if (built) return;
-  execFileSync(
-    process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.build.json'],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
+  // `npm run build`: tsc's incremental build and the embedded-database template, each
+  // skipped when already up to date.
+  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   built = true;
 }
 

@@ -5,6 +5,7 @@ import {
   cpSync,
   mkdtempSync,
   readFileSync,
+  readdirSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -80,20 +81,30 @@ test('npm start compiles once: an unchanged second start writes nothing under di
     for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json'])
       copyFileSync(join(root, f), join(dir, f));
     cpSync(join(root, 'src'), join(dir, 'src'), { recursive: true });
+    cpSync(
+      join(root, 'scripts', 'pglite-template.mjs'),
+      join(dir, 'scripts', 'pglite-template.mjs'),
+    );
     symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
 
     await npmStart(dir, data);
     const info = join(dir, 'dist', 'tsconfig.build.tsbuildinfo');
     const main = join(dir, 'dist', 'src', 'main.js');
     const edited = join(dir, 'dist', 'src', 'core', 'rpc-code.js');
-    const first = { info: mtime(info), main: mtime(main), edited: mtime(edited) };
+    // The embedded database's template (src/db/pglite-template.ts), made by the build.
+    const template = join(dir, 'dist', 'pglite-template');
+    const [key] = readdirSync(template);
+    const state = () => ({
+      info: mtime(info),
+      main: mtime(main),
+      edited: mtime(edited),
+      template: readdirSync(template),
+      templateFiles: mtime(join(template, key!, 'PG_VERSION')),
+    });
+    const first = state();
 
     await npmStart(dir, data);
-    t.deepEqual(
-      { info: mtime(info), main: mtime(main), edited: mtime(edited) },
-      first,
-      'the second start rewrote dist/',
-    );
+    t.deepEqual(state(), first, 'the second start rewrote dist/');
 
     // A real edit is still compiled: the check is freshness, not "never build".
     appendFileSync(join(dir, 'src', 'core', 'rpc-code.ts'), '\n// edited by npm-start.test\n');
