@@ -108,7 +108,7 @@ export function pairTransports(arborUrl: string, p: PairCase, token: string) {
  * @throws Error naming the side, the counts and the first failure.
  */
 export async function runPair(env: PairEnv, p: PairCase): Promise<PairResult> {
-  const { scale, db, arbor, log } = env;
+  const { db, arbor, log } = env;
   const t = pairTransports(arbor.url, p, env.token);
   // `pid`: whose CPU is measured (Arbor's, or the bare server's for the ceiling).
   const once = async (side: string, transport: Transport, seconds: number, pid = arbor.pid) => {

@@ -118,13 +118,7 @@ export function targets(
       measured: `${f(sts.rps, 0)}/s`,
       met: sts.rps >= 2500,
     });
-  const reg = by('registry.token')?.arbor?.summary;
-  if (reg && sts)
-    out.push({
-      target: 'registry token (pull, crane) >= STS throughput, p99 <= 2x p50',
-      measured: `${f(reg.rps, 0)}/s vs STS ${f(sts.rps, 0)}/s (${f(reg.rps / sts.rps, 2)}x); p99/p50 ${f(reg.p99 / reg.p50, 2)}`,
-      met: reg.rps >= sts.rps && reg.p99 <= 2 * reg.p50,
-    });
+  out.push(...registryTarget(by('registry.token')?.arbor?.summary, sts));
   const get = by('get')?.arbor?.summary;
   if (get)
     out.push({
@@ -139,6 +133,20 @@ export function targets(
     met: perProcess <= 200,
   });
   return out;
+}
+
+/** Issue 28: the token server (crane's pull request) keeps up with the STS, with a tight tail. */
+function registryTarget(reg: RunResult | undefined, sts: RunResult | undefined): Target[] {
+  if (!reg || !sts) return [];
+  return [
+    {
+      target: 'registry token (pull, crane) >= STS throughput, p99 <= 2x p50',
+      measured:
+        `${f(reg.rps, 0)}/s vs STS ${f(sts.rps, 0)}/s (${f(reg.rps / sts.rps, 2)}x); ` +
+        `p99/p50 ${f(reg.p99 / reg.p50, 2)}`,
+      met: reg.rps >= sts.rps && reg.p99 <= 2 * reg.p50,
+    },
+  ];
 }
 
 /** The issue's target: gRPC is not slower than REST when both are loaded the same way. */

@@ -184,7 +184,7 @@ test.serial(
       `service=${SERVICE}&${Array.from({ length: 17 }, (_, i) => `scope=repository:${org}/r${i}:pull`).join('&')}`,
     ];
     const statuses = new Set<number>();
-    for (const [who, auth] of Object.entries(creds))
+    for (const auth of Object.values(creds))
       for (const q of queries) {
         const r = await same(
           t,
