@@ -124,6 +124,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     opts.database ??
     (await openDatabase({
       url: config.databaseUrl,
+      readUrls: config.databaseReadUrls,
+      maxReplicaLagMs: config.readReplicaMaxLagMs,
       dataDir: config.dataDir,
       // The driver's messages carry stacks; the first line says what went wrong.
       warn: (m) => logger.warn({ component: 'db' }, m.split('\n', 1)[0]),
@@ -141,7 +143,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     }
     const codec = new PageTokenCodec(await serverSecret(db.knex, 'page-token'));
-    const uow = new KnexUnitOfWork(db.knex);
+    const uow = new KnexUnitOfWork(db.knex, db.replicas);
     const pager = new ListPager(codec, { writeGeneration: () => uow.writeGeneration });
     const authz = new Authorizer(new CachedGrantSource(new KnexGrantSource(uow)));
     const st = createStores();

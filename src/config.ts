@@ -6,6 +6,10 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** `DATABASE_READ_URL`: read replicas for Gets and Lists (docs/operations.md); empty → none. */
+  databaseReadUrls: readonly string[];
+  /** Staleness a replica read without a consistency token accepts, measured (not assumed). */
+  readReplicaMaxLagMs: number;
   dataDir: string;
   /** Directory of the token-signing keys (`*.jwk.json`); generated when empty. */
   signingKeysDir: string;
@@ -74,7 +78,9 @@ export interface Config {
 /**
  * The API port's bounds on slow and greedy peers (docs/security.md, "HTTP/2 limits").
  * HTTP/1.1: a request head must arrive within `headersTimeoutMs`, the whole request within
- * `requestTimeoutMs`. HTTP/2: at most `maxConcurrentStreams` streams per session; a stream
+ * `requestTimeoutMs`, and an idle kept-alive connection is closed after `keepAliveTimeoutMs`
+ * (longer than a load balancer's idle timeout, so that the balancer, not Arbor, closes it:
+ * a server closing first races the balancer's next request onto a dying socket). HTTP/2: at most `maxConcurrentStreams` streams per session; a stream
  * still receiving its request is reset after `streamIdleMs` without a frame; a session with
  * no stream is closed (GOAWAY) after `sessionIdleMs`; request bytes held at once by a
  * session's open streams are capped at `sessionMaxBytes`.
@@ -82,6 +88,7 @@ export interface Config {
 export interface HttpLimits {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
   maxConcurrentStreams: number;
   streamIdleMs: number;
   sessionIdleMs: number;
@@ -139,6 +146,17 @@ const origins = z
     error: 'must be * or a comma-separated list of origins like https://app.example.com',
   });
 
+/**
+ * `DATABASE_READ_URL`: comma-separated, where a comma begins a new URL only when
+ * `postgres://` follows it (a multi-host URL has commas of its own).
+ */
+function splitReadUrls(value: string): string[] {
+  return value
+    .split(/,(?=\s*postgres(?:ql)?:\/\/)/)
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+}
+
 /** A comma-separated list of names, blanks dropped. */
 const names = z
   .string()
@@ -164,6 +182,16 @@ export const environmentSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// URL' })
     .optional(),
+  // Read replicas (docs/operations.md, "Read replicas").
+  DATABASE_READ_URL: z
+    .string()
+    .transform(splitReadUrls)
+    .refine((urls) => urls.every((u) => /^postgres(ql)?:\/\//.test(u)), {
+      error: 'must be postgres:// URLs, comma-separated',
+    })
+    .optional()
+    .transform((v) => Object.freeze(v ?? [])),
+  ARBOR_READ_REPLICA_MAX_LAG_MS: integer(1_000, 1, 3_600_000),
   DATA_DIR: text('./.data'),
   ARBOR_SIGNING_KEYS_DIR: z.string().optional(),
   ARBOR_ISSUER_URL: url.optional(),
@@ -212,6 +240,8 @@ export const environmentSchema = z.object({
   ARBOR_TLS_KEY_FILE: z.string().optional(),
   ARBOR_HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 1),
   ARBOR_HTTP_REQUEST_TIMEOUT_MS: integer(60_000, 1),
+  // Above the 60 s idle timeout of the common cloud load balancers.
+  ARBOR_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(65_000, 1),
   ARBOR_HTTP2_MAX_CONCURRENT_STREAMS: integer(100, 1, 10_000),
   ARBOR_HTTP2_STREAM_IDLE_MS: integer(10_000, 1),
   ARBOR_HTTP2_SESSION_IDLE_MS: integer(60_000, 1),
@@ -239,6 +269,7 @@ export type Environment = z.output<typeof environmentSchema>;
 const SECRET = new Set([
   'ARBOR_ADMIN_TOKEN',
   'DATABASE_URL',
+  'DATABASE_READ_URL',
   'ARBOR_SECRET_KEY',
   'ARBOR_REGISTRY_NOTIFY_TOKEN',
 ]);
@@ -266,6 +297,7 @@ function httpLimitsOf(e: Environment): Readonly<HttpLimits> {
     // Node's own rule: the head cannot be given longer than the whole request.
     headersTimeoutMs: Math.min(e.ARBOR_HTTP_HEADERS_TIMEOUT_MS, e.ARBOR_HTTP_REQUEST_TIMEOUT_MS),
     requestTimeoutMs: e.ARBOR_HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.ARBOR_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     maxConcurrentStreams: e.ARBOR_HTTP2_MAX_CONCURRENT_STREAMS,
     streamIdleMs: e.ARBOR_HTTP2_STREAM_IDLE_MS,
     sessionIdleMs: e.ARBOR_HTTP2_SESSION_IDLE_MS,
@@ -300,6 +332,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databaseReadUrls: e.DATABASE_READ_URL,
+    readReplicaMaxLagMs: e.ARBOR_READ_REPLICA_MAX_LAG_MS,
     dataDir,
     signingKeysDir: resolve(e.ARBOR_SIGNING_KEYS_DIR ?? `${dataDir}/keys`),
     issuerUrl: (e.ARBOR_ISSUER_URL ?? `${scheme}://localhost:${e.PORT}`).replace(/\/+$/, ''),

@@ -9,6 +9,7 @@ import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { COMPRESSION } from './compression.js';
 import { FastReads, type NodeHandler } from './fast-reads.js';
 import { authn } from './middleware/authn.js';
+import { consistency } from './middleware/consistency.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { jsonResponse } from './middleware/json-response.js';
 import { requestContext, type State } from './middleware/request-context.js';
@@ -114,6 +115,7 @@ export function createApp(d: AppDeps): ApiApp {
   app.use(jsonResponse());
   if (origins.length > 0) app.use(corsFor(origins));
   app.use(requestContext(d.logger));
+  app.use(consistency());
   app.use(async (ctx, next) => {
     if (looksLikeApi(ctx.path)) await requireAuth(ctx, next);
     else await next();
@@ -145,8 +147,14 @@ function corsFor(origins: readonly string[]) {
       return any || origins.includes(origin) ? origin : '';
     },
     allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowHeaders: ['authorization', 'content-type', 'if-match', 'x-request-id'],
-    exposeHeaders: ['etag', 'x-request-id', 'retry-after'],
+    allowHeaders: [
+      'authorization',
+      'content-type',
+      'if-match',
+      'x-request-id',
+      'arbor-consistency-token',
+    ],
+    exposeHeaders: ['etag', 'x-request-id', 'retry-after', 'arbor-consistency-token'],
     maxAge: 600,
     // Error answers (401, 404) are readable by the allowed origin too.
     keepHeadersOnError: true,

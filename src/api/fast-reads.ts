@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { QueryParams } from '../core/list-request.js';
 import { requestIdOf } from '../core/request-id.js';
 import { isValidUidp } from '../core/uidp.js';
+import { CONSISTENCY_HEADER, withConsistency } from '../resources/consistency.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { compress, encodingFor } from './compression.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
@@ -191,7 +192,12 @@ export class FastReads {
           'rest',
           requestId,
         );
-        const answer = await route.read(principal, uid, queryOf(search));
+        const who = principal;
+        // Reads earn no token; the client's (if any) says how fresh a replica must be.
+        const token = req.headers['arbor-consistency-token'];
+        const answer = await withConsistency(typeof token === 'string' ? token : undefined, () =>
+          route.read(who, uid, queryOf(search)),
+        );
         await send(req, res, 200, requestId, answer, this.#vary);
       } catch (e) {
         const failure = errorAnswerOf(e, log);
@@ -224,8 +230,20 @@ export class FastReads {
     let status = 200;
     try {
       try {
-        const answer = await route.read(req.headers.authorization ?? '', queryOf(search));
+        // As Koa's consistency middleware: the client's token in, a token its writes earned
+        // (the STS's last-seen write, with read replicas) out, on success only.
+        const token = req.headers['arbor-consistency-token'];
+        let written: string | undefined;
+        const answer = await withConsistency(
+          typeof token === 'string' ? token : undefined,
+          async (scope) => {
+            const a = await route.read(req.headers.authorization ?? '', queryOf(search));
+            written = scope.written;
+            return a;
+          },
+        );
         for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
+        if (written !== undefined) res.setHeader(CONSISTENCY_HEADER, written);
         await send(req, res, 200, requestId, answer, this.#vary);
       } catch (e) {
         const failure = errorAnswerOf(e, log);

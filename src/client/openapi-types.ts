@@ -3029,7 +3029,10 @@ export interface operations {
         /** @description Filter: an RFC 3339 timestamp. */
         end_time?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3127,7 +3130,10 @@ export interface operations {
          */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3153,7 +3159,10 @@ export interface operations {
   'events.subscriptions.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The subscription's uid. A uid path: send its `/` as they are or as %2F.
@@ -3206,6 +3215,8 @@ export interface operations {
       /** @description The new subscription. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3243,6 +3254,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3292,6 +3305,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3389,7 +3404,10 @@ export interface operations {
          */
         group?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3415,7 +3433,10 @@ export interface operations {
   'iam.v1.account_associations.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The account association's uid. A uid path: send its `/` as they are or as %2F.
@@ -3473,6 +3494,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3512,6 +3535,8 @@ export interface operations {
       /** @description The new account association. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3549,6 +3574,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3592,6 +3619,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3627,7 +3656,10 @@ export interface operations {
          */
         group?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3653,7 +3685,10 @@ export interface operations {
   'iam.v1.group_invites.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The group invite's uid. A uid path: send its `/` as they are or as %2F.
@@ -3706,6 +3741,8 @@ export interface operations {
       /** @description The new group invite. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3743,6 +3780,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3785,7 +3824,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3824,6 +3866,8 @@ export interface operations {
       /** @description The new group. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3843,7 +3887,10 @@ export interface operations {
   'iam.v1.groups.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The group's uid. A uid path: send its `/` as they are or as %2F.
@@ -3901,6 +3948,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3940,6 +3989,8 @@ export interface operations {
       /** @description The new group. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3977,6 +4028,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4020,6 +4073,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4063,7 +4118,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4089,7 +4147,10 @@ export interface operations {
   'iam.v1.identities.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The identity's uid. A uid path: send its `/` as they are or as %2F.
@@ -4147,6 +4208,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4186,6 +4249,8 @@ export interface operations {
       /** @description The new identity. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4223,6 +4288,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4266,6 +4333,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4309,7 +4378,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4335,7 +4407,10 @@ export interface operations {
   'iam.v1.identityProviders.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The identity provider's uid. A uid path: send its `/` as they are or as %2F.
@@ -4393,6 +4468,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4432,6 +4509,8 @@ export interface operations {
       /** @description The new identity provider. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4469,6 +4548,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4512,6 +4593,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4551,7 +4634,10 @@ export interface operations {
         /** @description Filter: a uid path, exact match. */
         role?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4577,7 +4663,10 @@ export interface operations {
   'iam.v1.rolebindings.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The role binding's uid. A uid path: send its `/` as they are or as %2F.
@@ -4635,6 +4724,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4674,6 +4765,8 @@ export interface operations {
       /** @description The new role binding. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4711,6 +4804,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4754,6 +4849,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4797,7 +4894,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4823,7 +4923,10 @@ export interface operations {
   'iam.v1.roles.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The role's uid. A uid path: send its `/` as they are or as %2F.
@@ -4881,6 +4984,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4920,6 +5025,8 @@ export interface operations {
       /** @description The new role. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4957,6 +5064,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5000,6 +5109,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5209,7 +5320,10 @@ export interface operations {
         /** @description Filter: a uid path, exact match. */
         group?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5235,7 +5349,10 @@ export interface operations {
   'iam.accountAssociations.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The account association's uid. A uid path: send its `/` as they are or as %2F.
@@ -5288,6 +5405,8 @@ export interface operations {
       /** @description The new account association. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5325,6 +5444,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5374,6 +5495,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5416,7 +5539,10 @@ export interface operations {
          */
         group?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5474,7 +5600,10 @@ export interface operations {
   'iam.groupInvites.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The group invite's uid. A uid path: send its `/` as they are or as %2F.
@@ -5527,6 +5656,8 @@ export interface operations {
       /** @description The new group invite. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5564,6 +5695,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5613,6 +5746,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5666,7 +5801,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5705,6 +5843,8 @@ export interface operations {
       /** @description The new group. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5724,7 +5864,10 @@ export interface operations {
   'iam.groups.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The group's uid. A uid path: send its `/` as they are or as %2F.
@@ -5777,6 +5920,8 @@ export interface operations {
       /** @description The new group. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5814,6 +5959,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5863,6 +6010,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5919,7 +6068,10 @@ export interface operations {
          */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5945,7 +6097,10 @@ export interface operations {
   'iam.identities.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The identity's uid. A uid path: send its `/` as they are or as %2F.
@@ -5998,6 +6153,8 @@ export interface operations {
       /** @description The new identity. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6035,6 +6192,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6084,6 +6243,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6137,7 +6298,10 @@ export interface operations {
          */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6163,7 +6327,10 @@ export interface operations {
   'iam.identityProviders.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The identity provider's uid. A uid path: send its `/` as they are or as %2F.
@@ -6216,6 +6383,8 @@ export interface operations {
       /** @description The new identity provider. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6253,6 +6422,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6302,6 +6473,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6351,7 +6524,10 @@ export interface operations {
         /** @description Filter: a uid path, exact match. */
         role?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6377,7 +6553,10 @@ export interface operations {
   'iam.roleBindings.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The role binding's uid. A uid path: send its `/` as they are or as %2F.
@@ -6430,6 +6609,8 @@ export interface operations {
       /** @description The new role binding. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6467,6 +6648,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6516,6 +6699,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6569,7 +6754,10 @@ export interface operations {
          */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6595,7 +6783,10 @@ export interface operations {
   'iam.roles.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The role's uid. A uid path: send its `/` as they are or as %2F.
@@ -6648,6 +6839,8 @@ export interface operations {
       /** @description The new role. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6685,6 +6878,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6734,6 +6929,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6822,7 +7019,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6848,7 +7048,10 @@ export interface operations {
   'registry.v1.repos.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The repo's uid. A uid path: send its `/` as they are or as %2F.
@@ -6915,7 +7118,10 @@ export interface operations {
         /** @description Filter: exact match. */
         name?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6941,7 +7147,10 @@ export interface operations {
   'registry.repos.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The repo's uid. A uid path: send its `/` as they are or as %2F.
@@ -6994,6 +7203,8 @@ export interface operations {
       /** @description The new repo. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7031,6 +7242,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7080,6 +7293,8 @@ export interface operations {
         headers: {
           /** @description The version of the resource; send it back in If-Match. */
           ETag?: string;
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7138,7 +7353,10 @@ export interface operations {
         /** @description Filter: exact match. */
         digest?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7164,7 +7382,10 @@ export interface operations {
   'registry.tags.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /**
          * @description The tag's uid. A uid path: send its `/` as they are or as %2F.
@@ -7217,6 +7438,8 @@ export interface operations {
       /** @description The new tag. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7254,6 +7477,8 @@ export interface operations {
       /** @description Deleted: an empty object. */
       200: {
         headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -7409,7 +7634,10 @@ export interface operations {
         /** @description Filter: exact match. */
         severity?: string;
       };
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7462,7 +7690,10 @@ export interface operations {
   'vulnerabilities.advisories.get': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
       path: {
         /** @description The advisory's uid. A uid path: send its `/` as they are or as %2F. */
         uid: string;

@@ -6,6 +6,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { copyTemplate } from './pglite-template.js';
+import { ReadReplicas } from './read-replicas.js';
 import { makeTimestamptzParser } from './timestamptz-parser.js';
 
 // int8 (COUNT(*)) stays a string: totalCount is an int64 rendered as a decimal string anyway.
@@ -26,6 +27,8 @@ export interface Database {
    * after a checkpoint); what `arbor backup` stores and `arbor restore` loads.
    */
   readonly dumpDataDir?: () => Promise<Blob>;
+  /** PostgreSQL with `DATABASE_READ_URL`: where Gets and Lists of requests may go. */
+  readonly replicas?: ReadReplicas;
   /** Waits for queries in flight, then closes. Never rejects; safe to call twice. */
   close(): Promise<void>;
 }
@@ -50,6 +53,10 @@ export interface DatabaseOptions {
    * (pglite-template.ts; default this build's templates, when it has one); false: initdb.
    */
   template?: string | false;
+  /** `DATABASE_READ_URL`: read replicas of `url` (ignored without `url`). */
+  readUrls?: readonly string[] | undefined;
+  /** Staleness accepted by replica reads without a consistency token (default 1000 ms). */
+  maxReplicaLagMs?: number | undefined;
 }
 
 function knexLog(warn: ((m: string) => void) | undefined) {
@@ -68,6 +75,20 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       acquireConnectionTimeout: 5_000,
       log: knexLog(opts.warn),
     });
+    // --- read replicas (docs/operations.md, "Read replicas") ---
+    if (opts.readUrls?.length) {
+      const replicas = new ReadReplicas(knex, opts.readUrls, {
+        maxLagMs: opts.maxReplicaLagMs,
+        poolMax: opts.poolMax,
+        warn: opts.warn,
+      });
+      const close = async () => {
+        await replicas.close();
+        await knex.destroy();
+      };
+      return { knex, kind: 'postgres', replicas, close };
+    }
+    // --- end read replicas ---
     return { knex, kind: 'postgres', close: () => knex.destroy() };
   }
 

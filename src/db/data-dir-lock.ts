@@ -32,20 +32,33 @@ export interface DataDirOwner {
  * process that gets this has touched nothing.
  */
 export class DataDirBusyError extends Error {
+  /** `requester`: the role of the refused command, so that the advice fits what it can do. */
   constructor(
     readonly dataDir: string,
     readonly owner: DataDirOwner,
+    requester?: string,
   ) {
     const who = owner.role === 'server' ? 'the server' : `arbor ${owner.role}`;
     const where = owner.hostname === hostname() ? '' : ` on host ${owner.hostname}`;
     const how =
-      owner.role === 'server'
-        ? `use --api${owner.apiUrl ? ` ${owner.apiUrl}` : ''} (or ARBOR_API_URL) or stop it`
-        : 'wait for it to finish or stop it';
+      owner.role !== 'server'
+        ? 'wait for it to finish or stop it'
+        : (requester !== undefined && SERVER_BUSY_ADVICE[requester]) ||
+          `use --api${owner.apiUrl ? ` ${owner.apiUrl}` : ''} (or ARBOR_API_URL) or stop it`;
     super(`${who} (pid ${owner.pid}${where}) has the data directory ${dataDir}; ${how}`);
     this.name = 'DataDirBusyError';
   }
 }
+
+/**
+ * What to do instead, for the commands that have no `--api` (they would open the files
+ * themselves): suggesting a flag they refuse would send people in a circle.
+ */
+const SERVER_BUSY_ADVICE: Readonly<Record<string, string>> = {
+  migrate: 'stop it first (the server applies pending migrations itself when it starts)',
+  restore: 'stop it first: a restore replaces the files it has open',
+  server: 'stop it, or give this one another DATA_DIR',
+};
 
 export const LOCK_FILE = 'arbor.lock';
 /** A takeover that has held its mutex this long crashed inside it (it takes milliseconds). */
@@ -149,7 +162,7 @@ export function lockDataDir(dataDir: string, who: { role: string; apiUrl?: strin
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 100) throw e;
       }
       const current = readOwner(file);
-      if (current && ownerAlive(current)) throw new DataDirBusyError(dataDir, current);
+      if (current && ownerAlive(current)) throw new DataDirBusyError(dataDir, current, who.role);
       if (current && !takeOver(dataDir, file, current)) pause(50);
     }
   } finally {

@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { consistencyScope } from '../resources/consistency.js';
 import { etagMismatch, pendingPrecondition, type Precondition } from '../resources/precondition.js';
 import type { Tx, UnitOfWork } from '../resources/tx.js';
 import { translateDbError } from './errors.js';
+import type { ReadReplicas } from './read-replicas.js';
 
 /** Recover the Knex handle behind an opaque Tx. Only db/ calls this. */
 export function kx(tx: Tx): Knex | Knex.Transaction {
@@ -28,7 +30,10 @@ async function enforce(trx: Knex.Transaction, pre: Precondition): Promise<void> 
 export class KnexUnitOfWork implements UnitOfWork {
   #generation = 0;
 
-  constructor(private readonly knex: Knex) {}
+  constructor(
+    private readonly knex: Knex,
+    private readonly replicas?: ReadReplicas,
+  ) {}
 
   get writeGeneration(): number {
     return this.#generation;
@@ -37,14 +42,43 @@ export class KnexUnitOfWork implements UnitOfWork {
   async run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       const pre = pendingPrecondition();
-      return await this.knex.transaction(async (trx) => {
+      const out = await this.knex.transaction(async (trx) => {
         if (pre) await enforce(trx, pre);
         return fn(trx as unknown as Tx);
       });
+      await this.earnToken();
+      return out;
     } catch (e) {
       throw translateDbError(e);
     } finally {
       this.#generation++;
+    }
+  }
+
+  /**
+   * With read replicas, a request's committed write answers with a consistency token
+   * (resources/consistency.ts). Failing to read it does not fail the write, which is
+   * committed: the client then reads within the lag bound, or from the primary.
+   */
+  private async earnToken(): Promise<void> {
+    const scope = this.replicas && consistencyScope();
+    if (!scope) return;
+    try {
+      scope.written = await this.replicas!.token();
+    } catch {
+      scope.written = undefined;
+    }
+  }
+
+  async replicaRead<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const scope = this.replicas && consistencyScope();
+    if (!scope || checking.getStore()) return this.read(fn);
+    try {
+      // After a write of this request, its own token: a Get the write answers with sees it.
+      const token = scope.written ?? scope.requested;
+      return await this.replicas!.read(token, (k) => fn(k as unknown as Tx));
+    } catch (e) {
+      throw translateDbError(e);
     }
   }
 

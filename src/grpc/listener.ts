@@ -59,6 +59,7 @@ export class ArborListener extends net.Server {
       {
         headersTimeout: limits.headersTimeoutMs,
         requestTimeout: limits.requestTimeoutMs,
+        keepAliveTimeout: limits.keepAliveTimeoutMs,
         // Node's default looks every 30 s, so a short timeout would be noticed only then.
         connectionsCheckingInterval: Math.min(1_000, Math.max(50, limits.headersTimeoutMs / 4)),
       },

@@ -13,7 +13,7 @@ import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
 import type { Logger } from 'pino';
 import { PRINCIPAL_FIELD } from './authn.js';
 import { connectErrorOf, logCall } from './errors.js';
-import type { GrpcRouter } from './json-rpc.js';
+import { RAW_HEADERS, withConsistencyMetadata, type GrpcRouter } from './json-rpc.js';
 import { compressedWithoutEncoding, parseMessage } from './parse-errors.js';
 import { messageOfJson, writeDirectly } from './proto-json.js';
 import { budgetOf, overBudget } from './session-budget.js';
@@ -97,7 +97,8 @@ export class UnaryFastPath {
         router.rpc(method, impl as MethodImpl<typeof method>, options);
         return rec;
       },
-      jsonRpc(method, impl) {
+      jsonRpc(method, plain) {
+        const impl = withConsistencyMetadata(plain);
         record(method, impl as Entry['impl'], true);
         const asMessage = async (req: unknown, ctx: HandlerContext) =>
           messageOfJson(method.output, await impl(req as never, ctx));
@@ -259,6 +260,8 @@ class CallContext implements HandlerContext {
   #requestHeader: Headers | undefined;
   /** The caller, when it was authenticated before the body was read (authn.ts). */
   readonly [PRINCIPAL_FIELD]: unknown;
+  /** The request headers as Node gave them (json-rpc.ts reads the consistency token here). */
+  readonly [RAW_HEADERS]: IncomingHttpHeaders;
 
   constructor(
     entry: Entry,
@@ -266,6 +269,7 @@ class CallContext implements HandlerContext {
     principal: unknown,
   ) {
     this[PRINCIPAL_FIELD] = principal;
+    this[RAW_HEADERS] = rawHeaders;
     this.method = entry.method;
     this.service = entry.method.parent;
     this.url = entry.path;

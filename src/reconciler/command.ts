@@ -7,7 +7,7 @@ import { Controller } from './controller.js';
 import { loadReconcilerConfig } from './reconciler-config.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
-import { databaseFailure } from '../startup-error.js';
+import { databaseFailure, listenFailure } from '../startup-error.js';
 import { ReconcilerMetrics } from './reconciler-metrics.js';
 
 /**
@@ -16,12 +16,21 @@ import { ReconcilerMetrics } from './reconciler-metrics.js';
  * either a follower or a leader whose informers have listed everything. Readiness must not
  * hinge on leadership, or the followers would never become ready and rollouts would stall.
  */
-function healthServer(port: number, ready: () => boolean): Server {
-  return createServer((req, res) => {
+async function healthServer(port: number, ready: () => boolean): Promise<Server> {
+  const server = createServer((req, res) => {
     const ok = req.url === '/healthz' || (req.url === '/readyz' && ready());
     res.writeHead(ok ? 200 : req.url === '/readyz' ? 503 : 404, { 'content-type': 'text/plain' });
     res.end(ok ? 'ok\n' : 'not ready\n');
-  }).listen(port);
+  });
+  // A taken port is an operator's mistake: one line naming the variable, not a stack trace
+  // from an unhandled 'error' event.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e) =>
+      reject(listenFailure(e, 'ARBOR_RECONCILER_HEALTH_PORT', port, '0.0.0.0')),
+    );
+    server.listen(port, resolve);
+  });
+  return server;
 }
 
 /**
@@ -35,7 +44,7 @@ export async function reconcileCommand(): Promise<void> {
   const started: { controller?: Controller } = {};
   const health =
     rc.healthPort > 0
-      ? healthServer(rc.healthPort, () => {
+      ? await healthServer(rc.healthPort, () => {
           const c = started.controller;
           return c !== undefined && (!c.isLeader || c.synced);
         })

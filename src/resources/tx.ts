@@ -13,6 +13,11 @@ export interface UnitOfWork {
   run<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Run reads outside a transaction (one pooled connection per statement). */
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Like `read`, for a Get or List of a request (never an authorization lookup): may be
+   * served by a read replica within the request's consistency scope (./consistency.ts).
+   */
+  replicaRead<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Grows with every transaction this process ran: anything remembered from reads is stale. */
   readonly writeGeneration: number;
 }

@@ -72,9 +72,6 @@ test('every command beside a running PGlite server goes through its API or refus
   const server = await startArborProcess(env);
   t.teardown(() => server.stop('SIGKILL'));
   const pid = server.child.pid!;
-  const owned = new RegExp(
-    `the server \\(pid ${pid}\\) has the data directory .*use --api ${server.url}`,
-  );
   const org = await call(server, '/iam/v2beta1/groups', {
     method: 'POST',
     body: JSON.stringify({ name: 'acme' }),
@@ -107,11 +104,18 @@ test('every command beside a running PGlite server goes through its API or refus
   t.regex(explicit.stderr, /not signed in to http/);
 
   // Refused, touching nothing: they would open the files themselves.
-  for (const args of [['migrate'], ['restore', file], ['serve']]) {
+  // Each is told what it can do: none of them has --api.
+  for (const [args, advice] of [
+    [['migrate'], /stop it first \(the server applies pending migrations itself/],
+    [['restore', file], /stop it first: a restore replaces the files it has open/],
+    [['serve'], /stop it, or give this one another DATA_DIR/],
+  ] as const) {
     const port = await freePort();
-    const r = await arbor(args, { ...env, PORT: String(port) });
+    const r = await arbor([...args], { ...env, PORT: String(port) });
     t.is(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
-    t.regex(r.stderr, owned, args.join(' '));
+    t.regex(r.stderr, new RegExp(`the server \\(pid ${pid}\\) has the data directory`));
+    t.regex(r.stderr, advice, args.join(' '));
+    t.notRegex(r.stderr, /--api/, `${args.join(' ')} has no --api`);
     t.notRegex(r.stderr, /\n\s+at /, 'no stack trace');
     t.false(await listening(port), `${args.join(' ')} bound no port`);
   }

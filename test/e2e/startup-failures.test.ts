@@ -18,10 +18,13 @@ function hold(port: number): Promise<net.Server> {
   });
 }
 
-async function serve(env: Record<string, string>): Promise<{ code: number | null; logs: string }> {
+async function serve(
+  env: Record<string, string>,
+  command = 'serve',
+): Promise<{ code: number | null; logs: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-startup-'));
   try {
-    const p = startArbor(['serve'], { DATA_DIR: dataDir, HOST: '0.0.0.0', ...env });
+    const p = startArbor([command], { DATA_DIR: dataDir, HOST: '0.0.0.0', ...env });
     const code = await p.exited;
     return { code, logs: p.logs() };
   } finally {
@@ -87,5 +90,25 @@ test('startup: an unreachable database is named without its password or a stack'
     );
     t.false(r.logs.includes('s3cret-pw'), 'the password is never printed');
     t.notRegex(r.logs, STACK, `${workers} worker(s)`);
+  }
+});
+
+test('startup: a reconciler ARBOR_RECONCILER_HEALTH_PORT in use is named without a stack', async (t) => {
+  const port = await freePort();
+  const held = await hold(port);
+  try {
+    // The probe listener opens first, before the database and the cluster are touched.
+    const r = await serve(
+      { ARBOR_RECONCILER_HEALTH_PORT: String(port), METRICS_PORT: '0', DATABASE_URL: '' },
+      'reconcile',
+    );
+    t.is(r.code, 1, r.logs);
+    t.regex(
+      r.logs,
+      new RegExp(`arbor: ARBOR_RECONCILER_HEALTH_PORT=${port} \\(on 0\\.0\\.0\\.0\\) is in use`),
+    );
+    t.notRegex(r.logs, STACK);
+  } finally {
+    held.close();
   }
 });

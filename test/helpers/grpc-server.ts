@@ -110,8 +110,9 @@ export function grpcCaller(
 export async function startGrpcServer(
   env: Record<string, string> = {},
   opts: ListenerOptions = {},
+  database?: TestDatabase,
 ): Promise<GrpcTestServer> {
-  const db: TestDatabase = await freshDatabase();
+  const db: TestDatabase = database ?? (await freshDatabase());
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-test-'));
   const config = loadConfig({ ARBOR_ADMIN_TOKEN: ADMIN_TOKEN, DATA_DIR: dataDir, ...env });
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });

@@ -221,6 +221,8 @@ test.serial(
     await same(t, `${TOKEN}/${q}`, auth, false);
     await same(t, `/AUTH/registry/token${q}`, auth, false);
     await same(t, `/auth/registry/%74oken${q}`, auth, false);
+    // A consistency token (read replicas) goes into the same scope on both paths.
+    await same(t, `${TOKEN}${q}`, { ...auth, 'arbor-consistency-token': '0/16B3748' }, true);
     t.true(fast.routes().some(([kind, path]) => kind === 'public' && path === TOKEN));
   },
 );

@@ -80,6 +80,14 @@ test.serial(
     const groups = await s.client(first.body.token).get('/iam/v2beta1/groups');
     t.is(groups.status, 200);
     t.deepEqual(groups.body.groups, []);
+    // But they may read themselves (`arbor whoami` shows their own name), and nobody else.
+    const self = await s.client(first.body.token).get(`/iam/v2beta1/identities/${uid}`);
+    t.is(self.status, 200, JSON.stringify(self.body));
+    t.is(self.body.name, 'Alice Liddell');
+    const other = await s
+      .client(first.body.token)
+      .get(`/iam/v2beta1/identities/${decodeJwt(bob.body.token).sub}`);
+    t.is(other.status, 404);
   },
 );
 

@@ -314,3 +314,28 @@ function grpcStatusOf(a: H2Answer | undefined): number | undefined {
 function mib(n: number): number {
   return Math.round(n / MiB);
 }
+
+test('keep-alive: an idle HTTP/1.1 connection is closed after the configured keepAliveTimeout, by default above a balancer’s 60 s', async (t) => {
+  // The default outlives the common load balancers' 60 s idle timeout: the balancer closes
+  // first, so it never sends a request onto a socket Arbor is closing.
+  const defaults = await bareListener({});
+  t.teardown(() => defaults.close());
+  t.is(defaults.listener.keepAliveTimeout, 65_000);
+  const short = await bareListener({ limits: { keepAliveTimeoutMs: 300 } });
+  t.teardown(() => short.close());
+  t.is(short.listener.keepAliveTimeout, 300);
+  // One request answered, then silence: the server ends the connection.
+  const closed = await within(
+    new Promise<boolean>((resolve) => {
+      const sock = net.connect(short.port, '127.0.0.1', () =>
+        sock.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'),
+      );
+      sock.on('error', () => undefined);
+      sock.resume();
+      sock.once('close', () => resolve(true));
+    }),
+    BOUND_MS,
+    false,
+  );
+  t.true(closed, 'an idle kept-alive connection was held past keepAliveTimeout');
+});

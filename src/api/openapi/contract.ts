@@ -57,7 +57,7 @@ export interface ResponseContract {
   /** JSON unless said: a stream of JSON lines, or a file. */
   mediaType?: 'application/json' | 'application/x-ndjson' | 'application/gzip';
   /** Response headers the operation sets. */
-  headers?: readonly ('ETag' | 'Cache-Control')[];
+  headers?: readonly ('ETag' | 'Cache-Control' | 'Arbor-Consistency-Token')[];
 }
 
 /** One HTTP operation as the document shows it. */

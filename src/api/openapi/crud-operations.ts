@@ -93,6 +93,16 @@ const IF_MATCH: ParameterContract = {
   schema: { type: 'string' },
 };
 
+/** Reads carry the token of a write they must see (docs/operations.md, "Read replicas"). */
+const CONSISTENCY_TOKEN: ParameterContract = {
+  name: 'Arbor-Consistency-Token',
+  in: 'header',
+  description:
+    'A token a write answered with: a read replica answers only once it has that write, ' +
+    'else the primary does. Opaque; a malformed one reads the primary.',
+  schema: { type: 'string' },
+};
+
 function body(schema: NamedSchema, summary: string, value: unknown): RequestBodyContract {
   const examples: Record<string, Example> = {};
   if (value !== undefined) examples.example = { summary, value };
@@ -155,9 +165,12 @@ export class CrudOperations {
       description: v1
         ? 'Every visible result in `items`, unpaginated (v1).'
         : `Visible ${this.many}, a page at a time, in the List envelope (spec §2, §4.1).`,
-      parameters: v1
-        ? v1ListParameters(this.r.spec, this.ex.list)
-        : listParameters(this.r.spec, this.ex.list),
+      parameters: [
+        ...(v1
+          ? v1ListParameters(this.r.spec, this.ex.list)
+          : listParameters(this.r.spec, this.ex.list)),
+        CONSISTENCY_TOKEN,
+      ],
       response: {
         status: 200,
         description: `A page of ${this.many}.`,
@@ -182,7 +195,7 @@ export class CrudOperations {
   get(): OperationContract {
     return {
       ...this.base('get', 'get', `${this.r.path}/{uid}`),
-      parameters: [uidParameter(`The ${this.one}'s uid.`, this.ex.uid)],
+      parameters: [uidParameter(`The ${this.one}'s uid.`, this.ex.uid), CONSISTENCY_TOKEN],
       response: {
         status: 200,
         description: `The ${this.one}.`,
@@ -209,7 +222,12 @@ export class CrudOperations {
         `Create ${article(this.one)}`,
         root ? this.ex.createRoot : this.ex.create,
       ),
-      response: { status: 200, description: `The new ${this.one}.`, schema: this.wire },
+      response: {
+        status: 200,
+        description: `The new ${this.one}.`,
+        schema: this.wire,
+        headers: ['Arbor-Consistency-Token'],
+      },
       errors: CREATE_ERRORS,
     };
   }
@@ -246,7 +264,7 @@ export class CrudOperations {
         status: 200,
         description: `The ${this.one} as updated.`,
         schema: this.wire,
-        headers: ['ETag'],
+        headers: ['ETag', 'Arbor-Consistency-Token'],
       },
       errors: UPDATE_ERRORS,
     };
@@ -256,7 +274,12 @@ export class CrudOperations {
     return {
       ...this.base('delete', 'delete', `${this.r.path}/{uid}`),
       parameters: [uidParameter(`The ${this.one}'s uid.`, this.ex.uid), IF_MATCH],
-      response: { status: 200, description: 'Deleted: an empty object.', schema: EMPTY },
+      response: {
+        status: 200,
+        description: 'Deleted: an empty object.',
+        schema: EMPTY,
+        headers: ['Arbor-Consistency-Token'],
+      },
       errors: DELETE_ERRORS,
     };
   }

@@ -50,6 +50,12 @@ const HEADERS = {
     schema: { type: 'string' },
   },
   'Cache-Control': { description: 'How long the answer may be kept.', schema: { type: 'string' } },
+  'Arbor-Consistency-Token': {
+    description:
+      'With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in ' +
+      'the same header on reads that must see this write (docs/operations.md, "Read replicas").',
+    schema: { type: 'string' },
+  },
 };
 
 function parameter(p: ParameterContract) {

@@ -84,7 +84,7 @@ export class AccountAssociationService {
   async get(p: Principal, uid: string): Promise<AccountAssociation> {
     requireUid(uid);
     await this.d.authz.require(p, 'account_associations.list', uid, 'account_associations.list', T);
-    const a = await this.d.uow.read((tx) => this.d.associations.get(tx, uid));
+    const a = await this.d.uow.replicaRead((tx) => this.d.associations.get(tx, uid));
     if (!a) throw notFound(T, uid);
     return a;
   }
@@ -93,7 +93,7 @@ export class AccountAssociationService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<AccountAssociation>> {
     const visibility = await this.d.authz.visibility(p, 'account_associations.list');
     return this.d.pager.page(ACCOUNT_ASSOCIATION_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.associations.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.associations.list(tx, q)),
     );
   }
 

@@ -42,7 +42,7 @@ export class AdvisoryService {
   async get(p: Principal, uid: string): Promise<Advisory> {
     if (!ADVISORY_UID.test(uid)) throw invalidField('uid', 'must be 40 lowercase hex characters');
     if ((await this.visibility(p)).kind !== 'all') throw notFound(ADVISORY_TYPE, uid);
-    const a = await this.d.uow.read((tx) => this.d.advisories.get(tx, uid));
+    const a = await this.d.uow.replicaRead((tx) => this.d.advisories.get(tx, uid));
     if (!a) throw notFound(ADVISORY_TYPE, uid);
     return a;
   }
@@ -71,7 +71,7 @@ export class AdvisoryService {
     }
     const visibility = await this.visibility(p);
     return this.d.pager.page(ADVISORY_LIST, { ...req, filters }, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.advisories.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.advisories.list(tx, q)),
     );
   }
 }

@@ -26,7 +26,7 @@ export class AuditService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<AuditEvent>> {
     const visibility = await this.d.authz.visibility(p, 'audit.list');
     return this.d.pager.page(AUDIT_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.audit.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.audit.list(tx, q)),
     );
   }
 }

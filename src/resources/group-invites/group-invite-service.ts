@@ -100,7 +100,7 @@ export class GroupInviteService {
   async get(p: Principal, uid: string): Promise<GroupInvite> {
     requireUid(uid);
     await this.d.authz.require(p, 'group_invites.list', uid, 'group_invites.list', T);
-    const invite = await this.d.uow.read((tx) => this.d.invites.get(tx, uid));
+    const invite = await this.d.uow.replicaRead((tx) => this.d.invites.get(tx, uid));
     if (!invite) throw notFound(T, uid);
     return this.visible(p, invite);
   }
@@ -115,7 +115,7 @@ export class GroupInviteService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<GroupInvite>> {
     const visibility = await this.d.authz.visibility(p, 'group_invites.list');
     const page = await this.d.pager.page(GROUP_INVITE_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.invites.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.invites.list(tx, q)),
     );
     return { ...page, items: await Promise.all(page.items.map((i) => this.visible(p, i))) };
   }

@@ -77,7 +77,7 @@ export class GroupService {
   async get(p: Principal, uid: string): Promise<Group> {
     requireUid(uid);
     await this.d.authz.require(p, 'groups.list', uid, 'groups.list', GROUP_TYPE);
-    const g = await this.d.uow.read((tx) => this.d.groups.get(tx, uid));
+    const g = await this.d.uow.replicaRead((tx) => this.d.groups.get(tx, uid));
     if (!g) throw notFound(GROUP_TYPE, uid);
     return g;
   }
@@ -88,7 +88,7 @@ export class GroupService {
       GROUP_LIST,
       req,
       visibility,
-      (q) => this.d.uow.read((tx) => this.d.groups.list(tx, q)),
+      (q) => this.d.uow.replicaRead((tx) => this.d.groups.list(tx, q)),
       (q) => maintainedCount(q) !== undefined,
     );
   }

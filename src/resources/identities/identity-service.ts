@@ -109,11 +109,16 @@ export class IdentityService {
     });
   }
 
-  /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
+  /**
+   * An identity may always read itself: a person registered at the root (the server's login
+   * client) holds no binding there, yet `whoami` must be able to name them.
+   * @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible).
+   */
   async get(p: Principal, uid: string): Promise<Identity> {
     requireUid(uid);
-    await this.d.authz.require(p, 'identity.list', uid, 'identity.list', IDENTITY_TYPE);
-    const found = await this.d.uow.read((tx) => this.d.identities.get(tx, uid));
+    if (p.kind !== 'identity' || p.uid !== uid)
+      await this.d.authz.require(p, 'identity.list', uid, 'identity.list', IDENTITY_TYPE);
+    const found = await this.d.uow.replicaRead((tx) => this.d.identities.get(tx, uid));
     if (!found) throw notFound(IDENTITY_TYPE, uid);
     return found;
   }
@@ -122,7 +127,7 @@ export class IdentityService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<Identity>> {
     const visibility = await this.d.authz.visibility(p, 'identity.list');
     return this.d.pager.page(IDENTITY_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.identities.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.identities.list(tx, q)),
     );
   }
 

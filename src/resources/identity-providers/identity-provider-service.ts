@@ -136,7 +136,7 @@ export class IdentityProviderService {
       'identity_providers.list',
       IDP_TYPE,
     );
-    const idp = await this.d.uow.read((tx) => this.d.idps.get(tx, uid));
+    const idp = await this.d.uow.replicaRead((tx) => this.d.idps.get(tx, uid));
     if (!idp) throw notFound(IDP_TYPE, uid);
     return idp;
   }
@@ -145,7 +145,7 @@ export class IdentityProviderService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<IdentityProvider>> {
     const visibility = await this.d.authz.visibility(p, 'identity_providers.list');
     return this.d.pager.page(IDP_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.idps.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.idps.list(tx, q)),
     );
   }
 

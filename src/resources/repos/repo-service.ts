@@ -61,7 +61,7 @@ export class RepoService {
   async get(p: Principal, uid: string): Promise<Repo> {
     requireUid(uid);
     await this.d.authz.require(p, 'repo.list', uid, 'repo.list', REPO_TYPE);
-    const r = await this.d.uow.read((tx) => this.d.repos.get(tx, uid));
+    const r = await this.d.uow.replicaRead((tx) => this.d.repos.get(tx, uid));
     if (!r) throw notFound(REPO_TYPE, uid);
     return r;
   }
@@ -70,7 +70,7 @@ export class RepoService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<Repo>> {
     const visibility = await this.d.authz.visibility(p, 'repo.list');
     return this.d.pager.page(REPO_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.repos.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.repos.list(tx, q)),
     );
   }
 

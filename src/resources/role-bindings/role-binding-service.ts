@@ -103,7 +103,7 @@ export class RoleBindingService {
       'role_bindings.list',
       ROLE_BINDING_TYPE,
     );
-    const found = await this.d.uow.read((tx) => this.d.bindings.get(tx, uid));
+    const found = await this.d.uow.replicaRead((tx) => this.d.bindings.get(tx, uid));
     if (!found) throw notFound(ROLE_BINDING_TYPE, uid);
     return visibleBinding(this.d.authz, p, found);
   }
@@ -115,7 +115,7 @@ export class RoleBindingService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<RoleBinding>> {
     const visibility = await this.d.authz.visibility(p, 'role_bindings.list');
     const page = await this.d.pager.page(ROLE_BINDING_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.bindings.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.bindings.list(tx, q)),
     );
     const items = await Promise.all(page.items.map((b) => visibleBinding(this.d.authz, p, b)));
     return { ...page, items };

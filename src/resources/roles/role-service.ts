@@ -68,7 +68,7 @@ export class RoleService {
   async get(p: Principal, uid: string): Promise<Role> {
     requireUid(uid);
     if (!isRootUid(uid)) await this.d.authz.require(p, 'roles.list', uid, 'roles.list', ROLE_TYPE);
-    const role = await this.d.uow.read((tx) => this.d.roles.get(tx, uid));
+    const role = await this.d.uow.replicaRead((tx) => this.d.roles.get(tx, uid));
     if (!role) throw notFound(ROLE_TYPE, uid);
     return role;
   }
@@ -77,7 +77,7 @@ export class RoleService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<Role>> {
     const visibility = await this.d.authz.visibility(p, 'roles.list');
     return this.d.pager.page(ROLE_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.roles.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.roles.list(tx, q)),
     );
   }
 

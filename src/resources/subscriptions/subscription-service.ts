@@ -86,7 +86,7 @@ export class SubscriptionService {
     requireUid(uid);
     const T = SUBSCRIPTION_TYPE;
     await this.d.authz.require(p, 'subscriptions.list', uid, 'subscriptions.list', T);
-    const s = await this.d.uow.read((tx) => this.d.subscriptions.get(tx, uid));
+    const s = await this.d.uow.replicaRead((tx) => this.d.subscriptions.get(tx, uid));
     if (!s) throw notFound(T, uid);
     return s;
   }
@@ -95,7 +95,7 @@ export class SubscriptionService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<Subscription>> {
     const visibility = await this.d.authz.visibility(p, 'subscriptions.list');
     return this.d.pager.page(SUBSCRIPTION_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.subscriptions.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.subscriptions.list(tx, q)),
     );
   }
 

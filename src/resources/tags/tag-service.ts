@@ -68,7 +68,7 @@ export class TagService {
   async get(p: Principal, uid: string): Promise<Tag> {
     requireUid(uid);
     await this.d.authz.require(p, 'tag.list', uid, 'tag.list', TAG_TYPE);
-    const t = await this.d.uow.read((tx) => this.d.tags.get(tx, uid));
+    const t = await this.d.uow.replicaRead((tx) => this.d.tags.get(tx, uid));
     if (!t) throw notFound(TAG_TYPE, uid);
     return t;
   }
@@ -80,7 +80,7 @@ export class TagService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<Tag>> {
     const visibility = await this.d.authz.visibility(p, 'tag.list');
     return this.d.pager.page(TAG_LIST, req, visibility, (q) =>
-      this.d.uow.read((tx) => this.d.tags.list(tx, q)),
+      this.d.uow.replicaRead((tx) => this.d.tags.list(tx, q)),
     );
   }
 
