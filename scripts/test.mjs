@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // Runs the suite the way CI does: unit and integration tests on embedded PGlite, the
-// integration tests again on a real PostgreSQL, then the end-to-end tests (the server
-// process, and the Kubernetes reconciler when a control plane is available). Ends with
-// one line `N passed, N failed` summed over every run.
-import { spawn } from 'node:child_process';
+// integration tests again on a real PostgreSQL (and a subset of them through PgBouncer in
+// transaction mode), the failover test on a pg_auto_failover formation, then the
+// end-to-end tests (the server process, and the Kubernetes reconciler when a control
+// plane is available). Ends with one line `N passed, N failed` summed over every run.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmdirSync } from 'node:fs';
 import net from 'node:net';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 
 const pgUrl = process.env.ARBOR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const requirePg = process.env.ARBOR_REQUIRE_POSTGRES === '1' || process.env.CI === 'true';
@@ -19,6 +22,17 @@ function reachable(url) {
     s.once('connect', () => (s.destroy(), resolve(true)));
     s.once('error', () => resolve(false));
     s.once('timeout', () => (s.destroy(), resolve(false)));
+  });
+}
+
+/** A loopback port nobody listens on right now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
   });
 }
 
@@ -98,6 +112,94 @@ if (await reachable(pgUrl)) {
     `\nSKIPPED integration on PostgreSQL: nothing answers at ${new URL(pgUrl).host} (set ARBOR_TEST_PG_URL)`,
   );
 }
+
+/** Whether `cmd` is on PATH (Debian puts pgbouncer in /usr/sbin, which PATH may lack). */
+function installed(cmd) {
+  try {
+    execFileSync('sh', ['-c', `PATH="$PATH:/usr/sbin" command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// The integration tests that exercise every store's statements (the named prepared ones of
+// the hot paths among them), the outbox, migrations and an outage, run again through
+// Debian's PgBouncer in transaction mode with DATABASE_POOLER=transaction (README,
+// docs/operations.md). A subset, to keep CI's time: the rest (CLI, HTTP framing, OIDC
+// sign-in plumbing, metrics, locks on a data directory) does not reach the database
+// differently.
+const POOLER_PASS = [
+  'access',
+  'account-associations',
+  'advisories',
+  'audit',
+  'binding-expiry',
+  'db-outage',
+  'events',
+  'group-invites',
+  'groups-api',
+  'groups-list',
+  'grpc-parity',
+  'identities',
+  'identities-list',
+  'identity-providers',
+  'managed-resources',
+  'migrations',
+  'registry-auth',
+  'repos',
+  'rest-fast-reads',
+  'role-bindings',
+  'role-bindings-list',
+  'roles',
+  'sts',
+  'tags',
+  'user-sign-in',
+].map((f) => `test/integration/${f}.test.ts`);
+
+if (!(await reachable(pgUrl))) {
+  console.log('\nSKIPPED integration through PgBouncer: no PostgreSQL');
+} else if (installed('pgbouncer')) {
+  const dir = mkdtempSync(join(tmpdir(), 'arbor-pgbouncer-'));
+  rmdirSync(dir); // the script makes it, owned by the user PgBouncer runs as
+  const script = (...args) =>
+    execFileSync('bash', ['scripts/pgbouncer/pgbouncer.sh', ...args], { encoding: 'utf8' }).trim();
+  let poolerUrl;
+  try {
+    poolerUrl = script('start', dir, String(await freePort()), pgUrl);
+  } catch (e) {
+    console.log(`PgBouncer did not start: ${e.message}`);
+    totals.failed++;
+  }
+  if (poolerUrl) {
+    try {
+      await runAva('integration through PgBouncer (transaction mode)', POOLER_PASS, {
+        ARBOR_TEST_DB: 'postgres',
+        ARBOR_TEST_PG_URL: pgUrl,
+        ARBOR_TEST_PG_POOLER_URL: poolerUrl,
+      });
+    } finally {
+      script('stop', dir);
+    }
+  }
+} else if (requirePg) {
+  console.log('pgbouncer is required here (CI) but not installed');
+  totals.failed++;
+} else {
+  console.log('\nSKIPPED integration through PgBouncer: pgbouncer is not installed');
+}
+
+// Each test of test/ha makes the PostgreSQL servers it needs from the installed packages
+// (the failover test a pg_auto_failover formation, scripts/postgres-ha/cluster.sh; the
+// replica tests a streaming replica), and reports itself skipped without them, failed in CI.
+if (!installed('pg_autoctl')) {
+  if (requirePg) {
+    console.log('pg_autoctl (pg_auto_failover) is required here (CI) but not installed');
+    totals.failed++;
+  } else console.log('\nthe failover test skips itself: pg_autoctl is not installed');
+}
+// One file at a time: each runs several PostgreSQL servers on the machine's few cores.
+await runAva('PostgreSQL high availability', ['--concurrency=1', 'test/ha'], {});
 
 const e2eEnv = (await reachable(pgUrl))
   ? { ARBOR_TEST_DB: 'postgres', ARBOR_TEST_PG_URL: pgUrl }

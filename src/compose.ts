@@ -127,6 +127,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       readUrls: config.databaseReadUrls,
       maxReplicaLagMs: config.readReplicaMaxLagMs,
       dataDir: config.dataDir,
+      pooler: config.databasePooler,
       // The driver's messages carry stacks; the first line says what went wrong.
       warn: (m) => logger.warn({ component: 'db' }, m.split('\n', 1)[0]),
       lock: opts.dataDirLock,

@@ -11,6 +11,8 @@ export interface Config {
   /** Staleness a replica read without a consistency token accepts, measured (not assumed). */
   readReplicaMaxLagMs: number;
   dataDir: string;
+  /** DATABASE_POOLER: `transaction` behind a transaction-mode pooler (src/db/pooler-mode.ts). */
+  databasePooler: 'none' | 'transaction';
   /** Directory of the token-signing keys (`*.jwk.json`); generated when empty. */
   signingKeysDir: string;
   issuerUrl: string;
@@ -193,6 +195,10 @@ export const environmentSchema = z.object({
     .transform((v) => Object.freeze(v ?? [])),
   ARBOR_READ_REPLICA_MAX_LAG_MS: integer(1_000, 1, 3_600_000),
   DATA_DIR: text('./.data'),
+  DATABASE_POOLER: z
+    .enum(['none', 'transaction'], { error: 'must be none or transaction' })
+    .optional()
+    .transform((v) => v ?? 'none'),
   ARBOR_SIGNING_KEYS_DIR: z.string().optional(),
   ARBOR_ISSUER_URL: url.optional(),
   ARBOR_ADMIN_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
@@ -335,6 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     databaseReadUrls: e.DATABASE_READ_URL,
     readReplicaMaxLagMs: e.ARBOR_READ_REPLICA_MAX_LAG_MS,
     dataDir,
+    databasePooler: e.DATABASE_POOLER,
     signingKeysDir: resolve(e.ARBOR_SIGNING_KEYS_DIR ?? `${dataDir}/keys`),
     issuerUrl: (e.ARBOR_ISSUER_URL ?? `${scheme}://localhost:${e.PORT}`).replace(/\/+$/, ''),
     adminToken: e.ARBOR_ADMIN_TOKEN,

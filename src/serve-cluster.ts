@@ -129,6 +129,7 @@ export async function prepareOnce(config: Readonly<Config>, logger: Logger): Pro
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
+    pooler: config.databasePooler,
     warn: (m) => logger.warn({ component: 'db' }, m.split('\n', 1)[0]),
   });
   try {

@@ -13,6 +13,12 @@ export function redactUrl(url: string): string {
     u.search = '';
     return u.toString();
   } catch {
+    // A multi-host URL (`h1:5432,h2:5432`) is no WHATWG URL: redact its password by hand.
+    const m = /^(postgres(?:ql)?:\/\/)(?:([^:@/]*)(:[^@/]*)?@)?([^/?#]*)([^?#]*)/.exec(url);
+    if (m?.[4]?.includes(',')) {
+      const auth = m[2] === undefined ? '' : `${m[2]}${m[3] === undefined ? '' : ':***'}@`;
+      return `${m[1]}${auth}${m[4]}${m[5]}`;
+    }
     return '(an unparseable URL)';
   }
 }
@@ -49,6 +55,8 @@ const UNREACHABLE = new Set([
   '28000',
   '28P01',
   '3D000',
+  // No host of a multi-host DATABASE_URL would take writes (src/db/multi-host.ts).
+  '08001',
 ]);
 
 /**

@@ -15,6 +15,7 @@ export async function migrateCommand(statusOnly: boolean): Promise<void> {
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
+    pooler: config.databasePooler,
     role: statusOnly ? 'status' : 'migrate',
   });
   try {

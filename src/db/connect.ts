@@ -6,6 +6,8 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { copyTemplate } from './pglite-template.js';
+import { connectToFirstQualifying, parseMultiHostUrl } from './multi-host.js';
+import { useUnnamedStatements, type PoolerMode } from './pooler-mode.js';
 import { ReadReplicas } from './read-replicas.js';
 import { makeTimestamptzParser } from './timestamptz-parser.js';
 
@@ -53,6 +55,8 @@ export interface DatabaseOptions {
    * (pglite-template.ts; default this build's templates, when it has one); false: initdb.
    */
   template?: string | false;
+  /** DATABASE_POOLER: `transaction` turns off named prepared statements (pooler-mode.ts). */
+  pooler?: PoolerMode | undefined;
   /** `DATABASE_READ_URL`: read replicas of `url` (ignored without `url`). */
   readUrls?: readonly string[] | undefined;
   /** Staleness accepted by replica reads without a consistency token (default 1000 ms). */
@@ -68,18 +72,24 @@ function knexLog(warn: ((m: string) => void) | undefined) {
 /** Open the configured database: a real PostgreSQL through `pg`, or embedded PGlite. */
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.url) {
+    // Several hosts or target_session_attrs (multi-host.ts): each new connection goes to
+    // the first host that qualifies. Parsed first: a bad list fails before any connection.
+    const hosts = parseMultiHostUrl(opts.url);
     const knex = knexFactory({
       client: 'pg',
-      connection: { connectionString: opts.url, application_name: 'arbor' },
+      connection: { connectionString: hosts?.hostUrls[0] ?? opts.url, application_name: 'arbor' },
       pool: { min: 0, max: opts.poolMax ?? 10, acquireTimeoutMillis: 5_000 },
       acquireConnectionTimeout: 5_000,
       log: knexLog(opts.warn),
     });
+    if (hosts) connectToFirstQualifying(knex, hosts);
+    if (opts.pooler === 'transaction') useUnnamedStatements(knex);
     // --- read replicas (docs/operations.md, "Read replicas") ---
     if (opts.readUrls?.length) {
       const replicas = new ReadReplicas(knex, opts.readUrls, {
         maxLagMs: opts.maxReplicaLagMs,
         poolMax: opts.poolMax,
+        pooler: opts.pooler,
         warn: opts.warn,
       });
       const close = async () => {

@@ -37,6 +37,10 @@ export function translateDbError(e: unknown): unknown {
       return wrap(new RpcError(Code.ABORTED, 'Aborted: concurrent update, try again'), e);
     }
     if (state === '55P03' || state === '57014') return wrap(unavailable('the database is busy'), e);
+    // 25006, read-only transaction: the server under this connection was demoted to a
+    // standby (a failover); the pool drops the connection (multi-host.ts), a retry finds
+    // the new primary.
+    if (state === '25006') return wrap(unavailable('the database is unavailable'), e);
     // Class 22, data exception: a value the database cannot take (bytes it cannot encode,
     // a number out of range, a malformed escape in jsonb). The caller sent it; the
     // validators should have refused it first, and this is the net under them.
@@ -49,7 +53,7 @@ export function translateDbError(e: unknown): unknown {
   const message = e instanceof Error ? e.message : '';
   if (
     (typeof errno === 'string' && UNAVAILABLE_ERRNO.has(errno)) ||
-    /Timeout acquiring a connection|Connection terminated|connection is closed|Client has encountered a connection error|PGlite is closed/i.test(
+    /Timeout acquiring a connection|Connection terminated|connection is closed|Client has encountered a connection error|Client was closed|PGlite is closed/i.test(
       message,
     )
   ) {

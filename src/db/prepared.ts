@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { unnamedStatements } from './pooler-mode.js';
 
 interface PgConnection {
-  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(q: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 interface PoolClient {
@@ -17,7 +18,10 @@ interface PoolClient {
  *
  * On PostgreSQL outside a transaction it runs as a named prepared statement on a
  * connection of Knex's own pool: each connection parses and plans it once, and later
- * executions send only the parameters. Inside a transaction, and on PGlite (one embedded
+ * executions send only the parameters. The driver remembers what it prepared on each
+ * connection object, so a connection opened after a failover prepares afresh. Behind a
+ * transaction-mode pooler (DATABASE_POOLER=transaction) it runs unnamed: the server
+ * connection under the next statement may not be the one that prepared it. Inside a transaction, and on PGlite (one embedded
  * connection behind the knex-pglite dialect), it runs as the same text through
  * `knex.raw`. Either way Knex's `query` event sees the text and parameters, so query logs
  * and the benchmark's SQL capture see what runs.
@@ -49,7 +53,11 @@ export class Statement {
     k.emit('query', { method: 'raw', sql: this.text, bindings: values, name: this.name });
     const conn = await client.acquireConnection();
     try {
-      const res = await conn.query({ name: this.name, text: this.text, values });
+      const res = await conn.query(
+        unnamedStatements(k)
+          ? { text: this.text, values }
+          : { name: this.name, text: this.text, values },
+      );
       return res.rows as R[];
     } finally {
       await client.releaseConnection(conn);

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import knexFactory, { type Knex } from 'knex';
 import { isRpcError } from '../core/rpc-error.js';
 import { decodeToken, encodeToken, parseLsn } from './consistency-token.js';
+import { useUnnamedStatements, type PoolerMode } from './pooler-mode.js';
 
 /**
  * Read replicas (`DATABASE_READ_URL`) and the rules that decide when one may answer a read
@@ -30,6 +31,8 @@ export interface ReadReplicasOptions {
   poolMax?: number | undefined;
   warn?: ((message: string) => void) | undefined;
   now?: () => number;
+  /** DATABASE_POOLER: replicas behind a transaction-mode pooler run statements unnamed too. */
+  pooler?: PoolerMode | undefined;
 }
 
 /** Where reads were served, for tests, the benchmark and metrics. */
@@ -144,6 +147,7 @@ export class ReadReplicas {
           this.#now,
         ),
     );
+    if (o.pooler === 'transaction') for (const r of this.#replicas) useUnnamedStatements(r.knex);
     const probeMs = o.probeMs ?? Math.min(250, Math.max(10, Math.floor(this.maxLagMs / 5)));
     this.#timer = setInterval(() => void this.probe(), probeMs);
     this.#timer.unref();

@@ -27,8 +27,22 @@ async function enforce(trx: Knex.Transaction, pre: Precondition): Promise<void> 
   if (!pre.ifMatch.includes('*') && !pre.ifMatch.includes(etag)) throw etagMismatch(pre.uid);
 }
 
+/** Tries of one transaction that PostgreSQL keeps aborting for conflicts. */
+const ATTEMPTS = 3;
+
+/** SQLSTATE 40001 (serialization failure) and 40P01 (deadlock detected): safe to run again. */
+function isConflict(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
 export class KnexUnitOfWork implements UnitOfWork {
   #generation = 0;
+  #retried = 0;
 
   constructor(
     private readonly knex: Knex,
@@ -39,20 +53,40 @@ export class KnexUnitOfWork implements UnitOfWork {
     return this.#generation;
   }
 
+  /**
+   * A transaction PostgreSQL aborted for a conflict with another (a serialization failure,
+   * 40001, or a deadlock, 40P01) rolled back whole, so it is run again, up to
+   * {@link ATTEMPTS} times in all, after a short random pause that keeps the two from
+   * colliding again. Then the client gets ABORTED. `fn` may therefore run more than once:
+   * everything it does goes through its transaction (audit and outbox rows included).
+   */
   async run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       const pre = pendingPrecondition();
-      const out = await this.knex.transaction(async (trx) => {
-        if (pre) await enforce(trx, pre);
-        return fn(trx as unknown as Tx);
-      });
-      await this.earnToken();
-      return out;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const out = await this.knex.transaction(async (trx) => {
+            if (pre) await enforce(trx, pre);
+            return fn(trx as unknown as Tx);
+          });
+          await this.earnToken();
+          return out;
+        } catch (e) {
+          if (attempt >= ATTEMPTS || !isConflict(e)) throw e;
+          this.#retried++;
+          await pause(5 + Math.random() * 20 * attempt);
+        }
+      }
     } catch (e) {
       throw translateDbError(e);
     } finally {
       this.#generation++;
     }
+  }
+
+  /** Transactions run again after a conflict, since start (for tests and metrics). */
+  get conflictRetries(): number {
+    return this.#retried;
   }
 
   /**

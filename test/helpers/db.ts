@@ -9,6 +9,17 @@ export const TEST_BACKEND: 'pglite' | 'postgres' =
 export const PG_ADMIN_URL =
   process.env.ARBOR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+/**
+ * ARBOR_TEST_PG_POOLER_URL: a transaction-mode pooler (PgBouncer) in front of the test
+ * server (scripts/pgbouncer/pgbouncer.sh). Databases are still created and dropped on the
+ * server directly; the code under test connects through the pooler, with
+ * DATABASE_POOLER=transaction.
+ */
+export const PG_POOLER_URL = process.env.ARBOR_TEST_PG_POOLER_URL || undefined;
+
+/** What the code under test runs behind (DatabaseOptions.pooler). */
+export const TEST_POOLER = PG_POOLER_URL === undefined ? 'none' : 'transaction';
+
 /** The URL of a database named `name` on the test server. */
 export function pgUrl(name: string, base = PG_ADMIN_URL): string {
   const u = new URL(base);
@@ -31,8 +42,8 @@ export async function freshDatabase(): Promise<TestDatabase> {
   const admin = knexFactory({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
   await admin.raw(`CREATE DATABASE ${name}`);
   await admin.destroy();
-  const url = pgUrl(name);
-  const db = await openDatabase({ url, dataDir: '' });
+  const url = pgUrl(name, PG_POOLER_URL);
+  const db = await openDatabase({ url, dataDir: '', pooler: TEST_POOLER });
   return {
     ...db,
     url,

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { openDatabase } from '../../src/db/connect.js';
-import { TEST_BACKEND, freshDatabase } from '../helpers/db.js';
+import { TEST_BACKEND, TEST_POOLER, freshDatabase } from '../helpers/db.js';
 import { startServer } from '../helpers/server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -16,7 +16,12 @@ maybe(
     const port = await proxy.start();
     const viaProxy = new URL(real.url!);
     viaProxy.port = String(port);
-    const db = await openDatabase({ url: viaProxy.toString(), dataDir: '', poolMax: 4 });
+    const db = await openDatabase({
+      url: viaProxy.toString(),
+      dataDir: '',
+      poolMax: 4,
+      pooler: TEST_POOLER,
+    });
     const s = await startServer(
       {},
       {

@@ -116,6 +116,8 @@ export class AdvisoryImporter {
       duplicates: records - chosen.size,
     };
     await this.d.uow.run(async (tx) => {
+      // A transaction aborted by a conflict runs again from here: count only the last run.
+      Object.assign(result, { created: 0, updated: 0, unchanged: 0, stale: 0 });
       let batch: NewAdvisory[] = [];
       for (const [f, file] of files.entries()) {
         const { entries, violations: v } = await readOsvFile(file);
