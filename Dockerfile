@@ -13,6 +13,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY console ./console
 COPY scripts/console ./scripts/console
+COPY scripts/pglite-template.mjs ./scripts/
 RUN npm run build && npm prune --omit=dev
 
 FROM node:${NODE_VERSION}-slim

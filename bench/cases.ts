@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { CapturedCase } from './baseline-server.js';
+import { registryTokenRequest } from './fixtures.js';
 import { measure, summarise, type RunResult, type Target } from './load.js';
 import type { Child } from './procs.js';
 import { ratioOf, type CaseResult } from './report.js';
@@ -101,6 +102,9 @@ export function loadCases(o: {
   exchangeBody: (id: string) => string;
   /** The group `get` reads: check and who-can ask about it too (issue 25). */
   getUid: string;
+  /** `<group uid>/<name>` of a repository the viewer may pull, and the registry's service. */
+  registryRepo: string;
+  registryService: string;
 }): LoadCase[] {
   const s = o.scale;
   const n = (x: number) => x.toLocaleString('en');
@@ -156,6 +160,11 @@ export function loadCases(o: {
       ...sts,
       perClient: o.identities.map((id) => ({ path: '/sts/exchange', body: o.exchangeBody(id) })),
     },
+  });
+  cases.push({
+    name: 'registry.token',
+    label: "registry token for a pull (crane's request, Basic _token:<API token>), next to STS",
+    arbor: registryTokenRequest(o.arborUrl, o.registryRepo, o.registryService, o.token),
   });
   cases.push({
     name: 'sts.one',

@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { createArborClient, formBody, type paths } from '../src/client/index.js';
 import { TestIssuer } from '../test/helpers/oidc-issuer.js';
 import type { SortKey } from '../src/resources/list-types.js';
-import { STS_IDENTITIES, STS_SUBJECT, identityUid, type Scale } from './scale.js';
+import type { Target } from './load.js';
+import { ADMIN_TOKEN, STS_IDENTITIES, STS_SUBJECT, identityUid, type Scale } from './scale.js';
 
 export interface Sts {
   issuer: TestIssuer;
@@ -30,6 +31,46 @@ export async function prepareSts(c: pg.ClientBase, arborUrl: string, s: Scale): 
     { exp: Math.floor(Date.now() / 1000) + 3 * 3600 },
   );
   return { issuer, upstream, identities };
+}
+
+/**
+ * The repository the registry token case pulls, created by the admin unless an earlier run
+ * (the database is kept) did; its path `<group uid>/<name>` is what a client names.
+ */
+export async function ensureRepo(arborUrl: string, group: string, name: string): Promise<string> {
+  const res = await fetch(`${arborUrl}/registry/v2beta1/repos/${group}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
+  if (res.status !== 200 && res.status !== 409)
+    throw new Error(`create repo ${name}: ${res.status} ${await res.text()}`);
+  return `${group}/${name}`;
+}
+
+/**
+ * crane's token request for a pull (go-containerregistry's `refreshBasic`, the flow every
+ * `crane auth login -u _token -p <API token>` / `docker login` user gets): GET on the realm
+ * with `scope` and `service` encoded by Go's url.Values (sorted keys, `:` and `/` escaped),
+ * Basic `_token:<API token>`, and Go's default Accept-Encoding.
+ */
+export function registryTokenRequest(
+  arborUrl: string,
+  repo: string,
+  service: string,
+  apiToken: string,
+): Target {
+  const scope = `repository:${repo}:pull`;
+  return {
+    url:
+      `${arborUrl}/auth/registry/token?` +
+      `scope=${encodeURIComponent(scope)}&service=${encodeURIComponent(service)}`,
+    headers: {
+      authorization: `Basic ${Buffer.from(`_token:${apiToken}`).toString('base64')}`,
+      'user-agent': 'crane/v0.20.6 go-containerregistry/v0.20.6',
+      'accept-encoding': 'gzip',
+    },
+  };
 }
 
 export function exchangeBody(arborUrl: string, identity: string): string {

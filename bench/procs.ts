@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ADMIN_TOKEN } from './scale.js';
+import { ADMIN_TOKEN, REGISTRY_SERVICE } from './scale.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 
@@ -89,16 +89,11 @@ let built = false;
  * the sources through tsx instead held esbuild's transpiler and every module's source in
  * memory: 195 MB resident at idle against 108 MB for the built server.
  */
-function buildOnce(): void {
+export function buildOnce(): void {
   if (built) return;
-  execFileSync(
-    process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
+  // `npm run build`: tsc's incremental build and the embedded-database template, each
+  // skipped when already up to date.
+  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   built = true;
 }
 
@@ -132,6 +127,8 @@ export async function startArbor(
       METRICS_PORT: '0',
       NODE_ENV: 'production',
       ARBOR_WORKERS: String(workers),
+      // The token server is on, as for a registry that trusts Arbor (the registry.token case).
+      ARBOR_REGISTRY_SERVICE: REGISTRY_SERVICE,
     },
     `${url}/readyz`,
     url,
@@ -151,4 +148,22 @@ export async function startBaseline(databaseUrl: string, sqlFile: string): Promi
     `${url}/healthz`,
     url,
   );
+}
+
+/**
+ * The bare node:http + node:http2 servers of bench/bare-server.ts, answering the bytes in
+ * `answersFile`: `url` is HTTP/1.1, `h2Url` HTTP/2 (h2c).
+ */
+export async function startBare(answersFile: string): Promise<Child & { h2Url: string }> {
+  const port = await freePort();
+  const h2Port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = await start(
+    'bare',
+    ['bench/bare-server.ts'],
+    { PORT: String(port), H2_PORT: String(h2Port), BARE_ANSWERS: answersFile },
+    `${url}/healthz`,
+    url,
+  );
+  return { ...child, h2Url: `http://127.0.0.1:${h2Port}` };
 }

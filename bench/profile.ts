@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile.ts [--quick] [--keep=DIR] [get,sts,children.p1,grpc.get,grpc1.get,…]`:
+ * `npx tsx bench/profile.ts [--quick] [--keep=DIR] [get,access.check,sts,registry.token,children.p1,grpc.get,grpc1.get,…]`:
  * where Arbor's own CPU goes per request. For each case, start Arbor with `--cpu-prof`,
  * load it as bench/run.ts does (16 connections: autocannon for REST, the closed-loop
  * generator for gRPC), stop it, and sum the profile's self time by package / source file
@@ -18,12 +18,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { ensureDatabase, seedState } from './db.js';
-import { exchange, exchangeBody, prepareSts } from './fixtures.js';
+import {
+  ensureRepo,
+  exchange,
+  exchangeBody,
+  prepareSts,
+  registryTokenRequest,
+} from './fixtures.js';
 import { closedLoop } from './closed-loop.js';
 import { grpcPairs, pairTransports } from './grpc-cases.js';
 import { measure, type RunResult, type Target } from './load.js';
 import { ROOT, startArbor } from './procs.js';
-import { PAGE_SIZE, SCALES, orgUid, teamUid } from './scale.js';
+import { PAGE_SIZE, REGISTRY_REPO, REGISTRY_SERVICE, SCALES, orgUid, teamUid } from './scale.js';
 
 const scale = SCALES[process.argv.includes('--quick') ? 'quick' : 'full'];
 /** `--keep=DIR`: also keep each case's raw .cpuprofile there. */
@@ -146,6 +152,19 @@ async function main(): Promise<void> {
             body: exchangeBody(arbor.url, id),
           })),
         },
+        // bench/cases.ts's access.check: the same group as get.
+        'access.check': {
+          url: `${arbor.url}/iam/v2beta1/access:check`,
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ capability: 'groups.list', groupUid: rows[0]!.uid }),
+        },
+        'registry.token': registryTokenRequest(
+          arbor.url,
+          await ensureRepo(arbor.url, orgUid(0), REGISTRY_REPO),
+          REGISTRY_SERVICE,
+          token,
+        ),
       };
       const restUrls = {
         get: targets.get!.url,

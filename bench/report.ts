@@ -28,6 +28,12 @@ export interface PairResult {
   /** gRPC with every connection of the load a stream of one HTTP/2 session (a gRPC channel). */
   grpcShared: Side;
   ratioShared: { rps: number; p50: number; p99: number };
+  /**
+   * The ceiling (bench/bare-server.ts): bare node:http2 and node:http servers answering the
+   * same bytes, by the same generator; absent in results from before they were added.
+   */
+  bareH2?: Side;
+  bareHttp1?: Side;
 }
 
 export interface Target {
@@ -112,6 +118,7 @@ export function targets(
       measured: `${f(sts.rps, 0)}/s`,
       met: sts.rps >= 2500,
     });
+  out.push(...registryTarget(by('registry.token')?.arbor?.summary, sts));
   const get = by('get')?.arbor?.summary;
   if (get)
     out.push({
@@ -126,6 +133,20 @@ export function targets(
     met: perProcess <= 200,
   });
   return out;
+}
+
+/** Issue 28: the token server (crane's pull request) keeps up with the STS, with a tight tail. */
+function registryTarget(reg: RunResult | undefined, sts: RunResult | undefined): Target[] {
+  if (!reg || !sts) return [];
+  return [
+    {
+      target: 'registry token (pull, crane) >= STS throughput, p99 <= 2x p50',
+      measured:
+        `${f(reg.rps, 0)}/s vs STS ${f(sts.rps, 0)}/s (${f(reg.rps / sts.rps, 2)}x); ` +
+        `p99/p50 ${f(reg.p99 / reg.p50, 2)}`,
+      met: reg.rps >= sts.rps && reg.p99 <= 2 * reg.p50,
+    },
+  ];
 }
 
 /** The issue's target: gRPC is not slower than REST when both are loaded the same way. */
@@ -150,12 +171,14 @@ export function grpcTable(pairs: PairResult[], cases: CaseResult[]): string {
     '| case | REST (autocannon) req/s | REST (same generator) p50 / p99 ms | REST req/s | ' +
     'gRPC p50 / p99 ms | gRPC req/s | gRPC / REST req/s (p50) | gRPC one session req/s (/ REST) | ' +
     'Arbor CPU ms/req REST / gRPC / one session | ' +
-    "generator CPU ms/req REST / gRPC / one session | others' CPU |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
+    "generator CPU ms/req REST / gRPC / one session | bare node:http2 / node:http req/s (gRPC / bare h2) | others' CPU |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
   const rows = pairs.map((p) => {
     const a = p.restSameGenerator.summary;
     const b = p.grpc.summary;
     const c = p.grpcShared.summary;
     const auto = cases.find((x) => x.name === p.rest)?.arbor?.summary;
+    const h2 = p.bareH2?.summary;
+    const h1 = p.bareHttp1?.summary;
     const others = Math.max(a.othersCpuShare, b.othersCpuShare, c.othersCpuShare);
     return (
       `| ${p.label} | ${f(auto?.rps, 0)} | ${f(a.p50, 2)} / ${f(a.p99, 2)} | ${f(a.rps, 0)} | ` +
@@ -163,6 +186,7 @@ export function grpcTable(pairs: PairResult[], cases: CaseResult[]): string {
       `${f(c.rps, 0)} (${f(p.ratioShared.rps, 2)}) | ` +
       `${f(a.serverCpuMs, 2)} / ${f(b.serverCpuMs, 2)} / ${f(c.serverCpuMs, 2)} | ` +
       `${f(a.loadgenCpuMs, 2)} / ${f(b.loadgenCpuMs, 2)} / ${f(c.loadgenCpuMs, 2)} | ` +
+      `${f(h2?.rps, 0)} / ${f(h1?.rps, 0)} (${f(h2 ? b.rps / h2.rps : undefined, 2)}) | ` +
       `${f(others * 100, 0)} % |`
     );
   });

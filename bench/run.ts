@@ -12,7 +12,7 @@ import pg from 'pg';
 import { loadCases, runCase } from './cases.js';
 import { plansAndTimes, sameAnswers } from './checks.js';
 import * as bdb from './db.js';
-import { exchange, exchangeBody, prepareSts, walk, type Sts } from './fixtures.js';
+import { ensureRepo, exchange, exchangeBody, prepareSts, walk, type Sts } from './fixtures.js';
 import { sameGrpcAnswers } from './grpc-checks.js';
 import { grpcPairs, runPair } from './grpc-cases.js';
 import { median, processTree } from './load.js';
@@ -25,7 +25,15 @@ import {
   type CaseResult,
   type PairResult,
 } from './report.js';
-import { PAGE_SIZE, SCALES, orgUid, teamUid, type Scale } from './scale.js';
+import {
+  PAGE_SIZE,
+  REGISTRY_REPO,
+  REGISTRY_SERVICE,
+  SCALES,
+  orgUid,
+  teamUid,
+  type Scale,
+} from './scale.js';
 import { seed } from './seed.js';
 
 const args = process.argv.slice(2);
@@ -109,12 +117,14 @@ async function fixtures(c: pg.ClientBase, arbor: Child, sts: Sts) {
     'descendants.created': `${list}uidp.descendants_of=${org}&order_by=created_at&page_size=${PAGE_SIZE}`,
     get: `${arbor.url}/iam/v2beta1/groups/${getUid}`,
   };
+  const registryRepo = await ensureRepo(arbor.url, org, REGISTRY_REPO);
   return {
     viewer,
     token,
     urls,
     getUid,
     org,
+    registryRepo,
     walk: { rows: deepRows, requests: deep.requests, ms: deep.ms },
   };
 }
@@ -172,6 +182,8 @@ async function main(): Promise<void> {
       identities: sts.identities,
       exchangeBody: (id) => exchangeBody(arbor.url, id),
       getUid: fx.getUid,
+      registryRepo: fx.registryRepo,
+      registryService: REGISTRY_SERVICE,
     });
     const pairs = grpcPairs({ restUrls: fx.urls, getUid: fx.getUid, org: fx.org }).filter(
       (p) => !only || only.includes(p.name),

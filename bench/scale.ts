@@ -77,6 +77,10 @@ export function whoCanBindings(s: Scale): number {
 export const PAGE_SIZE = 50;
 export const CONNECTIONS = 16;
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+/** ARBOR_REGISTRY_SERVICE of the bench's Arbor: its registry token server is on. */
+export const REGISTRY_SERVICE = 'registry.bench.local';
+/** The repository the registry token case pulls: `<org 0>/app`. */
+export const REGISTRY_REPO = 'app';
 export const VIEWER_ROLE = builtinRoleUid('viewer');
 export const EDITOR_ROLE = builtinRoleUid('editor');
 export const WHO_CAN_ROLE = builtinRoleUid('registry.pull');

@@ -265,7 +265,6 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       credentials: new RegistryCredentials(authenticator, tokens, sts, service),
       tokens: new RegistryTokenService({
         ...common,
-        groups: st.groups,
         repos: st.repos,
         service,
         sign: (sub, access, ttl) =>

@@ -87,7 +87,19 @@ export function createApp(d: AppDeps): ApiApp {
   const app = new Koa({ proxy: false });
   const contract = new Contract();
   const publicRouter = new Router(ROUTING);
-  const pub = { router: publicRouter, contract };
+
+  const origins = d.corsOrigins ?? [];
+  const fast =
+    d.fastReads === false
+      ? undefined
+      : new FastReads({
+          authenticator: d.authenticator,
+          logger: d.logger,
+          ...(d.metrics ? { metrics: d.metrics } : {}),
+          cors: origins.length > 0,
+        });
+  // The public routes may serve a read outside Koa too (the registry token server).
+  const pub = { router: publicRouter, contract, ...(fast ? { fast } : {}) };
   mountOpenApiRoute(pub, () => openapi);
   mountHealthRoutes(pub, d.services.health);
   d.publicRoutes?.(pub);
@@ -100,16 +112,6 @@ export function createApp(d: AppDeps): ApiApp {
     if ((ctx.state as State).principal) await next();
     else await requireAuth(ctx, next);
   });
-  const origins = d.corsOrigins ?? [];
-  const fast =
-    d.fastReads === false
-      ? undefined
-      : new FastReads({
-          authenticator: d.authenticator,
-          logger: d.logger,
-          ...(d.metrics ? { metrics: d.metrics } : {}),
-          cors: origins.length > 0,
-        });
   mountApiRoutes({ router: api, contract, ...(fast ? { fast } : {}) }, d.services, d.bodyLimit);
   const openapi = buildOpenApiDocument(contract, { serverUrl: d.serverUrl });
 

@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { QueryParams } from '../core/list-request.js';
 import { requestIdOf } from '../core/request-id.js';
 import { isValidUidp } from '../core/uidp.js';
-import { withConsistency } from '../resources/consistency.js';
+import { CONSISTENCY_HEADER, withConsistency } from '../resources/consistency.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { compress, encodingFor } from './compression.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
@@ -27,6 +27,23 @@ export type Read = (
   query: QueryParams,
 ) => Promise<ReadAnswer>;
 
+/**
+ * A public GET that reads its own credentials (the registry's token server takes Basic
+ * credentials, not the API's bearer token): the route's Koa handler and the fast path call
+ * this same function with the raw `Authorization` header ('' when absent, as Koa's
+ * `ctx.get` gives it) and the parsed query.
+ */
+export type PublicRead = (authorization: string, query: QueryParams) => Promise<PublicAnswer>;
+
+/** A public read's answer: the JSON text and the headers its route adds on success. */
+export interface PublicAnswer {
+  json: string;
+  headers: Readonly<Record<string, string>>;
+}
+
+/** The headers a public route adds to a failure (a challenge), or undefined for none. */
+export type FailureHeaders = (e: unknown) => Readonly<Record<string, string>> | undefined;
+
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface FastReadsDeps {
@@ -41,6 +58,12 @@ interface Route {
   read: Read;
   /** The router's template of the route: the metrics label Koa's path would give it. */
   label: string;
+}
+
+interface PublicRoute {
+  read: PublicRead;
+  label: string;
+  failureHeaders: FailureHeaders;
 }
 
 /**
@@ -61,6 +84,7 @@ export class FastReads {
   readonly stats = { served: 0 };
   readonly #lists = new Map<string, Route>();
   readonly #gets = new Map<string, Route>();
+  readonly #public = new Map<string, PublicRoute>();
 
   /** koa-compress varies every answer on Accept-Encoding; with CORS on, @koa/cors on Origin. */
   readonly #vary: string;
@@ -80,9 +104,22 @@ export class FastReads {
     (kind === 'get' ? this.#gets : this.#lists).set(collection, { read, label });
   }
 
-  /** What is registered, as `[kind, collection]` (tests enumerate it). */
-  routes(): Array<['get' | 'list', string]> {
+  /**
+   * Serve the public GET at exactly `path` here too (the registry token server). `label`
+   * is the route's template as the router holds it (its path: it has no parameters).
+   */
+  registerPublic(
+    path: string,
+    read: PublicRead,
+    failureHeaders: FailureHeaders = () => undefined,
+  ): void {
+    this.#public.set(path, { read, label: path, failureHeaders });
+  }
+
+  /** What is registered, as `[kind, collection or path]` (tests enumerate it). */
+  routes(): Array<['get' | 'list' | 'public', string]> {
     return [
+      ...[...this.#public.keys()].map((c): ['public', string] => ['public', c]),
       ...[...this.#gets.keys()].map((c): ['get', string] => ['get', c]),
       ...[...this.#lists.keys()].map((c): ['list', string] => ['list', c]),
     ];
@@ -104,6 +141,12 @@ export class FastReads {
     if (url.includes('#')) return false;
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
+    const pub = this.#public.get(path);
+    if (pub !== undefined) {
+      this.stats.served++;
+      void this.servePublic(req, res, pub, q < 0 ? '' : url.slice(q + 1), path);
+      return true;
+    }
     let route = this.#lists.get(path);
     let uid: string | undefined;
     if (route === undefined) {
@@ -119,7 +162,7 @@ export class FastReads {
   }
 
   /** Counted and timed as httpMetrics counts Koa's routes, in the same series. */
-  private count(route: Route, status: number, seconds: number): void {
+  private count(route: { label: string }, status: number, seconds: number): void {
     const m = this.d.metrics;
     if (!m) return;
     const labels = { route: route.label, method: 'GET', code: String(status) };
@@ -169,6 +212,53 @@ export class FastReads {
     } finally {
       this.count(route, status, (performance.now() - started) / 1000);
       logRequest(this.d.logger, log, 'GET', path, status, started, principal);
+    }
+  }
+
+  /** A public read: as `serve`, without the bearer token (the read takes its own credentials). */
+  private async servePublic(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: PublicRoute,
+    search: string,
+    path: string,
+  ): Promise<void> {
+    const started = performance.now();
+    const requestId = requestIdOf(req.headers['x-request-id']);
+    let child: Logger | undefined;
+    const log = () => (child ??= this.d.logger.child({ requestId }));
+    let status = 200;
+    try {
+      try {
+        // As Koa's consistency middleware: the client's token in, a token its writes earned
+        // (the STS's last-seen write, with read replicas) out, on success only.
+        const token = req.headers['arbor-consistency-token'];
+        let written: string | undefined;
+        const answer = await withConsistency(
+          typeof token === 'string' ? token : undefined,
+          async (scope) => {
+            const a = await route.read(req.headers.authorization ?? '', queryOf(search));
+            written = scope.written;
+            return a;
+          },
+        );
+        for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
+        if (written !== undefined) res.setHeader(CONSISTENCY_HEADER, written);
+        await send(req, res, 200, requestId, answer, this.#vary);
+      } catch (e) {
+        const failure = errorAnswerOf(e, log);
+        status = failure.status;
+        // Headers of a success never reach a failure: the read threw before returning them.
+        for (const [k, v] of Object.entries(route.failureHeaders(e) ?? {})) res.setHeader(k, v);
+        await send(req, res, status, requestId, { json: JSON.stringify(failure.body) }, this.#vary);
+      }
+    } catch (e) {
+      log().error({ err: e }, 'unhandled error');
+      status = 500;
+      res.destroy();
+    } finally {
+      this.count(route, status, (performance.now() - started) / 1000);
+      logRequest(this.d.logger, log, 'GET', path, status, started, undefined);
     }
   }
 }

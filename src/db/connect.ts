@@ -1,10 +1,11 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGliteDialect, type PGliteConnectionConfig } from '@harryplusplus/knex-pglite';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
+import { copyTemplate } from './pglite-template.js';
 import { connectToFirstQualifying, parseMultiHostUrl } from './multi-host.js';
 import { useUnnamedStatements, type PoolerMode } from './pooler-mode.js';
 import { ReadReplicas } from './read-replicas.js';
@@ -49,6 +50,11 @@ export interface DatabaseOptions {
    */
   lock?: DataDirLock | undefined;
   role?: string | undefined;
+  /**
+   * PGlite: where a new data directory is copied from instead of running initdb
+   * (pglite-template.ts; default this build's templates, when it has one); false: initdb.
+   */
+  template?: string | false;
   /** DATABASE_POOLER: `transaction` turns off named prepared statements (pooler-mode.ts). */
   pooler?: PoolerMode | undefined;
   /** `DATABASE_READ_URL`: read replicas of `url` (ignored without `url`). */
@@ -116,7 +122,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   };
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(dir);
+    pglite = await createPglite(dir, opts);
   } catch (e) {
     release();
     throw e;
@@ -164,6 +170,26 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         }
       })()),
   };
+}
+
+/**
+ * PGlite on `dir`: a new directory made a copy of this build's template when there is one
+ * (see pglite-template.ts), else as PGlite makes it (initdb). A copy that fails to open
+ * leaves nothing behind: the directory is emptied and initdb runs.
+ */
+async function createPglite(dir: string, opts: DatabaseOptions): Promise<PGlite> {
+  const templates = opts.template;
+  const fresh =
+    templates !== false && !dir.startsWith('memory://') && !existsSync(join(dir, 'PG_VERSION'));
+  if (!fresh || !copyTemplate(dir, templates)) return PGlite.create(dir);
+  try {
+    return await PGlite.create(dir);
+  } catch (e) {
+    opts.warn?.(`the embedded database template did not open (${describe(e)}): running initdb`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    return PGlite.create(dir);
+  }
 }
 
 function describe(e: unknown): string {

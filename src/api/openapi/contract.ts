@@ -114,7 +114,7 @@ export function routerPath(path: string): string {
 export interface RouteTarget {
   router: Router;
   contract: Contract;
-  /** Where hot reads are also served outside Koa (the API router's target only). */
+  /** Where hot reads (and the registry token server) are also served outside Koa. */
   fast?: FastReads;
 }
 

@@ -10,6 +10,7 @@ import {
   type RegistryEventService,
 } from '../../resources/registry-auth/registry-event-service.js';
 import type { RegistryTokenService } from '../../resources/registry-auth/registry-token-service.js';
+import type { PublicRead } from '../fast-reads.js';
 import { readText } from '../middleware/json-body.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 import { EXAMPLE_REGISTRY_SERVICE, EXAMPLE_UIDS } from '../openapi/examples.js';
@@ -41,6 +42,18 @@ function basicCredentials(header: string): { username: string; password: string 
   const colon = decoded.indexOf(':');
   if (colon < 0) throw unauthenticated('the token server takes Basic credentials');
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+const NO_STORE = { 'Cache-Control': 'no-store' } as const;
+
+/**
+ * Clients show a 401 as "login failed"; the challenge tells them to send Basic. Only the
+ * credentials fail as UNAUTHENTICATED here (issuing throws INVALID_ARGUMENT or faults).
+ */
+function challengeOf(e: unknown): Record<string, string> | undefined {
+  return isRpcError(e) && e.code === Code.UNAUTHENTICATED
+    ? { 'WWW-Authenticate': 'Basic realm="arbor"' }
+    : undefined;
 }
 
 const tokenResponseSchema = z.object({
@@ -76,6 +89,25 @@ const PUSH_EXAMPLE = {
  * authentication: the first takes Basic credentials, the second the registry's secret.
  */
 export function mountRegistryAuthRoutes(t: RouteTarget, d: RegistryAuthRouteDeps): void {
+  /** The token endpoint, for both REST paths (Koa's route and the fast path). */
+  const token: PublicRead = async (authorization, query) => {
+    const creds = basicCredentials(authorization);
+    const principal: Principal | undefined = creds
+      ? await d.credentials.principalOf(creds.username, creds.password)
+      : undefined;
+    const services = list(query.service);
+    if (services.length > 1) throw invalidField('service', 'must be given once');
+    const issued = await d.tokens.issue(principal, services[0], list(query.scope));
+    return {
+      json: JSON.stringify({
+        token: issued.token,
+        access_token: issued.token,
+        expires_in: issued.expiresIn,
+        issued_at: issued.issuedAt.toISOString(),
+      }),
+      headers: NO_STORE,
+    };
+  };
   mountOperation(
     t,
     {
@@ -115,28 +147,20 @@ export function mountRegistryAuthRoutes(t: RouteTarget, d: RegistryAuthRouteDeps
       errors: [400, 401, 500, 503],
     },
     async (ctx: Context) => {
-      let principal: Principal | undefined;
       try {
-        const creds = basicCredentials(ctx.get('authorization'));
-        if (creds) principal = await d.credentials.principalOf(creds.username, creds.password);
+        const answer = await token(ctx.get('authorization'), ctx.query);
+        ctx.set(answer.headers);
+        ctx.type = 'application/json';
+        ctx.body = answer.json;
       } catch (e) {
-        // Clients show the 401 as "login failed"; the challenge tells them to send Basic.
-        if (isRpcError(e) && e.code === Code.UNAUTHENTICATED)
-          ctx.set('WWW-Authenticate', 'Basic realm="arbor"');
+        const headers = challengeOf(e);
+        if (headers) ctx.set(headers);
         throw e;
       }
-      const services = list(ctx.query.service);
-      if (services.length > 1) throw invalidField('service', 'must be given once');
-      const issued = await d.tokens.issue(principal, services[0], list(ctx.query.scope));
-      ctx.set('Cache-Control', 'no-store');
-      ctx.body = {
-        token: issued.token,
-        access_token: issued.token,
-        expires_in: issued.expiresIn,
-        issued_at: issued.issuedAt.toISOString(),
-      };
     },
   );
+  // Every `docker pull` asks here first: served outside Koa too, by the same function.
+  t.fast?.registerPublic(REGISTRY_TOKEN_PATH, token, challengeOf);
 
   if (d.notifyToken === undefined) return;
   const secret = d.notifyToken;

@@ -6,6 +6,7 @@ import type { RepoPatch } from '../../resources/repos/repo-input.js';
 import type { NewRepo, RepoStore } from '../../resources/repos/repo-store.js';
 import type { Tx } from '../../resources/tx.js';
 import { sqlState } from '../errors.js';
+import { Statement } from '../prepared.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
 
@@ -26,6 +27,16 @@ const LIST: StandardListSpec = {
   filters: { name: 'repos.name' },
   select: COLUMNS.map((c) => `repos.${c}`),
 };
+
+/**
+ * The registry token server's read, on every `docker pull`: the group and its repo by name
+ * in one round trip (a group with no such repo still gives its row, with a null repo).
+ */
+const LOCATE = new Statement(
+  `SELECT g.uid AS group_uid, r.uid AS repo_uid
+     FROM (SELECT uid FROM groups WHERE uid = $1) g
+     LEFT JOIN repos r ON r.parent_uid = g.uid AND r.name = $2`,
+);
 
 function toRepo(r: RepoRow): Repo {
   return {
@@ -89,6 +100,19 @@ export class KnexRepoStore implements RepoStore {
       if (sqlState(e) === '23503') throw notEmpty(uid);
       throw e;
     }
+  }
+
+  async locate(
+    tx: Tx,
+    groupUid: string,
+    name: string,
+  ): Promise<{ group: boolean; repoUid?: string }> {
+    const [row] = await LOCATE.rows<{ group_uid: string; repo_uid: string | null }>(kx(tx), [
+      groupUid,
+      name,
+    ]);
+    if (!row) return { group: false };
+    return row.repo_uid === null ? { group: true } : { group: true, repoUid: row.repo_uid };
   }
 
   async findByName(tx: Tx, parentUid: string, name: string): Promise<Repo | undefined> {

@@ -2,7 +2,6 @@ import type { Authorizer } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import { invalidField } from '../../core/rpc-error.js';
-import type { GroupStore } from '../groups/group-store.js';
 import type { RepoStore } from '../repos/repo-store.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseRegistryPath } from './registry-path.js';
@@ -23,7 +22,6 @@ export type RegistryTokenSigner = (
 
 export interface RegistryTokenServiceDeps {
   uow: UnitOfWork;
-  groups: GroupStore;
   repos: RepoStore;
   authz: Authorizer;
   sign: RegistryTokenSigner;
@@ -108,12 +106,17 @@ export class RegistryTokenService {
       ),
     );
     if (wanted.size === 0) return [];
-    const { group, repo } = await this.d.uow.read(async (tx) => ({
-      group: await this.d.groups.get(tx, path.groupUid),
-      repo: await this.d.repos.findByName(tx, path.groupUid, path.repoName),
-    }));
+    // One statement: the group's existence and the repo's uid (two reads before).
+    const { group, repoUid } = await this.d.uow.read((tx) =>
+      this.d.repos.locate(tx, path.groupUid, path.repoName),
+    );
     if (!group) return [];
-    const granted = await this.grantable(p, wanted, repo?.uid ?? path.groupUid, !!repo);
+    const granted = await this.grantable(
+      p,
+      wanted,
+      repoUid ?? path.groupUid,
+      repoUid !== undefined,
+    );
     if (s.actions.includes('*') && granted.length === REPO_ACTIONS.length) granted.push('*');
     return granted;
   }

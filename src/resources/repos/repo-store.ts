@@ -19,6 +19,11 @@ export interface RepoStore {
   /** @returns false when nothing was there. @throws RpcError FAILED_PRECONDITION while tags remain. */
   delete(tx: Tx, uid: string): Promise<boolean>;
   list(tx: Tx, q: PageQuery): Promise<StorePage<Repo>>;
+  /**
+   * Where a registry path points, in one read: whether the group `groupUid` exists, and the
+   * uid of its repo `name` when there is one (all the registry token server asks).
+   */
+  locate(tx: Tx, groupUid: string, name: string): Promise<{ group: boolean; repoUid?: string }>;
   /** The repo named `name` directly under `parentUid`, if any. */
   findByName(tx: Tx, parentUid: string, name: string): Promise<Repo | undefined>;
   /**

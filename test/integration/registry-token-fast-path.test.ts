@@ -1,0 +1,248 @@
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
+import test from 'ava';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import type { FastReads } from '../../src/api/fast-reads.js';
+import { createGroup } from '../helpers/fixtures.js';
+import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
+import { TestIssuer } from '../helpers/oidc-issuer.js';
+import { basic, builtinRoleUid } from '../helpers/registry-fixtures.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * The registry token server (`GET /auth/registry/token`, asked on every `docker pull`) is
+ * served outside Koa too, by the very function its Koa route runs (issue 28). One Arbor is
+ * served twice here, through its REST handler (fast path first) and through Koa alone
+ * (`app.callback()`); every request goes to both and must be answered alike: status, the
+ * headers a client reads (the Basic challenge, Cache-Control, Vary, the encoding), and the
+ * body, whose token differs only where every token differs (signature, jti, times).
+ */
+const SERVICE = 'registry.fast.local';
+let s: TestServer;
+let issuer: TestIssuer;
+let fast: FastReads;
+let koa: Server;
+let koaUrl: string;
+let org: string;
+let repoPath: string;
+const creds: Record<string, string | undefined> = {};
+
+test.before(async () => {
+  s = await startServer({ ARBOR_ALLOW_INSECURE_ISSUERS: 'true', ARBOR_REGISTRY_SERVICE: SERVICE });
+  issuer = await TestIssuer.start();
+  const f = s.arbor.fastReads;
+  if (!f) throw new Error('the test server has no fast reads');
+  fast = f;
+  koa = createServer(s.arbor.app.callback()).listen(0, '127.0.0.1');
+  await new Promise<void>((r) => koa.once('listening', () => r()));
+  koaUrl = `http://127.0.0.1:${(koa.address() as AddressInfo).port}`;
+
+  org = await createGroup(s.admin, 'regfast-org');
+  const other = await createGroup(s.admin, 'regfast-other');
+  const repo = await s.admin.post(`/registry/v2beta1/repos/${org}`, { name: 'app' });
+  if (repo.status !== 200) throw new Error(JSON.stringify(repo.body));
+  repoPath = `${org}/app`;
+  const bindings: Array<[string, string, string]> = [
+    ['puller', org, 'registry.pull'],
+    ['pusher', org, 'registry.push'],
+    ['viewer', org, 'viewer'],
+    ['stranger', other, 'registry.push'],
+  ];
+  for (const [name, home, role] of bindings) {
+    const uid = await createIdentity(s.admin, home, name, {
+      issuer: issuer.url,
+      subject: `sub-${name}`,
+    });
+    await createBinding(s.admin, home, uid, await builtinRoleUid(s.admin, role));
+    const upstream = await issuer.mint({ sub: `sub-${name}`, aud: s.arbor.config.issuerUrl });
+    const q = new URLSearchParams({ aud: s.arbor.config.issuerUrl, identity: uid });
+    const res = await s.client(upstream).get(`/sts/exchange?${q.toString()}`);
+    if (res.status !== 200) throw new Error(JSON.stringify(res.body));
+    creds[name] = basic('_token', res.body.token as string);
+  }
+  creds.admin = basic('_token', ADMIN_TOKEN);
+  creds.anonymous = undefined;
+  creds.forged = `${creds.puller!.slice(0, -8)}QUFBQQ==`;
+  creds.bearer = `Bearer ${ADMIN_TOKEN}`;
+  creds.noColon = `Basic ${Buffer.from('just-a-token').toString('base64')}`;
+  creds.garbage = 'Basic !!!';
+});
+test.after.always(async () => {
+  koa?.closeAllConnections();
+  await new Promise<void>((r) => (koa ? koa.close(() => r()) : r()));
+  await issuer?.stop();
+  await s?.close();
+});
+
+interface Raw {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+function get(base: string, path: string, headers: Record<string, string>, method = 'GET') {
+  return new Promise<Raw>((resolve, reject) => {
+    const req = request(`${base}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function decoded(r: Raw): string {
+  const enc = r.headers['content-encoding'];
+  if (enc === 'br') return zlib.brotliDecompressSync(r.body).toString();
+  if (enc === 'gzip') return zlib.gunzipSync(r.body).toString();
+  if (enc === 'zstd')
+    return (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer })
+      .zstdDecompressSync(r.body)
+      .toString();
+  return r.body.toString();
+}
+
+/** The answer as a client reads it, with what differs between any two tokens taken out. */
+function shape(r: Raw) {
+  const text = decoded(r);
+  // A HEAD answer has no body.
+  const body = (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>;
+  if (typeof body.token === 'string') {
+    const { jti, iat, nbf, exp, ...claims } = decodeJwt(body.token);
+    body.token = {
+      header: decodeProtectedHeader(body.token),
+      claims,
+      times: [typeof jti, nbf === iat, (exp ?? 0) - (iat ?? 0)],
+    };
+    body.sameToken = body.access_token === text.match(/"token":"([^"]+)"/)?.[1];
+    delete body.access_token;
+    body.issued_at = typeof body.issued_at;
+  }
+  const h = r.headers;
+  // A compressed answer's framing (length or chunked) may differ; the date is the clock's.
+  const framing = new Set(['date', 'content-length', 'transfer-encoding']);
+  return {
+    headers: Object.keys(h)
+      .filter((k) => !framing.has(k))
+      .sort(),
+    status: r.status,
+    body,
+    contentType: h['content-type'],
+    cacheControl: h['cache-control'],
+    challenge: h['www-authenticate'],
+    vary: h.vary,
+    encoding: h['content-encoding'],
+    requestId: h['x-request-id'],
+  };
+}
+
+async function same(
+  t: {
+    deepEqual(a: unknown, b: unknown, m?: string): void;
+    is(a: unknown, b: unknown, m?: string): void;
+  },
+  path: string,
+  headers: Record<string, string>,
+  takenFast: boolean,
+  method = 'GET',
+): Promise<Raw> {
+  headers = { 'x-request-id': 'parity', ...headers };
+  const before = fast.stats.served;
+  const viaFast = await get(s.url, path, headers, method);
+  t.is(fast.stats.served - before, takenFast ? 1 : 0, `${method} ${path}: taken by the fast path`);
+  const viaKoa = await get(koaUrl, path, headers, method);
+  t.deepEqual(shape(viaFast), shape(viaKoa), `${method} ${path} ${JSON.stringify(headers)}`);
+  return viaFast;
+}
+
+const enc = encodeURIComponent;
+const TOKEN = '/auth/registry/token';
+
+test.serial(
+  'registry token fast path: every caller and scope is answered as Koa answers',
+  async (t) => {
+    const queries = [
+      // crane's own spelling: Go's url.Values, sorted keys, `:` and `/` escaped.
+      `scope=${enc(`repository:${repoPath}:pull`)}&service=${SERVICE}`,
+      `service=${SERVICE}&scope=repository:${repoPath}:pull,push`,
+      `service=${SERVICE}&scope=repository:${org}/new-repo:push`,
+      `service=${SERVICE}&scope=repository:${repoPath}:*`,
+      `service=${SERVICE}&scope=repository:${repoPath}:delete`,
+      `service=${SERVICE}&scope=${enc(`repository:${repoPath}:pull repository:${org}/x:pull`)}`,
+      `service=${SERVICE}&scope=repository:${repoPath}:pull&scope=registry:catalog:*`,
+      `service=${SERVICE}&scope=repository:${'f'.repeat(40)}/app:pull`,
+      `service=${SERVICE}&scope=repository:not-a-path:pull`,
+      `service=${SERVICE}&account=_token`,
+      `scope=repository:${repoPath}:pull`,
+      '',
+      `service=other.registry&scope=repository:${repoPath}:pull`,
+      `service=${SERVICE}&service=${SERVICE}&scope=repository:${repoPath}:pull`,
+      `service=${SERVICE}&${Array.from({ length: 17 }, (_, i) => `scope=repository:${org}/r${i}:pull`).join('&')}`,
+    ];
+    const statuses = new Set<number>();
+    for (const auth of Object.values(creds))
+      for (const q of queries) {
+        const r = await same(
+          t,
+          `${TOKEN}?${q}`,
+          auth === undefined ? {} : { authorization: auth },
+          true,
+        );
+        statuses.add(r.status);
+      }
+    // The cases cover success, bad input and bad credentials.
+    t.deepEqual([...statuses].sort(), [200, 400, 401]);
+  },
+);
+
+test.serial('registry token fast path: compressed exactly when koa-compress would', async (t) => {
+  const q = `${TOKEN}?scope=${enc(`repository:${repoPath}:pull`)}&service=${SERVICE}`;
+  const encodings = new Set<string | undefined>();
+  for (const accept of ['gzip', 'br', 'gzip, deflate, br', 'identity', '*', 'deflate', 'zstd'])
+    for (const who of ['puller', 'forged']) {
+      const r = await same(t, q, { authorization: creds[who]!, 'accept-encoding': accept }, true);
+      encodings.add(r.headers['content-encoding'] as string | undefined);
+    }
+  // A token answer is above the threshold: it is compressed (a 401 is not).
+  t.true(encodings.has('gzip'));
+  t.true(encodings.has(undefined));
+});
+
+test.serial(
+  'registry token fast path: other methods, spellings and paths are left to Koa',
+  async (t) => {
+    const q = `?scope=repository:${repoPath}:pull&service=${SERVICE}`;
+    const auth = { authorization: creds.puller! };
+    await same(t, `${TOKEN}${q}`, auth, false, 'HEAD');
+    await same(t, `${TOKEN}/${q}`, auth, false);
+    await same(t, `/AUTH/registry/token${q}`, auth, false);
+    await same(t, `/auth/registry/%74oken${q}`, auth, false);
+    // A consistency token (read replicas) goes into the same scope on both paths.
+    await same(t, `${TOKEN}${q}`, { ...auth, 'arbor-consistency-token': '0/16B3748' }, true);
+    t.true(fast.routes().some(([kind, path]) => kind === 'public' && path === TOKEN));
+  },
+);
+
+test.serial(
+  'registry token fast path: the pull grants what the roles allow, through both paths',
+  async (t) => {
+    const q = `${TOKEN}?scope=${enc(`repository:${repoPath}:pull,push`)}&service=${SERVICE}`;
+    const actions = async (who: string) => {
+      const r = await same(t, q, { authorization: creds[who]! }, true);
+      const access = decodeJwt((JSON.parse(decoded(r)) as { token: string }).token)
+        .access as Array<{
+        actions: string[];
+      }>;
+      return access.flatMap((a) => a.actions).sort();
+    };
+    t.deepEqual(await actions('puller'), ['pull']);
+    t.deepEqual(await actions('viewer'), ['pull']);
+    t.deepEqual(await actions('pusher'), ['pull', 'push']);
+    t.deepEqual(await actions('stranger'), []);
+    t.deepEqual(await actions('admin'), ['pull', 'push']);
+  },
+);
