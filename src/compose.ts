@@ -12,6 +12,7 @@ import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { TokenTester } from './resources/sts/token-tester.js';
+import { enableConsistencyScopes } from './resources/consistency.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import { mountLoginRoute } from './api/routes/login-routes.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
@@ -146,6 +147,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     }
     const codec = new PageTokenCodec(await serverSecret(db.knex, 'page-token'));
+    if (db.replicas) enableConsistencyScopes();
     const uow = new KnexUnitOfWork(db.knex, db.replicas);
     const pager = new ListPager(codec, { writeGeneration: () => uow.writeGeneration });
     const authz = new Authorizer(new CachedGrantSource(new KnexGrantSource(uow)));

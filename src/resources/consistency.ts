@@ -23,13 +23,27 @@ export const CONSISTENCY_HEADER = 'Arbor-Consistency-Token';
 
 const scope = new AsyncLocalStorage<ConsistencyScope>();
 
+/**
+ * Whether any database of this process has read replicas. Until one does, scopes are not
+ * entered: an AsyncLocalStorage that is run turns on Node's promise hooks for every
+ * promise, which cost the hot Get about a tenth of its CPU (BENCHMARKS.md, issue 28), and
+ * without replicas nothing reads the scope. Never turned off again: a second database
+ * without replicas in the same process only pays for the first one's.
+ */
+let entered = false;
+
+/** Called when a database with read replicas is opened (compose). */
+export function enableConsistencyScopes(): void {
+  entered = true;
+}
+
 /** Run `fn` (one request's service call) in a scope; `fn` reads `written` when it is done. */
 export function withConsistency<T>(
   requested: string | undefined,
   fn: (s: ConsistencyScope) => Promise<T>,
 ): Promise<T> {
   const s: ConsistencyScope = { requested: requested || undefined, written: undefined };
-  return scope.run(s, () => fn(s));
+  return entered ? scope.run(s, () => fn(s)) : fn(s);
 }
 
 /** The scope of the request in progress, if a door opened one. */
