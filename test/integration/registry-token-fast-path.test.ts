@@ -1,6 +1,5 @@
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import zlib from 'node:zlib';
 import test from 'ava';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { FastReads } from '../../src/api/fast-reads.js';
@@ -8,6 +7,7 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { basic, builtinRoleUid } from '../helpers/registry-fixtures.js';
+import { decodedBody, rawRequest, type RawAnswer } from '../helpers/raw-http.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -75,40 +75,9 @@ test.after.always(async () => {
   await s?.close();
 });
 
-interface Raw {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-function get(base: string, path: string, headers: Record<string, string>, method = 'GET') {
-  return new Promise<Raw>((resolve, reject) => {
-    const req = request(`${base}${path}`, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
-      );
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function decoded(r: Raw): string {
-  const enc = r.headers['content-encoding'];
-  if (enc === 'br') return zlib.brotliDecompressSync(r.body).toString();
-  if (enc === 'gzip') return zlib.gunzipSync(r.body).toString();
-  if (enc === 'zstd')
-    return (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer })
-      .zstdDecompressSync(r.body)
-      .toString();
-  return r.body.toString();
-}
-
 /** The answer as a client reads it, with what differs between any two tokens taken out. */
-function shape(r: Raw) {
-  const text = decoded(r);
+function shape(r: RawAnswer) {
+  const text = decodedBody(r);
   // A HEAD answer has no body.
   const body = (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>;
   if (typeof body.token === 'string') {
@@ -149,12 +118,12 @@ async function same(
   headers: Record<string, string>,
   takenFast: boolean,
   method = 'GET',
-): Promise<Raw> {
+): Promise<RawAnswer> {
   headers = { 'x-request-id': 'parity', ...headers };
   const before = fast.stats.served;
-  const viaFast = await get(s.url, path, headers, method);
+  const viaFast = await rawRequest(s.url, path, headers, method);
   t.is(fast.stats.served - before, takenFast ? 1 : 0, `${method} ${path}: taken by the fast path`);
-  const viaKoa = await get(koaUrl, path, headers, method);
+  const viaKoa = await rawRequest(koaUrl, path, headers, method);
   t.deepEqual(shape(viaFast), shape(viaKoa), `${method} ${path} ${JSON.stringify(headers)}`);
   return viaFast;
 }
@@ -233,7 +202,7 @@ test.serial(
     const q = `${TOKEN}?scope=${enc(`repository:${repoPath}:pull,push`)}&service=${SERVICE}`;
     const actions = async (who: string) => {
       const r = await same(t, q, { authorization: creds[who]! }, true);
-      const access = decodeJwt((JSON.parse(decoded(r)) as { token: string }).token)
+      const access = decodeJwt((JSON.parse(decodedBody(r)) as { token: string }).token)
         .access as Array<{
         actions: string[];
       }>;

@@ -1,9 +1,10 @@
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import test from 'ava';
 import type { FastReads } from '../../src/api/fast-reads.js';
 import { PLACES, buildTenancy, type Tenancy } from '../helpers/tenancy-fixtures.js';
+import { decodedBody, rawRequest, type RawAnswer } from '../helpers/raw-http.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -46,40 +47,9 @@ function fastOf(server: TestServer): FastReads {
   return f;
 }
 
-interface Raw {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-function get(base: string, path: string, headers: Record<string, string>, method = 'GET') {
-  return new Promise<Raw>((resolve, reject) => {
-    const req = request(`${base}${path}`, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
-      );
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function decoded(r: Raw): string {
-  const enc = r.headers['content-encoding'];
-  if (enc === 'br') return zlib.brotliDecompressSync(r.body).toString();
-  if (enc === 'gzip') return zlib.gunzipSync(r.body).toString();
-  if (enc === 'zstd')
-    return (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer })
-      .zstdDecompressSync(r.body)
-      .toString();
-  return r.body.toString();
-}
-
 /** The answer as a client reads it; page tokens are sealed with a fresh nonce each time. */
-function shape(r: Raw) {
-  const text = decoded(r);
+function shape(r: RawAnswer) {
+  const text = decodedBody(r);
   let body: unknown = text;
   try {
     const json = JSON.parse(text) as Record<string, unknown>;
@@ -116,13 +86,13 @@ async function same(
   headers: Record<string, string>,
   takenFast: boolean,
   method = 'GET',
-): Promise<Raw> {
+): Promise<RawAnswer> {
   // A fixed request id, so that both answers carry the same one.
   headers = { 'x-request-id': 'parity', ...headers };
   const before = fast.stats.served;
-  const viaFast = await get(s.url, path, headers, method);
+  const viaFast = await rawRequest(s.url, path, headers, method);
   t.is(fast.stats.served - before, takenFast ? 1 : 0, `${method} ${path}: taken by the fast path`);
-  const viaKoa = await get(koaUrl, path, headers, method);
+  const viaKoa = await rawRequest(koaUrl, path, headers, method);
   t.deepEqual(shape(viaFast), shape(viaKoa), `${method} ${path} ${JSON.stringify(headers)}`);
   return viaFast;
 }
@@ -184,7 +154,7 @@ test.serial(
   'fast reads: a page token from either path carries on alike on the other',
   async (t) => {
     const first = await same(t, '/iam/v2beta1/roles?page_size=2', auth('admin'), true);
-    const token = (JSON.parse(decoded(first)) as { nextPageToken: string }).nextPageToken;
+    const token = (JSON.parse(decodedBody(first)) as { nextPageToken: string }).nextPageToken;
     t.truthy(token);
     await same(
       t,
@@ -193,7 +163,7 @@ test.serial(
       true,
     );
     // The token names its query: the fast path refuses it for another one, as Koa does.
-    const other = await get(
+    const other = await rawRequest(
       s.url,
       `/iam/v2beta1/roles?page_size=2&order_by=name&page_token=${encodeURIComponent(token)}`,
       auth('admin'),
@@ -204,7 +174,7 @@ test.serial(
 
 test.serial('fast reads: large answers are compressed as koa-compress chooses', async (t) => {
   const path = '/iam/v2beta1/roles?page_size=200';
-  const plain = await get(s.url, path, auth('admin'));
+  const plain = await rawRequest(s.url, path, auth('admin'));
   t.true(plain.body.length > 1024, 'the list is above the compression threshold');
   const hasZstd = typeof (zlib as { zstdCompress?: unknown }).zstdCompress === 'function';
   const cases = [
@@ -259,7 +229,7 @@ test.serial('fast reads: what is not a plain v2 read is left to Koa', async (t) 
   await same(t, '/healthz', {}, false);
   await same(t, '/iam/v2beta1/nothing/here', h, false);
   // A request id that is not one plain token is replaced, on both paths.
-  const odd = await get(s.url, `/iam/v2beta1/groups/${a}`, { ...h, 'x-request-id': 'a b' });
+  const odd = await rawRequest(s.url, `/iam/v2beta1/groups/${a}`, { ...h, 'x-request-id': 'a b' });
   t.not(odd.headers['x-request-id'], 'a b');
   t.regex(String(odd.headers['x-request-id']), /^[0-9a-f-]{36}$/);
 });
@@ -286,7 +256,7 @@ test.serial(
     try {
       const f = fastOf(cors);
       const before = f.stats.served;
-      const r = await get(cors.url, '/iam/v2beta1/groups', {
+      const r = await rawRequest(cors.url, '/iam/v2beta1/groups', {
         ...auth('admin'),
         origin: 'https://app.example.com',
       });
@@ -301,8 +271,8 @@ test.serial(
         const base = `http://127.0.0.1:${(koaOnly.address() as AddressInfo).port}`;
         for (const path of ['/iam/v2beta1/groups', `/iam/v2beta1/groups/${'0'.repeat(40)}`]) {
           const h = { ...auth('admin'), 'x-request-id': 'cors-parity' };
-          const viaFast = await get(cors.url, path, h);
-          const viaKoa = await get(base, path, h);
+          const viaFast = await rawRequest(cors.url, path, h);
+          const viaKoa = await rawRequest(base, path, h);
           t.deepEqual(shape(viaFast), shape(viaKoa), path);
           t.is(viaFast.headers.vary, 'Accept-Encoding, Origin');
         }
@@ -321,7 +291,11 @@ test.serial(
   'fast reads: each place of the tenancy is read alike (sanity of the fixture)',
   async (t) => {
     for (const p of PLACES) {
-      const r = await get(s.url, `/iam/v2beta1/groups/${ten.res[`group@${p}`]}`, auth('admin'));
+      const r = await rawRequest(
+        s.url,
+        `/iam/v2beta1/groups/${ten.res[`group@${p}`]}`,
+        auth('admin'),
+      );
       t.is(r.status, 200);
     }
   },
