@@ -108,3 +108,32 @@ export function useAction(): {
 export function Uid({ uid }: { uid: string }) {
   return <code class="uid">{uid}</code>;
 }
+
+/**
+ * Back and More over a paged list: `tokens` are the page tokens that led to the page shown
+ * (empty on the first), `next` the API's nextPageToken. Shown only when there is a way to go.
+ */
+export function Pager(props: {
+  tokens: string[];
+  setTokens: (t: string[]) => void;
+  next: string | undefined;
+  back?: string;
+  more?: string;
+}) {
+  const { tokens, setTokens, next } = props;
+  if (tokens.length === 0 && !next) return null;
+  return (
+    <div class="pager">
+      <button
+        type="button"
+        disabled={tokens.length === 0}
+        onClick={() => setTokens(tokens.slice(0, -1))}
+      >
+        {props.back ?? 'Back'}
+      </button>
+      <button type="button" disabled={!next} onClick={() => next && setTokens([...tokens, next])}>
+        {props.more ?? 'More'}
+      </button>
+    </div>
+  );
+}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { listPage, type Page } from '../api';
 import { go, href } from '../route';
-import { ErrorBox, Field, Section, Uid, useLoad } from '../ui';
+import { ErrorBox, Field, Pager, Section, Uid, useLoad } from '../ui';
 
 interface AuditEvent {
   id: string;
@@ -50,26 +50,13 @@ function Timeline(props: { id: string; title: string; query: Record<string, stri
               </li>
             ))}
           </ol>
-          {tokens.length > 0 || page.data.nextPageToken ? (
-            <div class="pager">
-              <button
-                type="button"
-                disabled={tokens.length === 0}
-                onClick={() => setTokens(tokens.slice(0, -1))}
-              >
-                Newer
-              </button>
-              <button
-                type="button"
-                disabled={!page.data.nextPageToken}
-                onClick={() =>
-                  page.data?.nextPageToken && setTokens([...tokens, page.data.nextPageToken])
-                }
-              >
-                Older
-              </button>
-            </div>
-          ) : null}
+          <Pager
+            tokens={tokens}
+            setTokens={setTokens}
+            next={page.data.nextPageToken}
+            back="Newer"
+            more="Older"
+          />
         </>
       ) : null}
     </Section>

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { del, listPage, type Page } from '../api';
-import { ErrorBox, Section, useAction, useLoad } from '../ui';
+import { ErrorBox, Pager, Section, useAction, useLoad } from '../ui';
 
 export interface Column<T> {
   header: string;
@@ -82,26 +82,7 @@ export function ListSection<T extends { uid: string }>(props: {
               </tbody>
             </table>
           ) : null}
-          {tokens.length > 0 || page.data.nextPageToken ? (
-            <div class="pager">
-              <button
-                type="button"
-                disabled={tokens.length === 0}
-                onClick={() => setTokens(tokens.slice(0, -1))}
-              >
-                Back
-              </button>
-              <button
-                type="button"
-                disabled={!page.data.nextPageToken}
-                onClick={() =>
-                  page.data?.nextPageToken && setTokens([...tokens, page.data.nextPageToken])
-                }
-              >
-                More
-              </button>
-            </div>
-          ) : null}
+          <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
         </>
       ) : null}
       {props.children}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { del, get, listPage, patch, post, type Page } from '../api';
 import { ancestry, parentOf, ROOT_UID, type Group } from '../model';
 import { go, href } from '../route';
-import { ErrorBox, Field, Section, Uid, useAction, useLoad } from '../ui';
+import { ErrorBox, Field, Pager, Section, Uid, useAction, useLoad } from '../ui';
 
 const PAGE_SIZE = 50;
 const GROUPS = '/iam/v2beta1/groups';
@@ -100,26 +100,7 @@ function Children({ uid }: { uid: string }) {
               </tbody>
             </table>
           ) : null}
-          {tokens.length > 0 || page.data.nextPageToken ? (
-            <div class="pager">
-              <button
-                type="button"
-                disabled={tokens.length === 0}
-                onClick={() => setTokens(tokens.slice(0, -1))}
-              >
-                Back
-              </button>
-              <button
-                type="button"
-                disabled={!page.data.nextPageToken}
-                onClick={() =>
-                  page.data?.nextPageToken && setTokens([...tokens, page.data.nextPageToken])
-                }
-              >
-                More
-              </button>
-            </div>
-          ) : null}
+          <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
         </>
       ) : page.loading ? (
         <p role="status">Loading…</p>
