@@ -184,6 +184,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const pager = new ListPager(codec, { writeGeneration: () => uow.writeGeneration });
     const { grants, groupCache, readCaches } = readCachesOf(db, new KnexGrantSource(uow));
     const authz = new Authorizer(grants);
+    const feed = db.changeFeed;
+    if (feed) metrics.observeReadCaches(readCaches, () => feed.fresh());
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const managed = new ManagedGuard(st.managers);

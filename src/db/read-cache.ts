@@ -3,6 +3,7 @@ import { consistencyScope } from '../resources/consistency.js';
 import type { ReadCache } from '../resources/read-cache.js';
 import type { ChangeFeed } from './change-feed.js';
 import { decodeToken } from './consistency-token.js';
+import { inPreconditionCheck } from './unit-of-work.js';
 
 export interface ReadCacheStats {
   hits: number;
@@ -39,7 +40,8 @@ export class FeedCache<T> implements ReadCache<T> {
 
   async read(key: string, load: (primary: boolean) => Promise<T>): Promise<T> {
     const token = requestToken();
-    if (token === null || !this.feed.fresh(token)) {
+    // A precondition check compares the row it has locked, in its own transaction.
+    if (token === null || !this.feed.fresh(token) || inPreconditionCheck()) {
       this.stats.bypassed++;
       return load(false);
     }

@@ -28,6 +28,14 @@ async function enforce(trx: Knex.Transaction, pre: Precondition): Promise<void> 
   if (!pre.ifMatch.includes('*') && !pre.ifMatch.includes(etag)) throw etagMismatch(pre.uid);
 }
 
+/**
+ * Whether the caller runs inside a precondition check: its reads must go through the
+ * check's transaction, never to a replica or a cache.
+ */
+export function inPreconditionCheck(): boolean {
+  return checking.getStore() !== undefined;
+}
+
 /** Tries of one transaction that PostgreSQL keeps aborting for conflicts. */
 const ATTEMPTS = 3;
 

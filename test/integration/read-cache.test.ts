@@ -79,6 +79,9 @@ serial('a Get is answered from memory once the row is known, and stays correct',
   for (let i = 0; i < 20; i++) t.is((await a.admin.get(`${G}/${uid}`)).status, 200);
   const after = a.arbor.readCaches.groups!;
   t.true(after.hits - before.hits >= 18, `hits ${after.hits - before.hits}`);
+  const text = await a.arbor.metrics.registry.metrics();
+  t.regex(text, /arbor_read_cache_reads\{cache="groups",outcome="hits"\} [1-9]/);
+  t.regex(text, /arbor_read_cache_serving 1/);
 });
 
 serial('a write through this process is read back at once, every time', async (t) => {
