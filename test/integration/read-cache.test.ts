@@ -223,3 +223,26 @@ serial('a terminated feed connection is noticed and replaced', async (t) => {
   await within(1_000, () => drops() >= before + 2);
   await Promise.all([feedUp(a), feedUp(b)]);
 });
+
+serial(
+  'no cache where it cannot hear: off by setting, or behind a transaction pooler',
+  async (t) => {
+    for (const opts of [{ readCache: false }, { pooler: 'transaction' as const }]) {
+      const d = await openDatabase({ url: db.url!, dataDir: '', ...opts });
+      try {
+        t.is(d.changeFeed, undefined, JSON.stringify(opts));
+      } finally {
+        await d.close();
+      }
+    }
+    // A direct connection named for LISTEN brings it back behind a pooler.
+    const d = await openDatabase({
+      url: db.url!,
+      dataDir: '',
+      pooler: 'transaction',
+      listenUrl: db.url!,
+    });
+    t.truthy(d.changeFeed);
+    await d.close();
+  },
+);
