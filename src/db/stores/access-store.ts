@@ -5,6 +5,7 @@ import type { AccessStore, BindingGrant, SeenBy } from '../../resources/access/a
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import { whereVisible } from '../keyset.js';
 import type { Tx } from '../../resources/tx.js';
+import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
 import { storedCapabilities } from './role-store.js';
 
@@ -62,9 +63,14 @@ export class KnexAccessStore implements AccessStore {
   }
 
   /**
-   * A keyset over the distinct identities of the bindings on the asked group's ancestry
-   * (at most the tree's depth of `parent_uid` index seeks), filtered in SQL by what the
-   * caller may see: the first page never materialises the bindings behind later ones.
+   * A keyset over the distinct identities of the bindings on the asked group's ancestry,
+   * filtered in SQL by what the caller may see. The roles that hold `cap` are read first
+   * (a handful of rows), so that each ancestor is one index-only scan of `role_bindings_unique`
+   * in identity order (migration 0019): the page merges those scans and stops after
+   * `pageSize + 1` identities, and the count de-duplicates the same merged, ordered scans
+   * without sorting them. Asked as one query over `r.capabilities @> …`, the planner guessed
+   * ~1 % of the rows matched, never chose the ordered scans, and sorted every live binding
+   * on the path twice (distinct, then count).
    */
   async holdersPage(
     tx: Tx,
@@ -73,27 +79,34 @@ export class KnexAccessStore implements AccessStore {
     seen: SeenBy,
     q: PageQuery,
   ): Promise<StorePage<string>> {
+    const roles = await rolesHolding(tx, cap);
+    if (roles.length === 0) return { items: [], total: q.knownTotal ?? '0' };
     const desc = q.order.direction === 'desc';
-    const page = granting(tx, groupUid, cap, seen).distinct('rb.identity_uid');
     const after = q.after?.[q.after.length - 1];
-    if (typeof after === 'string') page.where('rb.identity_uid', desc ? '<' : '>', after);
-    page.orderBy('rb.identity_uid', desc ? 'desc' : 'asc').limit(q.pageSize + 1);
-    if (q.skip > 0) page.offset(q.skip);
+    const page = holders(tx, groupUid, roles, seen, desc, (b) => {
+      if (typeof after === 'string') b.where('rb.identity_uid', desc ? '<' : '>', after);
+    });
     const count = async () => {
-      const row = (await granting(tx, groupUid, cap, seen)
-        .countDistinct({ n: 'rb.identity_uid' })
-        .first()) as { n: string | number } | undefined;
-      return String(row?.n ?? 0);
+      const all = holders(tx, groupUid, roles, seen, false);
+      const res = (await kx(tx).raw(
+        `SELECT count(*) AS n FROM (SELECT DISTINCT identity_uid FROM (${all.sql}) u) s`,
+        all.bindings,
+      )) as { rows: { n: string | number }[] };
+      return String(res.rows[0]?.n ?? 0);
     };
-    const [rows, total] = await Promise.all([
-      page as Promise<{ identity_uid: string }[]>,
+    const [found, total] = await Promise.all([
+      kx(tx).raw(
+        `SELECT identity_uid FROM (${page.sql}) u GROUP BY identity_uid
+          ORDER BY identity_uid ${desc ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`,
+        [...page.bindings, q.pageSize + 1, q.skip],
+      ) as Promise<{ rows: { identity_uid: string }[] }>,
       q.knownTotal === undefined ? count() : Promise.resolve(q.knownTotal),
     ]);
-    const items = rows.slice(0, q.pageSize).map((r) => r.identity_uid);
+    const items = found.rows.slice(0, q.pageSize).map((r) => r.identity_uid);
     const last = items[items.length - 1];
     return {
       items,
-      ...(rows.length > q.pageSize && last !== undefined ? { nextKey: [last] } : {}),
+      ...(found.rows.length > q.pageSize && last !== undefined ? { nextKey: [last] } : {}),
       total,
     };
   }
@@ -130,18 +143,60 @@ export class KnexAccessStore implements AccessStore {
  * its own, or where it may list role bindings, of identities it may list (or itself).
  */
 function granting(tx: Tx, groupUid: string, cap: Capability, seen: SeenBy): Knex.QueryBuilder {
+  const q = kx(tx)('role_bindings as rb')
+    .join('roles as r', 'r.uid', 'rb.role_uid')
+    .whereIn('rb.parent_uid', ancestryOf(groupUid))
+    .whereRaw('r.capabilities @> ?::jsonb', [JSON.stringify([cap])])
+    .whereRaw(LIVE);
+  return visibleTo(q, seen);
+}
+
+/** The bindings that count for the caller: its own, or visible ones of visible identities. */
+function visibleTo(q: Knex.QueryBuilder, seen: SeenBy): Knex.QueryBuilder {
   const self = seen.self;
   const either = (column: string, vis: SeenBy['bindings']) => (w: Knex.QueryBuilder) => {
     if (self !== undefined)
       w.where('rb.identity_uid', self).orWhere((v) => whereVisible(v, column, vis));
     else whereVisible(w, column, vis);
   };
-  const q = kx(tx)('role_bindings as rb')
-    .join('roles as r', 'r.uid', 'rb.role_uid')
-    .whereIn('rb.parent_uid', ancestryOf(groupUid))
-    .whereRaw('r.capabilities @> ?::jsonb', [JSON.stringify([cap])])
-    .whereRaw(LIVE);
   if (seen.bindings.kind !== 'all') q.where(either('rb.uid', seen.bindings));
   if (seen.identities.kind !== 'all') q.where(either('rb.identity_uid', seen.identities));
   return q;
+}
+
+/** Roles are few and their capabilities a jsonb array: this reads them all at most. */
+const ROLES_HOLDING = new Statement('SELECT uid FROM roles WHERE capabilities @> $1::jsonb');
+
+async function rolesHolding(tx: Tx, cap: Capability): Promise<string[]> {
+  const rows = await ROLES_HOLDING.rows<{ uid: string }>(kx(tx), [JSON.stringify([cap])]);
+  return rows.map((r) => r.uid);
+}
+
+/**
+ * The identity uids of the live bindings of `roles` that count for the caller, one
+ * parenthesised branch per group of the ancestry, each in identity order (`UNION ALL`:
+ * the caller merges and de-duplicates). `narrow` adds a condition to every branch.
+ */
+function holders(
+  tx: Tx,
+  groupUid: string,
+  roles: readonly string[],
+  seen: SeenBy,
+  desc: boolean,
+  narrow: (b: Knex.QueryBuilder) => void = () => {},
+): { sql: string; bindings: readonly Knex.Value[] } {
+  const parts = ancestryOf(groupUid).map((parent) => {
+    const b = kx(tx)('role_bindings as rb')
+      .select('rb.identity_uid')
+      .where('rb.parent_uid', parent)
+      .whereIn('rb.role_uid', [...roles])
+      .whereRaw(LIVE);
+    visibleTo(b, seen);
+    narrow(b);
+    return b.orderBy('rb.identity_uid', desc ? 'desc' : 'asc').toSQL();
+  });
+  return {
+    sql: parts.map((p) => `(${p.sql})`).join(' UNION ALL '),
+    bindings: parts.flatMap((p) => p.bindings),
+  };
 }
