@@ -51,6 +51,10 @@ export class ListPager {
    * constant time (group counters): such a total is read fresh on every page, neither
    * shared between first pages nor carried along a cursor chain (docs/adr/0003).
    *
+   * `countScope` names whatever else than `visibility` the count depends on (who-can: the
+   * caller and what it may see of bindings and identities): first pages share a count only
+   * when it is the same.
+   *
    * @throws RpcError INVALID_ARGUMENT for a forged token or one minted for another query.
    */
   async page<T>(
@@ -59,6 +63,7 @@ export class ListPager {
     visibility: Visibility,
     fetch: (q: PageQuery) => Promise<StorePage<T>>,
     maintained?: (q: Pick<PageQuery, 'uidp' | 'filters' | 'visibility'>) => boolean,
+    countScope = '',
   ): Promise<ListPage<T>> {
     const fingerprint = queryFingerprint({
       kind: spec.kind,
@@ -90,7 +95,7 @@ export class ListPager {
     const exact = maintained?.({ uidp: req.uidp, filters: req.filters, visibility }) ?? false;
     if (exact) knownTotal = undefined;
     // First pages share a recent count of the same query and visibility (docs/adr/0003).
-    const countKey = `${fingerprint}\0${JSON.stringify(visibility)}`;
+    const countKey = `${fingerprint}\0${JSON.stringify(visibility)}\0${countScope}`;
     const generation = this.#generation();
     if (knownTotal === undefined && !req.pageToken && !exact)
       knownTotal = this.cachedCount(countKey);

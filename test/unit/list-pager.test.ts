@@ -98,3 +98,15 @@ test('pager: a maintained total is read on every page, neither shared nor carrie
   t.is(next.totalCount, '7', 'not the total carried by the token');
   t.true(s.seen.every((q) => q.knownTotal === undefined));
 });
+
+test('pager: first pages share a count only within the same count scope', async (t) => {
+  const pager = new ListPager(new PageTokenCodec(randomBytes(32)), { now: () => 0 });
+  let count = 1;
+  const s = store(() => String(count));
+  const all = { kind: 'all' } as const;
+  const ask = (scope: string) => pager.page(spec, req, all, s.fetch, undefined, scope);
+  t.is((await ask('alice')).totalCount, '1');
+  count = 2;
+  t.is((await ask('bob')).totalCount, '2', 'another caller counts on its own');
+  t.is((await ask('alice')).totalCount, '1', 'the same caller shares its recent count');
+});

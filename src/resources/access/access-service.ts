@@ -99,8 +99,10 @@ export class AccessService {
         );
         return { ...page, items };
       },
-      // Counted afresh for every page: the answer is the caller's own, never shared.
-      () => true,
+      // The count is the caller's own: shared (docs/adr/0003) only between first pages
+      // asked with the same view of bindings and identities, and carried by the cursor.
+      undefined,
+      JSON.stringify(seen),
     );
   }
 
