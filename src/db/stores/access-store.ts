@@ -1,7 +1,12 @@
 import type { Capability } from '../../auth/capabilities.js';
 import { ancestryOf } from '../../core/uidp.js';
 import type { Knex } from 'knex';
-import type { AccessStore, BindingGrant, SeenBy } from '../../resources/access/access-store.js';
+import type {
+  AccessStore,
+  BindingGrant,
+  CheckFacts,
+  SeenBy,
+} from '../../resources/access/access-store.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import { whereVisible } from '../keyset.js';
 import type { Tx } from '../../resources/tx.js';
@@ -41,7 +46,40 @@ async function rows(tx: Tx, sql: string, params: string[]): Promise<BindingGrant
   return res.rows.map(toGrant);
 }
 
+/**
+ * Everything one check reads, in one round trip: whether the group and the identity exist,
+ * and the identity's live bindings at the group or above it (`starts_with`: the asked
+ * group lies below the binding's). Prepared, like the authorizer's grants query.
+ */
+const CHECK = new Statement(
+  `WITH q AS (SELECT $1::text AS grp, $2::text AS who)
+   SELECT EXISTS (SELECT 1 FROM groups g WHERE g.uid = q.grp) AS group_exists,
+          EXISTS (SELECT 1 FROM identities i WHERE i.uid = q.who) AS identity_exists,
+          b.uid, b.parent_uid, b.identity_uid, b.role_uid, b.role_name, b.role_description,
+          b.capabilities
+     FROM q LEFT JOIN LATERAL (
+       SELECT rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
+              r.name AS role_name, r.description AS role_description, r.capabilities
+         FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
+        WHERE rb.identity_uid = q.who AND ${LIVE}
+          AND (rb.parent_uid = q.grp OR starts_with(q.grp, rb.parent_uid || '/'))
+     ) b ON true
+    ORDER BY b.uid`,
+);
+
 export class KnexAccessStore implements AccessStore {
+  async checkFacts(tx: Tx, identityUid: string, groupUid: string): Promise<CheckFacts> {
+    const found = await CHECK.rows<
+      { group_exists: boolean; identity_exists: boolean } & (Row | { [K in keyof Row]: null })
+    >(kx(tx), [groupUid, identityUid]);
+    const first = found[0];
+    return {
+      groupExists: first?.group_exists === true,
+      identityExists: first?.identity_exists === true,
+      bindings: found.flatMap((r) => (r.uid === null ? [] : [toGrant(r as Row)])),
+    };
+  }
+
   async identityExists(tx: Tx, uid: string): Promise<boolean> {
     return (await kx(tx)('identities').where({ uid }).first('uid')) !== undefined;
   }
