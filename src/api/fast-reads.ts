@@ -8,6 +8,7 @@ import { isValidUidp } from '../core/uidp.js';
 import { CONSISTENCY_HEADER, withConsistency } from '../resources/consistency.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { compress, encodingFor } from './compression.js';
+import { readJsonObjectOf } from './middleware/json-body.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
 
 /** A read's answer, serialised once: the JSON text and, for a Get, its entity tag. */
@@ -41,6 +42,13 @@ export interface PublicAnswer {
   headers: Readonly<Record<string, string>>;
 }
 
+/**
+ * A POST that only reads (the access check): the route's Koa handler and the fast path
+ * call this same function with the principal and the JSON object body (read by the one
+ * reader both use, `readJsonObjectOf`); the answer is serialised as Koa serialises it.
+ */
+export type Call = (p: Principal, body: Record<string, unknown>) => Promise<unknown>;
+
 /** The headers a public route adds to a failure (a challenge), or undefined for none. */
 export type FailureHeaders = (e: unknown) => Readonly<Record<string, string>> | undefined;
 
@@ -58,6 +66,13 @@ interface Route {
   read: Read;
   /** The router's template of the route: the metrics label Koa's path would give it. */
   label: string;
+}
+
+interface CallRoute {
+  call: Call;
+  label: string;
+  /** The route's body limit, as its Koa handler reads it. */
+  bodyLimit: number;
 }
 
 interface PublicRoute {
@@ -85,6 +100,7 @@ export class FastReads {
   readonly #lists = new Map<string, Route>();
   readonly #gets = new Map<string, Route>();
   readonly #public = new Map<string, PublicRoute>();
+  readonly #calls = new Map<string, CallRoute>();
 
   /** koa-compress varies every answer on Accept-Encoding; with CORS on, @koa/cors on Origin. */
   readonly #vary: string;
@@ -116,9 +132,18 @@ export class FastReads {
     this.#public.set(path, { read, label: path, failureHeaders });
   }
 
+  /**
+   * Serve `POST path` here too: a read that takes a small JSON body (the access check).
+   * `label` is the route's template as the router holds it.
+   */
+  registerCall(path: string, label: string, call: Call, bodyLimit: number): void {
+    this.#calls.set(path, { call, label, bodyLimit });
+  }
+
   /** What is registered, as `[kind, collection or path]` (tests enumerate it). */
-  routes(): Array<['get' | 'list' | 'public', string]> {
+  routes(): Array<['get' | 'list' | 'public' | 'call', string]> {
     return [
+      ...[...this.#calls.keys()].map((c): ['call', string] => ['call', c]),
       ...[...this.#public.keys()].map((c): ['public', string] => ['public', c]),
       ...[...this.#gets.keys()].map((c): ['get', string] => ['get', c]),
       ...[...this.#lists.keys()].map((c): ['list', string] => ['list', c]),
@@ -134,9 +159,18 @@ export class FastReads {
 
   /** Serve `req` if it is a read this path takes; false leaves it untouched for Koa. */
   tryServe(req: IncomingMessage, res: ServerResponse): boolean {
-    if (req.method !== 'GET' || req.httpVersionMajor !== 1) return false;
+    if (req.httpVersionMajor !== 1) return false;
     if (this.d.cors && req.headers.origin !== undefined) return false;
     const url = req.url ?? '';
+    if (req.method === 'POST') {
+      // Exactly the path: a query string, a fragment or any other spelling goes to Koa.
+      const call = this.#calls.get(url);
+      if (call === undefined) return false;
+      this.stats.served++;
+      void this.serveCall(req, res, call, url);
+      return true;
+    }
+    if (req.method !== 'GET') return false;
     // A fragment is not part of a request target; Koa's parser would drop it, this one not.
     if (url.includes('#')) return false;
     const q = url.indexOf('?');
@@ -162,10 +196,10 @@ export class FastReads {
   }
 
   /** Counted and timed as httpMetrics counts Koa's routes, in the same series. */
-  private count(route: { label: string }, status: number, seconds: number): void {
+  private count(route: { label: string }, status: number, seconds: number, method = 'GET'): void {
     const m = this.d.metrics;
     if (!m) return;
-    const labels = { route: route.label, method: 'GET', code: String(status) };
+    const labels = { route: route.label, method, code: String(status) };
     m.httpRequests.inc(labels);
     m.httpDuration.observe(labels, seconds);
   }
@@ -212,6 +246,59 @@ export class FastReads {
     } finally {
       this.count(route, status, (performance.now() - started) / 1000);
       logRequest(this.d.logger, log, 'GET', path, status, started, principal);
+    }
+  }
+
+  /**
+   * A POST that reads: as `serve`, then the body as Koa's route reads it (after the
+   * authentication, as Koa's gate runs before the route), in the request's consistency
+   * scope as Koa's middleware makes it.
+   */
+  private async serveCall(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: CallRoute,
+    path: string,
+  ): Promise<void> {
+    const started = performance.now();
+    const requestId = requestIdOf(req.headers['x-request-id']);
+    let child: Logger | undefined;
+    const log = () => (child ??= this.d.logger.child({ requestId }));
+    let principal: Principal | undefined;
+    let status = 200;
+    try {
+      try {
+        const token = req.headers['arbor-consistency-token'];
+        let written: string | undefined;
+        const answer = await withConsistency(
+          typeof token === 'string' ? token : undefined,
+          async (scope) => {
+            principal = await authenticateRequest(
+              this.d.authenticator,
+              req.headers.authorization || undefined,
+              'rest',
+              requestId,
+            );
+            const body = await readJsonObjectOf(req, route.bodyLimit);
+            const a = await route.call(principal, body);
+            written = scope.written;
+            return a;
+          },
+        );
+        if (written !== undefined) res.setHeader(CONSISTENCY_HEADER, written);
+        await send(req, res, 200, requestId, { json: JSON.stringify(answer) }, this.#vary);
+      } catch (e) {
+        const failure = errorAnswerOf(e, log);
+        status = failure.status;
+        await send(req, res, status, requestId, { json: JSON.stringify(failure.body) }, this.#vary);
+      }
+    } catch (e) {
+      log().error({ err: e }, 'unhandled error');
+      status = 500;
+      res.destroy();
+    } finally {
+      this.count(route, status, (performance.now() - started) / 1000, 'POST');
+      logRequest(this.d.logger, log, 'POST', path, status, started, principal);
     }
   }
 
