@@ -68,6 +68,12 @@ interface Route {
   label: string;
 }
 
+/** One request's id, and its caller once authenticated (for the access log). */
+interface Who {
+  requestId: string;
+  principal?: Principal;
+}
+
 interface CallRoute {
   call: Call;
   label: string;
@@ -195,47 +201,37 @@ export class FastReads {
     return true;
   }
 
-  /** Counted and timed as httpMetrics counts Koa's routes, in the same series. */
-  private count(route: { label: string }, status: number, seconds: number, method = 'GET'): void {
-    const m = this.d.metrics;
-    if (!m) return;
-    const labels = { route: route.label, method, code: String(status) };
-    m.httpRequests.inc(labels);
-    m.httpDuration.observe(labels, seconds);
-  }
-
-  private async serve(
+  /**
+   * One request as Koa's chain answers it: `produce` gives the answer (and the headers of a
+   * success), any failure leaves through `errorAnswerOf` (with `failureHeaders`), and the
+   * request is counted and logged as httpMetrics and requestContext count and log it.
+   */
+  private async answer(
     req: IncomingMessage,
     res: ServerResponse,
-    route: Route,
-    uid: string | undefined,
-    search: string,
+    route: { label: string },
+    method: 'GET' | 'POST',
     path: string,
+    produce: (who: Who) => Promise<PublicAnswer | ReadAnswer>,
+    failureHeaders: FailureHeaders = () => undefined,
   ): Promise<void> {
     const started = performance.now();
     const requestId = requestIdOf(req.headers['x-request-id']);
     let child: Logger | undefined;
     const log = () => (child ??= this.d.logger.child({ requestId }));
-    let principal: Principal | undefined;
+    const who: Who = { requestId };
     let status = 200;
     try {
       try {
-        principal = await authenticateRequest(
-          this.d.authenticator,
-          req.headers.authorization || undefined,
-          'rest',
-          requestId,
-        );
-        const who = principal;
-        // Reads earn no token; the client's (if any) says how fresh a replica must be.
-        const token = req.headers['arbor-consistency-token'];
-        const answer = await withConsistency(typeof token === 'string' ? token : undefined, () =>
-          route.read(who, uid, queryOf(search)),
-        );
+        const answer = await produce(who);
+        for (const [k, v] of Object.entries('headers' in answer ? answer.headers : {}))
+          res.setHeader(k, v);
         await send(req, res, 200, requestId, answer, this.#vary);
       } catch (e) {
         const failure = errorAnswerOf(e, log);
         status = failure.status;
+        // Headers of a success never reach a failure: `produce` threw before returning them.
+        for (const [k, v] of Object.entries(failureHeaders(e) ?? {})) res.setHeader(k, v);
         await send(req, res, status, requestId, { json: JSON.stringify(failure.body) }, this.#vary);
       }
     } catch (e) {
@@ -244,110 +240,100 @@ export class FastReads {
       status = 500;
       res.destroy();
     } finally {
-      this.count(route, status, (performance.now() - started) / 1000);
-      logRequest(this.d.logger, log, 'GET', path, status, started, principal);
+      const m = this.d.metrics;
+      if (m) {
+        const labels = { route: route.label, method, code: String(status) };
+        m.httpRequests.inc(labels);
+        m.httpDuration.observe(labels, (performance.now() - started) / 1000);
+      }
+      logRequest(this.d.logger, log, method, path, status, started, who.principal);
     }
   }
 
+  /** The bearer token's principal, as Koa's `authn` middleware finds it. */
+  private async authenticate(req: IncomingMessage, who: Who): Promise<Principal> {
+    who.principal = await authenticateRequest(
+      this.d.authenticator,
+      req.headers.authorization || undefined,
+      'rest',
+      who.requestId,
+    );
+    return who.principal;
+  }
+
+  private serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    uid: string | undefined,
+    search: string,
+    path: string,
+  ): Promise<void> {
+    return this.answer(req, res, route, 'GET', path, async (who) => {
+      const principal = await this.authenticate(req, who);
+      // Reads earn no token; the client's (if any) says how fresh a replica must be.
+      const token = req.headers['arbor-consistency-token'];
+      return withConsistency(typeof token === 'string' ? token : undefined, () =>
+        route.read(principal, uid, queryOf(search)),
+      );
+    });
+  }
+
   /**
-   * A POST that reads: as `serve`, then the body as Koa's route reads it (after the
-   * authentication, as Koa's gate runs before the route), in the request's consistency
-   * scope as Koa's middleware makes it.
+   * A POST that reads: authenticated, then its body read as Koa's route reads it (Koa's
+   * gate runs before the route), all in the request's consistency scope as Koa's
+   * middleware makes it, with the token its writes earned (none, for a read) on success.
    */
-  private async serveCall(
+  private serveCall(
     req: IncomingMessage,
     res: ServerResponse,
     route: CallRoute,
     path: string,
   ): Promise<void> {
-    const started = performance.now();
-    const requestId = requestIdOf(req.headers['x-request-id']);
-    let child: Logger | undefined;
-    const log = () => (child ??= this.d.logger.child({ requestId }));
-    let principal: Principal | undefined;
-    let status = 200;
-    try {
-      try {
-        const token = req.headers['arbor-consistency-token'];
-        let written: string | undefined;
-        const answer = await withConsistency(
-          typeof token === 'string' ? token : undefined,
-          async (scope) => {
-            principal = await authenticateRequest(
-              this.d.authenticator,
-              req.headers.authorization || undefined,
-              'rest',
-              requestId,
-            );
-            const body = await readJsonObjectOf(req, route.bodyLimit);
-            const a = await route.call(principal, body);
-            written = scope.written;
-            return a;
-          },
-        );
-        if (written !== undefined) res.setHeader(CONSISTENCY_HEADER, written);
-        await send(req, res, 200, requestId, { json: JSON.stringify(answer) }, this.#vary);
-      } catch (e) {
-        const failure = errorAnswerOf(e, log);
-        status = failure.status;
-        await send(req, res, status, requestId, { json: JSON.stringify(failure.body) }, this.#vary);
-      }
-    } catch (e) {
-      log().error({ err: e }, 'unhandled error');
-      status = 500;
-      res.destroy();
-    } finally {
-      this.count(route, status, (performance.now() - started) / 1000, 'POST');
-      logRequest(this.d.logger, log, 'POST', path, status, started, principal);
-    }
+    return this.answer(req, res, route, 'POST', path, (who) =>
+      consistent(req, async () => {
+        const principal = await this.authenticate(req, who);
+        const body = await readJsonObjectOf(req, route.bodyLimit);
+        return { json: JSON.stringify(await route.call(principal, body)), headers: {} };
+      }),
+    );
   }
 
   /** A public read: as `serve`, without the bearer token (the read takes its own credentials). */
-  private async servePublic(
+  private servePublic(
     req: IncomingMessage,
     res: ServerResponse,
     route: PublicRoute,
     search: string,
     path: string,
   ): Promise<void> {
-    const started = performance.now();
-    const requestId = requestIdOf(req.headers['x-request-id']);
-    let child: Logger | undefined;
-    const log = () => (child ??= this.d.logger.child({ requestId }));
-    let status = 200;
-    try {
-      try {
-        // As Koa's consistency middleware: the client's token in, a token its writes earned
-        // (the STS's last-seen write, with read replicas) out, on success only.
-        const token = req.headers['arbor-consistency-token'];
-        let written: string | undefined;
-        const answer = await withConsistency(
-          typeof token === 'string' ? token : undefined,
-          async (scope) => {
-            const a = await route.read(req.headers.authorization ?? '', queryOf(search));
-            written = scope.written;
-            return a;
-          },
-        );
-        for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
-        if (written !== undefined) res.setHeader(CONSISTENCY_HEADER, written);
-        await send(req, res, 200, requestId, answer, this.#vary);
-      } catch (e) {
-        const failure = errorAnswerOf(e, log);
-        status = failure.status;
-        // Headers of a success never reach a failure: the read threw before returning them.
-        for (const [k, v] of Object.entries(route.failureHeaders(e) ?? {})) res.setHeader(k, v);
-        await send(req, res, status, requestId, { json: JSON.stringify(failure.body) }, this.#vary);
-      }
-    } catch (e) {
-      log().error({ err: e }, 'unhandled error');
-      status = 500;
-      res.destroy();
-    } finally {
-      this.count(route, status, (performance.now() - started) / 1000);
-      logRequest(this.d.logger, log, 'GET', path, status, started, undefined);
-    }
+    return this.answer(
+      req,
+      res,
+      route,
+      'GET',
+      path,
+      () => consistent(req, () => route.read(req.headers.authorization ?? '', queryOf(search))),
+      route.failureHeaders,
+    );
   }
+}
+
+/**
+ * As Koa's consistency middleware: the client's token in, and on success the token its
+ * writes earned (the STS's last-seen write, with read replicas) out among the headers.
+ */
+async function consistent(
+  req: IncomingMessage,
+  produce: () => Promise<PublicAnswer>,
+): Promise<PublicAnswer> {
+  const token = req.headers['arbor-consistency-token'];
+  return withConsistency(typeof token === 'string' ? token : undefined, async (scope) => {
+    const a = await produce();
+    return scope.written === undefined
+      ? a
+      : { ...a, headers: { ...a.headers, [CONSISTENCY_HEADER]: scope.written } };
+  });
 }
 
 /** `/a/b/c` of `/a/b/c/…`, or undefined when the path has fewer segments. */
