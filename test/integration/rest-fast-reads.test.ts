@@ -436,3 +436,30 @@ test.serial(
     t.is((await count()) - before, 2);
   },
 );
+
+test.serial('fast reads: who-can and what-can answer as Koa does', async (t) => {
+  const lists = fast
+    .routes()
+    .filter(([k]) => k === 'list')
+    .map(([, p]) => p);
+  t.true(lists.includes('/iam/v2beta1/access:whoCan'));
+  t.true(lists.includes('/iam/v2beta1/access:whatCan'));
+  const who = '/iam/v2beta1/access:whoCan';
+  const queries = [
+    `?group=${ten.a}&capability=groups.list`,
+    `?group=${ten.a}&capability=groups.list&page_size=1&order_by=uid%20desc`,
+    `?group=${ten.a}&capability=groups.list&page_size=1&skip=1`,
+    `?group=${ten.b}&capability=groups.update`,
+    `?group=${ten.org}&capability=groups.list&uidp.children_of=${ten.org}`,
+    `?group=${'0'.repeat(40)}&capability=groups.list`,
+    `?group=${ten.a}&capability=nope`,
+    `?group=${ten.a}`,
+    '',
+  ];
+  for (const caller of ['admin', 'viewer@a', 'owner@b', 'unbound', 'anonymous'])
+    for (const q of queries) await same(t, `${who}${q}`, auth(caller), true);
+  const what = '/iam/v2beta1/access:whatCan';
+  for (const caller of ['admin', 'viewer@a', 'owner@b', 'unbound'])
+    for (const q of ['', `?identity=${ten.ids['viewer@a']}`, '?identity=x', '?page_size=1'])
+      await same(t, `${what}${q}`, auth(caller), true);
+});
