@@ -19,7 +19,10 @@ export interface ListPagerOptions {
 
 export class ListPager {
   /** Recent first-page counts: many clients asking the same list count it once. */
-  readonly #counts = new Map<string, { at: number; generation: number; total: string }>();
+  readonly #counts = new Map<
+    string,
+    { at: number; generation: number; total: string; until: number }
+  >();
   readonly #ttl: number;
   readonly #generation: () => number;
   readonly #now: () => number;
@@ -36,14 +39,16 @@ export class ListPager {
   private cachedCount(key: string): string | undefined {
     const hit = this.#counts.get(key);
     if (!hit) return undefined;
-    if (hit.generation === this.#generation() && this.#now() - hit.at < this.#ttl) return hit.total;
+    const now = this.#now();
+    if (hit.generation === this.#generation() && now - hit.at < this.#ttl && now < hit.until)
+      return hit.total;
     this.#counts.delete(key);
     return undefined;
   }
 
-  private rememberCount(key: string, total: string, generation: number): void {
+  private rememberCount(key: string, total: string, generation: number, until = Infinity): void {
     if (this.#counts.size >= 1_000) this.#counts.clear();
-    this.#counts.set(key, { at: this.#now(), generation, total });
+    this.#counts.set(key, { at: this.#now(), generation, total, until });
   }
 
   /**
@@ -109,7 +114,8 @@ export class ListPager {
       visibility,
       ...(knownTotal === undefined ? {} : { knownTotal }),
     });
-    if (knownTotal === undefined && !exact) this.rememberCount(countKey, page.total, generation);
+    if (knownTotal === undefined && !exact)
+      this.rememberCount(countKey, page.total, generation, page.totalUntil);
     return {
       items: page.items,
       ...(page.nextKey

@@ -297,6 +297,31 @@ test.serial('who can: descending order, skip and one identity bound several ways
   t.is(skipped.skipped, 2);
 });
 
+test('who can: a binding that expires leaves the page and the count at once', async (t) => {
+  const team = await createGroup(s.admin, 'who-expiry', org);
+  const role = await createRole(s.admin, team, 'expiry-reader', ['tag.list']);
+  const stays = await createIdentity(s.admin, team, 'expiry-stays');
+  const goes = await createIdentity(s.admin, team, 'expiry-goes');
+  await createBinding(s.admin, team, stays, role);
+  const expireTime = new Date(Date.now() + 1_500).toISOString();
+  const bound = await s.admin.post(`/iam/v2beta1/roleBindings/${team}`, {
+    identityUid: goes,
+    roleUid: role,
+    expireTime,
+  });
+  t.is(bound.status, 200);
+  const q = `${A}:whoCan?group=${team}&capability=tag.list`;
+  const before = (await s.admin.get(q)).body;
+  const holders = (b: any) => b.identities.map((h: any) => h.identityUid);
+  t.true(holders(before).includes(goes));
+  // Within the two seconds a first page's count is shared (ADR 0003), but past the expiry.
+  await new Promise((r) => setTimeout(r, Date.parse(expireTime) - Date.now() + 100));
+  const after = (await s.admin.get(q)).body;
+  t.false(holders(after).includes(goes));
+  t.is(Number(after.totalCount), Number(before.totalCount) - 1);
+  t.is(after.totalCount, String(after.identities.length));
+});
+
 test('who can: only holders and bindings the caller may list; the group must be visible', async (t) => {
   const res = await carolClient.get(`${A}:whoCan?group=${sub}&capability=groups.list`);
   t.is(res.status, 200);

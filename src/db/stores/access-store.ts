@@ -124,28 +124,36 @@ export class KnexAccessStore implements AccessStore {
     const page = holders(tx, groupUid, roles, seen, desc, (b) => {
       if (typeof after === 'string') b.where('rb.identity_uid', desc ? '<' : '>', after);
     });
-    const count = async () => {
-      const all = holders(tx, groupUid, roles, seen, false);
+    // The distinct identities of the merged scans, and when the first binding counted
+    // expires (the count may change then, with no write).
+    const count = async (): Promise<{ total: string; totalUntil?: number }> => {
+      const all = holders(tx, groupUid, roles, seen, false, undefined, true);
       const res = (await kx(tx).raw(
-        `SELECT count(*) AS n FROM (SELECT DISTINCT identity_uid FROM (${all.sql}) u) s`,
+        `SELECT count(*) AS n, min(e) AS until FROM (
+           SELECT identity_uid, min(expire_time) AS e FROM (${all.sql}) u GROUP BY identity_uid
+         ) s`,
         all.bindings,
-      )) as { rows: { n: string | number }[] };
-      return String(res.rows[0]?.n ?? 0);
+      )) as { rows: { n: string | number; until: Date | null }[] };
+      const until = res.rows[0]?.until?.getTime();
+      return {
+        total: String(res.rows[0]?.n ?? 0),
+        ...(until === undefined ? {} : { totalUntil: until }),
+      };
     };
-    const [found, total] = await Promise.all([
+    const [found, counted] = await Promise.all([
       kx(tx).raw(
         `SELECT identity_uid FROM (${page.sql}) u GROUP BY identity_uid
           ORDER BY identity_uid ${desc ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`,
         [...page.bindings, q.pageSize + 1, q.skip],
       ) as Promise<{ rows: { identity_uid: string }[] }>,
-      q.knownTotal === undefined ? count() : Promise.resolve(q.knownTotal),
+      q.knownTotal === undefined ? count() : Promise.resolve({ total: q.knownTotal }),
     ]);
     const items = found.rows.slice(0, q.pageSize).map((r) => r.identity_uid);
     const last = items[items.length - 1];
     return {
       items,
       ...(found.rows.length > q.pageSize && last !== undefined ? { nextKey: [last] } : {}),
-      total,
+      ...counted,
     };
   }
 
@@ -213,7 +221,8 @@ async function rolesHolding(tx: Tx, cap: Capability): Promise<string[]> {
 /**
  * The identity uids of the live bindings of `roles` that count for the caller, one
  * parenthesised branch per group of the ancestry, each in identity order (`UNION ALL`:
- * the caller merges and de-duplicates). `narrow` adds a condition to every branch.
+ * the caller merges and de-duplicates). `narrow` adds a condition to every branch;
+ * `withExpiry` selects each binding's `expire_time` too.
  */
 function holders(
   tx: Tx,
@@ -222,10 +231,11 @@ function holders(
   seen: SeenBy,
   desc: boolean,
   narrow: (b: Knex.QueryBuilder) => void = () => {},
+  withExpiry = false,
 ): { sql: string; bindings: readonly Knex.Value[] } {
   const parts = ancestryOf(groupUid).map((parent) => {
     const b = kx(tx)('role_bindings as rb')
-      .select('rb.identity_uid')
+      .select(withExpiry ? ['rb.identity_uid', 'rb.expire_time'] : ['rb.identity_uid'])
       .where('rb.parent_uid', parent)
       .whereIn('rb.role_uid', [...roles])
       .whereRaw(LIVE);
