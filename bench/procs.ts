@@ -129,6 +129,8 @@ export async function startArbor(
       ARBOR_WORKERS: String(workers),
       // The token server is on, as for a registry that trusts Arbor (the registry.token case).
       ARBOR_REGISTRY_SERVICE: REGISTRY_SERVICE,
+      // ARBOR_READ_CACHE=false in the bench's environment measures Arbor without its cache.
+      ...(process.env.ARBOR_READ_CACHE ? { ARBOR_READ_CACHE: process.env.ARBOR_READ_CACHE } : {}),
     },
     `${url}/readyz`,
     url,

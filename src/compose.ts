@@ -4,7 +4,7 @@ import { createApp } from './api/app.js';
 import type { FastReads, NodeHandler } from './api/fast-reads.js';
 import { loadConsoleAssets } from './api/console-static.js';
 import type { OpenApiDocument } from './api/openapi/document.js';
-import { Authorizer } from './auth/authorizer.js';
+import { Authorizer, type GrantSource } from './auth/authorizer.js';
 import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
 import { CachedGrantSource } from './auth/cached-grant-source.js';
 import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js';
@@ -24,6 +24,9 @@ import { serverSecret } from './db/secrets.js';
 import { createStores } from './db/stores/index.js';
 import { KnexGrantSource } from './db/stores/grant-source.js';
 import { KnexUnitOfWork } from './db/unit-of-work.js';
+import { FeedGrantSource } from './db/feed-grant-source.js';
+import { FeedCache, type ReadCacheStats } from './db/read-cache.js';
+import type { Group } from './resources/groups/group.js';
 import { GroupService } from './resources/groups/group-service.js';
 import { HealthService } from './resources/health-service.js';
 import { ListPager } from './resources/list-pager.js';
@@ -88,6 +91,8 @@ export interface Arbor {
   delivery: DeliveryWorker;
   /** Deletes role bindings past expiry and retention; `arbor serve` starts it. */
   bindingSweeper: BindingExpirySweeper;
+  /** The read caches' counters, by cache (empty when the cache is off). */
+  readCaches: Readonly<Record<string, ReadCacheStats>>;
   close(): Promise<void>;
 }
 
@@ -120,6 +125,30 @@ export function createLogger(level: string): Logger {
   return pino({ level, base: { service: 'arbor' }, timestamp: pino.stdTimeFunctions.isoTime });
 }
 
+/**
+ * The grant source every decision reads, and the group rows' cache: with a change feed,
+ * caches it keeps current (db/read-cache.ts), over the one-second grant cache it falls back
+ * to; without one, that one-second cache alone.
+ */
+function readCachesOf(
+  db: Database,
+  grantSource: KnexGrantSource,
+): {
+  grants: GrantSource;
+  groupCache: FeedCache<Group | undefined> | undefined;
+  readCaches: Record<string, ReadCacheStats>;
+} {
+  const ttlGrants = new CachedGrantSource(grantSource);
+  if (!db.changeFeed) return { grants: ttlGrants, groupCache: undefined, readCaches: {} };
+  const grants = new FeedGrantSource(db.changeFeed, grantSource, ttlGrants);
+  const groupCache = new FeedCache<Group | undefined>(db.changeFeed, 'g');
+  return {
+    grants,
+    groupCache,
+    readCaches: { groups: groupCache.stats, grants: grants.cache.stats },
+  };
+}
+
 /** The one place that wires database → stores → services → front door. */
 export async function compose(config: Readonly<Config>, opts: ComposeOptions = {}): Promise<Arbor> {
   const logger = opts.logger ?? createLogger(config.logLevel);
@@ -131,6 +160,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       maxReplicaLagMs: config.readReplicaMaxLagMs,
       dataDir: config.dataDir,
       pooler: config.databasePooler,
+      readCache: config.readCache,
+      listenUrl: config.databaseListenUrl,
       // The driver's messages carry stacks; the first line says what went wrong.
       warn: (m) => logger.warn({ component: 'db' }, m.split('\n', 1)[0]),
       lock: opts.dataDirLock,
@@ -147,10 +178,14 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     }
     const codec = new PageTokenCodec(await serverSecret(db.knex, 'page-token'));
-    if (db.replicas) enableConsistencyScopes();
-    const uow = new KnexUnitOfWork(db.knex, db.replicas);
+    // A token tells a replica, or another process's read cache, how fresh a read must be.
+    if (db.replicas || db.changeFeed) enableConsistencyScopes();
+    const uow = new KnexUnitOfWork(db.knex, db.replicas, db.changeFeed);
     const pager = new ListPager(codec, { writeGeneration: () => uow.writeGeneration });
-    const authz = new Authorizer(new CachedGrantSource(new KnexGrantSource(uow)));
+    const { grants, groupCache, readCaches } = readCachesOf(db, new KnexGrantSource(uow));
+    const authz = new Authorizer(grants);
+    const feed = db.changeFeed;
+    if (feed) metrics.observeReadCaches(readCaches, () => feed.fresh());
     const st = createStores();
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const managed = new ManagedGuard(st.managers);
@@ -170,7 +205,11 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     });
     const base: Omit<Services, 'tokenTester'> = {
       health: new HealthService(uow, st.pinger),
-      groups: new GroupService({ ...common, groups: st.groups }),
+      groups: new GroupService({
+        ...common,
+        groups: st.groups,
+        ...(groupCache ? { cache: groupCache } : {}),
+      }),
       identities: new IdentityService({
         ...common,
         identities: st.identities,
@@ -352,6 +391,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       metrics,
       delivery,
       bindingSweeper,
+      readCaches,
       close: async () => {
         await bindingSweeper.stop();
         await delivery.stop();

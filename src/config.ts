@@ -13,6 +13,10 @@ export interface Config {
   dataDir: string;
   /** DATABASE_POOLER: `transaction` behind a transaction-mode pooler (src/db/pooler-mode.ts). */
   databasePooler: 'none' | 'transaction';
+  /** ARBOR_READ_CACHE: group rows and grants in memory, invalidated by LISTEN/NOTIFY. */
+  readCache: boolean;
+  /** DATABASE_LISTEN_URL: a direct connection for LISTEN when DATABASE_URL is a pooler. */
+  databaseListenUrl: string | undefined;
   /** Directory of the token-signing keys (`*.jwk.json`); generated when empty. */
   signingKeysDir: string;
   issuerUrl: string;
@@ -201,6 +205,12 @@ export const environmentSchema = z.object({
     .enum(['none', 'transaction'], { error: 'must be none or transaction' })
     .optional()
     .transform((v) => v ?? 'none'),
+  // The read cache (docs/operations.md, "Read cache").
+  ARBOR_READ_CACHE: flag(true),
+  DATABASE_LISTEN_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// URL' })
+    .optional(),
   ARBOR_SIGNING_KEYS_DIR: z.string().optional(),
   ARBOR_ISSUER_URL: url.optional(),
   ARBOR_ADMIN_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
@@ -279,6 +289,7 @@ const SECRET = new Set([
   'ARBOR_ADMIN_TOKEN',
   'DATABASE_URL',
   'DATABASE_READ_URL',
+  'DATABASE_LISTEN_URL',
   'ARBOR_SECRET_KEY',
   'ARBOR_REGISTRY_NOTIFY_TOKEN',
 ]);
@@ -345,6 +356,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     readReplicaMaxLagMs: e.ARBOR_READ_REPLICA_MAX_LAG_MS,
     dataDir,
     databasePooler: e.DATABASE_POOLER,
+    readCache: e.ARBOR_READ_CACHE,
+    databaseListenUrl: e.DATABASE_LISTEN_URL,
     signingKeysDir: resolve(e.ARBOR_SIGNING_KEYS_DIR ?? `${dataDir}/keys`),
     issuerUrl: (e.ARBOR_ISSUER_URL ?? `${scheme}://localhost:${e.PORT}`).replace(/\/+$/, ''),
     adminToken: e.ARBOR_ADMIN_TOKEN,

@@ -8,6 +8,7 @@ import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { copyTemplate } from './pglite-template.js';
 import { connectToFirstQualifying, parseMultiHostUrl } from './multi-host.js';
 import { useUnnamedStatements, type PoolerMode } from './pooler-mode.js';
+import { ChangeFeed } from './change-feed.js';
 import { ReadReplicas } from './read-replicas.js';
 import { makeTimestamptzParser } from './timestamptz-parser.js';
 
@@ -31,6 +32,8 @@ export interface Database {
   readonly dumpDataDir?: () => Promise<Blob>;
   /** PostgreSQL with `DATABASE_READ_URL`: where Gets and Lists of requests may go. */
   readonly replicas?: ReadReplicas;
+  /** PostgreSQL with the read cache on: what tells every process's caches of changes. */
+  readonly changeFeed?: ChangeFeed;
   /** Waits for queries in flight, then closes. Never rejects; safe to call twice. */
   close(): Promise<void>;
 }
@@ -61,6 +64,25 @@ export interface DatabaseOptions {
   readUrls?: readonly string[] | undefined;
   /** Staleness accepted by replica reads without a consistency token (default 1000 ms). */
   maxReplicaLagMs?: number | undefined;
+  /**
+   * `ARBOR_READ_CACHE` (default true): keep group rows and grants in memory, invalidated by
+   * LISTEN/NOTIFY (change-feed.ts). PostgreSQL only, and only with a direct connection.
+   */
+  readCache?: boolean | undefined;
+  /** `DATABASE_LISTEN_URL`: the direct connection LISTEN needs when `url` is a pooler. */
+  listenUrl?: string | undefined;
+}
+
+/**
+ * The change feed of `opts`, unstarted, or undefined when the cache is off or cannot hear:
+ * through a transaction pooler (without `listenUrl`) LISTEN hears nothing.
+ */
+function changeFeedOf(opts: DatabaseOptions, url: string): ChangeFeed | undefined {
+  if (opts.readCache === false) return undefined;
+  const direct = opts.listenUrl ?? (opts.pooler === 'transaction' ? undefined : url);
+  if (direct === undefined) return undefined;
+  const urls = parseMultiHostUrl(direct)?.hostUrls ?? [direct];
+  return new ChangeFeed({ urls, warn: opts.warn });
 }
 
 function knexLog(warn: ((m: string) => void) | undefined) {
@@ -84,22 +106,32 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     });
     if (hosts) connectToFirstQualifying(knex, hosts);
     if (opts.pooler === 'transaction') useUnnamedStatements(knex);
+    const changeFeed = changeFeedOf(opts, opts.url);
+    changeFeed?.start();
     // --- read replicas (docs/operations.md, "Read replicas") ---
-    if (opts.readUrls?.length) {
-      const replicas = new ReadReplicas(knex, opts.readUrls, {
-        maxLagMs: opts.maxReplicaLagMs,
-        poolMax: opts.poolMax,
-        pooler: opts.pooler,
-        warn: opts.warn,
-      });
-      const close = async () => {
-        await replicas.close();
-        await knex.destroy();
-      };
-      return { knex, kind: 'postgres', replicas, close };
-    }
+    const replicas = opts.readUrls?.length
+      ? new ReadReplicas(knex, opts.readUrls, {
+          maxLagMs: opts.maxReplicaLagMs,
+          poolMax: opts.poolMax,
+          pooler: opts.pooler,
+          warn: opts.warn,
+        })
+      : undefined;
     // --- end read replicas ---
-    return { knex, kind: 'postgres', close: () => knex.destroy() };
+    let closed: Promise<void> | undefined;
+    const close = () =>
+      (closed ??= (async () => {
+        await changeFeed?.close();
+        await replicas?.close();
+        await knex.destroy();
+      })());
+    return {
+      knex,
+      kind: 'postgres',
+      ...(replicas ? { replicas } : {}),
+      ...(changeFeed ? { changeFeed } : {}),
+      close,
+    };
   }
 
   let dir = opts.dataDir;

@@ -246,8 +246,8 @@ export class ReadReplicas {
    * position read after the commit returned (any session will do: the position is the
    * server's). See currentPosition for which position.
    */
-  async token(): Promise<string> {
-    return encodeToken(await currentPosition(this.primary));
+  token(): Promise<string> {
+    return primaryToken(this.primary);
   }
 
   close(): Promise<void> {
@@ -256,6 +256,11 @@ export class ReadReplicas {
       () => undefined,
     ));
   }
+}
+
+/** The consistency token of the transaction that just committed through `primary`. */
+export async function primaryToken(primary: Knex): Promise<string> {
+  return encodeToken(await currentPosition(primary));
 }
 
 /**

@@ -4,7 +4,8 @@ import { consistencyScope } from '../resources/consistency.js';
 import { etagMismatch, pendingPrecondition, type Precondition } from '../resources/precondition.js';
 import type { Tx, UnitOfWork } from '../resources/tx.js';
 import { translateDbError } from './errors.js';
-import type { ReadReplicas } from './read-replicas.js';
+import type { ChangeFeed } from './change-feed.js';
+import { primaryToken, type ReadReplicas } from './read-replicas.js';
 
 /** Recover the Knex handle behind an opaque Tx. Only db/ calls this. */
 export function kx(tx: Tx): Knex | Knex.Transaction {
@@ -27,6 +28,14 @@ async function enforce(trx: Knex.Transaction, pre: Precondition): Promise<void> 
   if (!pre.ifMatch.includes('*') && !pre.ifMatch.includes(etag)) throw etagMismatch(pre.uid);
 }
 
+/**
+ * Whether the caller runs inside a precondition check: its reads must go through the
+ * check's transaction, never to a replica or a cache.
+ */
+export function inPreconditionCheck(): boolean {
+  return checking.getStore() !== undefined;
+}
+
 /** Tries of one transaction that PostgreSQL keeps aborting for conflicts. */
 const ATTEMPTS = 3;
 
@@ -47,6 +56,7 @@ export class KnexUnitOfWork implements UnitOfWork {
   constructor(
     private readonly knex: Knex,
     private readonly replicas?: ReadReplicas,
+    private readonly feed?: ChangeFeed,
   ) {}
 
   get writeGeneration(): number {
@@ -69,6 +79,7 @@ export class KnexUnitOfWork implements UnitOfWork {
             if (pre) await enforce(trx, pre);
             return fn(trx as unknown as Tx);
           });
+          this.feed?.committed();
           await this.earnToken();
           return out;
         } catch (e) {
@@ -90,15 +101,16 @@ export class KnexUnitOfWork implements UnitOfWork {
   }
 
   /**
-   * With read replicas, a request's committed write answers with a consistency token
-   * (resources/consistency.ts). Failing to read it does not fail the write, which is
-   * committed: the client then reads within the lag bound, or from the primary.
+   * With read replicas or the read cache, a request's committed write answers with a
+   * consistency token (resources/consistency.ts), which a later read, through any process,
+   * may send back. Failing to read it does not fail the write, which is committed: the
+   * client then reads within the lag (or cache) bound, or from the primary.
    */
   private async earnToken(): Promise<void> {
-    const scope = this.replicas && consistencyScope();
+    const scope = (this.replicas || this.feed) && consistencyScope();
     if (!scope) return;
     try {
-      scope.written = await this.replicas!.token();
+      scope.written = await primaryToken(this.knex);
     } catch {
       scope.written = undefined;
     }

@@ -87,6 +87,35 @@ export class ApiMetrics {
   }
 
   /**
+   * The read caches (docs/operations.md, "Read cache"): reads by cache and outcome (`hits`,
+   * `misses`, `bypassed` while the change feed cannot vouch), and whether the feed vouches.
+   */
+  observeReadCaches(
+    caches: Readonly<Record<string, { hits: number; misses: number; bypassed: number }>>,
+    vouching: () => boolean | undefined,
+  ): void {
+    new Gauge({
+      name: 'arbor_read_cache_reads',
+      help: 'Reads through each read cache since start, by outcome.',
+      labelNames: ['cache', 'outcome'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [cache, stats] of Object.entries(caches))
+          for (const [outcome, n] of Object.entries(stats)) this.set({ cache, outcome }, n);
+      },
+    });
+    new Gauge({
+      name: 'arbor_read_cache_serving',
+      help: '1 while the change feed proves the read caches current, 0 while they are bypassed.',
+      registers: [this.registry],
+      collect() {
+        const v = vouching();
+        if (v !== undefined) this.set(v ? 1 : 0);
+      },
+    });
+  }
+
+  /**
    * Counts and times what a JSON fetcher (`getJson(url)`, the STS's outbound fetcher) fetches:
    * the discovery and JWKS documents, outcome `ok` or `error` (every failure is one error to a
    * client; the log says which).

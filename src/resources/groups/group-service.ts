@@ -8,6 +8,7 @@ import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { ManagedGuard } from '../managed/managed-guard.js';
+import type { ReadCache } from '../read-cache.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import { GROUP_LIST, GROUP_TYPE, GROUP_UPDATE, type Group } from './group.js';
@@ -23,6 +24,8 @@ export interface GroupServiceDeps {
   managed?: ManagedGuard;
   /** Records every change in the audit trail and event outbox (absent only in unit tests). */
   audit?: ChangeRecorder;
+  /** Where a Get may find the row without asking the database (absent: none). */
+  cache?: ReadCache<Group | undefined>;
 }
 
 /** @throws RpcError INVALID_ARGUMENT unless `uid` is a well-formed uid path. */
@@ -77,9 +80,18 @@ export class GroupService {
   async get(p: Principal, uid: string): Promise<Group> {
     requireUid(uid);
     await this.d.authz.require(p, 'groups.list', uid, 'groups.list', GROUP_TYPE);
-    const g = await this.d.uow.replicaRead((tx) => this.d.groups.get(tx, uid));
+    const g = await (this.d.cache
+      ? this.d.cache.read(uid, (primary) => this.load(uid, primary))
+      : this.load(uid, false));
     if (!g) throw notFound(GROUP_TYPE, uid);
     return g;
+  }
+
+  /** The row, from the primary (`primary`: a cache may keep it, so it is frozen) or a replica. */
+  private async load(uid: string, primary: boolean): Promise<Group | undefined> {
+    if (!primary) return this.d.uow.replicaRead((tx) => this.d.groups.get(tx, uid));
+    const g = await this.d.uow.read((tx) => this.d.groups.get(tx, uid));
+    return g && Object.freeze(g);
   }
 
   async list(p: Principal, req: ListRequest): Promise<ListPage<Group>> {

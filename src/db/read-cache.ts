@@ -1,0 +1,81 @@
+import { Lru } from '../core/lru.js';
+import { consistencyScope } from '../resources/consistency.js';
+import type { ReadCache } from '../resources/read-cache.js';
+import type { ChangeFeed } from './change-feed.js';
+import { decodeToken } from './consistency-token.js';
+import { inPreconditionCheck } from './unit-of-work.js';
+
+export interface ReadCacheStats {
+  hits: number;
+  misses: number;
+  /** Reads that went to the database because the feed could not vouch for the cache. */
+  bypassed: number;
+}
+
+/**
+ * Rows of one kind (`g` groups, `b` grants per identity), remembered while the change feed
+ * says nothing has changed (change-feed.ts). Every announcement of the kind, and every
+ * reset of the feed, forgets the key (or all) and bumps a generation: a load that was in
+ * flight across an announcement may have read the row before the change, so it answers its
+ * caller but is not kept. Absence is remembered too: a new row is announced like any other.
+ */
+export class FeedCache<T> implements ReadCache<T> {
+  readonly stats: ReadCacheStats = { hits: 0, misses: 0, bypassed: 0 };
+  readonly #rows: Lru<string, { value: T }>;
+  #generation = 0;
+
+  constructor(
+    private readonly feed: ChangeFeed,
+    kind: string,
+    maxEntries = 50_000,
+  ) {
+    this.#rows = new Lru(maxEntries);
+    feed.subscribe((k, key) => {
+      if (k !== kind && k !== '*') return;
+      this.#generation++;
+      if (key === undefined) this.#rows.clear();
+      else this.#rows.delete(key);
+    });
+  }
+
+  async read(key: string, load: (primary: boolean) => Promise<T>): Promise<T> {
+    const token = requestToken();
+    // A precondition check compares the row it has locked, in its own transaction.
+    if (token === null || !this.feed.fresh(token) || inPreconditionCheck()) {
+      this.stats.bypassed++;
+      return load(false);
+    }
+    const hit = this.#rows.get(key);
+    if (hit !== undefined) {
+      this.stats.hits++;
+      return hit.value;
+    }
+    this.stats.misses++;
+    const generation = this.#generation;
+    const value = await load(true);
+    if (generation === this.#generation && this.feed.fresh()) this.#rows.set(key, { value });
+    return value;
+  }
+
+  /** Forget everything (this process changed what the rows derive from). */
+  clear(): void {
+    this.#generation++;
+    this.#rows.clear();
+  }
+
+  get size(): number {
+    return this.#rows.size;
+  }
+}
+
+/**
+ * The LSN the request must see: its own write's token, else the client's; undefined when it
+ * has neither; null for a malformed one (which the cache cannot vouch for, so it reads the
+ * database, as a replica read goes to the primary).
+ */
+function requestToken(): bigint | undefined | null {
+  const scope = consistencyScope();
+  const text = scope?.written ?? scope?.requested;
+  if (text === undefined) return undefined;
+  return decodeToken(text) ?? null;
+}

@@ -1,0 +1,248 @@
+import test from 'ava';
+import knexFactory, { type Knex } from 'knex';
+import { openDatabase } from '../../src/db/connect.js';
+import { createGroup } from '../helpers/fixtures.js';
+import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
+import { PG_POOLER_URL, TEST_BACKEND, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { startServer, type Client, type TestServer } from '../helpers/server.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+
+/**
+ * The read cache (db/change-feed.ts, db/read-cache.ts) on a real PostgreSQL: two workers,
+ * each with its own database handle, change feed and caches, over one database; and a
+ * writer that bypasses Arbor entirely (another process, or a person with psql). Worker b
+ * hears of changes 100 ms late each way (its feed goes through a slow proxy), so a cache
+ * that served without proof would answer stale there, and the tests would see it.
+ */
+const pg = TEST_BACKEND === 'postgres' && PG_POOLER_URL === undefined;
+const serial = pg ? test.serial : test.serial.skip;
+
+let db: TestDatabase;
+let a: TestServer;
+let b: TestServer;
+let sql: Knex;
+let slow: TcpProxy;
+let org: string;
+let reader: string;
+const G = '/iam/v2beta1/groups';
+
+test.before(async () => {
+  if (!pg) return;
+  db = await freshDatabase();
+  a = await startServer({}, { database: db });
+  const target = new URL(db.url!);
+  slow = new TcpProxy(target.hostname, Number(target.port || 5432), 100);
+  const listen = new URL(db.url!);
+  listen.port = String(await slow.start());
+  const second = await openDatabase({ url: db.url!, listenUrl: listen.toString(), dataDir: '' });
+  b = await startServer({}, { database: { ...second, url: db.url! } });
+  sql = knexFactory({ client: 'pg', connection: db.url!, pool: { min: 0, max: 2 } });
+  org = await createGroup(a.admin, 'cache-org');
+  reader = await createRole(a.admin, org, 'reader', ['groups.list']);
+  await Promise.all([feedUp(a), feedUp(b)]);
+});
+test.after.always(async () => {
+  await sql?.destroy();
+  await b?.close();
+  await a?.close();
+  await slow?.stop();
+});
+
+async function feedUp(s: TestServer): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!s.db.changeFeed?.fresh()) {
+    if (Date.now() > deadline) throw new Error('the change feed did not come up');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function tokenFor(s: TestServer, uid: string): Promise<string> {
+  return (await s.arbor.tokens.sign(uid, { iss: ISSUER, sub: `sub-${uid}` })).token;
+}
+
+/** Polls `fn` until it is true; the milliseconds it took. @throws after `limitMs`. */
+async function within(limitMs: number, fn: () => boolean | Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  while (!(await fn())) {
+    if (Date.now() - started > limitMs) throw new Error(`not within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return Date.now() - started;
+}
+
+const description = async (c: Client, uid: string) =>
+  ((await c.get(`${G}/${uid}`)).body as { description?: string }).description;
+
+serial('a Get is answered from memory once the row is known, and stays correct', async (t) => {
+  const uid = await createGroup(a.admin, 'cached', org);
+  const before = { ...a.arbor.readCaches.groups! };
+  for (let i = 0; i < 20; i++) t.is((await a.admin.get(`${G}/${uid}`)).status, 200);
+  const after = a.arbor.readCaches.groups!;
+  t.true(after.hits - before.hits >= 18, `hits ${after.hits - before.hits}`);
+  const text = await a.arbor.metrics.registry.metrics();
+  t.regex(text, /arbor_read_cache_reads\{cache="groups",outcome="hits"\} [1-9]/);
+  t.regex(text, /arbor_read_cache_serving 1/);
+});
+
+serial('a write through this process is read back at once, every time', async (t) => {
+  const uid = await createGroup(b.admin, 'own-writes', org);
+  t.is((await b.admin.get(`${G}/${uid}`)).status, 200);
+  for (let i = 0; i < 30; i++) {
+    const w = await b.admin.patch(`${G}/${uid}?updateMask=description`, { description: `v${i}` });
+    t.is(w.status, 200);
+    t.is(await description(b.admin, uid), `v${i}`);
+  }
+});
+
+serial('a write through another process is read back at once with its token', async (t) => {
+  const uid = await createGroup(a.admin, 'token-writes', org);
+  t.is((await b.admin.get(`${G}/${uid}`)).status, 200);
+  for (let i = 0; i < 30; i++) {
+    const w = await a.admin.patch(`${G}/${uid}?updateMask=description`, { description: `t${i}` });
+    const token = w.headers.get('arbor-consistency-token');
+    t.truthy(token, 'a write answers with a consistency token');
+    const r = await b.admin.raw(`${G}/${uid}`, {
+      method: 'GET',
+      headers: { 'Arbor-Consistency-Token': token! },
+    });
+    t.is((r.body as { description: string }).description, `t${i}`);
+  }
+});
+
+serial('a change made outside Arbor reaches every worker well within a second', async (t) => {
+  const uid = await createGroup(a.admin, 'outside', org);
+  for (const s of [a, b]) t.is(await description(s.admin, uid), '');
+  await sql('groups').where({ uid }).update({ description: 'from psql' });
+  for (const s of [a, b]) {
+    const ms = await within(1_000, async () => (await description(s.admin, uid)) === 'from psql');
+    t.log(`seen after ${ms} ms`);
+  }
+  // A deleted group is gone from memory too.
+  await sql.raw('DELETE FROM groups WHERE uid = ?', [uid]);
+  await within(1_000, async () => (await a.admin.get(`${G}/${uid}`)).status === 404);
+  t.pass();
+});
+
+serial(
+  'a revoked binding stops granting on both workers within a second, under load',
+  async (t) => {
+    const id = await createIdentity(a.admin, org, 'revoked');
+    const binding = await createBinding(a.admin, org, id, reader);
+    const clients = [a.client(await tokenFor(a, id)), b.client(await tokenFor(b, id))];
+    for (const c of clients) t.is((await c.get(`${G}/${org}`)).status, 200);
+    let revokedAt = Number.POSITIVE_INFINITY;
+    const late: string[] = [];
+    let stop = false;
+    // Eight readers per worker keep both caches hot while the binding is deleted.
+    const load = clients.flatMap((c, w) =>
+      Array.from({ length: 8 }, async () => {
+        while (!stop) {
+          const started = Date.now();
+          const r = await c.get(`${G}/${org}`);
+          if (r.status === 200 && started > revokedAt + 1_000)
+            late.push(`worker ${w} granted ${started - revokedAt} ms after the revoke`);
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const del = await a.admin.delete(`/iam/v2beta1/roleBindings/${binding}`);
+    t.is(del.status, 200);
+    revokedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 1_500));
+    stop = true;
+    await Promise.all(load);
+    t.deepEqual(late, []);
+    for (const c of clients) t.is((await c.get(`${G}/${org}`)).status, 404);
+    t.true(a.arbor.readCaches.grants!.hits > 0 && b.arbor.readCaches.grants!.hits > 0);
+  },
+);
+
+serial(
+  'the cache stops serving while its feed is silent or cut, and serves again once back',
+  async (t) => {
+    const target = new URL(db.url!);
+    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    const port = await proxy.start();
+    const listen = new URL(db.url!);
+    listen.port = String(port);
+    const cdb = await openDatabase({ url: db.url!, listenUrl: listen.toString(), dataDir: '' });
+    const c = await startServer({}, { database: { ...cdb, url: db.url! } });
+    const feed = c.db.changeFeed!;
+    try {
+      await feedUp(c);
+      const uid = await createGroup(a.admin, 'cut', org);
+      await within(1_000, async () => (await description(c.admin, uid)) === '');
+      const hits = c.arbor.readCaches.groups!.hits;
+      t.is(await description(c.admin, uid), '');
+      t.true(c.arbor.readCaches.groups!.hits > hits, 'served from memory');
+
+      // Silent: the connection stays open but nothing comes back. Within the staleness
+      // bound (500 ms) the feed stops vouching, though it has seen no error.
+      proxy.freeze();
+      const silentFor = await within(1_000, () => !feed.fresh());
+      t.log(`stopped vouching ${silentFor} ms into the silence`);
+      await sql('groups').where({ uid }).update({ description: 'while silent' });
+      const bypassed = c.arbor.readCaches.groups!.bypassed;
+      t.is(await description(c.admin, uid), 'while silent');
+      t.true(c.arbor.readCaches.groups!.bypassed > bypassed, 'read from the database');
+      // It gives up on the silent connection and opens another (the proxy still accepts).
+      await within(3_000, () => feed.stats.drops >= 1);
+      await feedUp(c);
+
+      // Cut: the proxy refuses and drops everything; a change meanwhile is heard by nobody.
+      await proxy.stop();
+      await within(1_000, () => !feed.fresh());
+      await sql('groups').where({ uid }).update({ description: 'while cut' });
+      t.is(await description(c.admin, uid), 'while cut');
+      await proxy.start(port);
+      await feedUp(c);
+      t.is(await description(c.admin, uid), 'while cut');
+      const again = c.arbor.readCaches.groups!.hits;
+      t.is(await description(c.admin, uid), 'while cut');
+      t.true(c.arbor.readCaches.groups!.hits > again, 'served from memory again');
+      t.true(feed.stats.drops >= 2);
+    } finally {
+      await c.close();
+      await proxy.stop();
+    }
+  },
+);
+
+serial('a terminated feed connection is noticed and replaced', async (t) => {
+  const pids = (
+    await sql.raw(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'arbor-change-feed' AND datname = current_database()",
+    )
+  ).rows as { pid: number }[];
+  t.is(pids.length, 2, 'one feed per worker');
+  const drops = () => a.db.changeFeed!.stats.drops + b.db.changeFeed!.stats.drops;
+  const before = drops();
+  await sql.raw('SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid', [
+    pids.map((p) => p.pid),
+  ]);
+  await within(1_000, () => drops() >= before + 2);
+  await Promise.all([feedUp(a), feedUp(b)]);
+});
+
+serial(
+  'no cache where it cannot hear: off by setting, or behind a transaction pooler',
+  async (t) => {
+    for (const opts of [{ readCache: false }, { pooler: 'transaction' as const }]) {
+      const d = await openDatabase({ url: db.url!, dataDir: '', ...opts });
+      try {
+        t.is(d.changeFeed, undefined, JSON.stringify(opts));
+      } finally {
+        await d.close();
+      }
+    }
+    // A direct connection named for LISTEN brings it back behind a pooler.
+    const d = await openDatabase({
+      url: db.url!,
+      dataDir: '',
+      pooler: 'transaction',
+      listenUrl: db.url!,
+    });
+    t.truthy(d.changeFeed);
+    await d.close();
+  },
+);
