@@ -8,6 +8,7 @@ import { isValidUidp } from '../core/uidp.js';
 import { CONSISTENCY_HEADER, withConsistency } from '../resources/consistency.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { compress, encodingFor } from './compression.js';
+import { readJsonObjectOf } from './middleware/json-body.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
 
 /** A read's answer, serialised once: the JSON text and, for a Get, its entity tag. */
@@ -41,6 +42,13 @@ export interface PublicAnswer {
   headers: Readonly<Record<string, string>>;
 }
 
+/**
+ * A POST that only reads (the access check): the route's Koa handler and the fast path
+ * call this same function with the principal and the JSON object body (read by the one
+ * reader both use, `readJsonObjectOf`); the answer is serialised as Koa serialises it.
+ */
+export type Call = (p: Principal, body: Record<string, unknown>) => Promise<unknown>;
+
 /** The headers a public route adds to a failure (a challenge), or undefined for none. */
 export type FailureHeaders = (e: unknown) => Readonly<Record<string, string>> | undefined;
 
@@ -58,6 +66,19 @@ interface Route {
   read: Read;
   /** The router's template of the route: the metrics label Koa's path would give it. */
   label: string;
+}
+
+/** One request's id, and its caller once authenticated (for the access log). */
+interface Who {
+  requestId: string;
+  principal?: Principal;
+}
+
+interface CallRoute {
+  call: Call;
+  label: string;
+  /** The route's body limit, as its Koa handler reads it. */
+  bodyLimit: number;
 }
 
 interface PublicRoute {
@@ -85,6 +106,7 @@ export class FastReads {
   readonly #lists = new Map<string, Route>();
   readonly #gets = new Map<string, Route>();
   readonly #public = new Map<string, PublicRoute>();
+  readonly #calls = new Map<string, CallRoute>();
 
   /** koa-compress varies every answer on Accept-Encoding; with CORS on, @koa/cors on Origin. */
   readonly #vary: string;
@@ -116,9 +138,18 @@ export class FastReads {
     this.#public.set(path, { read, label: path, failureHeaders });
   }
 
+  /**
+   * Serve `POST path` here too: a read that takes a small JSON body (the access check).
+   * `label` is the route's template as the router holds it.
+   */
+  registerCall(path: string, label: string, call: Call, bodyLimit: number): void {
+    this.#calls.set(path, { call, label, bodyLimit });
+  }
+
   /** What is registered, as `[kind, collection or path]` (tests enumerate it). */
-  routes(): Array<['get' | 'list' | 'public', string]> {
+  routes(): Array<['get' | 'list' | 'public' | 'call', string]> {
     return [
+      ...[...this.#calls.keys()].map((c): ['call', string] => ['call', c]),
       ...[...this.#public.keys()].map((c): ['public', string] => ['public', c]),
       ...[...this.#gets.keys()].map((c): ['get', string] => ['get', c]),
       ...[...this.#lists.keys()].map((c): ['list', string] => ['list', c]),
@@ -134,9 +165,18 @@ export class FastReads {
 
   /** Serve `req` if it is a read this path takes; false leaves it untouched for Koa. */
   tryServe(req: IncomingMessage, res: ServerResponse): boolean {
-    if (req.method !== 'GET' || req.httpVersionMajor !== 1) return false;
+    if (req.httpVersionMajor !== 1) return false;
     if (this.d.cors && req.headers.origin !== undefined) return false;
     const url = req.url ?? '';
+    if (req.method === 'POST') {
+      // Exactly the path: a query string, a fragment or any other spelling goes to Koa.
+      const call = this.#calls.get(url);
+      if (call === undefined) return false;
+      this.stats.served++;
+      void this.serveCall(req, res, call, url);
+      return true;
+    }
+    if (req.method !== 'GET') return false;
     // A fragment is not part of a request target; Koa's parser would drop it, this one not.
     if (url.includes('#')) return false;
     const q = url.indexOf('?');
@@ -161,47 +201,37 @@ export class FastReads {
     return true;
   }
 
-  /** Counted and timed as httpMetrics counts Koa's routes, in the same series. */
-  private count(route: { label: string }, status: number, seconds: number): void {
-    const m = this.d.metrics;
-    if (!m) return;
-    const labels = { route: route.label, method: 'GET', code: String(status) };
-    m.httpRequests.inc(labels);
-    m.httpDuration.observe(labels, seconds);
-  }
-
-  private async serve(
+  /**
+   * One request as Koa's chain answers it: `produce` gives the answer (and the headers of a
+   * success), any failure leaves through `errorAnswerOf` (with `failureHeaders`), and the
+   * request is counted and logged as httpMetrics and requestContext count and log it.
+   */
+  private async answer(
     req: IncomingMessage,
     res: ServerResponse,
-    route: Route,
-    uid: string | undefined,
-    search: string,
+    route: { label: string },
+    method: 'GET' | 'POST',
     path: string,
+    produce: (who: Who) => Promise<PublicAnswer | ReadAnswer>,
+    failureHeaders: FailureHeaders = () => undefined,
   ): Promise<void> {
     const started = performance.now();
     const requestId = requestIdOf(req.headers['x-request-id']);
     let child: Logger | undefined;
     const log = () => (child ??= this.d.logger.child({ requestId }));
-    let principal: Principal | undefined;
+    const who: Who = { requestId };
     let status = 200;
     try {
       try {
-        principal = await authenticateRequest(
-          this.d.authenticator,
-          req.headers.authorization || undefined,
-          'rest',
-          requestId,
-        );
-        const who = principal;
-        // Reads earn no token; the client's (if any) says how fresh a replica must be.
-        const token = req.headers['arbor-consistency-token'];
-        const answer = await withConsistency(typeof token === 'string' ? token : undefined, () =>
-          route.read(who, uid, queryOf(search)),
-        );
+        const answer = await produce(who);
+        for (const [k, v] of Object.entries('headers' in answer ? answer.headers : {}))
+          res.setHeader(k, v);
         await send(req, res, 200, requestId, answer, this.#vary);
       } catch (e) {
         const failure = errorAnswerOf(e, log);
         status = failure.status;
+        // Headers of a success never reach a failure: `produce` threw before returning them.
+        for (const [k, v] of Object.entries(failureHeaders(e) ?? {})) res.setHeader(k, v);
         await send(req, res, status, requestId, { json: JSON.stringify(failure.body) }, this.#vary);
       }
     } catch (e) {
@@ -210,57 +240,100 @@ export class FastReads {
       status = 500;
       res.destroy();
     } finally {
-      this.count(route, status, (performance.now() - started) / 1000);
-      logRequest(this.d.logger, log, 'GET', path, status, started, principal);
+      const m = this.d.metrics;
+      if (m) {
+        const labels = { route: route.label, method, code: String(status) };
+        m.httpRequests.inc(labels);
+        m.httpDuration.observe(labels, (performance.now() - started) / 1000);
+      }
+      logRequest(this.d.logger, log, method, path, status, started, who.principal);
     }
   }
 
+  /** The bearer token's principal, as Koa's `authn` middleware finds it. */
+  private async authenticate(req: IncomingMessage, who: Who): Promise<Principal> {
+    who.principal = await authenticateRequest(
+      this.d.authenticator,
+      req.headers.authorization || undefined,
+      'rest',
+      who.requestId,
+    );
+    return who.principal;
+  }
+
+  private serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    uid: string | undefined,
+    search: string,
+    path: string,
+  ): Promise<void> {
+    return this.answer(req, res, route, 'GET', path, async (who) => {
+      const principal = await this.authenticate(req, who);
+      // Reads earn no token; the client's (if any) says how fresh a replica must be.
+      const token = req.headers['arbor-consistency-token'];
+      return withConsistency(typeof token === 'string' ? token : undefined, () =>
+        route.read(principal, uid, queryOf(search)),
+      );
+    });
+  }
+
+  /**
+   * A POST that reads: authenticated, then its body read as Koa's route reads it (Koa's
+   * gate runs before the route), all in the request's consistency scope as Koa's
+   * middleware makes it, with the token its writes earned (none, for a read) on success.
+   */
+  private serveCall(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: CallRoute,
+    path: string,
+  ): Promise<void> {
+    return this.answer(req, res, route, 'POST', path, (who) =>
+      consistent(req, async () => {
+        const principal = await this.authenticate(req, who);
+        const body = await readJsonObjectOf(req, route.bodyLimit);
+        return { json: JSON.stringify(await route.call(principal, body)), headers: {} };
+      }),
+    );
+  }
+
   /** A public read: as `serve`, without the bearer token (the read takes its own credentials). */
-  private async servePublic(
+  private servePublic(
     req: IncomingMessage,
     res: ServerResponse,
     route: PublicRoute,
     search: string,
     path: string,
   ): Promise<void> {
-    const started = performance.now();
-    const requestId = requestIdOf(req.headers['x-request-id']);
-    let child: Logger | undefined;
-    const log = () => (child ??= this.d.logger.child({ requestId }));
-    let status = 200;
-    try {
-      try {
-        // As Koa's consistency middleware: the client's token in, a token its writes earned
-        // (the STS's last-seen write, with read replicas) out, on success only.
-        const token = req.headers['arbor-consistency-token'];
-        let written: string | undefined;
-        const answer = await withConsistency(
-          typeof token === 'string' ? token : undefined,
-          async (scope) => {
-            const a = await route.read(req.headers.authorization ?? '', queryOf(search));
-            written = scope.written;
-            return a;
-          },
-        );
-        for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
-        if (written !== undefined) res.setHeader(CONSISTENCY_HEADER, written);
-        await send(req, res, 200, requestId, answer, this.#vary);
-      } catch (e) {
-        const failure = errorAnswerOf(e, log);
-        status = failure.status;
-        // Headers of a success never reach a failure: the read threw before returning them.
-        for (const [k, v] of Object.entries(route.failureHeaders(e) ?? {})) res.setHeader(k, v);
-        await send(req, res, status, requestId, { json: JSON.stringify(failure.body) }, this.#vary);
-      }
-    } catch (e) {
-      log().error({ err: e }, 'unhandled error');
-      status = 500;
-      res.destroy();
-    } finally {
-      this.count(route, status, (performance.now() - started) / 1000);
-      logRequest(this.d.logger, log, 'GET', path, status, started, undefined);
-    }
+    return this.answer(
+      req,
+      res,
+      route,
+      'GET',
+      path,
+      () => consistent(req, () => route.read(req.headers.authorization ?? '', queryOf(search))),
+      route.failureHeaders,
+    );
   }
+}
+
+/**
+ * As Koa's consistency middleware: the client's token in, and on success the token its
+ * writes earned (the STS's last-seen write, with read replicas) out among the headers.
+ */
+async function consistent(
+  req: IncomingMessage,
+  produce: () => Promise<PublicAnswer>,
+): Promise<PublicAnswer> {
+  const token = req.headers['arbor-consistency-token'];
+  return withConsistency(typeof token === 'string' ? token : undefined, async (scope) => {
+    const a = await produce();
+    return scope.written === undefined
+      ? a
+      : { ...a, headers: { ...a.headers, [CONSISTENCY_HEADER]: scope.written } };
+  });
 }
 
 /** `/a/b/c` of `/a/b/c/…`, or undefined when the path has fewer segments. */

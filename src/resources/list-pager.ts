@@ -19,7 +19,10 @@ export interface ListPagerOptions {
 
 export class ListPager {
   /** Recent first-page counts: many clients asking the same list count it once. */
-  readonly #counts = new Map<string, { at: number; generation: number; total: string }>();
+  readonly #counts = new Map<
+    string,
+    { at: number; generation: number; total: string; until: number }
+  >();
   readonly #ttl: number;
   readonly #generation: () => number;
   readonly #now: () => number;
@@ -36,20 +39,26 @@ export class ListPager {
   private cachedCount(key: string): string | undefined {
     const hit = this.#counts.get(key);
     if (!hit) return undefined;
-    if (hit.generation === this.#generation() && this.#now() - hit.at < this.#ttl) return hit.total;
+    const now = this.#now();
+    if (hit.generation === this.#generation() && now - hit.at < this.#ttl && now < hit.until)
+      return hit.total;
     this.#counts.delete(key);
     return undefined;
   }
 
-  private rememberCount(key: string, total: string, generation: number): void {
+  private rememberCount(key: string, total: string, generation: number, until = Infinity): void {
     if (this.#counts.size >= 1_000) this.#counts.clear();
-    this.#counts.set(key, { at: this.#now(), generation, total });
+    this.#counts.set(key, { at: this.#now(), generation, total, until });
   }
 
   /**
    * `maintained` says whether the store keeps an exact total for a query that it reads in
    * constant time (group counters): such a total is read fresh on every page, neither
    * shared between first pages nor carried along a cursor chain (docs/adr/0003).
+   *
+   * `countScope` names whatever else than `visibility` the count depends on (who-can: the
+   * caller and what it may see of bindings and identities): first pages share a count only
+   * when it is the same.
    *
    * @throws RpcError INVALID_ARGUMENT for a forged token or one minted for another query.
    */
@@ -59,6 +68,7 @@ export class ListPager {
     visibility: Visibility,
     fetch: (q: PageQuery) => Promise<StorePage<T>>,
     maintained?: (q: Pick<PageQuery, 'uidp' | 'filters' | 'visibility'>) => boolean,
+    countScope = '',
   ): Promise<ListPage<T>> {
     const fingerprint = queryFingerprint({
       kind: spec.kind,
@@ -90,7 +100,7 @@ export class ListPager {
     const exact = maintained?.({ uidp: req.uidp, filters: req.filters, visibility }) ?? false;
     if (exact) knownTotal = undefined;
     // First pages share a recent count of the same query and visibility (docs/adr/0003).
-    const countKey = `${fingerprint}\0${JSON.stringify(visibility)}`;
+    const countKey = `${fingerprint}\0${JSON.stringify(visibility)}\0${countScope}`;
     const generation = this.#generation();
     if (knownTotal === undefined && !req.pageToken && !exact)
       knownTotal = this.cachedCount(countKey);
@@ -104,7 +114,8 @@ export class ListPager {
       visibility,
       ...(knownTotal === undefined ? {} : { knownTotal }),
     });
-    if (knownTotal === undefined && !exact) this.rememberCount(countKey, page.total, generation);
+    if (knownTotal === undefined && !exact)
+      this.rememberCount(countKey, page.total, generation, page.totalUntil);
     return {
       items: page.items,
       ...(page.nextKey

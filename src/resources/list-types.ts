@@ -23,6 +23,11 @@ export interface StorePage<T> {
   items: T[];
   nextKey?: SortKey;
   total: string;
+  /**
+   * When the total may change with no write (epoch ms): who-can's count lapses when the
+   * first of the bindings it counted expires. A shared count is not reused past it.
+   */
+  totalUntil?: number;
 }
 
 /** The List response every resource shares. */

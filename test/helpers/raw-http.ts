@@ -10,16 +10,23 @@ export interface RawAnswer {
 
 /**
  * One request through `node:http`, read whole without decoding: the fast-path parity tests
- * compare what each path put on the wire (content-encoding included).
+ * compare what each path put on the wire (content-encoding included). A `body` goes with
+ * its Content-Length, or chunked (in two writes, no length) when `chunked`.
  */
 export function rawRequest(
   base: string,
   path: string,
   headers: Record<string, string>,
   method = 'GET',
+  body?: string | Buffer,
+  chunked = false,
 ): Promise<RawAnswer> {
   return new Promise<RawAnswer>((resolve, reject) => {
-    const req = request(`${base}${path}`, { method, headers }, (res) => {
+    const h =
+      body === undefined || chunked
+        ? headers
+        : { 'content-length': String(Buffer.byteLength(body)), ...headers };
+    const req = request(`${base}${path}`, { method, headers: h }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>
@@ -27,7 +34,11 @@ export function rawRequest(
       );
     });
     req.on('error', reject);
-    req.end();
+    if (body !== undefined && chunked) {
+      const b = Buffer.from(body);
+      req.write(b.subarray(0, b.length >> 1));
+      req.end(b.subarray(b.length >> 1));
+    } else req.end(body);
   });
 }
 

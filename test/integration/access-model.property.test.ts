@@ -204,12 +204,18 @@ async function ask(w: model.ModelWorld, q: Question): Promise<[unknown, unknown]
       const identity = pick(w.identities, q.identity);
       const cap = pick(POOL, q.cap);
       const group = pick(w.groups, q.node);
-      const real = await orNotFound(() =>
-        sv.access.check(principal(c), { identityUid: identity, capability: cap, groupUid: group }),
+      const body = { identityUid: identity, capability: cap, groupUid: group };
+      const real = await orNotFound(() => sv.access.check(principal(c), body));
+      // The single check has its own, one-query path: it must answer as a batch of one.
+      const batched = await orNotFound(
+        async () => (await sv.access.batchCheck(principal(c), { checks: [body] }))[0]!,
       );
+      const shape = (r: typeof real) =>
+        r === 'not found' ? r : { allowed: r.allowed, grants: proofs(r.grants) };
+      const expected = model.check(w, c, identity, cap, group);
       return [
-        real === 'not found' ? real : { allowed: real.allowed, grants: proofs(real.grants) },
-        model.check(w, c, identity, cap, group),
+        [shape(real), shape(batched)],
+        [expected, expected],
       ];
     }
     case 'whoCan': {

@@ -1,117 +1,50 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import test from 'ava';
-import type { FastReads } from '../../src/api/fast-reads.js';
-import { PLACES, buildTenancy, type Tenancy } from '../helpers/tenancy-fixtures.js';
-import { decodedBody, rawRequest, type RawAnswer } from '../helpers/raw-http.js';
-import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+import { PLACES } from '../helpers/tenancy-fixtures.js';
+import { decodedBody, rawRequest } from '../helpers/raw-http.js';
+import { startServer } from '../helpers/server.js';
+import {
+  authOf,
+  fastOf,
+  same as sameOn,
+  shape,
+  startParity,
+  type Parity,
+} from '../helpers/fast-parity.js';
 
 /**
  * The fast reads (src/api/fast-reads.ts) answer every v2 Get and List outside Koa. The same
  * Arbor is served twice here: through its REST handler (fast reads first) and through Koa
  * alone (`app.callback()`). Every request goes to both and must be answered alike, byte
  * for byte (bodies, status, the headers a client reads); the fast path's own counter
- * proves which requests it took.
+ * proves which requests it took. The access check and lists: access-fast-path.test.ts.
  */
-let s: TestServer;
-let ten: Tenancy;
-let fast: FastReads;
-let koa: Server;
-let koaUrl: string;
-const tokens: Record<string, string | undefined> = {};
-
+let p: Parity;
 test.before(async () => {
-  s = await startServer();
-  ten = await buildTenancy(s, 'fast');
-  fast = fastOf(s);
-  koa = createServer(s.arbor.app.callback()).listen(0, '127.0.0.1');
-  await new Promise<void>((r) => koa.once('listening', () => r()));
-  koaUrl = `http://127.0.0.1:${(koa.address() as AddressInfo).port}`;
-  tokens.admin = ADMIN_TOKEN;
-  for (const who of ['viewer@a', 'owner@b'] as const)
-    tokens[who] = await ten.tokenFor(ten.ids[who]!);
-  tokens.unbound = await ten.tokenFor(ten.ids.unbound!);
-  tokens.anonymous = undefined;
-  tokens.forged = `${(await ten.tokenFor(ten.ids['owner@b']!)).slice(0, -4)}AAAA`;
+  p = await startParity('fast');
 });
 test.after.always(async () => {
-  koa?.closeAllConnections();
-  await new Promise<void>((r) => (koa ? koa.close(() => r()) : r()));
-  await s?.close();
+  await p?.close();
 });
 
-function fastOf(server: TestServer): FastReads {
-  const f = server.arbor.fastReads;
-  if (!f) throw new Error('the test server has no fast reads');
-  return f;
-}
-
-/** The answer as a client reads it; page tokens are sealed with a fresh nonce each time. */
-function shape(r: RawAnswer) {
-  const text = decodedBody(r);
-  let body: unknown = text;
-  try {
-    const json = JSON.parse(text) as Record<string, unknown>;
-    if (typeof json.nextPageToken === 'string') json.nextPageToken = '<token>';
-    body = json;
-  } catch {
-    /* compared as text */
-  }
-  const h = r.headers;
-  // Every header either path sends; a compressed answer's framing (length or chunked) may
-  // differ, and the date is the clock's.
-  const framing = new Set(['date', 'content-length', 'transfer-encoding']);
-  return {
-    headers: Object.keys(h)
-      .filter((k) => !framing.has(k))
-      .sort(),
-    status: r.status,
-    body,
-    contentType: h['content-type'],
-    etag: h.etag,
-    vary: h.vary,
-    encoding: h['content-encoding'],
-    requestId: h['x-request-id'],
-  };
-}
-
-/** Sends `path` to both paths; asserts equal answers and whether the fast path took it. */
-async function same(
-  t: {
-    deepEqual(a: unknown, b: unknown, m?: string): void;
-    is(a: unknown, b: unknown, m?: string): void;
-  },
-  path: string,
-  headers: Record<string, string>,
-  takenFast: boolean,
-  method = 'GET',
-): Promise<RawAnswer> {
-  // A fixed request id, so that both answers carry the same one.
-  headers = { 'x-request-id': 'parity', ...headers };
-  const before = fast.stats.served;
-  const viaFast = await rawRequest(s.url, path, headers, method);
-  t.is(fast.stats.served - before, takenFast ? 1 : 0, `${method} ${path}: taken by the fast path`);
-  const viaKoa = await rawRequest(koaUrl, path, headers, method);
-  t.deepEqual(shape(viaFast), shape(viaKoa), `${method} ${path} ${JSON.stringify(headers)}`);
-  return viaFast;
-}
-
-const auth = (who: string): Record<string, string> =>
-  tokens[who] === undefined ? {} : { authorization: `Bearer ${tokens[who]}` };
+const same = (...a: Parameters<typeof sameOn> extends [Parity, ...infer R] ? R : never) =>
+  sameOn(p, ...a);
+const auth = (who: string) => authOf(p, who);
 
 test.serial(
   'fast reads: every v2 Get answers as Koa does, for every caller and kind of uid',
   async (t) => {
-    const gets = fast.routes().filter(([k]) => k === 'get');
+    const gets = p.fast.routes().filter(([k]) => k === 'get');
     t.true(gets.length >= 9, `v2 Gets registered: ${gets.map(([, c]) => c).join(', ')}`);
-    const uids = Object.entries(ten.res)
+    const uids = Object.entries(p.ten.res)
       .filter(([k]) => k.endsWith('@a') || k.endsWith('@sibling'))
       .map(([, uid]) => uid);
-    uids.push('0'.repeat(40), `${ten.a}/${'f'.repeat(16)}`);
+    uids.push('0'.repeat(40), `${p.ten.a}/${'f'.repeat(16)}`);
     let ok = 0;
     for (const [, collection] of gets)
-      for (const who of Object.keys(tokens))
+      for (const who of Object.keys(p.tokens))
         for (const uid of uids) {
           const r = await same(
             t,
@@ -129,15 +62,15 @@ test.serial(
 test.serial(
   'fast reads: every v2 List answers as Koa does: pages, order, filters, bad input',
   async (t) => {
-    const lists = fast.routes().filter(([k]) => k === 'list');
+    const lists = p.fast.routes().filter(([k]) => k === 'list');
     t.true(lists.length >= 9);
     const queries = [
       '',
       '?page_size=1',
       '?pageSize=2&orderBy=name%20desc',
       '?order_by=create_time&skip=1',
-      `?uidp.descendants_of=${ten.org}`,
-      `?uidp.children_of=${ten.a}&page_size=1`,
+      `?uidp.descendants_of=${p.ten.org}`,
+      `?uidp.children_of=${p.ten.a}&page_size=1`,
       '?order_by=secret',
       '?page_token=forged',
       '?page_size=-1',
@@ -164,7 +97,7 @@ test.serial(
     );
     // The token names its query: the fast path refuses it for another one, as Koa does.
     const other = await rawRequest(
-      s.url,
+      p.s.url,
       `/iam/v2beta1/roles?page_size=2&order_by=name&page_token=${encodeURIComponent(token)}`,
       auth('admin'),
     );
@@ -174,7 +107,7 @@ test.serial(
 
 test.serial('fast reads: large answers are compressed as koa-compress chooses', async (t) => {
   const path = '/iam/v2beta1/roles?page_size=200';
-  const plain = await rawRequest(s.url, path, auth('admin'));
+  const plain = await rawRequest(p.s.url, path, auth('admin'));
   t.true(plain.body.length > 1024, 'the list is above the compression threshold');
   const hasZstd = typeof (zlib as { zstdCompress?: unknown }).zstdCompress === 'function';
   const cases = [
@@ -207,7 +140,7 @@ test.serial('fast reads: large answers are compressed as koa-compress chooses', 
   // A small answer (a Get) is never compressed.
   const small = await same(
     t,
-    `/iam/v2beta1/groups/${ten.a}`,
+    `/iam/v2beta1/groups/${p.ten.a}`,
     { ...auth('admin'), 'accept-encoding': 'br' },
     true,
   );
@@ -216,7 +149,7 @@ test.serial('fast reads: large answers are compressed as koa-compress chooses', 
 
 test.serial('fast reads: what is not a plain v2 read is left to Koa', async (t) => {
   const h = auth('admin');
-  const a = ten.a;
+  const a = p.ten.a;
   await same(t, `/iam/v2beta1/groups/${a}/`, h, false);
   await same(t, `/iam/v2beta1/groups/${a.slice(0, 10)}%61${a.slice(11)}`, h, false);
   await same(t, `/iam/v2beta1/groups/${a.toUpperCase()}`, h, false);
@@ -229,7 +162,10 @@ test.serial('fast reads: what is not a plain v2 read is left to Koa', async (t) 
   await same(t, '/healthz', {}, false);
   await same(t, '/iam/v2beta1/nothing/here', h, false);
   // A request id that is not one plain token is replaced, on both paths.
-  const odd = await rawRequest(s.url, `/iam/v2beta1/groups/${a}`, { ...h, 'x-request-id': 'a b' });
+  const odd = await rawRequest(p.s.url, `/iam/v2beta1/groups/${a}`, {
+    ...h,
+    'x-request-id': 'a b',
+  });
   t.not(odd.headers['x-request-id'], 'a b');
   t.regex(String(odd.headers['x-request-id']), /^[0-9a-f-]{36}$/);
 });
@@ -238,12 +174,12 @@ test.serial(
   'fast reads: counted in the metrics under the route template, as Koa counts them',
   async (t) => {
     const metric = async () =>
-      (await s.arbor.metrics.registry.getSingleMetricAsString('arbor_http_requests_total'))
+      (await p.s.arbor.metrics.registry.getSingleMetricAsString('arbor_http_requests_total'))
         .split('\n')
         .filter((l) => l.includes('{route="/iam/v2beta1/groups/{*uid}",method="GET",code="200"}'));
     const count = async () => Number((await metric())[0]?.split(' ').pop() ?? 0);
     const before = await count();
-    await same(t, `/iam/v2beta1/groups/${ten.a}`, auth('admin'), true);
+    await same(t, `/iam/v2beta1/groups/${p.ten.a}`, auth('admin'), true);
     // One through each path: both under the one series.
     t.is((await count()) - before, 2);
   },
@@ -290,10 +226,10 @@ test.serial(
 test.serial(
   'fast reads: each place of the tenancy is read alike (sanity of the fixture)',
   async (t) => {
-    for (const p of PLACES) {
+    for (const place of PLACES) {
       const r = await rawRequest(
-        s.url,
-        `/iam/v2beta1/groups/${ten.res[`group@${p}`]}`,
+        p.s.url,
+        `/iam/v2beta1/groups/${p.ten.res[`group@${place}`]}`,
         auth('admin'),
       );
       t.is(r.status, 200);

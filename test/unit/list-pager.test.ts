@@ -98,3 +98,35 @@ test('pager: a maintained total is read on every page, neither shared nor carrie
   t.is(next.totalCount, '7', 'not the total carried by the token');
   t.true(s.seen.every((q) => q.knownTotal === undefined));
 });
+
+test('pager: first pages share a count only within the same count scope', async (t) => {
+  const pager = new ListPager(new PageTokenCodec(randomBytes(32)), { now: () => 0 });
+  let count = 1;
+  const s = store(() => String(count));
+  const all = { kind: 'all' } as const;
+  const ask = (scope: string) => pager.page(spec, req, all, s.fetch, undefined, scope);
+  t.is((await ask('alice')).totalCount, '1');
+  count = 2;
+  t.is((await ask('bob')).totalCount, '2', 'another caller counts on its own');
+  t.is((await ask('alice')).totalCount, '1', 'the same caller shares its recent count');
+});
+
+test('pager: a shared count is not reused past the instant the store says it lapses', async (t) => {
+  let now = 0;
+  const pager = new ListPager(new PageTokenCodec(randomBytes(32)), { now: () => now });
+  let count = 3;
+  const fetch = (q: PageQuery): Promise<StorePage<string>> =>
+    Promise.resolve({
+      items: ['a'],
+      total: q.knownTotal ?? String(count),
+      // A binding it counted expires at 500.
+      totalUntil: 500,
+    });
+  const all = { kind: 'all' } as const;
+  t.is((await pager.page(spec, req, all, fetch)).totalCount, '3');
+  count = 2;
+  now = 499;
+  t.is((await pager.page(spec, req, all, fetch)).totalCount, '3', 'still within');
+  now = 500;
+  t.is((await pager.page(spec, req, all, fetch)).totalCount, '2', 'counted again at expiry');
+});

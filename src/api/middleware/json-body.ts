@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { Code } from '../../core/rpc-code.js';
 import { RpcError, invalidField } from '../../core/rpc-error.js';
@@ -9,13 +10,22 @@ import { RpcError, invalidField } from '../../core/rpc-error.js';
  * @throws RpcError INVALID_ARGUMENT for a wrong content type, bad JSON or a non-object;
  *   INVALID_ARGUMENT with HTTP 413 past `limit` bytes.
  */
-export async function readJsonObject(
-  ctx: Context,
+export function readJsonObject(ctx: Context, limit: number): Promise<Record<string, unknown>> {
+  return readJsonObjectOf(ctx.req, limit);
+}
+
+/**
+ * `readJsonObject` on the raw request: the one reader of both REST paths (Koa's routes and
+ * the fast path's POST), so that they refuse the same bodies with the same errors. Headers
+ * are read as Koa's `ctx.get` reads them ('' when absent).
+ */
+export async function readJsonObjectOf(
+  req: IncomingMessage,
   limit: number,
 ): Promise<Record<string, unknown>> {
-  const text = await readText(ctx, limit);
+  const text = await readTextOf(req, limit);
   if (text.trim() === '') return {};
-  const type = ctx.get('content-type');
+  const type = req.headers['content-type'] || '';
   if (type && !/^application\/(json|[a-z.+-]*\+json)\b/i.test(type)) {
     throw invalidField('body', 'must be JSON (Content-Type: application/json)');
   }
@@ -32,12 +42,16 @@ export async function readJsonObject(
 }
 
 /** Read the whole body as UTF-8, refusing more than `limit` bytes before buffering it all. */
-export async function readText(ctx: Context, limit: number): Promise<string> {
-  const declared = Number(ctx.get('content-length') || '0');
+export function readText(ctx: Context, limit: number): Promise<string> {
+  return readTextOf(ctx.req, limit);
+}
+
+async function readTextOf(req: IncomingMessage, limit: number): Promise<string> {
+  const declared = Number(req.headers['content-length'] || '0');
   if (declared > limit) throw tooLarge(limit);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+  for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) throw tooLarge(limit);
     chunks.push(chunk);

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
 import type { z } from 'zod';
-import type { FastReads, Read } from '../fast-reads.js';
+import type { Call, FastReads, Read } from '../fast-reads.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -118,11 +118,12 @@ export interface RouteTarget {
   fast?: FastReads;
 }
 
-/** A Get or List that the fast path may serve too, by the same function as its route. */
-export interface FastRead {
-  kind: 'get' | 'list';
-  read: Read;
-}
+/**
+ * A Get or List that the fast path may serve too, by the same function as its route; or a
+ * POST that only reads (`call`, with the body limit its route reads the body with).
+ */
+export type FastRead =
+  { kind: 'get' | 'list'; read: Read } | { kind: 'call'; call: Call; bodyLimit: number };
 
 /**
  * Mount `handler` and record the operation: the one way a route is added, so that what is
@@ -139,7 +140,12 @@ export function mountOperation(
   const path = routerPath(op.path);
   // What router.get/post/… do, for a method chosen at run time.
   t.router.register(path, [op.method], handler, { ...t.router.opts });
-  if (fast && t.fast) {
+  if (!fast || !t.fast) return;
+  if (fast.kind === 'call') {
+    if (op.method !== 'post' || op.path.includes('{'))
+      throw new Error(`${op.operationId}: a fast call is a POST of one fixed path`);
+    t.fast.registerCall(op.path, path, fast.call, fast.bodyLimit);
+  } else {
     if (op.method !== 'get') throw new Error(`${op.operationId}: only reads take the fast path`);
     if (fast.kind === 'get' && !op.path.endsWith('/{uid}'))
       throw new Error(`${op.operationId}: a fast Get is <collection>/{uid}`);

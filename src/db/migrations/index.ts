@@ -15,6 +15,7 @@ import * as m0014 from './0014-people-per-provider.js';
 import * as m0015 from './0015-webhook-validation.js';
 import * as m0017 from './0017-binding-expiry.js';
 import * as m0018 from './0018-change-notifications.js';
+import * as m0019 from './0019-binding-holders-index.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -39,4 +40,5 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0015-webhook-validation', m0015],
   ['0017-binding-expiry', m0017],
   ['0018-change-notifications', m0018],
+  ['0019-binding-holders-index', m0019],
 ];

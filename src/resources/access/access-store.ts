@@ -25,8 +25,18 @@ export interface SeenBy {
   identities: Visibility;
 }
 
+/** What one check reads of the database. */
+export interface CheckFacts {
+  groupExists: boolean;
+  identityExists: boolean;
+  /** The identity's live bindings at the group or above it, by uid. */
+  bindings: BindingGrant[];
+}
+
 /** What the access service reads; live bindings only (expired ones grant nothing). */
 export interface AccessStore {
+  /** One check's facts in one round trip (see CheckFacts). */
+  checkFacts(tx: Tx, identityUid: string, groupUid: string): Promise<CheckFacts>;
   identityExists(tx: Tx, uid: string): Promise<boolean>;
   /** Which of `uids` are groups that exist. */
   existingGroups(tx: Tx, uids: readonly string[]): Promise<Set<string>>;
