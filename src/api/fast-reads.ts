@@ -273,8 +273,10 @@ export class FastReads {
       const principal = await this.authenticate(req, who);
       // Reads earn no token; the client's (if any) says how fresh a replica must be.
       const token = req.headers['arbor-consistency-token'];
-      return withConsistency(typeof token === 'string' ? token : undefined, () =>
-        route.read(principal, uid, queryOf(search)),
+      return withConsistency(
+        typeof token === 'string' ? token : undefined,
+        () => route.read(principal, uid, queryOf(search)),
+        true,
       );
     });
   }

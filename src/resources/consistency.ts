@@ -37,13 +37,18 @@ export function enableConsistencyScopes(): void {
   entered = true;
 }
 
-/** Run `fn` (one request's service call) in a scope; `fn` reads `written` when it is done. */
+/**
+ * Run `fn` (one request's service call) in a scope; `fn` reads `written` when it is done.
+ * `readOnly`: the call writes nothing, so without a client token its scope would hold
+ * nothing anyone reads, and none is entered (entering one costs the hot Get measurably).
+ */
 export function withConsistency<T>(
   requested: string | undefined,
   fn: (s: ConsistencyScope) => Promise<T>,
+  readOnly = false,
 ): Promise<T> {
   const s: ConsistencyScope = { requested: requested || undefined, written: undefined };
-  return entered ? scope.run(s, () => fn(s)) : fn(s);
+  return entered && !(readOnly && s.requested === undefined) ? scope.run(s, () => fn(s)) : fn(s);
 }
 
 /** The scope of the request in progress, if a door opened one. */

@@ -127,11 +127,16 @@ serial('a write through another process is read back at once with its token', as
 serial('a change made outside Arbor reaches every worker well within a second', async (t) => {
   const uid = await createGroup(a.admin, 'outside', org);
   for (const s of [a, b]) t.is(await description(s.admin, uid), '');
+  await servedFromMemory(a, uid, '');
+  const etag = (await a.admin.get(`${G}/${uid}`)).headers.get('etag');
   await sql('groups').where({ uid }).update({ description: 'from psql' });
   for (const s of [a, b]) {
     const ms = await within(1_000, async () => (await description(s.admin, uid)) === 'from psql');
     t.log(`seen after ${ms} ms`);
   }
+  // The answer made once for the cached row is made anew for the changed one.
+  await servedFromMemory(a, uid, 'from psql');
+  t.not((await a.admin.get(`${G}/${uid}`)).headers.get('etag'), etag);
   // A deleted group is gone from memory too.
   await sql.raw('DELETE FROM groups WHERE uid = ?', [uid]);
   await within(1_000, async () => (await a.admin.get(`${G}/${uid}`)).status === 404);

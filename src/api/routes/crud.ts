@@ -86,7 +86,17 @@ function getRead<T>(
   get: (p: Principal, uid: string) => Promise<T>,
   toWire: (item: T) => unknown,
 ): Read {
-  return async (p, uid) => withEtag(toWire(await get(p, uid!)));
+  // A frozen item is one a read cache shares between requests (db/read-cache.ts): its answer
+  // is made once and shared too, `toWire` being a function of the item alone.
+  const answers = new WeakMap<object, ReadAnswer>();
+  return async (p, uid) => {
+    const item = await get(p, uid!);
+    if (typeof item !== 'object' || item === null || !Object.isFrozen(item))
+      return withEtag(toWire(item));
+    let a = answers.get(item);
+    if (a === undefined) answers.set(item, (a = withEtag(toWire(item))));
+    return a;
+  };
 }
 
 /** The Koa route of a Get: the uid from the path, then the read. */
