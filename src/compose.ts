@@ -33,7 +33,8 @@ import { ListPager } from './resources/list-pager.js';
 import type { Services } from './services.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
-import { AccessService } from './resources/access/access-service.js';
+import { AccessService, type CheckCache } from './resources/access/access-service.js';
+import type { BindingGrant } from './resources/access/access-store.js';
 import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-sweeper.js';
 import { RoleService } from './resources/roles/role-service.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
@@ -136,16 +137,24 @@ function readCachesOf(
 ): {
   grants: GrantSource;
   groupCache: FeedCache<Group | undefined> | undefined;
+  bindingCache: FeedCache<BindingGrant[]> | undefined;
   readCaches: Record<string, ReadCacheStats>;
 } {
   const ttlGrants = new CachedGrantSource(grantSource);
-  if (!db.changeFeed) return { grants: ttlGrants, groupCache: undefined, readCaches: {} };
+  if (!db.changeFeed)
+    return { grants: ttlGrants, groupCache: undefined, bindingCache: undefined, readCaches: {} };
   const grants = new FeedGrantSource(db.changeFeed, grantSource, ttlGrants);
   const groupCache = new FeedCache<Group | undefined>(db.changeFeed, 'g');
+  const bindingCache = new FeedCache<BindingGrant[]>(db.changeFeed, 'b');
   return {
     grants,
     groupCache,
-    readCaches: { groups: groupCache.stats, grants: grants.cache.stats },
+    bindingCache,
+    readCaches: {
+      groups: groupCache.stats,
+      grants: grants.cache.stats,
+      bindings: bindingCache.stats,
+    },
   };
 }
 
@@ -182,11 +191,26 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     if (db.replicas || db.changeFeed) enableConsistencyScopes();
     const uow = new KnexUnitOfWork(db.knex, db.replicas, db.changeFeed);
     const pager = new ListPager(codec, { writeGeneration: () => uow.writeGeneration });
-    const { grants, groupCache, readCaches } = readCachesOf(db, new KnexGrantSource(uow));
+    const { grants, groupCache, bindingCache, readCaches } = readCachesOf(
+      db,
+      new KnexGrantSource(uow),
+    );
     const authz = new Authorizer(grants);
     const feed = db.changeFeed;
     if (feed) metrics.observeReadCaches(readCaches, () => feed.fresh());
     const st = createStores();
+    const checkCache: CheckCache | undefined =
+      groupCache && bindingCache
+        ? {
+            bindings: bindingCache,
+            groups: groupCache,
+            // Frozen, as GroupService keeps its rows: the two share the cache.
+            loadGroup: async (tx, uid) => {
+              const g = await st.groups.get(tx, uid);
+              return g && Object.freeze(g);
+            },
+          }
+        : undefined;
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const managed = new ManagedGuard(st.managers);
     const { loginIssuer, loginClientId } = config;
@@ -217,7 +241,13 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       }),
       roles: new RoleService({ ...common, roles: st.roles }),
       roleBindings: new RoleBindingService({ ...common, bindings: st.roleBindings }),
-      access: new AccessService({ uow, authz, pager, access: st.access }),
+      access: new AccessService({
+        uow,
+        authz,
+        pager,
+        access: st.access,
+        ...(checkCache ? { cache: checkCache } : {}),
+      }),
       repos: new RepoService({ ...common, repos: st.repos }),
       tags: new TagService({ ...common, tags: st.tags }),
       advisories: new AdvisoryService({ ...common, advisories: st.advisories }),

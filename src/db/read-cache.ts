@@ -39,9 +39,7 @@ export class FeedCache<T> implements ReadCache<T> {
   }
 
   async read(key: string, load: (primary: boolean) => Promise<T>): Promise<T> {
-    const token = requestToken();
-    // A precondition check compares the row it has locked, in its own transaction.
-    if (token === null || !this.feed.fresh(token) || inPreconditionCheck()) {
+    if (!this.serving()) {
       this.stats.bypassed++;
       return load(false);
     }
@@ -55,6 +53,35 @@ export class FeedCache<T> implements ReadCache<T> {
     const value = await load(true);
     if (generation === this.#generation && this.feed.fresh()) this.#rows.set(key, { value });
     return value;
+  }
+
+  peek(key: string): { value: T } | undefined {
+    if (!this.serving()) return undefined;
+    const hit = this.#rows.get(key);
+    if (hit !== undefined) this.stats.hits++;
+    return hit;
+  }
+
+  warm(key: string, load: () => Promise<T>): void {
+    if (!this.serving() || this.#rows.has(key)) return;
+    this.stats.misses++;
+    const generation = this.#generation;
+    load().then(
+      (value) => {
+        if (generation === this.#generation && this.feed.fresh()) this.#rows.set(key, { value });
+      },
+      () => undefined,
+    );
+  }
+
+  /**
+   * Whether this request may be answered from memory: the feed vouches at the request's
+   * token, and no precondition check is comparing the row it has locked in its own
+   * transaction.
+   */
+  private serving(): boolean {
+    const token = requestToken();
+    return token !== null && this.feed.fresh(token) && !inPreconditionCheck();
   }
 
   /** Forget everything (this process changed what the rows derive from). */

@@ -6,4 +6,11 @@
  */
 export interface ReadCache<T> {
   read(key: string, load: (primary: boolean) => Promise<T>): Promise<T>;
+  /** The remembered value of `key`, only when the cache may serve it now; else undefined. */
+  peek(key: string): { value: T } | undefined;
+  /**
+   * Load `key` from the primary in the background and keep it, when the cache may serve and
+   * does not hold it; otherwise nothing. Failures are dropped (the next read tries again).
+   */
+  warm(key: string, load: () => Promise<T>): void;
 }

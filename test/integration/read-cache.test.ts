@@ -260,3 +260,47 @@ serial(
     await d.close();
   },
 );
+
+serial(
+  'a self check is answered from memory, and follows revokes, expiry and renames',
+  async (t) => {
+    const id = await createIdentity(a.admin, org, 'checker');
+    const folder = await createGroup(a.admin, 'checked', org);
+    // A role the identity may see, so that its proofs name it.
+    const seer = await createRole(a.admin, org, 'seer', ['groups.list', 'roles.list']);
+    const binding = await createBinding(a.admin, org, id, seer);
+    const onB = b.client(await tokenFor(b, id));
+    type Answer = { allowed: boolean; grants: Array<{ role: { name?: string } }> };
+    const ask = async (): Promise<Answer> =>
+      (await onB.post('/iam/v2beta1/access:check', { capability: 'groups.list', groupUid: folder }))
+        .body as Answer;
+    t.true((await ask()).allowed);
+    // Read until one check is a hit of b's binding cache; each says allowed.
+    await within(5_000, async () => {
+      const hits = b.arbor.readCaches.bindings!.hits;
+      t.true((await ask()).allowed);
+      return b.arbor.readCaches.bindings!.hits > hits;
+    });
+    t.is((await ask()).grants[0]?.role.name, 'seer');
+    // A rename of the role (made outside Arbor) shows in the proof.
+    await sql('roles').where({ uid: seer }).update({ name: 'seer-renamed' });
+    await within(1_000, async () => (await ask()).grants[0]?.role.name === 'seer-renamed');
+    // Revoked through worker a: b's answer follows within a second.
+    t.is((await a.admin.delete(`/iam/v2beta1/roleBindings/${binding}`)).status, 200);
+    await within(1_000, async () => !(await ask()).allowed);
+    // A binding that expires stops counting at its instant, remembered or not.
+    const expireAt = Date.now() + 1_500;
+    const expiring = await a.admin.post(`/iam/v2beta1/roleBindings/${org}`, {
+      identityUid: id,
+      roleUid: seer,
+      expireTime: new Date(expireAt).toISOString(),
+    });
+    t.is(expiring.status, 200);
+    await within(1_000, async () => (await ask()).allowed);
+    const hits = b.arbor.readCaches.bindings!.hits;
+    while (Date.now() < expireAt - 200) t.true((await ask()).allowed);
+    t.true(b.arbor.readCaches.bindings!.hits > hits, 'the expiring binding was remembered');
+    while (Date.now() < expireAt) await new Promise((r) => setTimeout(r, 10));
+    t.false((await ask()).allowed);
+  },
+);

@@ -22,13 +22,16 @@ interface Row {
   role_name: string;
   role_description: string;
   capabilities: unknown;
+  /** Only where a query selects it (bindingsOf, whose answer a cache may keep). */
+  expire_time?: Date | null;
 }
 
 /** A binding grants from creation until its expiry (exclusive); NULL never expires. */
 const LIVE = '(rb.expire_time IS NULL OR rb.expire_time > now())';
 
 const SELECT = `SELECT rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
-                       r.name AS role_name, r.description AS role_description, r.capabilities
+                       r.name AS role_name, r.description AS role_description, r.capabilities,
+                       rb.expire_time
                   FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid`;
 
 function toGrant(r: Row): BindingGrant {
@@ -38,6 +41,7 @@ function toGrant(r: Row): BindingGrant {
     identityUid: r.identity_uid,
     role: { uid: r.role_uid, name: r.role_name, description: r.role_description },
     capabilities: storedCapabilities(r.capabilities),
+    ...(r.expire_time ? { expiresAt: r.expire_time.getTime() } : {}),
   };
 }
 

@@ -9,7 +9,8 @@ import { IDENTITY_TYPE } from '../identities/identity.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { visibleRoleRef } from '../reference-visibility.js';
-import type { UnitOfWork } from '../tx.js';
+import type { ReadCache } from '../read-cache.js';
+import type { Tx, UnitOfWork } from '../tx.js';
 import { parseInput } from '../validate.js';
 import {
   WHAT_CAN_LIST,
@@ -21,7 +22,7 @@ import {
   type Holder,
 } from './access.js';
 import { batchCheckSchema, capabilitySchema, checkSchema } from './access-input.js';
-import type { AccessStore, BindingGrant, SeenBy } from './access-store.js';
+import type { AccessStore, BindingGrant, CheckFacts, SeenBy } from './access-store.js';
 import { pageInMemory } from './page-in-memory.js';
 
 export interface AccessServiceDeps {
@@ -29,6 +30,17 @@ export interface AccessServiceDeps {
   authz: Authorizer;
   pager: ListPager;
   access: AccessStore;
+  /** What a check asking about the caller itself may answer from memory (absent: none). */
+  cache?: CheckCache;
+}
+
+/** The read caches a self check consults (db/read-cache.ts), and how to fill them. */
+export interface CheckCache {
+  /** Every live binding of an identity, by identity uid. */
+  bindings: ReadCache<BindingGrant[]>;
+  /** Group rows by uid (shared with GroupService.get): here only whether one exists. */
+  groups: ReadCache<unknown>;
+  loadGroup(tx: Tx, uid: string): Promise<unknown>;
 }
 
 /** The groups from `from` down to `to` (which is `from` or below it), both included. */
@@ -65,9 +77,9 @@ export class AccessService {
     if (!self && !(await this.d.authz.can(p, 'identity.list', identityUid)))
       throw notFound(IDENTITY_TYPE, identityUid);
     const listable = await this.d.authz.can(p, 'groups.list', req.groupUid);
-    const facts = await this.d.uow.read((tx) =>
-      this.d.access.checkFacts(tx, identityUid, req.groupUid),
-    );
+    const facts =
+      (self ? this.rememberedFacts(identityUid, req.groupUid) : undefined) ??
+      (await this.d.uow.read((tx) => this.d.access.checkFacts(tx, identityUid, req.groupUid)));
     // The order of checkAll's refusals: identity, then a group the caller cannot list,
     // then a group that is gone (see there).
     if (!self && !facts.identityExists) throw notFound(IDENTITY_TYPE, identityUid);
@@ -83,6 +95,35 @@ export class AccessService {
       groupUid: req.groupUid,
       allowed: grants.length > 0,
       grants,
+    };
+  }
+
+  /**
+   * A self check's facts from the read caches, when both the identity's bindings and the
+   * group are remembered and may be served; else undefined, and whichever was missing is
+   * loaded into its cache from the primary in the background, for the next check (this one
+   * asks the one statement meanwhile). The identity is the caller, so it exists.
+   */
+  private rememberedFacts(identityUid: string, groupUid: string): CheckFacts | undefined {
+    const c = this.d.cache;
+    if (c === undefined) return undefined;
+    const held = c.bindings.peek(identityUid);
+    const group = c.groups.peek(groupUid);
+    if (held === undefined)
+      c.bindings.warm(identityUid, () =>
+        this.d.uow.read((tx) => this.d.access.bindingsOf(tx, identityUid)),
+      );
+    if (group === undefined)
+      c.groups.warm(groupUid, () => this.d.uow.read((tx) => c.loadGroup(tx, groupUid)));
+    if (held === undefined || group === undefined) return undefined;
+    const now = Date.now();
+    return {
+      groupExists: group.value !== undefined,
+      identityExists: true,
+      bindings: held.value.filter(
+        (b) =>
+          (b.expiresAt === undefined || now < b.expiresAt) && isSelfOrBelow(b.groupUid, groupUid),
+      ),
     };
   }
 

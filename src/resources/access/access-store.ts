@@ -12,6 +12,8 @@ export interface BindingGrant {
   identityUid: string;
   role: RoleRef;
   capabilities: readonly Capability[];
+  /** Epoch ms from which the binding grants nothing (its `expireTime`); absent: never. */
+  expiresAt?: number;
 }
 
 /**
