@@ -140,7 +140,8 @@ export class FastReads {
 
   /**
    * Serve `POST path` here too: a read that takes a small JSON body (the access check).
-   * `label` is the route's template as the router holds it.
+   * `label` is the route's template as the router holds it. Only reads: a call writes
+   * nothing, so it earns no consistency token and, without the client's, enters no scope.
    */
   registerCall(path: string, label: string, call: Call, bodyLimit: number): void {
     this.#calls.set(path, { call, label, bodyLimit });
@@ -283,8 +284,7 @@ export class FastReads {
 
   /**
    * A POST that reads: authenticated, then its body read as Koa's route reads it (Koa's
-   * gate runs before the route), all in the request's consistency scope as Koa's
-   * middleware makes it, with the token its writes earned (none, for a read) on success.
+   * gate runs before the route), in the scope of the client's consistency token if any.
    */
   private serveCall(
     req: IncomingMessage,
@@ -293,11 +293,15 @@ export class FastReads {
     path: string,
   ): Promise<void> {
     return this.answer(req, res, route, 'POST', path, (who) =>
-      consistent(req, async () => {
-        const principal = await this.authenticate(req, who);
-        const body = await readJsonObjectOf(req, route.bodyLimit);
-        return { json: JSON.stringify(await route.call(principal, body)), headers: {} };
-      }),
+      consistent(
+        req,
+        async () => {
+          const principal = await this.authenticate(req, who);
+          const body = await readJsonObjectOf(req, route.bodyLimit);
+          return { json: JSON.stringify(await route.call(principal, body)), headers: {} };
+        },
+        true,
+      ),
     );
   }
 
@@ -328,14 +332,19 @@ export class FastReads {
 async function consistent(
   req: IncomingMessage,
   produce: () => Promise<PublicAnswer>,
+  readOnly = false,
 ): Promise<PublicAnswer> {
   const token = req.headers['arbor-consistency-token'];
-  return withConsistency(typeof token === 'string' ? token : undefined, async (scope) => {
-    const a = await produce();
-    return scope.written === undefined
-      ? a
-      : { ...a, headers: { ...a.headers, [CONSISTENCY_HEADER]: scope.written } };
-  });
+  return withConsistency(
+    typeof token === 'string' ? token : undefined,
+    async (scope) => {
+      const a = await produce();
+      return scope.written === undefined
+        ? a
+        : { ...a, headers: { ...a.headers, [CONSISTENCY_HEADER]: scope.written } };
+    },
+    readOnly,
+  );
 }
 
 /** `/a/b/c` of `/a/b/c/…`, or undefined when the path has fewer segments. */

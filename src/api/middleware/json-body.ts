@@ -46,17 +46,43 @@ export function readText(ctx: Context, limit: number): Promise<string> {
   return readTextOf(ctx.req, limit);
 }
 
-async function readTextOf(req: IncomingMessage, limit: number): Promise<string> {
+/**
+ * Events, not `for await`: the stream's async iterator costs promises per chunk, which was
+ * a tenth of a small POST's CPU (a check on the fast path). As the iterator does, a body
+ * past the limit destroys the request (the rest is never read; the answer still goes out)
+ * and a stream that errors or closes before its end rejects.
+ */
+function readTextOf(req: IncomingMessage, limit: number): Promise<string> {
   const declared = Number(req.headers['content-length'] || '0');
-  if (declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  if (declared > limit) return Promise.reject(tooLarge(limit));
+  if (req.readableEnded) return Promise.resolve('');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (e: unknown, text?: string) => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (e === undefined) resolve(text!);
+      else reject(e as Error);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        settle(tooLarge(limit));
+        // As the iterator's own cleanup does for a server request: let go of the socket
+        // first, so the 413 still goes out on it (and the connection then closes, the body
+        // unread), then destroy the request so nothing more of it is read.
+        (req as { socket: IncomingMessage['socket'] | null }).socket = null;
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => settle(undefined, Buffer.concat(chunks).toString('utf8'));
+    const onError = (e: unknown) => settle(e);
+    const onClose = () =>
+      settle(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
 
 function tooLarge(limit: number): RpcError {
