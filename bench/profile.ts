@@ -159,6 +159,11 @@ async function main(): Promise<void> {
           headers: { ...auth, 'content-type': 'application/json' },
           body: JSON.stringify({ capability: 'groups.list', groupUid: rows[0]!.uid }),
         },
+        // bench/cases.ts's access.whoCan: the first page at the same group.
+        'access.whoCan': {
+          url: `${arbor.url}/iam/v2beta1/access:whoCan?group=${rows[0]!.uid}&capability=groups.list&page_size=50`,
+          headers: auth,
+        },
         'registry.token': registryTokenRequest(
           arbor.url,
           await ensureRepo(arbor.url, orgUid(0), REGISTRY_REPO),
