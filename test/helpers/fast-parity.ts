@@ -6,18 +6,28 @@ import { decodedBody, rawRequest, type RawAnswer } from './raw-http.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './server.js';
 
 /**
- * One Arbor served twice, through its REST handler (the fast path first) and through Koa
- * alone (`app.callback()`), with a tenancy and a token per kind of caller: the fast-path
- * parity tests send every request to both and compare the answers.
+ * One Arbor reached two ways: through its REST handler (the fast path first) at `s.url`,
+ * and through Koa alone (`app.callback()`) at `koaUrl`. `shape` is how an answer is
+ * compared (default {@link shape}); a test whose bodies differ where they must (tokens)
+ * brings its own.
  */
-export interface Parity {
+export interface TwoPaths {
   s: TestServer;
-  ten: Tenancy;
   fast: FastReads;
   koaUrl: string;
+  shape?: (r: RawAnswer) => unknown;
+  /** Stops the Koa listener (and, for a Parity, the server). */
+  close(): Promise<void>;
+}
+
+/**
+ * {@link TwoPaths} with a tenancy and a token per kind of caller: the fast-path parity
+ * tests send every request to both paths and compare the answers.
+ */
+export interface Parity extends TwoPaths {
+  ten: Tenancy;
   /** Bearer tokens by caller: admin, viewer@a, owner@b, unbound, anonymous, forged. */
   tokens: Record<string, string | undefined>;
-  close(): Promise<void>;
 }
 
 export function fastOf(server: TestServer): FastReads {
@@ -26,11 +36,25 @@ export function fastOf(server: TestServer): FastReads {
   return f;
 }
 
+/** Koa alone on a port of its own beside `s` (whose own `close` stays the caller's). */
+export async function koaBeside(s: TestServer): Promise<TwoPaths> {
+  const koa: Server = createServer(s.arbor.app.callback()).listen(0, '127.0.0.1');
+  await new Promise<void>((r) => koa.once('listening', () => r()));
+  return {
+    s,
+    fast: fastOf(s),
+    koaUrl: `http://127.0.0.1:${(koa.address() as AddressInfo).port}`,
+    close: async () => {
+      koa.closeAllConnections();
+      await new Promise<void>((r) => koa.close(() => r()));
+    },
+  };
+}
+
 export async function startParity(prefix: string): Promise<Parity> {
   const s = await startServer();
   const ten = await buildTenancy(s, prefix);
-  const koa: Server = createServer(s.arbor.app.callback()).listen(0, '127.0.0.1');
-  await new Promise<void>((r) => koa.once('listening', () => r()));
+  const paths = await koaBeside(s);
   const tokens: Record<string, string | undefined> = { admin: ADMIN_TOKEN };
   for (const who of ['viewer@a', 'owner@b'] as const)
     tokens[who] = await ten.tokenFor(ten.ids[who]!);
@@ -38,16 +62,33 @@ export async function startParity(prefix: string): Promise<Parity> {
   tokens.anonymous = undefined;
   tokens.forged = `${(await ten.tokenFor(ten.ids['owner@b']!)).slice(0, -4)}AAAA`;
   return {
-    s,
+    ...paths,
     ten,
-    fast: fastOf(s),
-    koaUrl: `http://127.0.0.1:${(koa.address() as AddressInfo).port}`,
     tokens,
     close: async () => {
-      koa.closeAllConnections();
-      await new Promise<void>((r) => koa.close(() => r()));
+      await paths.close();
       await s.close();
     },
+  };
+}
+
+/**
+ * What both paths must agree on in any answer's head: every header name either sends (a
+ * compressed answer's framing, length or chunked, may differ, and the date is the
+ * clock's), the status, and the values a client reads.
+ */
+export function headShape(r: RawAnswer) {
+  const h = r.headers;
+  const framing = new Set(['date', 'content-length', 'transfer-encoding']);
+  return {
+    headers: Object.keys(h)
+      .filter((k) => !framing.has(k))
+      .sort(),
+    status: r.status,
+    contentType: h['content-type'],
+    vary: h.vary,
+    encoding: h['content-encoding'],
+    requestId: h['x-request-id'],
   };
 }
 
@@ -62,27 +103,12 @@ export function shape(r: RawAnswer) {
   } catch {
     /* compared as text */
   }
-  const h = r.headers;
-  // Every header either path sends; a compressed answer's framing (length or chunked) may
-  // differ, and the date is the clock's.
-  const framing = new Set(['date', 'content-length', 'transfer-encoding']);
-  return {
-    headers: Object.keys(h)
-      .filter((k) => !framing.has(k))
-      .sort(),
-    status: r.status,
-    body,
-    contentType: h['content-type'],
-    etag: h.etag,
-    vary: h.vary,
-    encoding: h['content-encoding'],
-    requestId: h['x-request-id'],
-  };
+  return { ...headShape(r), body, etag: r.headers.etag };
 }
 
 /** Sends `path` to both paths; asserts equal answers and whether the fast path took it. */
 export async function same(
-  p: Parity,
+  p: TwoPaths,
   t: {
     deepEqual(a: unknown, b: unknown, m?: string): void;
     is(a: unknown, b: unknown, m?: string): void;
@@ -105,8 +131,18 @@ export async function same(
   );
   const viaKoa = await rawRequest(p.koaUrl, path, headers, method, body, chunked);
   const what = `${method} ${path} ${JSON.stringify(headers)} ${String(body).slice(0, 200)}`;
-  t.deepEqual(shape(viaFast), shape(viaKoa), what);
+  const shapeOf = p.shape ?? shape;
+  t.deepEqual(shapeOf(viaFast), shapeOf(viaKoa), what);
   return viaFast;
+}
+
+/** {@link same} on the paths `paths()` gives when called (a test file's, set up in `before`). */
+export function sameFor(
+  paths: () => TwoPaths,
+): (
+  ...a: Parameters<typeof same> extends [TwoPaths, ...infer R] ? R : never
+) => Promise<RawAnswer> {
+  return (...a) => same(paths(), ...a);
 }
 
 /** The caller's Authorization header (none for anonymous). */

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { authOf, same as sameOn, startParity, type Parity } from '../helpers/fast-parity.js';
+import { authOf, sameFor, startParity, type Parity } from '../helpers/fast-parity.js';
 
 /**
  * The access check and batch check (POSTs that read) and who-can and what-can (Lists) are
@@ -14,8 +14,7 @@ test.after.always(async () => {
   await p?.close();
 });
 
-const same = (...a: Parameters<typeof sameOn> extends [Parity, ...infer R] ? R : never) =>
-  sameOn(p, ...a);
+const same = sameFor(() => p);
 const auth = (who: string) => authOf(p, who);
 
 const CHECK = '/iam/v2beta1/access:check';

@@ -1,13 +1,11 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import type { FastReads } from '../../src/api/fast-reads.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { basic, builtinRoleUid } from '../helpers/registry-fixtures.js';
-import { decodedBody, rawRequest, type RawAnswer } from '../helpers/raw-http.js';
+import { headShape, koaBeside, sameFor, type TwoPaths } from '../helpers/fast-parity.js';
+import { decodedBody, type RawAnswer } from '../helpers/raw-http.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -21,9 +19,7 @@ import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js'
 const SERVICE = 'registry.fast.local';
 let s: TestServer;
 let issuer: TestIssuer;
-let fast: FastReads;
-let koa: Server;
-let koaUrl: string;
+let paths: TwoPaths;
 let org: string;
 let repoPath: string;
 const creds: Record<string, string | undefined> = {};
@@ -31,12 +27,7 @@ const creds: Record<string, string | undefined> = {};
 test.before(async () => {
   s = await startServer({ ARBOR_ALLOW_INSECURE_ISSUERS: 'true', ARBOR_REGISTRY_SERVICE: SERVICE });
   issuer = await TestIssuer.start();
-  const f = s.arbor.fastReads;
-  if (!f) throw new Error('the test server has no fast reads');
-  fast = f;
-  koa = createServer(s.arbor.app.callback()).listen(0, '127.0.0.1');
-  await new Promise<void>((r) => koa.once('listening', () => r()));
-  koaUrl = `http://127.0.0.1:${(koa.address() as AddressInfo).port}`;
+  paths = { ...(await koaBeside(s)), shape };
 
   org = await createGroup(s.admin, 'regfast-org');
   const other = await createGroup(s.admin, 'regfast-other');
@@ -69,8 +60,7 @@ test.before(async () => {
   creds.garbage = 'Basic !!!';
 });
 test.after.always(async () => {
-  koa?.closeAllConnections();
-  await new Promise<void>((r) => (koa ? koa.close(() => r()) : r()));
+  await paths?.close();
   await issuer?.stop();
   await s?.close();
 });
@@ -91,42 +81,16 @@ function shape(r: RawAnswer) {
     delete body.access_token;
     body.issued_at = typeof body.issued_at;
   }
-  const h = r.headers;
-  // A compressed answer's framing (length or chunked) may differ; the date is the clock's.
-  const framing = new Set(['date', 'content-length', 'transfer-encoding']);
   return {
-    headers: Object.keys(h)
-      .filter((k) => !framing.has(k))
-      .sort(),
-    status: r.status,
+    ...headShape(r),
     body,
-    contentType: h['content-type'],
-    cacheControl: h['cache-control'],
-    challenge: h['www-authenticate'],
-    vary: h.vary,
-    encoding: h['content-encoding'],
-    requestId: h['x-request-id'],
+    cacheControl: r.headers['cache-control'],
+    challenge: r.headers['www-authenticate'],
   };
 }
 
-async function same(
-  t: {
-    deepEqual(a: unknown, b: unknown, m?: string): void;
-    is(a: unknown, b: unknown, m?: string): void;
-  },
-  path: string,
-  headers: Record<string, string>,
-  takenFast: boolean,
-  method = 'GET',
-): Promise<RawAnswer> {
-  headers = { 'x-request-id': 'parity', ...headers };
-  const before = fast.stats.served;
-  const viaFast = await rawRequest(s.url, path, headers, method);
-  t.is(fast.stats.served - before, takenFast ? 1 : 0, `${method} ${path}: taken by the fast path`);
-  const viaKoa = await rawRequest(koaUrl, path, headers, method);
-  t.deepEqual(shape(viaFast), shape(viaKoa), `${method} ${path} ${JSON.stringify(headers)}`);
-  return viaFast;
-}
+/** Sends `path` to both paths (fast-parity.ts's `same`), compared by `shape` above. */
+const same = sameFor(() => paths);
 
 const enc = encodeURIComponent;
 const TOKEN = '/auth/registry/token';
@@ -192,7 +156,7 @@ test.serial(
     await same(t, `/auth/registry/%74oken${q}`, auth, false);
     // A consistency token (read replicas) goes into the same scope on both paths.
     await same(t, `${TOKEN}${q}`, { ...auth, 'arbor-consistency-token': '0/16B3748' }, true);
-    t.true(fast.routes().some(([kind, path]) => kind === 'public' && path === TOKEN));
+    t.true(paths.fast.routes().some(([kind, path]) => kind === 'public' && path === TOKEN));
   },
 );
 

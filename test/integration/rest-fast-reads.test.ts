@@ -8,7 +8,7 @@ import { startServer } from '../helpers/server.js';
 import {
   authOf,
   fastOf,
-  same as sameOn,
+  sameFor,
   shape,
   startParity,
   type Parity,
@@ -29,8 +29,7 @@ test.after.always(async () => {
   await p?.close();
 });
 
-const same = (...a: Parameters<typeof sameOn> extends [Parity, ...infer R] ? R : never) =>
-  sameOn(p, ...a);
+const same = sameFor(() => p);
 const auth = (who: string) => authOf(p, who);
 
 test.serial(
