@@ -204,11 +204,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         ? {
             bindings: bindingCache,
             groups: groupCache,
-            // Frozen, as GroupService keeps its rows: the two share the cache.
-            loadGroup: async (tx, uid) => {
-              const g = await st.groups.get(tx, uid);
-              return g && Object.freeze(g);
-            },
+            loadGroup: (tx, uid) => st.groups.get(tx, uid),
           }
         : undefined;
     const allowInsecureIssuers = config.allowInsecureIssuers;

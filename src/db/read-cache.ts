@@ -51,7 +51,7 @@ export class FeedCache<T> implements ReadCache<T> {
     this.stats.misses++;
     const generation = this.#generation;
     const value = await load(true);
-    if (generation === this.#generation && this.feed.fresh()) this.#rows.set(key, { value });
+    this.#keep(key, value, generation);
     return value;
   }
 
@@ -67,11 +67,20 @@ export class FeedCache<T> implements ReadCache<T> {
     this.stats.misses++;
     const generation = this.#generation;
     load().then(
-      (value) => {
-        if (generation === this.#generation && this.feed.fresh()) this.#rows.set(key, { value });
-      },
+      (value) => this.#keep(key, value, generation),
       () => undefined,
     );
+  }
+
+  /**
+   * Keep `value`, loaded when the cache was at `generation`, unless an announcement came
+   * meanwhile or the feed stopped vouching. A kept object is frozen: every request that
+   * reads it shares it (and the REST door makes its answer once, see api/routes/crud.ts).
+   */
+  #keep(key: string, value: T, generation: number): void {
+    if (generation !== this.#generation || !this.feed.fresh()) return;
+    if (typeof value === 'object' && value !== null) Object.freeze(value);
+    this.#rows.set(key, { value });
   }
 
   /**

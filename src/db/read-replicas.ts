@@ -241,15 +241,6 @@ export class ReadReplicas {
     return out;
   }
 
-  /**
-   * The token of the transaction that just committed on the primary: the server's WAL
-   * position read after the commit returned (any session will do: the position is the
-   * server's). See currentPosition for which position.
-   */
-  token(): Promise<string> {
-    return primaryToken(this.primary);
-  }
-
   close(): Promise<void> {
     clearInterval(this.#timer);
     return (this.#closed ??= Promise.all(this.#replicas.map((r) => r.knex.destroy())).then(

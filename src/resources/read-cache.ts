@@ -2,7 +2,7 @@
  * Rows a Get may answer from memory (db/read-cache.ts). `load(true)` must read the
  * primary: its answer may be remembered. `load(false)` may read a replica: the cache is
  * not serving (no notification connection, or the request's consistency token is ahead of
- * what the cache has heard) and keeps nothing.
+ * what the cache has heard) and keeps nothing. A value kept is frozen, being shared.
  */
 export interface ReadCache<T> {
   read(key: string, load: (primary: boolean) => Promise<T>): Promise<T>;

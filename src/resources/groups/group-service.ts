@@ -9,7 +9,7 @@ import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { ManagedGuard } from '../managed/managed-guard.js';
 import type { ReadCache } from '../read-cache.js';
-import type { UnitOfWork } from '../tx.js';
+import type { Tx, UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import { GROUP_LIST, GROUP_TYPE, GROUP_UPDATE, type Group } from './group.js';
 import { groupCreateSchema, groupPatchSchema } from './group-input.js';
@@ -87,11 +87,10 @@ export class GroupService {
     return g;
   }
 
-  /** The row, from the primary (`primary`: a cache may keep it, so it is frozen) or a replica. */
-  private async load(uid: string, primary: boolean): Promise<Group | undefined> {
-    if (!primary) return this.d.uow.replicaRead((tx) => this.d.groups.get(tx, uid));
-    const g = await this.d.uow.read((tx) => this.d.groups.get(tx, uid));
-    return g && Object.freeze(g);
+  /** The row, from the primary (`primary`: a cache may keep it) or, else, maybe a replica. */
+  private load(uid: string, primary: boolean): Promise<Group | undefined> {
+    const get = (tx: Tx) => this.d.groups.get(tx, uid);
+    return primary ? this.d.uow.read(get) : this.d.uow.replicaRead(get);
   }
 
   async list(p: Principal, req: ListRequest): Promise<ListPage<Group>> {
