@@ -15,8 +15,8 @@ export interface Grant {
   expiresAt?: number;
 }
 
-/** Whether `g` still grants at `now` (epoch ms). */
-export function isLive(g: Grant, now: number): boolean {
+/** Whether `g` (a grant, or a binding with its expiry) still grants at `now` (epoch ms). */
+export function isLive(g: { readonly expiresAt?: number }, now: number): boolean {
   return g.expiresAt === undefined || now < g.expiresAt;
 }
 

@@ -54,7 +54,6 @@ export class ChangeFeed {
   readonly #staleMs: number;
   readonly #now: () => number;
   #client: pg.Client | undefined;
-  #up = false;
   #closed = false;
   #horizon = -1n;
   #syncedAt = Number.NEGATIVE_INFINITY;
@@ -90,7 +89,7 @@ export class ChangeFeed {
    * class comment for the three conditions.
    */
   fresh(token?: bigint): boolean {
-    if (!this.#up) return false;
+    if (this.#client === undefined) return false;
     const synced = this.#syncedAt;
     if (this.#proven !== this.#commits || this.#now() - synced >= this.#staleMs) return false;
     return token === undefined || token <= this.#horizon;
@@ -105,17 +104,13 @@ export class ChangeFeed {
     if (this.#pending === undefined) this.#sync();
   }
 
-  get up(): boolean {
-    return this.#up;
-  }
-
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
     clearTimeout(this.#retry);
-    this.#down();
     const c = this.#client;
     this.#client = undefined;
+    this.#down();
     await c?.end().catch(() => undefined);
   }
 
@@ -146,7 +141,6 @@ export class ChangeFeed {
           return;
         }
         this.#client = client;
-        this.#up = true;
         this.#backoffMs = 100;
         this.stats.connects++;
         // Anything remembered before this connection may have missed a change.
@@ -191,7 +185,6 @@ export class ChangeFeed {
   #down(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    this.#up = false;
     this.#pending = undefined;
     this.#syncedAt = Number.NEGATIVE_INFINITY;
     this.#emit('*', undefined);

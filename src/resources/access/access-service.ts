@@ -1,4 +1,4 @@
-import type { Authorizer } from '../../auth/authorizer.js';
+import { isLive, type Authorizer } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ListRequest } from '../../core/list-request.js';
@@ -65,9 +65,9 @@ export class AccessService {
   constructor(private readonly d: AccessServiceDeps) {}
 
   /**
-   * One check: `checkAll`'s rules for a single question, with one database round trip
-   * (existence of both, and the identity's bindings at the group or above) after the
-   * authorizer's in-memory decisions.
+   * One check: `checkAll`'s rules for a single question, with at most one database round
+   * trip (existence of both, and the identity's bindings at the group or above; none for a
+   * self check the read caches can answer) after the authorizer's in-memory decisions.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (identity or group the caller cannot see).
    */
   async check(p: Principal, body: Record<string, unknown>): Promise<CheckResult> {
@@ -120,10 +120,7 @@ export class AccessService {
     return {
       groupExists: group.value !== undefined,
       identityExists: true,
-      bindings: held.value.filter(
-        (b) =>
-          (b.expiresAt === undefined || now < b.expiresAt) && isSelfOrBelow(b.groupUid, groupUid),
-      ),
+      bindings: held.value.filter((b) => isLive(b, now) && isSelfOrBelow(b.groupUid, groupUid)),
     };
   }
 
