@@ -33,7 +33,12 @@ import { ListPager } from './resources/list-pager.js';
 import type { Services } from './services.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
-import { AccessService, type CheckCache } from './resources/access/access-service.js';
+import {
+  AccessService,
+  validUntilOf,
+  type CheckCache,
+  type HoldersRead,
+} from './resources/access/access-service.js';
 import type { BindingGrant } from './resources/access/access-store.js';
 import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-sweeper.js';
 import { RoleService } from './resources/roles/role-service.js';
@@ -138,22 +143,38 @@ function readCachesOf(
   grants: GrantSource;
   groupCache: FeedCache<Group | undefined> | undefined;
   bindingCache: FeedCache<BindingGrant[]> | undefined;
+  holdersCache: FeedCache<HoldersRead> | undefined;
   readCaches: Record<string, ReadCacheStats>;
 } {
   const ttlGrants = new CachedGrantSource(grantSource);
   if (!db.changeFeed)
-    return { grants: ttlGrants, groupCache: undefined, bindingCache: undefined, readCaches: {} };
+    return {
+      grants: ttlGrants,
+      groupCache: undefined,
+      bindingCache: undefined,
+      holdersCache: undefined,
+      readCaches: {},
+    };
   const grants = new FeedGrantSource(db.changeFeed, grantSource, ttlGrants);
   const groupCache = new FeedCache<Group | undefined>(db.changeFeed, 'g');
   const bindingCache = new FeedCache<BindingGrant[]>(db.changeFeed, 'b');
+  // A who-can page derives from every binding above its group: any binding change forgets
+  // them all. A page holds up to 200 holders and their bindings, so fewer are kept.
+  const holdersCache = new FeedCache<HoldersRead>(db.changeFeed, 'b', {
+    maxEntries: 256,
+    derived: true,
+    validUntil: validUntilOf,
+  });
   return {
     grants,
     groupCache,
     bindingCache,
+    holdersCache,
     readCaches: {
       groups: groupCache.stats,
       grants: grants.cache.stats,
       bindings: bindingCache.stats,
+      holders: holdersCache.stats,
     },
   };
 }
@@ -191,7 +212,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     if (db.replicas || db.changeFeed) enableConsistencyScopes();
     const uow = new KnexUnitOfWork(db.knex, db.replicas, db.changeFeed);
     const pager = new ListPager(codec, { writeGeneration: () => uow.writeGeneration });
-    const { grants, groupCache, bindingCache, readCaches } = readCachesOf(
+    const { grants, groupCache, bindingCache, holdersCache, readCaches } = readCachesOf(
       db,
       new KnexGrantSource(uow),
     );
@@ -243,6 +264,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         pager,
         access: st.access,
         ...(checkCache ? { cache: checkCache } : {}),
+        ...(holdersCache ? { holders: holdersCache } : {}),
       }),
       repos: new RepoService({ ...common, repos: st.repos }),
       tags: new TagService({ ...common, tags: st.tags }),

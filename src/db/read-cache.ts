@@ -12,6 +12,21 @@ export interface ReadCacheStats {
   bypassed: number;
 }
 
+export interface FeedCacheOptions<T> {
+  /** At most this many values (least recently used go first); default 50,000. */
+  maxEntries?: number;
+  /**
+   * The cache's keys are not the announced keys (a value derived from many rows of the
+   * kind, such as a who-can page): every announcement of the kind forgets everything.
+   */
+  derived?: boolean;
+  /**
+   * When a kept value stops being true with no write to announce it (epoch ms: a binding's
+   * expiry); a value read at or after it is a miss. Absent: never.
+   */
+  validUntil?: (value: T) => number;
+}
+
 /**
  * Rows of one kind (`g` groups, `b` grants per identity), remembered while the change feed
  * says nothing has changed (change-feed.ts). Every announcement of the kind, and every
@@ -22,20 +37,32 @@ export interface ReadCacheStats {
 export class FeedCache<T> implements ReadCache<T> {
   readonly stats: ReadCacheStats = { hits: 0, misses: 0, bypassed: 0 };
   readonly #rows: Lru<string, { value: T }>;
+  readonly #validUntil: ((value: T) => number) | undefined;
   #generation = 0;
 
   constructor(
     private readonly feed: ChangeFeed,
     kind: string,
-    maxEntries = 50_000,
+    o: FeedCacheOptions<T> = {},
   ) {
-    this.#rows = new Lru(maxEntries);
+    this.#rows = new Lru(o.maxEntries ?? 50_000);
+    this.#validUntil = o.validUntil;
+    const derived = o.derived ?? false;
     feed.subscribe((k, key) => {
       if (k !== kind && k !== '*') return;
       this.#generation++;
-      if (key === undefined) this.#rows.clear();
+      if (key === undefined || derived) this.#rows.clear();
       else this.#rows.delete(key);
     });
+  }
+
+  /** The kept value of `key`, unless its time has passed (then it is forgotten). */
+  #held(key: string): { value: T } | undefined {
+    const hit = this.#rows.get(key);
+    if (hit === undefined || this.#validUntil === undefined) return hit;
+    if (Date.now() < this.#validUntil(hit.value)) return hit;
+    this.#rows.delete(key);
+    return undefined;
   }
 
   async read(key: string, load: (primary: boolean) => Promise<T>): Promise<T> {
@@ -43,7 +70,7 @@ export class FeedCache<T> implements ReadCache<T> {
       this.stats.bypassed++;
       return load(false);
     }
-    const hit = this.#rows.get(key);
+    const hit = this.#held(key);
     if (hit !== undefined) {
       this.stats.hits++;
       return hit.value;
@@ -57,13 +84,13 @@ export class FeedCache<T> implements ReadCache<T> {
 
   peek(key: string): { value: T } | undefined {
     if (!this.serving()) return undefined;
-    const hit = this.#rows.get(key);
+    const hit = this.#held(key);
     if (hit !== undefined) this.stats.hits++;
     return hit;
   }
 
   warm(key: string, load: () => Promise<T>): void {
-    if (!this.serving() || this.#rows.has(key)) return;
+    if (!this.serving() || this.#held(key) !== undefined) return;
     this.stats.misses++;
     const generation = this.#generation;
     load().then(

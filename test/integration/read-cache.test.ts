@@ -304,3 +304,51 @@ serial(
     t.false((await ask()).allowed);
   },
 );
+
+serial(
+  "who-can's first page is answered from memory, and follows new bindings, deletes and expiry",
+  async (t) => {
+    const folder = await createGroup(a.admin, 'who-can-cached', org);
+    const first = await createIdentity(a.admin, org, 'holder-1');
+    await createBinding(a.admin, org, first, reader);
+    type Page = { identities: Array<{ identityUid: string }> };
+    const holders = async (): Promise<string[]> => {
+      const r = await b.admin.get(
+        `/iam/v2beta1/access:whoCan?group=${folder}&capability=groups.list`,
+      );
+      t.is(r.status, 200);
+      return (r.body as Page).identities.map((h) => h.identityUid);
+    };
+    const holds = async (uid: string) => (await holders()).includes(uid);
+    // Read until one page is a hit of b's holders cache; each names the holder.
+    await within(5_000, async () => {
+      const hits = b.arbor.readCaches.holders!.hits;
+      t.true(await holds(first));
+      return b.arbor.readCaches.holders!.hits > hits;
+    });
+    // A binding made through worker a shows on b within a second.
+    const second = await createIdentity(a.admin, org, 'holder-2');
+    const made = await createBinding(a.admin, org, second, reader);
+    await within(1_000, () => holds(second));
+    // One deleted outside Arbor is gone within a second.
+    await sql.raw('DELETE FROM role_bindings WHERE uid = ?', [made]);
+    await within(1_000, async () => !(await holds(second)));
+    // A binding that expires stops counting at its instant, remembered or not.
+    const third = await createIdentity(a.admin, org, 'holder-3');
+    const expireAt = Date.now() + 1_500;
+    const expiring = await a.admin.post(`/iam/v2beta1/roleBindings/${org}`, {
+      identityUid: third,
+      roleUid: reader,
+      expireTime: new Date(expireAt).toISOString(),
+    });
+    t.is(expiring.status, 200);
+    await within(1_000, () => holds(third));
+    const hits = b.arbor.readCaches.holders!.hits;
+    while (Date.now() < expireAt - 200) t.true(await holds(third));
+    t.true(b.arbor.readCaches.holders!.hits > hits, 'the page with the expiring binding was kept');
+    while (Date.now() < expireAt) await new Promise((r) => setTimeout(r, 10));
+    const after = await holders();
+    t.false(after.includes(third), 'expired: not a holder');
+    t.true(after.includes(first));
+  },
+);

@@ -7,7 +7,7 @@ import { ancestryOf, isSelfOrBelow } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { IDENTITY_TYPE } from '../identities/identity.js';
 import type { ListPager } from '../list-pager.js';
-import type { ListPage } from '../list-types.js';
+import type { ListPage, PageQuery, StorePage } from '../list-types.js';
 import { visibleRoleRef } from '../reference-visibility.js';
 import type { ReadCache } from '../read-cache.js';
 import type { Tx, UnitOfWork } from '../tx.js';
@@ -32,6 +32,23 @@ export interface AccessServiceDeps {
   access: AccessStore;
   /** What a check asking about the caller itself may answer from memory (absent: none). */
   cache?: CheckCache;
+  /**
+   * Who-can's first pages, with their bindings, by question and by what the caller may see
+   * (absent: none). Any change to bindings or roles forgets them all, and each lasts only
+   * until the first binding it counted expires (`validUntilOf`).
+   */
+  holders?: ReadCache<HoldersRead>;
+}
+
+/** One page of holders as the store read it, and the bindings that make them holders. */
+export interface HoldersRead {
+  page: StorePage<string>;
+  bindings: BindingGrant[];
+}
+
+/** Until when a who-can read stays true with no write: its first expiring binding's instant. */
+export function validUntilOf(r: HoldersRead): number {
+  return r.page.totalUntil ?? Number.POSITIVE_INFINITY;
 }
 
 /** The read caches a self check consults (db/read-cache.ts), and how to fill them. */
@@ -141,18 +158,13 @@ export class AccessService {
     const cap = parseInput(capabilitySchema, req.filters.capability, 'capability');
     await this.requireGroup(p, group);
     const seen = await this.seenBy(p);
+    const seenKey = JSON.stringify(seen);
     return this.d.pager.page(
       WHO_CAN_LIST,
       req,
       { kind: 'all' },
       async (q) => {
-        // A page of identities in SQL, then the bindings of those alone: the first page of
-        // 10,000 holders reads one page of bindings, not all of them.
-        const { page, bindings } = await this.d.uow.read(async (tx) => {
-          const page = await this.d.access.holdersPage(tx, group, cap, seen, q);
-          const bindings = await this.d.access.bindingsGranting(tx, group, cap, seen, page.items);
-          return { page, bindings };
-        });
+        const { page, bindings } = await this.holders(group, cap, seen, seenKey, q);
         const byIdentity = new Map<string, BindingGrant[]>();
         for (const b of bindings)
           byIdentity.set(b.identityUid, [...(byIdentity.get(b.identityUid) ?? []), b]);
@@ -167,8 +179,37 @@ export class AccessService {
       // The count is the caller's own: shared (docs/adr/0003) only between first pages
       // asked with the same view of bindings and identities, and carried by the cursor.
       undefined,
-      JSON.stringify(seen),
+      seenKey,
     );
+  }
+
+  /**
+   * A page of identities in SQL, then the bindings of those alone: the first page of 10,000
+   * holders reads one page of bindings, not all of them. A first page comes from the
+   * holders cache when it may serve; one read for the cache is counted afresh (not taken
+   * from the pager's shared count), so that it knows when its first binding expires.
+   */
+  private holders(
+    group: string,
+    cap: Capability,
+    seen: SeenBy,
+    seenKey: string,
+    q: PageQuery,
+  ): Promise<HoldersRead> {
+    const read = (q: PageQuery) =>
+      this.d.uow.read(async (tx) => {
+        const page = await this.d.access.holdersPage(tx, group, cap, seen, q);
+        const bindings = await this.d.access.bindingsGranting(tx, group, cap, seen, page.items);
+        return { page, bindings };
+      });
+    const cache = this.d.holders;
+    if (cache === undefined || q.after !== undefined) return read(q);
+    const key = [group, cap, seenKey, q.order.direction, q.pageSize, q.skip].join('\0');
+    return cache.read(key, (primary) => {
+      if (!primary) return read(q);
+      const { knownTotal: _, ...counted } = q;
+      return read(counted);
+    });
   }
 
   /**
@@ -289,11 +330,19 @@ export class AccessService {
     if (!exists) throw notFound(IDENTITY_TYPE, uid);
   }
 
-  /** @throws RpcError NOT_FOUND for a group the caller cannot list, or that does not exist. */
+  /**
+   * From the group cache when it may serve (as a Get of the group would be).
+   * @throws RpcError NOT_FOUND for a group the caller cannot list, or that does not exist.
+   */
   private async requireGroup(p: Principal, uid: string): Promise<void> {
     if (!(await this.d.authz.can(p, 'groups.list', uid))) throw notFound(GROUP_TYPE, uid);
-    const found = await this.d.uow.read((tx) => this.d.access.existingGroups(tx, [uid]));
-    if (!found.has(uid)) throw notFound(GROUP_TYPE, uid);
+    const c = this.d.cache;
+    const exists =
+      c === undefined
+        ? (await this.d.uow.read((tx) => this.d.access.existingGroups(tx, [uid]))).has(uid)
+        : (await c.groups.read(uid, () => this.d.uow.read((tx) => c.loadGroup(tx, uid)))) !==
+          undefined;
+    if (!exists) throw notFound(GROUP_TYPE, uid);
   }
 
   /** The bindings that may count toward an answer to `p` (see the class comment). */
