@@ -20,9 +20,14 @@ export function canSeeIdentity(authz: Authorizer, p: Principal, uid: string): Pr
   return authz.can(p, 'identity.list', uid);
 }
 
-/** Built-in roles (flat uids) are visible to every caller; custom roles with `roles.list`. */
+/** A built-in role (a flat uid): visible to every caller, with no decision to make. */
+export function isBuiltInRole(uid: string): boolean {
+  return isRootUid(uid);
+}
+
+/** Built-in roles are visible to every caller; custom roles with `roles.list`. */
 export async function canSeeRole(authz: Authorizer, p: Principal, uid: string): Promise<boolean> {
-  return isRootUid(uid) || authz.can(p, 'roles.list', uid);
+  return isBuiltInRole(uid) || authz.can(p, 'roles.list', uid);
 }
 
 /** Whether `p` may list the group `uid`. */

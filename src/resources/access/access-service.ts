@@ -8,7 +8,7 @@ import { GROUP_TYPE } from '../groups/group.js';
 import { IDENTITY_TYPE } from '../identities/identity.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage, PageQuery, StorePage } from '../list-types.js';
-import { visibleRoleRef } from '../reference-visibility.js';
+import { isBuiltInRole, visibleRoleRef } from '../reference-visibility.js';
 import type { ReadCache } from '../read-cache.js';
 import type { Tx, UnitOfWork } from '../tx.js';
 import { parseInput } from '../validate.js';
@@ -21,7 +21,7 @@ import {
   type GroupAccess,
   type Holder,
 } from './access.js';
-import { batchCheckSchema, capabilitySchema, checkSchema } from './access-input.js';
+import { batchCheckSchema, capabilitySchema, checkSchema, plainCheck } from './access-input.js';
 import type { AccessStore, BindingGrant, CheckFacts, SeenBy } from './access-store.js';
 import { pageInMemory } from './page-in-memory.js';
 
@@ -88,7 +88,7 @@ export class AccessService {
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (identity or group the caller cannot see).
    */
   async check(p: Principal, body: Record<string, unknown>): Promise<CheckResult> {
-    const req = parseInput(checkSchema, body);
+    const req = plainCheck(body) ?? parseInput(checkSchema, body);
     const identityUid = this.identityOrSelf(p, req.identityUid, 'identityUid');
     const self = this.isSelf(p, identityUid);
     if (!self && !(await this.d.authz.can(p, 'identity.list', identityUid)))
@@ -347,7 +347,9 @@ export class AccessService {
 
   /** The bindings that may count toward an answer to `p` (see the class comment). */
   private async counted(p: Principal, bindings: BindingGrant[]): Promise<BindingGrant[]> {
-    if (this.d.authz.isSuperuser(p)) return bindings;
+    // Its own bindings all count for the caller: a self check asks nothing more.
+    if (this.d.authz.isSuperuser(p) || bindings.every((b) => this.isSelf(p, b.identityUid)))
+      return bindings;
     const keep = await Promise.all(
       bindings.map(
         async (b) =>
@@ -357,17 +359,20 @@ export class AccessService {
     return bindings.filter((_, i) => keep[i]);
   }
 
-  private proofs(p: Principal, granting: BindingGrant[], groupUid: string): Promise<GrantProof[]> {
-    return Promise.all(
-      [...granting]
-        .sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0))
-        .map(async (b) => ({
-          bindingUid: b.uid,
-          role: await visibleRoleRef(this.d.authz, p, b.role),
-          groupUid: b.groupUid,
-          path: pathDown(b.groupUid, groupUid),
-        })),
-    );
+  private async proofs(
+    p: Principal,
+    granting: BindingGrant[],
+    groupUid: string,
+  ): Promise<GrantProof[]> {
+    const proofs: GrantProof[] = [];
+    for (const b of [...granting].sort((x, y) => (x.uid < y.uid ? -1 : x.uid > y.uid ? 1 : 0)))
+      proofs.push({
+        bindingUid: b.uid,
+        role: isBuiltInRole(b.role.uid) ? b.role : await visibleRoleRef(this.d.authz, p, b.role),
+        groupUid: b.groupUid,
+        path: pathDown(b.groupUid, groupUid),
+      });
+    return proofs;
   }
 }
 
