@@ -4,9 +4,8 @@ import { createApp } from './api/app.js';
 import type { FastReads, NodeHandler } from './api/fast-reads.js';
 import { loadConsoleAssets } from './api/console-static.js';
 import type { OpenApiDocument } from './api/openapi/document.js';
-import { Authorizer, type GrantSource } from './auth/authorizer.js';
+import { Authorizer } from './auth/authorizer.js';
 import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
-import { CachedGrantSource } from './auth/cached-grant-source.js';
 import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js';
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
@@ -24,22 +23,15 @@ import { serverSecret } from './db/secrets.js';
 import { createStores } from './db/stores/index.js';
 import { KnexGrantSource } from './db/stores/grant-source.js';
 import { KnexUnitOfWork } from './db/unit-of-work.js';
-import { FeedGrantSource } from './db/feed-grant-source.js';
-import { FeedCache, type ReadCacheStats } from './db/read-cache.js';
-import type { Group } from './resources/groups/group.js';
+import type { ReadCacheStats } from './db/read-cache.js';
+import { readCachesOf } from './read-caches.js';
 import { GroupService } from './resources/groups/group-service.js';
 import { HealthService } from './resources/health-service.js';
 import { ListPager } from './resources/list-pager.js';
 import type { Services } from './services.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
-import {
-  AccessService,
-  validUntilOf,
-  type CheckCache,
-  type HoldersRead,
-} from './resources/access/access-service.js';
-import type { BindingGrant } from './resources/access/access-store.js';
+import { AccessService, type CheckCache } from './resources/access/access-service.js';
 import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-sweeper.js';
 import { RoleService } from './resources/roles/role-service.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
@@ -129,54 +121,6 @@ const SINK_TOKEN_TTL_S = 300;
 
 export function createLogger(level: string): Logger {
   return pino({ level, base: { service: 'arbor' }, timestamp: pino.stdTimeFunctions.isoTime });
-}
-
-/**
- * The grant source every decision reads, and the group rows' cache: with a change feed,
- * caches it keeps current (db/read-cache.ts), over the one-second grant cache it falls back
- * to; without one, that one-second cache alone.
- */
-function readCachesOf(
-  db: Database,
-  grantSource: KnexGrantSource,
-): {
-  grants: GrantSource;
-  groupCache: FeedCache<Group | undefined> | undefined;
-  bindingCache: FeedCache<BindingGrant[]> | undefined;
-  holdersCache: FeedCache<HoldersRead> | undefined;
-  readCaches: Record<string, ReadCacheStats>;
-} {
-  const ttlGrants = new CachedGrantSource(grantSource);
-  if (!db.changeFeed)
-    return {
-      grants: ttlGrants,
-      groupCache: undefined,
-      bindingCache: undefined,
-      holdersCache: undefined,
-      readCaches: {},
-    };
-  const grants = new FeedGrantSource(db.changeFeed, grantSource, ttlGrants);
-  const groupCache = new FeedCache<Group | undefined>(db.changeFeed, 'g');
-  const bindingCache = new FeedCache<BindingGrant[]>(db.changeFeed, 'b');
-  // A who-can page derives from every binding above its group: any binding change forgets
-  // them all. A page holds up to 200 holders and their bindings, so fewer are kept.
-  const holdersCache = new FeedCache<HoldersRead>(db.changeFeed, 'b', {
-    maxEntries: 256,
-    derived: true,
-    validUntil: validUntilOf,
-  });
-  return {
-    grants,
-    groupCache,
-    bindingCache,
-    holdersCache,
-    readCaches: {
-      groups: groupCache.stats,
-      grants: grants.cache.stats,
-      bindings: bindingCache.stats,
-      holders: holdersCache.stats,
-    },
-  };
 }
 
 /** The one place that wires database → stores → services → front door. */

@@ -1,0 +1,57 @@
+import { CachedGrantSource } from './auth/cached-grant-source.js';
+import type { GrantSource } from './auth/authorizer.js';
+import type { Database } from './db/connect.js';
+import { FeedGrantSource } from './db/feed-grant-source.js';
+import { FeedCache, type ReadCacheStats } from './db/read-cache.js';
+import type { KnexGrantSource } from './db/stores/grant-source.js';
+import { validUntilOf, type HoldersRead } from './resources/access/access-service.js';
+import type { BindingGrant } from './resources/access/access-store.js';
+import type { Group } from './resources/groups/group.js';
+
+/**
+ * The grant source every decision reads, and the read caches: with a change feed,
+ * caches it keeps current (db/read-cache.ts), over the one-second grant cache it falls back
+ * to; without one, that one-second cache alone.
+ */
+export function readCachesOf(
+  db: Database,
+  grantSource: KnexGrantSource,
+): {
+  grants: GrantSource;
+  groupCache: FeedCache<Group | undefined> | undefined;
+  bindingCache: FeedCache<BindingGrant[]> | undefined;
+  holdersCache: FeedCache<HoldersRead> | undefined;
+  readCaches: Record<string, ReadCacheStats>;
+} {
+  const ttlGrants = new CachedGrantSource(grantSource);
+  if (!db.changeFeed)
+    return {
+      grants: ttlGrants,
+      groupCache: undefined,
+      bindingCache: undefined,
+      holdersCache: undefined,
+      readCaches: {},
+    };
+  const grants = new FeedGrantSource(db.changeFeed, grantSource, ttlGrants);
+  const groupCache = new FeedCache<Group | undefined>(db.changeFeed, 'g');
+  const bindingCache = new FeedCache<BindingGrant[]>(db.changeFeed, 'b');
+  // A who-can page derives from every binding above its group: any binding change forgets
+  // them all. A page holds up to 200 holders and their bindings, so fewer are kept.
+  const holdersCache = new FeedCache<HoldersRead>(db.changeFeed, 'b', {
+    maxEntries: 256,
+    derived: true,
+    validUntil: validUntilOf,
+  });
+  return {
+    grants,
+    groupCache,
+    bindingCache,
+    holdersCache,
+    readCaches: {
+      groups: groupCache.stats,
+      grants: grants.cache.stats,
+      bindings: bindingCache.stats,
+      holders: holdersCache.stats,
+    },
+  };
+}
