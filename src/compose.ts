@@ -31,7 +31,11 @@ import { ListPager } from './resources/list-pager.js';
 import type { Services } from './services.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
-import { AccessService, type CheckCache } from './resources/access/access-service.js';
+import { AccessService } from './resources/access/access-service.js';
+import {
+  RememberedSelfChecks,
+  type CheckCache,
+} from './resources/access/remembered-self-checks.js';
 import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-sweeper.js';
 import { RoleService } from './resources/roles/role-service.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
@@ -172,6 +176,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
             loadGroup: (tx, uid) => st.groups.get(tx, uid),
           }
         : undefined;
+    const selfChecks = checkCache && new RememberedSelfChecks(checkCache, uow, st.access);
+    if (selfChecks) readCaches.self_checks = selfChecks.stats;
     const allowInsecureIssuers = config.allowInsecureIssuers;
     const managed = new ManagedGuard(st.managers);
     const { loginIssuer, loginClientId } = config;
@@ -208,6 +214,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         pager,
         access: st.access,
         ...(checkCache ? { cache: checkCache } : {}),
+        ...(selfChecks ? { selfChecks } : {}),
         ...(holdersCache ? { holders: holdersCache } : {}),
       }),
       repos: new RepoService({ ...common, repos: st.repos }),

@@ -298,7 +298,7 @@ export class FastReads {
         async () => {
           const principal = await this.authenticate(req, who);
           const body = await readJsonObjectOf(req, route.bodyLimit);
-          return { json: JSON.stringify(await route.call(principal, body)), headers: {} };
+          return { json: jsonOf(await route.call(principal, body)), headers: {} };
         },
         true,
       ),
@@ -345,6 +345,18 @@ async function consistent(
     },
     readOnly,
   );
+}
+
+/** The JSON text of frozen answers: a frozen answer is shared between requests. */
+const texts = new WeakMap<object, string>();
+
+/** `JSON.stringify(answer)`, made once for a frozen (shared) answer (see api/shared-wire.ts). */
+function jsonOf(answer: unknown): string {
+  if (typeof answer !== 'object' || answer === null || !Object.isFrozen(answer))
+    return JSON.stringify(answer);
+  let text = texts.get(answer);
+  if (text === undefined) texts.set(answer, (text = JSON.stringify(answer)));
+  return text;
 }
 
 /** `/a/b/c` of `/a/b/c/…`, or undefined when the path has fewer segments. */

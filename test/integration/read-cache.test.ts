@@ -6,6 +6,7 @@ import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/ia
 import { PG_POOLER_URL, TEST_BACKEND, freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { startServer, type Client, type TestServer } from '../helpers/server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { builtinRole } from '../helpers/authority.js';
 
 /**
  * The read cache (db/change-feed.ts, db/read-cache.ts) on a real PostgreSQL: two workers,
@@ -69,6 +70,12 @@ async function within(limitMs: number, fn: () => boolean | Promise<boolean>): Pr
   }
   return Date.now() - started;
 }
+
+/**
+ * Past the staleness bound (500 ms): a worker that now serves from memory has heard every
+ * change made before this, so its answers no longer go back to an older state.
+ */
+const settled = () => new Promise((r) => setTimeout(r, 600));
 
 const description = async (c: Client, uid: string) =>
   ((await c.get(`${G}/${uid}`)).body as { description?: string }).description;
@@ -306,6 +313,67 @@ serial(
 );
 
 serial(
+  "a self check's answer is kept, and made anew on a revoke, an expiry or the group's delete",
+  async (t) => {
+    const id = await createIdentity(a.admin, org, 'answered');
+    const folder = await createGroup(a.admin, 'answered-at', org);
+    // A built-in role: an answer naming only such roles is kept whole.
+    const viewer = await builtinRole(a.admin, 'viewer');
+    const binding = await createBinding(a.admin, org, id, viewer);
+    const onB = b.client(await tokenFor(b, id));
+    const answers = () => b.arbor.readCaches.self_checks!;
+    type Answer = { allowed: boolean; grants: Array<{ bindingUid: string }> };
+    const ask = async (): Promise<{ status: number; body: Answer }> => {
+      const r = await onB.post('/iam/v2beta1/access:check', {
+        capability: 'groups.list',
+        groupUid: folder,
+      });
+      return { status: r.status, body: r.body as Answer };
+    };
+    const allowedBy = async () => (await ask()).body.grants.map((g) => g.bindingUid);
+    // Read until one answer comes from memory; each names the binding.
+    await within(5_000, async () => {
+      const hits = answers().hits;
+      t.deepEqual(await allowedBy(), [binding]);
+      return answers().hits > hits;
+    });
+    // Revoked through worker a: b makes its answer anew within a second.
+    t.is((await a.admin.delete(`/iam/v2beta1/roleBindings/${binding}`)).status, 200);
+    await within(1_000, async () => !(await ask()).body.allowed);
+    // A kept answer citing a binding that expires is not served from its instant on.
+    const expireAt = Date.now() + 2_500;
+    const expiring = await a.admin.post(`/iam/v2beta1/roleBindings/${org}`, {
+      identityUid: id,
+      roleUid: viewer,
+      expireTime: new Date(expireAt).toISOString(),
+    });
+    t.is(expiring.status, 200);
+    await within(1_000, async () => (await ask()).body.allowed);
+    await settled();
+    const hits = answers().hits;
+    while (Date.now() < expireAt - 200) t.true((await ask()).body.allowed);
+    t.true(answers().hits > hits, 'the answer citing the expiring binding was kept');
+    while (Date.now() < expireAt) await new Promise((r) => setTimeout(r, 10));
+    t.false((await ask()).body.allowed);
+    // A group deleted outside Arbor: the caller may list groups there, so it is NOT_FOUND.
+    // (The expired viewer binding stays until swept: another built-in role grants now.)
+    await createBinding(a.admin, org, id, await builtinRole(a.admin, 'registry.pull'));
+    await within(1_000, async () => (await ask()).body.allowed);
+    await within(5_000, async () => {
+      const hits = answers().hits;
+      t.true((await ask()).body.allowed);
+      return answers().hits > hits;
+    });
+    await sql.raw('DELETE FROM groups WHERE uid = ?', [folder]);
+    await within(1_000, async () => (await ask()).status === 404);
+    // Once b has heard of the delete (settled), it remembers the group's absence after one
+    // more read: the answer kept for the group is never served.
+    await settled();
+    for (let i = 0; i < 20; i++) t.is((await ask()).status, 404);
+  },
+);
+
+serial(
   "who-can's first page is answered from memory, and follows new bindings, deletes and expiry",
   async (t) => {
     const folder = await createGroup(a.admin, 'who-can-cached', org);
@@ -335,7 +403,7 @@ serial(
     await within(1_000, async () => !(await holds(second)));
     // A binding that expires stops counting at its instant, remembered or not.
     const third = await createIdentity(a.admin, org, 'holder-3');
-    const expireAt = Date.now() + 1_500;
+    const expireAt = Date.now() + 2_500;
     const expiring = await a.admin.post(`/iam/v2beta1/roleBindings/${org}`, {
       identityUid: third,
       roleUid: reader,
@@ -343,6 +411,7 @@ serial(
     });
     t.is(expiring.status, 200);
     await within(1_000, () => holds(third));
+    await settled();
     const hits = b.arbor.readCaches.holders!.hits;
     while (Date.now() < expireAt - 200) t.true(await holds(third));
     t.true(b.arbor.readCaches.holders!.hits > hits, 'the page with the expiring binding was kept');

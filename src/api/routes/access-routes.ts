@@ -20,6 +20,7 @@ import { MAX_TEST_TOKEN_BODY_BYTES, type TokenTester } from '../../resources/sts
 import { principalOf } from '../middleware/authn.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Call, Read } from '../fast-reads.js';
+import { sharedWire } from '../shared-wire.js';
 import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type OperationContract, type RouteTarget } from '../openapi/contract.js';
 import { API_ERRORS } from '../openapi/error-responses.js';
@@ -136,6 +137,8 @@ export function mountAccessRoutes(
   tester: TokenTester,
   bodyLimit: number,
 ): void {
+  // A self check's answer may be one the service shares between requests (frozen).
+  const checkWire = sharedWire(checkResultV2);
   post(
     t,
     {
@@ -157,7 +160,7 @@ export function mountAccessRoutes(
         schema: { name: 'CheckAccessResult', schema: checkResultSchema, io: 'output' },
       },
     },
-    async (p, body) => checkResultV2(await s.check(p, body)),
+    async (p, body) => checkWire(await s.check(p, body)),
     bodyLimit,
     true,
   );

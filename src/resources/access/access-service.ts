@@ -1,4 +1,4 @@
-import { isLive, type Authorizer } from '../../auth/authorizer.js';
+import type { Authorizer } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ListRequest } from '../../core/list-request.js';
@@ -10,7 +10,7 @@ import type { ListPager } from '../list-pager.js';
 import type { ListPage, PageQuery, StorePage } from '../list-types.js';
 import { isBuiltInRole, visibleRoleRef } from '../reference-visibility.js';
 import type { ReadCache } from '../read-cache.js';
-import type { Tx, UnitOfWork } from '../tx.js';
+import type { UnitOfWork } from '../tx.js';
 import { parseInput } from '../validate.js';
 import {
   WHAT_CAN_LIST,
@@ -22,16 +22,19 @@ import {
   type Holder,
 } from './access.js';
 import { batchCheckSchema, capabilitySchema, checkSchema, plainCheck } from './access-input.js';
-import type { AccessStore, BindingGrant, CheckFacts, SeenBy } from './access-store.js';
+import type { AccessStore, BindingGrant, SeenBy } from './access-store.js';
 import { pageInMemory } from './page-in-memory.js';
+import type { CheckCache, RememberedSelfChecks } from './remembered-self-checks.js';
 
 export interface AccessServiceDeps {
   uow: UnitOfWork;
   authz: Authorizer;
   pager: ListPager;
   access: AccessStore;
-  /** What a check asking about the caller itself may answer from memory (absent: none). */
+  /** The read caches: here, whether a group exists (absent: the database is asked). */
   cache?: CheckCache;
+  /** What a check asking about the caller itself may answer from memory (absent: none). */
+  selfChecks?: RememberedSelfChecks;
   /**
    * Who-can's first pages, with their bindings, by question and by what the caller may see
    * (absent: none). Any change to bindings or roles forgets them all, and each lasts only
@@ -49,15 +52,6 @@ export interface HoldersRead {
 /** Until when a who-can read stays true with no write: its first expiring binding's instant. */
 export function validUntilOf(r: HoldersRead): number {
   return r.page.totalUntil ?? Number.POSITIVE_INFINITY;
-}
-
-/** The read caches a self check consults (db/read-cache.ts), and how to fill them. */
-export interface CheckCache {
-  /** Every live binding of an identity, by identity uid. */
-  bindings: ReadCache<BindingGrant[]>;
-  /** Group rows by uid (shared with GroupService.get): here only whether one exists. */
-  groups: ReadCache<unknown>;
-  loadGroup(tx: Tx, uid: string): Promise<unknown>;
 }
 
 /** The groups from `from` down to `to` (which is `from` or below it), both included. */
@@ -91,11 +85,15 @@ export class AccessService {
     const req = plainCheck(body) ?? parseInput(checkSchema, body);
     const identityUid = this.identityOrSelf(p, req.identityUid, 'identityUid');
     const self = this.isSelf(p, identityUid);
+    const known = self
+      ? this.d.selfChecks?.lookup(identityUid, req.groupUid, req.capability)
+      : undefined;
+    if (known !== undefined && 'answer' in known) return known.answer;
     if (!self && !(await this.d.authz.can(p, 'identity.list', identityUid)))
       throw notFound(IDENTITY_TYPE, identityUid);
     const listable = await this.d.authz.can(p, 'groups.list', req.groupUid);
     const facts =
-      (self ? this.rememberedFacts(identityUid, req.groupUid) : undefined) ??
+      known?.facts ??
       (await this.d.uow.read((tx) => this.d.access.checkFacts(tx, identityUid, req.groupUid)));
     // The order of checkAll's refusals: identity, then a group the caller cannot list,
     // then a group that is gone (see there).
@@ -106,39 +104,14 @@ export class AccessService {
       b.capabilities.includes(req.capability),
     );
     const grants = await this.proofs(p, await this.counted(p, granting), req.groupUid);
-    return {
+    const result: CheckResult = {
       identityUid,
       capability: req.capability,
       groupUid: req.groupUid,
       allowed: grants.length > 0,
       grants,
     };
-  }
-
-  /**
-   * A self check's facts from the read caches, when both the identity's bindings and the
-   * group are remembered and may be served; else undefined, and whichever was missing is
-   * loaded into its cache from the primary in the background, for the next check (this one
-   * asks the one statement meanwhile). The identity is the caller, so it exists.
-   */
-  private rememberedFacts(identityUid: string, groupUid: string): CheckFacts | undefined {
-    const c = this.d.cache;
-    if (c === undefined) return undefined;
-    const held = c.bindings.peek(identityUid);
-    const group = c.groups.peek(groupUid);
-    if (held === undefined)
-      c.bindings.warm(identityUid, () =>
-        this.d.uow.read((tx) => this.d.access.bindingsOf(tx, identityUid)),
-      );
-    if (group === undefined)
-      c.groups.warm(groupUid, () => this.d.uow.read((tx) => c.loadGroup(tx, groupUid)));
-    if (held === undefined || group === undefined) return undefined;
-    const now = Date.now();
-    return {
-      groupExists: group.value !== undefined,
-      identityExists: true,
-      bindings: held.value.filter((b) => isLive(b, now) && isSelfOrBelow(b.groupUid, groupUid)),
-    };
+    return known === undefined ? result : known.keep(result);
   }
 
   /** Up to 100 checks; all answer or the call fails (fields prefixed `checks[i].`). */

@@ -1,0 +1,125 @@
+import { isLive } from '../../auth/authorizer.js';
+import type { Capability } from '../../auth/capabilities.js';
+import { Lru } from '../../core/lru.js';
+import { isSelfOrBelow } from '../../core/uidp.js';
+import type { ReadCache } from '../read-cache.js';
+import { isBuiltInRole } from '../reference-visibility.js';
+import type { Tx, UnitOfWork } from '../tx.js';
+import type { CheckResult } from './access.js';
+import type { AccessStore, BindingGrant, CheckFacts } from './access-store.js';
+
+/** The read caches a self check consults (db/read-cache.ts), and how to fill them. */
+export interface CheckCache {
+  /** Every live binding of an identity, by identity uid. */
+  bindings: ReadCache<BindingGrant[]>;
+  /** Group rows by uid (shared with GroupService.get): here only whether one exists. */
+  groups: ReadCache<unknown>;
+  loadGroup(tx: Tx, uid: string): Promise<unknown>;
+}
+
+/**
+ * What memory knows of one self check: the answer made earlier from the facts it still
+ * remembers, or those facts and a way to share the answer made of them (`keep` returns it).
+ */
+export type RememberedCheck =
+  { answer: CheckResult } | { facts: CheckFacts; keep(result: CheckResult): CheckResult };
+
+interface Kept {
+  held: readonly BindingGrant[];
+  group: object;
+  until: number;
+  result: CheckResult;
+}
+
+/**
+ * Self checks ("may I do C at G?") answered from the read caches: the caller's remembered
+ * bindings and the group's remembered row, and, once made, the answer itself.
+ *
+ * An answer about an existing group whose proofs name only built-in roles (visible to
+ * everyone) is a function of those two cache entries alone, which the caches replace, as
+ * new objects, on any change announced for the identity's bindings, the group, or any
+ * role; and of time only through expiry. It is kept until the next instant at which one of
+ * the bindings expires, and served only while both entries are the ones it was made from
+ * and that instant has not come.
+ */
+export class RememberedSelfChecks {
+  /**
+   * `hits`: answered from memory; `misses`: made anew from remembered facts; `bypassed`:
+   * the facts were not remembered (or the caches could not serve), so the database was asked.
+   */
+  readonly stats = { hits: 0, misses: 0, bypassed: 0 };
+  /** At most this many answers; each is a small object. */
+  readonly #answers = new Lru<string, Kept>(10_000);
+
+  constructor(
+    private readonly c: CheckCache,
+    private readonly uow: UnitOfWork,
+    private readonly access: AccessStore,
+  ) {}
+
+  /**
+   * The answer, or else the facts, of `identityUid`'s check at `groupUid` from memory, when
+   * both its bindings and the group are remembered and may be served; else undefined, and
+   * whichever was missing is loaded into its cache from the primary in the background, for
+   * the next check (this one asks the database meanwhile). The identity is the caller: it
+   * exists.
+   */
+  lookup(
+    identityUid: string,
+    groupUid: string,
+    capability: Capability,
+  ): RememberedCheck | undefined {
+    const c = this.c;
+    const held = c.bindings.peek(identityUid);
+    const group = c.groups.peek(groupUid);
+    if (held === undefined)
+      c.bindings.warm(identityUid, () =>
+        this.uow.read((tx) => this.access.bindingsOf(tx, identityUid)),
+      );
+    if (group === undefined)
+      c.groups.warm(groupUid, () => this.uow.read((tx) => c.loadGroup(tx, groupUid)));
+    if (held === undefined || group === undefined) {
+      this.stats.bypassed++;
+      return undefined;
+    }
+    const now = Date.now();
+    const key = `${identityUid}\0${capability}\0${groupUid}`;
+    const kept = this.#answers.get(key);
+    if (
+      kept !== undefined &&
+      kept.held === held.value &&
+      kept.group === group &&
+      now < kept.until
+    ) {
+      this.stats.hits++;
+      return { answer: kept.result };
+    }
+    this.stats.misses++;
+    const facts: CheckFacts = {
+      groupExists: group.value !== undefined,
+      identityExists: true,
+      bindings: held.value.filter((b) => isLive(b, now) && isSelfOrBelow(b.groupUid, groupUid)),
+    };
+    const until = nextExpiry(held.value, now);
+    return {
+      facts,
+      keep: (result) => {
+        // Kept only when the answer follows from the facts alone: not of a group that is
+        // gone (who may list it decides), nor naming a custom role (whether the caller may
+        // list it decides, and the grants that say so may come from another cache).
+        if (!facts.groupExists || !result.grants.every((g) => isBuiltInRole(g.role.uid)))
+          return result;
+        this.#answers.set(key, { held: held.value, group, until, result: Object.freeze(result) });
+        return result;
+      },
+    };
+  }
+}
+
+/** The first instant after `now` at which one of `bindings` expires (never: +∞). */
+function nextExpiry(bindings: readonly BindingGrant[], now: number): number {
+  let next = Number.POSITIVE_INFINITY;
+  for (const b of bindings)
+    if (b.expiresAt !== undefined && b.expiresAt > now && b.expiresAt < next) next = b.expiresAt;
+  return next;
+}
