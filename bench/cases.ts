@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { CapturedCase } from './baseline-server.js';
 import { registryTokenRequest } from './fixtures.js';
-import { measure, summarise, type RunResult, type Target } from './load.js';
+import { PACED_RATE, measure, summarise, type RunResult, type Target } from './load.js';
 import type { Child } from './procs.js';
 import { ratioOf, type CaseResult } from './report.js';
 import { whoCanBindings, type Scale } from './scale.js';
@@ -137,6 +137,15 @@ export function loadCases(o: {
       body: JSON.stringify({ capability: 'groups.list', groupUid: o.getUid }),
     },
   });
+  // The same get and check at a fixed rate below saturation (report.ts, issue 25's tail).
+  const getCase = cases.find((c) => c.name === 'get')!;
+  const checkCase = cases[cases.length - 1]!;
+  for (const c of [getCase, checkCase])
+    cases.push({
+      name: `${c.name}.paced`,
+      label: `${c.label}, paced at ${n(PACED_RATE)}/s`,
+      arbor: { ...c.arbor!, rate: PACED_RATE },
+    });
   cases.push({
     name: 'access.whoCan',
     label: `who-can groups.list at the get group (${n(whoCanBindings(s))} bindings above it), first page`,

@@ -9,7 +9,15 @@ export interface Target {
   headers?: Record<string, string>;
   body?: string;
   perClient?: Array<{ path: string; body?: string }>;
+  /** Requests per second over all connections (autocannon's `overallRate`); absent: as fast as answered. */
+  rate?: number;
 }
+
+/**
+ * The paced cases' fixed rate: below what either server answers at saturation on the
+ * 2-core bench machine, so that their latencies are the server's, not a queue's.
+ */
+export const PACED_RATE = 5_000;
 
 export interface RunResult {
   seconds: number;
@@ -180,6 +188,7 @@ export async function measure(t: Target, seconds: number, pid: number, db: strin
         connections: CONNECTIONS,
         pipelining: 1,
         duration: seconds,
+        ...(t.rate !== undefined ? { overallRate: t.rate } : {}),
         method: t.method ?? 'GET',
         headers: t.headers ?? {},
         ...(t.body !== undefined ? { body: t.body } : {}),

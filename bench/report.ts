@@ -1,4 +1,4 @@
-import type { RunResult } from './load.js';
+import { PACED_RATE, type RunResult } from './load.js';
 import type { PlanCheck } from './queries.js';
 
 export interface Side {
@@ -119,6 +119,7 @@ export function targets(
       met: sts.rps >= 2500,
     });
   out.push(...registryTarget(by('registry.token')?.arbor?.summary, sts));
+  out.push(...accessTargets(by));
   const get = by('get')?.arbor?.summary;
   if (get)
     out.push({
@@ -311,4 +312,42 @@ ${planTable(r.plans)}
 |---|--:|--:|
 ${times.join('\n')}
 `;
+}
+
+/**
+ * Issue 25: a check keeps up with an authorized get, with a tight tail; who-can's first
+ * page at a group with 10,000 bindings above it stays fast under the same 16 connections.
+ * The paced rows (a fixed request rate, below saturation) say how much of a tail is the
+ * saturated closed loop's own: get and check side by side.
+ */
+function accessTargets(by: (n: string) => CaseResult | undefined): Target[] {
+  const out: Target[] = [];
+  const get = by('get')?.arbor?.summary;
+  const check = by('access.check')?.arbor?.summary;
+  if (get && check)
+    out.push({
+      target: 'access check >= 0.8x authorized get throughput, p99 <= 2x p50',
+      measured:
+        `${f(check.rps, 0)}/s vs get ${f(get.rps, 0)}/s (${f(check.rps / get.rps, 2)}x); ` +
+        `p99/p50 ${f(check.p99 / check.p50, 2)} (get's ${f(get.p99 / get.p50, 2)})`,
+      met: check.rps >= 0.8 * get.rps && check.p99 <= 2 * check.p50,
+    });
+  const paced = by('access.check.paced')?.arbor?.summary;
+  const pacedGet = by('get.paced')?.arbor?.summary;
+  if (paced)
+    out.push({
+      target: `access check p99 <= 2x p50, paced at ${PACED_RATE.toLocaleString('en')}/s`,
+      measured:
+        `p50 ${f(paced.p50, 2)} / p99 ${f(paced.p99, 2)} ms: ${f(paced.p99 / paced.p50, 2)}x` +
+        (pacedGet ? ` (get's ${f(pacedGet.p99 / pacedGet.p50, 2)}x)` : ''),
+      met: paced.p99 <= 2 * paced.p50,
+    });
+  const whoCan = by('access.whoCan')?.arbor?.summary;
+  if (whoCan)
+    out.push({
+      target: 'who-can first page, 10,000 bindings above, p99 <= 50 ms',
+      measured: `p99 ${f(whoCan.p99, 2)} ms at ${f(whoCan.rps, 0)} pages/s`,
+      met: whoCan.p99 <= 50,
+    });
+  return out;
 }
