@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 
 /** Where the console is: `#/<view>/<arg>?<query>`. Hash routes need no server routes. */
 export interface Route {
@@ -31,13 +31,17 @@ export function href(
 }
 
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  const [hash, setHash] = useState(() => location.hash);
   useEffect(() => {
-    const on = () => setRoute(parseRoute(location.hash));
+    const on = () => setHash(location.hash);
     addEventListener('hashchange', on);
+    // Effects run after the first paint: a hash set between that render and now (a link
+    // followed, or an address typed, at once after sign-in) fired its event before anyone
+    // listened. Read it again; an unchanged hash changes no state and renders nothing.
+    on();
     return () => removeEventListener('hashchange', on);
   }, []);
-  return route;
+  return useMemo(() => parseRoute(hash), [hash]);
 }
 
 export function go(target: string): void {

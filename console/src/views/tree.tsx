@@ -45,16 +45,22 @@ function Breadcrumbs({ uid }: { uid: string }) {
 function Children({ uid }: { uid: string }) {
   const [tokens, setTokens] = useState<string[]>([]);
   const token = tokens[tokens.length - 1];
-  const page = useLoad<Page<Group>>(
-    () =>
-      listPage<Group>(GROUPS, 'groups', {
+  // The rows on screen stay while the next page loads: their position comes with them,
+  // not from the stack, or "showing 51–100" would label rows 1–50 meanwhile.
+  const at = tokens.length * PAGE_SIZE;
+  const loaded = useLoad<{ first: number; page: Page<Group> }>(
+    async () => ({
+      first: at,
+      page: await listPage<Group>(GROUPS, 'groups', {
         ...(uid ? { 'uidp.children_of': uid } : {}),
         page_size: PAGE_SIZE,
         page_token: token,
       }),
+    }),
     [uid, token],
   );
-  const first = tokens.length * PAGE_SIZE;
+  const page = { ...loaded, data: loaded.data?.page };
+  const first = loaded.data?.first ?? 0;
   return (
     <Section id="children-h" title={uid ? 'Folders here' : 'Organizations and folders you can see'}>
       <ErrorBox error={page.error} />
