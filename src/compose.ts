@@ -173,7 +173,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
         ? {
             bindings: bindingCache,
             groups: groupCache,
-            loadGroup: (tx, uid) => st.groups.get(tx, uid),
+            loadGroup: (uid) => uow.read((tx) => st.groups.get(tx, uid)),
           }
         : undefined;
     const selfChecks = checkCache && new RememberedSelfChecks(checkCache, uow, st.access);

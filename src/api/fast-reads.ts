@@ -8,6 +8,7 @@ import { isValidUidp } from '../core/uidp.js';
 import { CONSISTENCY_HEADER, withConsistency } from '../resources/consistency.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { compress, encodingFor } from './compression.js';
+import { madeOnce } from './made-once.js';
 import { readJsonObjectOf } from './middleware/json-body.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
 
@@ -347,17 +348,8 @@ async function consistent(
   );
 }
 
-/** The JSON text of frozen answers: a frozen answer is shared between requests. */
-const texts = new WeakMap<object, string>();
-
-/** `JSON.stringify(answer)`, made once for a frozen (shared) answer (see api/shared-wire.ts). */
-function jsonOf(answer: unknown): string {
-  if (typeof answer !== 'object' || answer === null || !Object.isFrozen(answer))
-    return JSON.stringify(answer);
-  let text = texts.get(answer);
-  if (text === undefined) texts.set(answer, (text = JSON.stringify(answer)));
-  return text;
-}
+/** `JSON.stringify(answer)`, made once for a frozen (shared) answer (api/made-once.ts). */
+const jsonOf = madeOnce((answer: unknown): string => JSON.stringify(answer));
 
 /** `/a/b/c` of `/a/b/c/…`, or undefined when the path has fewer segments. */
 function collectionOf(path: string): string | undefined {

@@ -20,7 +20,7 @@ import { MAX_TEST_TOKEN_BODY_BYTES, type TokenTester } from '../../resources/sts
 import { principalOf } from '../middleware/authn.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Call, Read } from '../fast-reads.js';
-import { sharedWire } from '../shared-wire.js';
+import { madeOnce } from '../made-once.js';
 import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type OperationContract, type RouteTarget } from '../openapi/contract.js';
 import { API_ERRORS } from '../openapi/error-responses.js';
@@ -138,7 +138,7 @@ export function mountAccessRoutes(
   bodyLimit: number,
 ): void {
   // A self check's answer may be one the service shares between requests (frozen).
-  const checkWire = sharedWire(checkResultV2);
+  const checkWire = madeOnce(checkResultV2);
   post(
     t,
     {

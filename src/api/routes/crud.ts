@@ -11,6 +11,7 @@ import type { ListPage } from '../../resources/list-types.js';
 import { withPrecondition } from '../../resources/precondition.js';
 import { etagOf, etagOfJson, ifMatchOf } from '../etag.js';
 import type { Read, ReadAnswer } from '../fast-reads.js';
+import { madeOnce } from '../made-once.js';
 import { principalOf } from '../middleware/authn.js';
 import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
@@ -88,15 +89,8 @@ function getRead<T>(
 ): Read {
   // A frozen item is one a read cache shares between requests (db/read-cache.ts): its answer
   // is made once and shared too, `toWire` being a function of the item alone.
-  const answers = new WeakMap<object, ReadAnswer>();
-  return async (p, uid) => {
-    const item = await get(p, uid!);
-    if (typeof item !== 'object' || item === null || !Object.isFrozen(item))
-      return withEtag(toWire(item));
-    let a = answers.get(item);
-    if (a === undefined) answers.set(item, (a = withEtag(toWire(item))));
-    return a;
-  };
+  const answerOf = madeOnce((item: T): ReadAnswer => withEtag(toWire(item)));
+  return async (p, uid) => answerOf(await get(p, uid!));
 }
 
 /** The Koa route of a Get: the uid from the path, then the read. */

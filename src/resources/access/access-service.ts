@@ -313,8 +313,7 @@ export class AccessService {
     const exists =
       c === undefined
         ? (await this.d.uow.read((tx) => this.d.access.existingGroups(tx, [uid]))).has(uid)
-        : (await c.groups.read(uid, () => this.d.uow.read((tx) => c.loadGroup(tx, uid)))) !==
-          undefined;
+        : (await c.groups.read(uid, () => c.loadGroup(uid))) !== undefined;
     if (!exists) throw notFound(GROUP_TYPE, uid);
   }
 

@@ -4,7 +4,7 @@ import { Lru } from '../../core/lru.js';
 import { isSelfOrBelow } from '../../core/uidp.js';
 import type { ReadCache } from '../read-cache.js';
 import { isBuiltInRole } from '../reference-visibility.js';
-import type { Tx, UnitOfWork } from '../tx.js';
+import type { UnitOfWork } from '../tx.js';
 import type { CheckResult } from './access.js';
 import type { AccessStore, BindingGrant, CheckFacts } from './access-store.js';
 
@@ -14,7 +14,8 @@ export interface CheckCache {
   bindings: ReadCache<BindingGrant[]>;
   /** Group rows by uid (shared with GroupService.get): here only whether one exists. */
   groups: ReadCache<unknown>;
-  loadGroup(tx: Tx, uid: string): Promise<unknown>;
+  /** The group's row from the primary (a cache may keep it), or undefined. */
+  loadGroup(uid: string): Promise<unknown>;
 }
 
 /**
@@ -76,8 +77,7 @@ export class RememberedSelfChecks {
       c.bindings.warm(identityUid, () =>
         this.uow.read((tx) => this.access.bindingsOf(tx, identityUid)),
       );
-    if (group === undefined)
-      c.groups.warm(groupUid, () => this.uow.read((tx) => c.loadGroup(tx, groupUid)));
+    if (group === undefined) c.groups.warm(groupUid, () => c.loadGroup(groupUid));
     if (held === undefined || group === undefined) {
       this.stats.bypassed++;
       return undefined;
