@@ -38,6 +38,7 @@ import {
 } from './resources/access/remembered-self-checks.js';
 import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-sweeper.js';
 import { RoleService } from './resources/roles/role-service.js';
+import { NameResolver } from './resources/names/name-resolver.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
 import { AdvisoryService } from './resources/advisories/advisory-service.js';
 import { RepoService } from './resources/repos/repo-service.js';
@@ -194,7 +195,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       serverLogin,
       secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
     });
-    const base: Omit<Services, 'tokenTester'> = {
+    const base: Omit<Services, 'tokenTester' | 'names'> = {
       health: new HealthService(uow, st.pinger),
       groups: new GroupService({
         ...common,
@@ -292,7 +293,16 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       const v = await authz.visibility(p, 'identity.create');
       return v.kind === 'all' || v.scopes.length > 0;
     });
-    const services: Services = { ...base, tokenTester };
+    // Names answer through the Gets, so a resolved name is the resource its Get answers.
+    const names = new NameResolver({
+      uow,
+      authz,
+      names: st.names,
+      groups: base.groups,
+      identities: base.identities,
+      roles: base.roles,
+    });
+    const services: Services = { ...base, tokenTester, names };
     const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
     sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
     const authenticator = new ChainAuthenticator(

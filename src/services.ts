@@ -17,6 +17,7 @@ import type { SubscriptionService } from './resources/subscriptions/subscription
 import type { AdminService } from './resources/admin/admin-service.js';
 import type { AccessService } from './resources/access/access-service.js';
 import type { TokenTester } from './resources/sts/token-tester.js';
+import type { NameResolver } from './resources/names/name-resolver.js';
 // @service-imports
 
 /** Everything the front doors may call. Built once, in compose.ts. */
@@ -41,5 +42,7 @@ export interface Services {
   access: AccessService;
   /** The claim tester (a dry run of the STS exchange). */
   tokenTester: TokenTester;
+  /** Names and paths of names to groups, identities and roles. */
+  names: NameResolver;
   // @service-types
 }

@@ -814,6 +814,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/iam/v2beta1/groups:resolve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Resolve a path of group names
+     * @description The group at the end of `path`. Names are separated by `/` (a name never holds one). A path starts where the caller's view of the tree starts: at an organization, or, for a caller that cannot list the groups above its grant, at the group it was granted on. Under the rules of a Get: a name the caller cannot see is NOT_FOUND with the same body as a name that does not exist. Names are not unique under a parent: a name that means several resources the caller can see is FAILED_PRECONDITION, with one PreconditionFailure violation (AMBIGUOUS_NAME, its subject a uid) per candidate.
+     */
+    get: operations['iam.groups.resolve'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/iam/v2beta1/groups/{uid}': {
     parameters: {
       query?: never;
@@ -852,6 +872,26 @@ export interface paths {
      * @description Visible identities, a page at a time, in the List envelope (spec §2, §4.1).
      */
     get: operations['iam.identities.list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/identities:resolve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Resolve an identity by its group path and name
+     * @description The identity named by the last name of `path`, under the group the names before it lead to (a single name: a person registered at the root). Names are separated by `/` (a name never holds one). A path starts where the caller's view of the tree starts: at an organization, or, for a caller that cannot list the groups above its grant, at the group it was granted on. Under the rules of a Get: a name the caller cannot see is NOT_FOUND with the same body as a name that does not exist. Names are not unique under a parent: a name that means several resources the caller can see is FAILED_PRECONDITION, with one PreconditionFailure violation (AMBIGUOUS_NAME, its subject a uid) per candidate.
+     */
+    get: operations['iam.identities.resolve'];
     put?: never;
     post?: never;
     delete?: never;
@@ -990,6 +1030,26 @@ export interface paths {
      * @description Visible roles, a page at a time, in the List envelope (spec §2, §4.1).
      */
     get: operations['iam.roles.list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/roles:resolve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Resolve a role by name
+     * @description A plain `name` is a built-in role or a custom role the caller may list: with `group`, one defined at that group or above it (the roles a binding there may name); without, one defined anywhere. A path (`acme/platform/deployer`) is the role of that name defined at that group. Names are separated by `/` (a name never holds one). A path starts where the caller's view of the tree starts: at an organization, or, for a caller that cannot list the groups above its grant, at the group it was granted on. Under the rules of a Get: a name the caller cannot see is NOT_FOUND with the same body as a name that does not exist. Names are not unique under a parent: a name that means several resources the caller can see is FAILED_PRECONDITION, with one PreconditionFailure violation (AMBIGUOUS_NAME, its subject a uid) per candidate.
+     */
+    get: operations['iam.roles.resolve'];
     put?: never;
     post?: never;
     delete?: never;
@@ -5950,6 +6010,40 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  'iam.groups.resolve': {
+    parameters: {
+      query: {
+        /**
+         * @description Group names from the top, `/`-separated.
+         * @example acme/platform
+         */
+        path: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The group, as its Get answers it. */
+      200: {
+        headers: {
+          /** @description The version of the resource; send it back in If-Match. */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Group'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   'iam.groups.get': {
     parameters: {
       query?: never;
@@ -6173,6 +6267,40 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ListIdentitiesResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.identities.resolve': {
+    parameters: {
+      query: {
+        /**
+         * @description Group names, then the identity name.
+         * @example acme/ci
+         */
+        path: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The identity, as its Get answers it. */
+      200: {
+        headers: {
+          /** @description The version of the resource; send it back in If-Match. */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Identity'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -6859,6 +6987,45 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ListRolesResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.roles.resolve': {
+    parameters: {
+      query: {
+        /**
+         * @description A role name, or a group path and a role name.
+         * @example auditor
+         */
+        name: string;
+        /**
+         * @description Where the role is to be used: a group uid or a path of names.
+         * @example acme/platform
+         */
+        group: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The role, as its Get answers it. */
+      200: {
+        headers: {
+          /** @description The version of the resource; send it back in If-Match. */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Role'];
         };
       };
       400: components['responses']['BadRequest'];

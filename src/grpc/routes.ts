@@ -52,6 +52,7 @@ import { ROLE_LIST } from '../resources/roles/role.js';
 import { TAG_LIST } from '../resources/tags/tag.js';
 import type { Services } from '../services.js';
 import { mountAdvisoryImport } from './advisory-import.js';
+import { mountNameRpcs } from './name-rpcs.js';
 import type { ListPage } from '../resources/list-types.js';
 import { principalOf } from './authn.js';
 import { bodyOf, mountCrud } from './crud.js';
@@ -158,6 +159,7 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
     toWire: advisoryV2,
   });
   mountAdvisoryImport(router, auth, s.advisoryImport);
+  mountNameRpcs(router, auth, s.names);
   mountAccess(router, d);
   // The STS authenticates with the workload's own OIDC token, not an Arbor principal.
   router.rpc(StsService.method.exchange, async (req, ctx) => {

@@ -5,6 +5,7 @@ import { validate as validateOpenApi } from '@readme/openapi-parser';
 import {
   EXAMPLE_API_URL,
   EXAMPLE_INVITE_CODE,
+  EXAMPLE_PATHS,
   EXAMPLE_REGISTRY_SERVICE,
   EXAMPLE_UIDS,
   VIEWER,
@@ -232,6 +233,8 @@ async function exampleWorld(): Promise<{ sub: Substitute; redeemer: string }> {
     [EXAMPLE_UIDS.subscription]: subscription.uid,
     [EXAMPLE_INVITE_CODE]: invite.code!,
     [EXAMPLE_API_URL]: s.arbor.config.issuerUrl,
+    [EXAMPLE_PATHS.folder]: 'openapi-org/openapi-folder',
+    [EXAMPLE_PATHS.identity]: 'openapi-org/openapi-identity',
   };
   coversEveryStandIn(real);
   // Longest first: a child's stand-in begins with its parent's.
@@ -331,6 +334,9 @@ test.serial(
     const asked: Record<string, string> = {
       '/iam/v2beta1/access:whoCan': `?group=${org.uid}&capability=groups.list`,
       '/iam/v2beta1/access:whatCan': `?identity=${identity.uid}`,
+      '/iam/v2beta1/groups:resolve': '?path=shapes',
+      '/iam/v2beta1/identities:resolve': '?path=shapes/shapes-identity',
+      '/iam/v2beta1/roles:resolve': '?name=viewer&group=shapes',
     };
     const validator = schemaValidator(doc);
     let checked = 0;

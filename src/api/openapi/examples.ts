@@ -27,6 +27,12 @@ export const EXAMPLE_UIDS = {
   subscription: `${ORG}/0f1e2d3c4b5a6978`,
 } as const;
 
+/**
+ * Paths of names in the examples: the folder and the identity above, by name. The examples
+ * test replaces them by the paths of the resources it creates, as it does the uids.
+ */
+export const EXAMPLE_PATHS = { folder: 'acme/platform', identity: 'acme/ci' } as const;
+
 /** The one-time code of the example invite (shown only when it was created). */
 export const EXAMPLE_INVITE_CODE = `${Buffer.from(INVITE).toString('base64url')}.${'Q'.repeat(43)}`;
 

@@ -13,6 +13,7 @@ import { mountEventRoutes } from './event-routes.js';
 import { mountAdvisoryImportRoute } from './advisory-import-route.js';
 import { mountAdminRoutes } from './admin-routes.js';
 import { mountAccessRoutes } from './access-routes.js';
+import { mountNameRoutes } from './name-routes.js';
 // @route-imports
 
 /** Every authenticated API route, v2beta1 and v1. */
@@ -30,5 +31,6 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountAdvisoryImportRoute(t, s.advisoryImport);
   mountAdminRoutes(t, s.admin);
   mountAccessRoutes(t, s.access, s.tokenTester, bodyLimit);
+  mountNameRoutes(t, s.names);
   // @routes
 }

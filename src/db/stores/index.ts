@@ -15,6 +15,7 @@ import { KnexTrustedKeyStore } from './trusted-key-store.js';
 import { KnexAuditStore } from './audit-store.js';
 import { KnexOutboxStore } from './outbox-store.js';
 import { KnexSubscriptionStore } from './subscription-store.js';
+import { KnexNameStore } from './name-store.js';
 
 /** One instance of every store; they are stateless and shared by all services. */
 export function createStores() {
@@ -36,5 +37,6 @@ export function createStores() {
     audit: new KnexAuditStore(),
     subscriptions: new KnexSubscriptionStore(),
     outbox: new KnexOutboxStore(),
+    names: new KnexNameStore(),
   };
 }

@@ -20,7 +20,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_groups: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5hcmJvci9pYW0vdjJiZXRhMS9ncm91cHMucHJvdG8SEWFyYm9yLmlhbS52MmJldGExIqkCCgVHcm91cBILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRJFCg9yZXNvdXJjZV9saW1pdHMYBCADKAsyLC5hcmJvci5pYW0udjJiZXRhMS5Hcm91cC5SZXNvdXJjZUxpbWl0c0VudHJ5EhAKCHZlcmlmaWVkGAUgASgIEi8KC2NyZWF0ZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaNQoTUmVzb3VyY2VMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIk0KEkNyZWF0ZUdyb3VwUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSJwoFZ3JvdXAYAiABKAsyGC5hcmJvci5pYW0udjJiZXRhMS5Hcm91cCIeCg9HZXRHcm91cFJlcXVlc3QSCwoDdWlkGAEgASgJIqYBChFMaXN0R3JvdXBzUmVxdWVzdBIuCgR1aWRwGAEgASgLMiAuYXJib3IuY29tbW9uLnYyYmV0YTEuVUlEUEZpbHRlchIRCgRuYW1lGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIHCgVfbmFtZSJ9ChJMaXN0R3JvdXBzUmVzcG9uc2USKAoGZ3JvdXBzGAEgAygLMhguYXJib3IuaWFtLnYyYmV0YTEuR3JvdXASFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUibgoSVXBkYXRlR3JvdXBSZXF1ZXN0EicKBWdyb3VwGAEgASgLMhguYXJib3IuaWFtLnYyYmV0YTEuR3JvdXASLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIiEKEkRlbGV0ZUdyb3VwUmVxdWVzdBILCgN1aWQYASABKAkyogMKDUdyb3Vwc1NlcnZpY2USTgoLQ3JlYXRlR3JvdXASJS5hcmJvci5pYW0udjJiZXRhMS5DcmVhdGVHcm91cFJlcXVlc3QaGC5hcmJvci5pYW0udjJiZXRhMS5Hcm91cBJICghHZXRHcm91cBIiLmFyYm9yLmlhbS52MmJldGExLkdldEdyb3VwUmVxdWVzdBoYLmFyYm9yLmlhbS52MmJldGExLkdyb3VwElkKCkxpc3RHcm91cHMSJC5hcmJvci5pYW0udjJiZXRhMS5MaXN0R3JvdXBzUmVxdWVzdBolLmFyYm9yLmlhbS52MmJldGExLkxpc3RHcm91cHNSZXNwb25zZRJOCgtVcGRhdGVHcm91cBIlLmFyYm9yLmlhbS52MmJldGExLlVwZGF0ZUdyb3VwUmVxdWVzdBoYLmFyYm9yLmlhbS52MmJldGExLkdyb3VwEkwKC0RlbGV0ZUdyb3VwEiUuYXJib3IuaWFtLnYyYmV0YTEuRGVsZXRlR3JvdXBSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5YgZwcm90bzM',
+    'Ch5hcmJvci9pYW0vdjJiZXRhMS9ncm91cHMucHJvdG8SEWFyYm9yLmlhbS52MmJldGExIqkCCgVHcm91cBILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRJFCg9yZXNvdXJjZV9saW1pdHMYBCADKAsyLC5hcmJvci5pYW0udjJiZXRhMS5Hcm91cC5SZXNvdXJjZUxpbWl0c0VudHJ5EhAKCHZlcmlmaWVkGAUgASgIEi8KC2NyZWF0ZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaNQoTUmVzb3VyY2VMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIk0KEkNyZWF0ZUdyb3VwUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSJwoFZ3JvdXAYAiABKAsyGC5hcmJvci5pYW0udjJiZXRhMS5Hcm91cCIeCg9HZXRHcm91cFJlcXVlc3QSCwoDdWlkGAEgASgJIqYBChFMaXN0R3JvdXBzUmVxdWVzdBIuCgR1aWRwGAEgASgLMiAuYXJib3IuY29tbW9uLnYyYmV0YTEuVUlEUEZpbHRlchIRCgRuYW1lGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIHCgVfbmFtZSJ9ChJMaXN0R3JvdXBzUmVzcG9uc2USKAoGZ3JvdXBzGAEgAygLMhguYXJib3IuaWFtLnYyYmV0YTEuR3JvdXASFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUibgoSVXBkYXRlR3JvdXBSZXF1ZXN0EicKBWdyb3VwGAEgASgLMhguYXJib3IuaWFtLnYyYmV0YTEuR3JvdXASLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIiMKE1Jlc29sdmVHcm91cFJlcXVlc3QSDAoEcGF0aBgBIAEoCSIhChJEZWxldGVHcm91cFJlcXVlc3QSCwoDdWlkGAEgASgJMvQDCg1Hcm91cHNTZXJ2aWNlEk4KC0NyZWF0ZUdyb3VwEiUuYXJib3IuaWFtLnYyYmV0YTEuQ3JlYXRlR3JvdXBSZXF1ZXN0GhguYXJib3IuaWFtLnYyYmV0YTEuR3JvdXASSAoIR2V0R3JvdXASIi5hcmJvci5pYW0udjJiZXRhMS5HZXRHcm91cFJlcXVlc3QaGC5hcmJvci5pYW0udjJiZXRhMS5Hcm91cBJZCgpMaXN0R3JvdXBzEiQuYXJib3IuaWFtLnYyYmV0YTEuTGlzdEdyb3Vwc1JlcXVlc3QaJS5hcmJvci5pYW0udjJiZXRhMS5MaXN0R3JvdXBzUmVzcG9uc2USTgoLVXBkYXRlR3JvdXASJS5hcmJvci5pYW0udjJiZXRhMS5VcGRhdGVHcm91cFJlcXVlc3QaGC5hcmJvci5pYW0udjJiZXRhMS5Hcm91cBJMCgtEZWxldGVHcm91cBIlLmFyYm9yLmlhbS52MmJldGExLkRlbGV0ZUdyb3VwUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eRJQCgxSZXNvbHZlR3JvdXASJi5hcmJvci5pYW0udjJiZXRhMS5SZXNvbHZlR3JvdXBSZXF1ZXN0GhguYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBiBnByb3RvMw',
     [
       file_arbor_common_v2beta1_uidp,
       file_google_protobuf_empty,
@@ -224,6 +224,26 @@ export const UpdateGroupRequestSchema: GenMessage<UpdateGroupRequest> =
   messageDesc(file_arbor_iam_v2beta1_groups, 5);
 
 /**
+ * @generated from message arbor.iam.v2beta1.ResolveGroupRequest
+ */
+export type ResolveGroupRequest = Message<'arbor.iam.v2beta1.ResolveGroupRequest'> & {
+  /**
+   * Group names from the top of the caller's view of the tree, `/`-separated.
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.ResolveGroupRequest.
+ * Use `create(ResolveGroupRequestSchema)` to create a new message.
+ */
+export const ResolveGroupRequestSchema: GenMessage<ResolveGroupRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_groups, 6);
+
+/**
  * @generated from message arbor.iam.v2beta1.DeleteGroupRequest
  */
 export type DeleteGroupRequest = Message<'arbor.iam.v2beta1.DeleteGroupRequest'> & {
@@ -239,7 +259,7 @@ export type DeleteGroupRequest = Message<'arbor.iam.v2beta1.DeleteGroupRequest'>
  */
 export const DeleteGroupRequestSchema: GenMessage<DeleteGroupRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_groups, 6);
+  messageDesc(file_arbor_iam_v2beta1_groups, 7);
 
 /**
  * Groups: organizations (root groups) and the folders below them.
@@ -292,5 +312,17 @@ export const GroupsService: GenService<{
     methodKind: 'unary';
     input: typeof DeleteGroupRequestSchema;
     output: typeof EmptySchema;
+  };
+  /**
+   * The group at the end of a path of names (`acme/platform/sre`), as GetGroup answers it.
+   * A name the caller cannot see is NOT_FOUND as a missing one; a name that means several
+   * resources the caller can see is FAILED_PRECONDITION (AMBIGUOUS_NAME per candidate).
+   *
+   * @generated from rpc arbor.iam.v2beta1.GroupsService.ResolveGroup
+   */
+  resolveGroup: {
+    methodKind: 'unary';
+    input: typeof ResolveGroupRequestSchema;
+    output: typeof GroupSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_arbor_iam_v2beta1_groups, 0);

@@ -20,7 +20,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_identities: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiJhcmJvci9pYW0vdjJiZXRhMS9pZGVudGl0aWVzLnByb3RvEhFhcmJvci5pYW0udjJiZXRhMSK4AgoISWRlbnRpdHkSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSMgoObGFzdF9zZWVuX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NyZWF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoLY2xhaW1fbWF0Y2gYFCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoEjIKC3N0YXRpY19rZXlzGBUgASgLMh0uYXJib3IuaWFtLnYyYmV0YTEuU3RhdGljS2V5cyK+AgoKQ2xhaW1NYXRjaBITCgZpc3N1ZXIYASABKAlIAIgBARIbCg5pc3N1ZXJfcGF0dGVybhgCIAEoCUgBiAEBEhQKB3N1YmplY3QYAyABKAlIAogBARIcCg9zdWJqZWN0X3BhdHRlcm4YBCABKAlIA4gBARIVCghhdWRpZW5jZRgFIAEoCUgEiAEBEjkKBmNsYWltcxgHIAMoCzIpLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2guQ2xhaW1zRW50cnkaLQoLQ2xhaW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdfaXNzdWVyQhEKD19pc3N1ZXJfcGF0dGVybkIKCghfc3ViamVjdEISChBfc3ViamVjdF9wYXR0ZXJuQgsKCV9hdWRpZW5jZSJ3CgpTdGF0aWNLZXlzEg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhMKC2lzc3Vlcl9rZXlzGAMgASgJEjMKD2V4cGlyYXRpb25fdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoVQ3JlYXRlSWRlbnRpdHlSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRItCghpZGVudGl0eRgCIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5IiEKEkdldElkZW50aXR5UmVxdWVzdBILCgN1aWQYASABKAkiqgEKFUxpc3RJZGVudGl0aWVzUmVxdWVzdBIuCgR1aWRwGAEgASgLMiAuYXJib3IuY29tbW9uLnYyYmV0YTEuVUlEUEZpbHRlchIRCgRuYW1lGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIHCgVfbmFtZSKIAQoWTGlzdElkZW50aXRpZXNSZXNwb25zZRIvCgppZGVudGl0aWVzGAEgAygLMhsuYXJib3IuaWFtLnYyYmV0YTEuSWRlbnRpdHkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUidwoVVXBkYXRlSWRlbnRpdHlSZXF1ZXN0Ei0KCGlkZW50aXR5GAEgASgLMhsuYXJib3IuaWFtLnYyYmV0YTEuSWRlbnRpdHkSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIiQKFURlbGV0ZUlkZW50aXR5UmVxdWVzdBILCgN1aWQYASABKAky0wMKEUlkZW50aXRpZXNTZXJ2aWNlElcKDkNyZWF0ZUlkZW50aXR5EiguYXJib3IuaWFtLnYyYmV0YTEuQ3JlYXRlSWRlbnRpdHlSZXF1ZXN0GhsuYXJib3IuaWFtLnYyYmV0YTEuSWRlbnRpdHkSUQoLR2V0SWRlbnRpdHkSJS5hcmJvci5pYW0udjJiZXRhMS5HZXRJZGVudGl0eVJlcXVlc3QaGy5hcmJvci5pYW0udjJiZXRhMS5JZGVudGl0eRJlCg5MaXN0SWRlbnRpdGllcxIoLmFyYm9yLmlhbS52MmJldGExLkxpc3RJZGVudGl0aWVzUmVxdWVzdBopLmFyYm9yLmlhbS52MmJldGExLkxpc3RJZGVudGl0aWVzUmVzcG9uc2USVwoOVXBkYXRlSWRlbnRpdHkSKC5hcmJvci5pYW0udjJiZXRhMS5VcGRhdGVJZGVudGl0eVJlcXVlc3QaGy5hcmJvci5pYW0udjJiZXRhMS5JZGVudGl0eRJSCg5EZWxldGVJZGVudGl0eRIoLmFyYm9yLmlhbS52MmJldGExLkRlbGV0ZUlkZW50aXR5UmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eWIGcHJvdG8z',
+    'CiJhcmJvci9pYW0vdjJiZXRhMS9pZGVudGl0aWVzLnByb3RvEhFhcmJvci5pYW0udjJiZXRhMSK4AgoISWRlbnRpdHkSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSMgoObGFzdF9zZWVuX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NyZWF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoLY2xhaW1fbWF0Y2gYFCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoEjIKC3N0YXRpY19rZXlzGBUgASgLMh0uYXJib3IuaWFtLnYyYmV0YTEuU3RhdGljS2V5cyK+AgoKQ2xhaW1NYXRjaBITCgZpc3N1ZXIYASABKAlIAIgBARIbCg5pc3N1ZXJfcGF0dGVybhgCIAEoCUgBiAEBEhQKB3N1YmplY3QYAyABKAlIAogBARIcCg9zdWJqZWN0X3BhdHRlcm4YBCABKAlIA4gBARIVCghhdWRpZW5jZRgFIAEoCUgEiAEBEjkKBmNsYWltcxgHIAMoCzIpLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2guQ2xhaW1zRW50cnkaLQoLQ2xhaW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdfaXNzdWVyQhEKD19pc3N1ZXJfcGF0dGVybkIKCghfc3ViamVjdEISChBfc3ViamVjdF9wYXR0ZXJuQgsKCV9hdWRpZW5jZSJ3CgpTdGF0aWNLZXlzEg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhMKC2lzc3Vlcl9rZXlzGAMgASgJEjMKD2V4cGlyYXRpb25fdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoVQ3JlYXRlSWRlbnRpdHlSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRItCghpZGVudGl0eRgCIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5IiYKFlJlc29sdmVJZGVudGl0eVJlcXVlc3QSDAoEcGF0aBgBIAEoCSIhChJHZXRJZGVudGl0eVJlcXVlc3QSCwoDdWlkGAEgASgJIqoBChVMaXN0SWRlbnRpdGllc1JlcXVlc3QSLgoEdWlkcBgBIAEoCzIgLmFyYm9yLmNvbW1vbi52MmJldGExLlVJRFBGaWx0ZXISEQoEbmFtZRgCIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAVCBwoFX25hbWUiiAEKFkxpc3RJZGVudGl0aWVzUmVzcG9uc2USLwoKaWRlbnRpdGllcxgBIAMoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFIncKFVVwZGF0ZUlkZW50aXR5UmVxdWVzdBItCghpZGVudGl0eRgBIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5Ei8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayIkChVEZWxldGVJZGVudGl0eVJlcXVlc3QSCwoDdWlkGAEgASgJMq4EChFJZGVudGl0aWVzU2VydmljZRJXCg5DcmVhdGVJZGVudGl0eRIoLmFyYm9yLmlhbS52MmJldGExLkNyZWF0ZUlkZW50aXR5UmVxdWVzdBobLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5ElEKC0dldElkZW50aXR5EiUuYXJib3IuaWFtLnYyYmV0YTEuR2V0SWRlbnRpdHlSZXF1ZXN0GhsuYXJib3IuaWFtLnYyYmV0YTEuSWRlbnRpdHkSZQoOTGlzdElkZW50aXRpZXMSKC5hcmJvci5pYW0udjJiZXRhMS5MaXN0SWRlbnRpdGllc1JlcXVlc3QaKS5hcmJvci5pYW0udjJiZXRhMS5MaXN0SWRlbnRpdGllc1Jlc3BvbnNlElcKDlVwZGF0ZUlkZW50aXR5EiguYXJib3IuaWFtLnYyYmV0YTEuVXBkYXRlSWRlbnRpdHlSZXF1ZXN0GhsuYXJib3IuaWFtLnYyYmV0YTEuSWRlbnRpdHkSUgoORGVsZXRlSWRlbnRpdHkSKC5hcmJvci5pYW0udjJiZXRhMS5EZWxldGVJZGVudGl0eVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkSWQoPUmVzb2x2ZUlkZW50aXR5EikuYXJib3IuaWFtLnYyYmV0YTEuUmVzb2x2ZUlkZW50aXR5UmVxdWVzdBobLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5YgZwcm90bzM',
     [
       file_arbor_common_v2beta1_uidp,
       file_google_protobuf_empty,
@@ -195,6 +195,26 @@ export const CreateIdentityRequestSchema: GenMessage<CreateIdentityRequest> =
   messageDesc(file_arbor_iam_v2beta1_identities, 3);
 
 /**
+ * @generated from message arbor.iam.v2beta1.ResolveIdentityRequest
+ */
+export type ResolveIdentityRequest = Message<'arbor.iam.v2beta1.ResolveIdentityRequest'> & {
+  /**
+   * Group names, then the identity's name, `/`-separated.
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.ResolveIdentityRequest.
+ * Use `create(ResolveIdentityRequestSchema)` to create a new message.
+ */
+export const ResolveIdentityRequestSchema: GenMessage<ResolveIdentityRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_identities, 4);
+
+/**
  * @generated from message arbor.iam.v2beta1.GetIdentityRequest
  */
 export type GetIdentityRequest = Message<'arbor.iam.v2beta1.GetIdentityRequest'> & {
@@ -210,7 +230,7 @@ export type GetIdentityRequest = Message<'arbor.iam.v2beta1.GetIdentityRequest'>
  */
 export const GetIdentityRequestSchema: GenMessage<GetIdentityRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_identities, 4);
+  messageDesc(file_arbor_iam_v2beta1_identities, 5);
 
 /**
  * @generated from message arbor.iam.v2beta1.ListIdentitiesRequest
@@ -259,7 +279,7 @@ export type ListIdentitiesRequest = Message<'arbor.iam.v2beta1.ListIdentitiesReq
  */
 export const ListIdentitiesRequestSchema: GenMessage<ListIdentitiesRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_identities, 5);
+  messageDesc(file_arbor_iam_v2beta1_identities, 6);
 
 /**
  * @generated from message arbor.iam.v2beta1.ListIdentitiesResponse
@@ -292,7 +312,7 @@ export type ListIdentitiesResponse = Message<'arbor.iam.v2beta1.ListIdentitiesRe
  */
 export const ListIdentitiesResponseSchema: GenMessage<ListIdentitiesResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_identities, 6);
+  messageDesc(file_arbor_iam_v2beta1_identities, 7);
 
 /**
  * @generated from message arbor.iam.v2beta1.UpdateIdentityRequest
@@ -315,7 +335,7 @@ export type UpdateIdentityRequest = Message<'arbor.iam.v2beta1.UpdateIdentityReq
  */
 export const UpdateIdentityRequestSchema: GenMessage<UpdateIdentityRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_identities, 7);
+  messageDesc(file_arbor_iam_v2beta1_identities, 8);
 
 /**
  * @generated from message arbor.iam.v2beta1.DeleteIdentityRequest
@@ -333,7 +353,7 @@ export type DeleteIdentityRequest = Message<'arbor.iam.v2beta1.DeleteIdentityReq
  */
 export const DeleteIdentityRequestSchema: GenMessage<DeleteIdentityRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_identities, 8);
+  messageDesc(file_arbor_iam_v2beta1_identities, 9);
 
 /**
  * Identities that people and workloads assume.
@@ -382,5 +402,17 @@ export const IdentitiesService: GenService<{
     methodKind: 'unary';
     input: typeof DeleteIdentityRequestSchema;
     output: typeof EmptySchema;
+  };
+  /**
+   * The identity at a group path and name (`acme/platform/ci`), as GetIdentity answers it.
+   * A name the caller cannot see is NOT_FOUND as a missing one; a name that means several
+   * resources the caller can see is FAILED_PRECONDITION (AMBIGUOUS_NAME per candidate).
+   *
+   * @generated from rpc arbor.iam.v2beta1.IdentitiesService.ResolveIdentity
+   */
+  resolveIdentity: {
+    methodKind: 'unary';
+    input: typeof ResolveIdentityRequestSchema;
+    output: typeof IdentitySchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_arbor_iam_v2beta1_identities, 0);

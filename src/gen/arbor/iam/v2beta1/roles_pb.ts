@@ -20,7 +20,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_roles: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch1hcmJvci9pYW0vdjJiZXRhMS9yb2xlcy5wcm90bxIRYXJib3IuaWFtLnYyYmV0YTEirgEKBFJvbGUSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSFAoMY2FwYWJpbGl0aWVzGAQgAygJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSgoRQ3JlYXRlUm9sZVJlcXVlc3QSDgoGcGFyZW50GAEgASgJEiUKBHJvbGUYAiABKAsyFy5hcmJvci5pYW0udjJiZXRhMS5Sb2xlIh0KDkdldFJvbGVSZXF1ZXN0EgsKA3VpZBgBIAEoCSKlAQoQTGlzdFJvbGVzUmVxdWVzdBIuCgR1aWRwGAEgASgLMiAuYXJib3IuY29tbW9uLnYyYmV0YTEuVUlEUEZpbHRlchIRCgRuYW1lGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIHCgVfbmFtZSJ6ChFMaXN0Um9sZXNSZXNwb25zZRImCgVyb2xlcxgBIAMoCzIXLmFyYm9yLmlhbS52MmJldGExLlJvbGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiawoRVXBkYXRlUm9sZVJlcXVlc3QSJQoEcm9sZRgBIAEoCzIXLmFyYm9yLmlhbS52MmJldGExLlJvbGUSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIiAKEURlbGV0ZVJvbGVSZXF1ZXN0EgsKA3VpZBgBIAEoCTKTAwoMUm9sZXNTZXJ2aWNlEksKCkNyZWF0ZVJvbGUSJC5hcmJvci5pYW0udjJiZXRhMS5DcmVhdGVSb2xlUmVxdWVzdBoXLmFyYm9yLmlhbS52MmJldGExLlJvbGUSRQoHR2V0Um9sZRIhLmFyYm9yLmlhbS52MmJldGExLkdldFJvbGVSZXF1ZXN0GhcuYXJib3IuaWFtLnYyYmV0YTEuUm9sZRJWCglMaXN0Um9sZXMSIy5hcmJvci5pYW0udjJiZXRhMS5MaXN0Um9sZXNSZXF1ZXN0GiQuYXJib3IuaWFtLnYyYmV0YTEuTGlzdFJvbGVzUmVzcG9uc2USSwoKVXBkYXRlUm9sZRIkLmFyYm9yLmlhbS52MmJldGExLlVwZGF0ZVJvbGVSZXF1ZXN0GhcuYXJib3IuaWFtLnYyYmV0YTEuUm9sZRJKCgpEZWxldGVSb2xlEiQuYXJib3IuaWFtLnYyYmV0YTEuRGVsZXRlUm9sZVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHliBnByb3RvMw',
+    'Ch1hcmJvci9pYW0vdjJiZXRhMS9yb2xlcy5wcm90bxIRYXJib3IuaWFtLnYyYmV0YTEirgEKBFJvbGUSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSFAoMY2FwYWJpbGl0aWVzGAQgAygJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSgoRQ3JlYXRlUm9sZVJlcXVlc3QSDgoGcGFyZW50GAEgASgJEiUKBHJvbGUYAiABKAsyFy5hcmJvci5pYW0udjJiZXRhMS5Sb2xlIjEKElJlc29sdmVSb2xlUmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBWdyb3VwGAIgASgJIh0KDkdldFJvbGVSZXF1ZXN0EgsKA3VpZBgBIAEoCSKlAQoQTGlzdFJvbGVzUmVxdWVzdBIuCgR1aWRwGAEgASgLMiAuYXJib3IuY29tbW9uLnYyYmV0YTEuVUlEUEZpbHRlchIRCgRuYW1lGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIHCgVfbmFtZSJ6ChFMaXN0Um9sZXNSZXNwb25zZRImCgVyb2xlcxgBIAMoCzIXLmFyYm9yLmlhbS52MmJldGExLlJvbGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiawoRVXBkYXRlUm9sZVJlcXVlc3QSJQoEcm9sZRgBIAEoCzIXLmFyYm9yLmlhbS52MmJldGExLlJvbGUSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIiAKEURlbGV0ZVJvbGVSZXF1ZXN0EgsKA3VpZBgBIAEoCTLiAwoMUm9sZXNTZXJ2aWNlEksKCkNyZWF0ZVJvbGUSJC5hcmJvci5pYW0udjJiZXRhMS5DcmVhdGVSb2xlUmVxdWVzdBoXLmFyYm9yLmlhbS52MmJldGExLlJvbGUSRQoHR2V0Um9sZRIhLmFyYm9yLmlhbS52MmJldGExLkdldFJvbGVSZXF1ZXN0GhcuYXJib3IuaWFtLnYyYmV0YTEuUm9sZRJWCglMaXN0Um9sZXMSIy5hcmJvci5pYW0udjJiZXRhMS5MaXN0Um9sZXNSZXF1ZXN0GiQuYXJib3IuaWFtLnYyYmV0YTEuTGlzdFJvbGVzUmVzcG9uc2USSwoKVXBkYXRlUm9sZRIkLmFyYm9yLmlhbS52MmJldGExLlVwZGF0ZVJvbGVSZXF1ZXN0GhcuYXJib3IuaWFtLnYyYmV0YTEuUm9sZRJKCgpEZWxldGVSb2xlEiQuYXJib3IuaWFtLnYyYmV0YTEuRGVsZXRlUm9sZVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkSTQoLUmVzb2x2ZVJvbGUSJS5hcmJvci5pYW0udjJiZXRhMS5SZXNvbHZlUm9sZVJlcXVlc3QaFy5hcmJvci5pYW0udjJiZXRhMS5Sb2xlYgZwcm90bzM',
     [
       file_arbor_common_v2beta1_uidp,
       file_google_protobuf_empty,
@@ -98,6 +98,33 @@ export const CreateRoleRequestSchema: GenMessage<CreateRoleRequest> =
   messageDesc(file_arbor_iam_v2beta1_roles, 1);
 
 /**
+ * @generated from message arbor.iam.v2beta1.ResolveRoleRequest
+ */
+export type ResolveRoleRequest = Message<'arbor.iam.v2beta1.ResolveRoleRequest'> & {
+  /**
+   * A role name, or a group path and a role name.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Where the role is to be used: a group uid or a path of names; empty: anywhere.
+   *
+   * @generated from field: string group = 2;
+   */
+  group: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.ResolveRoleRequest.
+ * Use `create(ResolveRoleRequestSchema)` to create a new message.
+ */
+export const ResolveRoleRequestSchema: GenMessage<ResolveRoleRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_roles, 2);
+
+/**
  * @generated from message arbor.iam.v2beta1.GetRoleRequest
  */
 export type GetRoleRequest = Message<'arbor.iam.v2beta1.GetRoleRequest'> & {
@@ -113,7 +140,7 @@ export type GetRoleRequest = Message<'arbor.iam.v2beta1.GetRoleRequest'> & {
  */
 export const GetRoleRequestSchema: GenMessage<GetRoleRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_roles, 2);
+  messageDesc(file_arbor_iam_v2beta1_roles, 3);
 
 /**
  * @generated from message arbor.iam.v2beta1.ListRolesRequest
@@ -162,7 +189,7 @@ export type ListRolesRequest = Message<'arbor.iam.v2beta1.ListRolesRequest'> & {
  */
 export const ListRolesRequestSchema: GenMessage<ListRolesRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_roles, 3);
+  messageDesc(file_arbor_iam_v2beta1_roles, 4);
 
 /**
  * @generated from message arbor.iam.v2beta1.ListRolesResponse
@@ -195,7 +222,7 @@ export type ListRolesResponse = Message<'arbor.iam.v2beta1.ListRolesResponse'> &
  */
 export const ListRolesResponseSchema: GenMessage<ListRolesResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_roles, 4);
+  messageDesc(file_arbor_iam_v2beta1_roles, 5);
 
 /**
  * @generated from message arbor.iam.v2beta1.UpdateRoleRequest
@@ -218,7 +245,7 @@ export type UpdateRoleRequest = Message<'arbor.iam.v2beta1.UpdateRoleRequest'> &
  */
 export const UpdateRoleRequestSchema: GenMessage<UpdateRoleRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_roles, 5);
+  messageDesc(file_arbor_iam_v2beta1_roles, 6);
 
 /**
  * @generated from message arbor.iam.v2beta1.DeleteRoleRequest
@@ -236,7 +263,7 @@ export type DeleteRoleRequest = Message<'arbor.iam.v2beta1.DeleteRoleRequest'> &
  */
 export const DeleteRoleRequestSchema: GenMessage<DeleteRoleRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_roles, 6);
+  messageDesc(file_arbor_iam_v2beta1_roles, 7);
 
 /**
  * Roles: named sets of capabilities, built in or defined in a group.
@@ -285,5 +312,18 @@ export const RolesService: GenService<{
     methodKind: 'unary';
     input: typeof DeleteRoleRequestSchema;
     output: typeof EmptySchema;
+  };
+  /**
+   * A role by name: built in, or defined at `group` or above it (anywhere without `group`);
+   * a path (`acme/platform/deployer`) is the role defined at that group. As GetRole answers.
+   * A name the caller cannot see is NOT_FOUND as a missing one; a name that means several
+   * resources the caller can see is FAILED_PRECONDITION (AMBIGUOUS_NAME per candidate).
+   *
+   * @generated from rpc arbor.iam.v2beta1.RolesService.ResolveRole
+   */
+  resolveRole: {
+    methodKind: 'unary';
+    input: typeof ResolveRoleRequestSchema;
+    output: typeof RoleSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_arbor_iam_v2beta1_roles, 0);
