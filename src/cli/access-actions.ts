@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml, stringify } from 'yaml';
 import { call, openSession } from './api-session.js';
 import { CliError, EXIT } from './cli-errors.js';
+import { resolveUid } from './name-resolver.js';
 import { listItems } from './resource-actions.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
 import type { Column, Item } from './resource-kinds.js';
@@ -25,8 +26,8 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
   const s = await openSession(o.api as string | undefined);
   const body = {
     capability: args[0] as string,
-    groupUid: o.group as string,
-    ...(typeof o.as === 'string' ? { identityUid: o.as } : {}),
+    groupUid: await resolveUid(s, 'groups', o.group as string),
+    ...(typeof o.as === 'string' ? { identityUid: await resolveUid(s, 'identities', o.as) } : {}),
   };
   const r = await call<{ allowed: boolean; grants: Proof[] }>(
     s,
@@ -80,7 +81,8 @@ const proofs = (i: Item) => (i.grants as Proof[] | undefined) ?? [];
 /** `arbor who-can CAP --group G`: the holders, as a table, JSON or YAML, page by page. */
 export async function whoCan(args: unknown[], o: Opts): Promise<number> {
   const s = await openSession(o.api as string | undefined);
-  const query: Record<string, string> = { group: o.group as string, capability: args[0] as string };
+  const group = await resolveUid(s, 'groups', o.group as string);
+  const query: Record<string, string> = { group, capability: args[0] as string };
   for (const [flag, key] of [
     ['orderBy', 'order_by'],
     ['pageSize', 'page_size'],
@@ -153,11 +155,11 @@ export async function testToken(args: unknown[], o: Opts): Promise<number> {
       throw new CliError(`${claimsFile} must hold one object of claims`, EXIT.USAGE);
     body.claims = claims;
   }
+  const s = await openSession(o.api as string | undefined);
   const identity = args[0] as string | undefined;
-  if (identity !== undefined) body.identityUid = identity;
+  if (identity !== undefined) body.identityUid = await resolveUid(s, 'identities', identity);
   if (typeof o.pageSize === 'string') body.pageSize = Number(o.pageSize);
   if (typeof o.pageToken === 'string') body.pageToken = o.pageToken;
-  const s = await openSession(o.api as string | undefined);
   const answer = await call<{ results: TestResult[]; nextPageToken?: string }>(
     s,
     'POST',

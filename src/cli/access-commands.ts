@@ -21,8 +21,11 @@ export function registerAccessCommands(program: Command): void {
     .command('can-i')
     .description('may you (or --as an identity) use a capability at a group? prints yes or no')
     .argument('<capability>', 'a capability, e.g. groups.list')
-    .requiredOption('--group <uid>', 'the group asked about')
-    .option('--as <identity>', 'ask about this identity instead of yourself')
+    .requiredOption('--group <group>', 'the group asked about: a uid or a path of names')
+    .option(
+      '--as <identity>',
+      'ask about this identity (a uid, or group path and name) instead of yourself',
+    )
     .option('--explain', 'when yes, show the bindings that grant it and how they reach the group')
     .addOption(
       new Option('-o, --output <format>', 'output format').choices(['text', 'json', 'yaml']),
@@ -35,7 +38,7 @@ export function registerAccessCommands(program: Command): void {
     .command('who-can')
     .description('the identities holding a capability at a group, with their granting bindings')
     .argument('<capability>', 'a capability, e.g. groups.delete')
-    .requiredOption('--group <uid>', 'the group asked about')
+    .requiredOption('--group <group>', 'the group asked about: a uid or a path of names')
     .option('--order-by <order>', 'uid, optionally followed by " desc"')
     .option('--page-size <n>', 'identities per page (the API caps it at 200)')
     .option('--page-token <token>', 'continue where the last page ended')

@@ -6,7 +6,7 @@ import { ConfigError } from '../config.js';
 import { StartupError } from '../startup-error.js';
 import { argvOf, repeat } from './argv-command.js';
 import { CliError, reportCliError } from './cli-errors.js';
-import { completionScript } from './completion.js';
+import { COMPLETION_SHELLS, completionScript } from './completion.js';
 import { registerEverydayCommands } from './everyday-commands.js';
 
 /** The package version, from the package.json above this file (src/ or dist/src/). */
@@ -167,10 +167,10 @@ export function buildProgram(): Command {
 
   program
     .command('completion')
-    .description('print a shell completion script (bash or zsh)')
-    .argument('<shell>', 'bash or zsh')
+    .description('print a shell completion script (bash, zsh or fish)')
+    .argument('<shell>', 'bash, zsh or fish')
     .action((shell: string) => {
-      if (shell !== 'bash' && shell !== 'zsh') {
+      if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) {
         throw new CommanderError(2, 'arbor.shell', `error: no completion for shell "${shell}"`);
       }
       process.stdout.write(completionScript(program, shell));

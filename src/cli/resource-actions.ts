@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { call, openSession, type Session } from './api-session.js';
 import { CliError, EXIT } from './cli-errors.js';
+import { resolveResourceNames } from './name-resolver.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
 import type { Item, ResourceKind } from './resource-kinds.js';
 
@@ -108,10 +109,11 @@ const item = (template: string, uid: string) => ({ template, init: { params: { p
 export async function runResourceCommand(
   verb: string,
   kind: ResourceKind,
-  args: unknown[],
-  o: Opts,
+  given: unknown[],
+  flags: Opts,
 ): Promise<void> {
-  const s = await openSession(o.api as string | undefined);
+  const s = await openSession(flags.api as string | undefined);
+  const { args, o } = await resolveResourceNames(s, verb, kind, given, flags);
   const format = (o.output ?? 'table') as OutputFormat;
   const one = `${kind.path}/{uid}`;
   switch (verb) {

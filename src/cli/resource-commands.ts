@@ -65,7 +65,7 @@ export function registerResourceCommands(program: Command): void {
       group
         .command('get')
         .description(`show one ${kind.noun}`)
-        .argument('<uid>', `the ${kind.noun}'s uid`)
+        .argument('<uid>', `the ${kind.noun}'s uid, or its name (a path of names)`)
         .addOption(outputOption())
         .addOption(apiUrlOption())
         .action(act('get', kind));
@@ -86,7 +86,7 @@ export function registerResourceCommands(program: Command): void {
       const update = group
         .command('update')
         .description(`change a ${kind.noun}: only the fields given (they form the update mask)`)
-        .argument('<uid>', `the ${kind.noun}'s uid`)
+        .argument('<uid>', `the ${kind.noun}'s uid, or its name (a path of names)`)
         .option(
           '--update-mask <fields>',
           'comma-separated fields to change (default: those given)',
@@ -101,7 +101,7 @@ export function registerResourceCommands(program: Command): void {
         .command('delete')
         .alias('rm')
         .description(`delete ${kind.noun}s`)
-        .argument('<uid...>', 'their uids')
+        .argument('<uid...>', 'their uids, or names')
         .addOption(apiUrlOption())
         .action(act('delete', kind));
   }

@@ -1,4 +1,5 @@
 import { call, openSession, type Session } from './api-session.js';
+import { resolveUid } from './name-resolver.js';
 import { listItems } from './resource-actions.js';
 import type { Item } from './resource-kinds.js';
 
@@ -32,10 +33,11 @@ async function countByGroup(
  * organization), each with the identities, role bindings and repos directly in it.
  */
 export async function treeCommand(
-  group: string | undefined,
+  named: string | undefined,
   o: { api?: string; uids?: boolean },
 ): Promise<void> {
   const s = await openSession(o.api);
+  const group = named === undefined ? undefined : await resolveUid(s, 'groups', named);
   const [groups, ...counts] = await Promise.all([
     group === undefined
       ? listItems(

@@ -107,7 +107,11 @@ test('cli: the bash completion script completes commands and their options', asy
   t.is(await complete('arbor auth logi'), 'login');
   t.is(await complete('arbor auth login --id'), '--identity --id-token-file');
   const zsh = await arbor(['completion', 'zsh']);
-  t.regex(zsh.stdout, /bashcompinit/);
+  t.regex(zsh.stdout, /^#compdef arbor\n/);
+  t.regex(zsh.stdout, /_describe -t "\$kind"/, 'names come with their descriptions');
   const fish = await arbor(['completion', 'fish']);
-  t.is(fish.code, 2);
+  t.is(fish.code, 0);
+  t.regex(fish.stdout, /^complete -c arbor -f -a '\(_arbor_complete\)'$/m);
+  const tcsh = await arbor(['completion', 'tcsh']);
+  t.is(tcsh.code, 2);
 });

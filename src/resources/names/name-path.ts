@@ -2,7 +2,7 @@ import { invalidField } from '../../core/rpc-error.js';
 import { NAME_PATTERN } from '../validate.js';
 
 /** How deep a path of names may go: far deeper than any tree people keep, and bounded. */
-export const MAX_PATH_SEGMENTS = 64;
+const MAX_PATH_SEGMENTS = 64;
 
 /**
  * A path of names (`acme/platform/sre`) as its segments. A name never holds `/`
