@@ -265,6 +265,34 @@ test.serial(
   },
 );
 
+test.serial(
+  'revocations: a reader sees in cascaded only the bindings whose records it may read',
+  async (t) => {
+    // An owner of the folder reads the folder's trail; the organization's is not theirs.
+    const auditor = await createIdentity(s.admin, org, 'auditor');
+    await createBinding(s.admin, folder, auditor, builtinRoleUid('owner'));
+    const { token } = await s.arbor.tokens.sign(auditor, { iss: 'https://t.invalid', sub: 'a' });
+    const worker = await createIdentity(s.admin, folder, 'worker');
+    const here = await createBinding(s.admin, folder, worker, builtinRoleUid('viewer'));
+    const above = await createBinding(s.admin, org, worker, viewerOnly);
+    t.is((await s.admin.delete(`/iam/v2beta1/identities/${worker}`)).status, 200);
+
+    const q = `/audit/v2beta1/events?resource_uid=${worker}&operation=delete`;
+    const uids = (body: { events: Array<{ cascaded?: Array<{ resourceUid: string }> }> }) =>
+      (body.events[0]?.cascaded ?? []).map((c) => c.resourceUid).sort();
+    t.deepEqual(uids((await s.admin.get(q)).body), [here, above].sort());
+    const seen = await s.client(token).get(q);
+    t.is(seen.status, 200);
+    t.is(seen.body.events.length, 1);
+    t.deepEqual(uids(seen.body), [here], 'the binding above the folder is not named');
+    // Its own record is the auditor's to read; the other one's is not.
+    const own = await s.client(token).get(`/audit/v2beta1/events?resource_uid=${here}`);
+    t.true(own.body.events.some((e: { operation: string }) => e.operation === 'delete'));
+    const other = await s.client(token).get(`/audit/v2beta1/events?resource_uid=${above}`);
+    t.deepEqual(other.body.events, []);
+  },
+);
+
 /** Every `.ts` file under `dir`. */
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
