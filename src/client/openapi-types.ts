@@ -1529,7 +1529,7 @@ export interface components {
         resourceType?: string;
         resourceUid?: string;
       };
-      /** @description What went with this change (a deleted identity's role bindings), each also recorded on its own with this change as its `cause`. */
+      /** @description What went with this change (a deleted identity's role bindings), each also recorded on its own with this change as its `cause`; only those whose own records the caller may read. */
       cascaded?: {
         resourceType: string;
         resourceUid: string;

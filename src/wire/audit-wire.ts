@@ -49,7 +49,8 @@ export const auditEventV2Schema = z
       .meta({
         description:
           "What went with this change (a deleted identity's role bindings), each also " +
-          'recorded on its own with this change as its `cause`.',
+          'recorded on its own with this change as its `cause`; only those whose own records ' +
+          'the caller may read.',
       }),
   })
   .meta({ description: 'One change: who made it, through which door, before and after.' });
