@@ -5,7 +5,7 @@ import type { Tx } from '../tx.js';
 import { ROLE_BINDING_TYPE, type RoleBinding } from './role-binding.js';
 import type { RoleBindingStore } from './role-binding-store.js';
 
-export interface Revoker {
+interface Revoker {
   bindings: Pick<RoleBindingStore, 'deleteAll'>;
   audit?: ChangeRecorder;
 }
