@@ -205,6 +205,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       identities: new IdentityService({
         ...common,
         identities: st.identities,
+        bindings: st.roleBindings,
         allowInsecureIssuers,
       }),
       roles: new RoleService({ ...common, roles: st.roles }),

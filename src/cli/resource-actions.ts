@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { call, openSession, type Session } from './api-session.js';
 import { CliError, EXIT } from './cli-errors.js';
+import { cascadeOf, deletedLine } from './delete-cascade.js';
 import { resolveResourceNames } from './name-resolver.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
 import type { Item, ResourceKind } from './resource-kinds.js';
@@ -158,8 +159,9 @@ export async function runResourceCommand(
     }
     case 'delete':
       for (const uid of args[0] as string[]) {
+        const cascaded = await cascadeOf(s, kind, uid);
         await call(s, 'DELETE', one, { params: { path: { uid } } });
-        process.stdout.write(`deleted ${kind.noun} ${uid}\n`);
+        process.stdout.write(deletedLine(kind, uid, cascaded));
       }
       return;
     default:

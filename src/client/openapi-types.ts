@@ -1582,6 +1582,20 @@ export interface components {
       after?: {
         [key: string]: unknown;
       };
+      /** @description Why a change nobody asked for directly was made: a role binding that went with its identity (`IDENTITY_DELETED`, naming the identity) or was swept after its expiry (`EXPIRED`). */
+      cause?: {
+        /** @enum {string} */
+        reason: 'IDENTITY_DELETED' | 'EXPIRED';
+        resourceType?: string;
+        resourceUid?: string;
+      };
+      /** @description What went with this change (a deleted identity's role bindings), each also recorded on its own with this change as its `cause`; only those whose own records the caller may read. */
+      cascaded?: {
+        resourceType: string;
+        resourceUid: string;
+        /** @enum {string} */
+        operation: 'create' | 'update' | 'delete';
+      }[];
     };
     /**
      * Format: binary

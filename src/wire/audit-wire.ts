@@ -24,6 +24,34 @@ export const auditEventV2Schema = z
     changedFields: z.array(z.string()),
     before: presented.optional(),
     after: presented.optional(),
+    cause: z
+      .object({
+        reason: z.enum(['IDENTITY_DELETED', 'EXPIRED']),
+        resourceType: z.string().optional(),
+        resourceUid: uidSchema.optional(),
+      })
+      .optional()
+      .meta({
+        description:
+          'Why a change nobody asked for directly was made: a role binding that went with its ' +
+          'identity (`IDENTITY_DELETED`, naming the identity) or was swept after its expiry ' +
+          '(`EXPIRED`).',
+      }),
+    cascaded: z
+      .array(
+        z.object({
+          resourceType: z.string(),
+          resourceUid: uidSchema,
+          operation: z.enum(['create', 'update', 'delete']),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          "What went with this change (a deleted identity's role bindings), each also " +
+          'recorded on its own with this change as its `cause`; only those whose own records ' +
+          'the caller may read.',
+      }),
   })
   .meta({ description: 'One change: who made it, through which door, before and after.' });
 export type AuditEventV2 = z.infer<typeof auditEventV2Schema>;
@@ -43,5 +71,7 @@ export function auditEventV2(e: AuditEvent): AuditEventV2 {
     changedFields: e.changedFields,
     ...(e.before !== null ? { before: e.before } : {}),
     ...(e.after !== null ? { after: e.after } : {}),
+    ...(e.cause !== null ? { cause: e.cause } : {}),
+    ...(e.cascaded.length > 0 ? { cascaded: e.cascaded } : {}),
   };
 }

@@ -4,6 +4,7 @@ import { eventTypeOf } from '../../src/resources/audit/audit-event.js';
 import { AuditLog } from '../../src/resources/audit/audit-log.js';
 import { newEventId } from '../../src/resources/audit/event-id.js';
 import { isPrivateAddress, sinkPolicyViolation } from '../../src/outbound/sink-address-policy.js';
+import { toCloudEvent } from '../../src/resources/events/cloud-event.js';
 import { backoffMs } from '../../src/resources/events/delivery-worker.js';
 import { webhookConsent } from '../../src/resources/events/webhook-validation.js';
 import { matchesEventType } from '../../src/resources/subscriptions/subscription.js';
@@ -101,6 +102,48 @@ test('audit records: the request context rides with the principal; secrets never
   t.false(JSON.stringify(e).includes('s3cret'));
   t.false(JSON.stringify(e).includes('n3w'));
   t.false(JSON.stringify(e).includes('c0de'));
+});
+
+test('cloud events: a revocation nobody asked for says why, and names what carried it', (t) => {
+  const log = new AuditLog(
+    { append: () => Promise.resolve(), list: () => Promise.reject(new Error('unused')) },
+    (_type, x) => x as Record<string, unknown>,
+  );
+  const identity = `${'a'.repeat(40)}/${'b'.repeat(16)}`;
+  const binding = `${'a'.repeat(40)}/${'c'.repeat(16)}`;
+  const cascaded = log.event(ADMIN, {
+    type: 'iam.arbor.dev/RoleBinding',
+    operation: 'delete',
+    uid: binding,
+    before: { uid: binding, identity: { uid: identity, name: 'ci' } },
+    cause: {
+      reason: 'IDENTITY_DELETED',
+      resourceType: 'iam.arbor.dev/Identity',
+      resourceUid: identity,
+    },
+  });
+  const ce = toCloudEvent(cascaded, 'https://arbor.example.com');
+  t.is(ce.type, 'dev.arbor.iam.role_binding.deleted.v1');
+  t.is(ce.arborreason, 'IDENTITY_DELETED');
+  t.is(ce.arborcausesubject, identity);
+  t.deepEqual(ce.data, { uid: binding, identity: { uid: identity } });
+  const expired = log.event(ADMIN, {
+    type: 'iam.arbor.dev/RoleBinding',
+    operation: 'delete',
+    uid: binding,
+    before: { uid: binding },
+    cause: { reason: 'EXPIRED' },
+  });
+  const swept = toCloudEvent(expired, 'https://arbor.example.com');
+  t.is(swept.arborreason, 'EXPIRED');
+  t.false('arborcausesubject' in swept);
+  // A change someone asked for directly carries neither.
+  const direct = toCloudEvent(
+    log.event(ADMIN, { type: 'iam.arbor.dev/RoleBinding', operation: 'delete', uid: binding }),
+    'https://arbor.example.com',
+  );
+  t.false('arborreason' in direct);
+  t.false('arborcausesubject' in direct);
 });
 
 test('webhook consent: only WebHook-Allowed-Origin with our origin or * on a 2xx agrees', (t) => {

@@ -62,6 +62,8 @@ export function GroupView({ uid }: { uid: string }) {
         plural="identities"
         query={here}
         version={version}
+        // Its role bindings go with it: the bindings panel below must not keep showing them.
+        onDeleted={bump}
         label={(i) => `identity ${i.name}`}
         columns={[
           { header: 'Name', cell: (i) => i.name },

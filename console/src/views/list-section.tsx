@@ -22,6 +22,8 @@ export function ListSection<T extends { uid: string }>(props: {
   /** What a row is called in its delete button's label. */
   label: (row: T) => string;
   canDelete?: boolean;
+  /** After a delete: for what went with the row elsewhere (an identity's role bindings). */
+  onDeleted?: () => void;
   version?: number;
   children?: ComponentChildren;
 }) {
@@ -70,6 +72,7 @@ export function ListSection<T extends { uid: string }>(props: {
                             void act.run(async () => {
                               await del(`${props.path}/${row.uid}`);
                               setDeleted((d) => d + 1);
+                              props.onDeleted?.();
                             })
                           }
                         >

@@ -16,6 +16,7 @@ import * as m0015 from './0015-webhook-validation.js';
 import * as m0017 from './0017-binding-expiry.js';
 import * as m0018 from './0018-change-notifications.js';
 import * as m0019 from './0019-binding-holders-index.js';
+import * as m0020 from './0020-revocations-recorded.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -41,4 +42,5 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0017-binding-expiry', m0017],
   ['0018-change-notifications', m0018],
   ['0019-binding-holders-index', m0019],
+  ['0020-revocations-recorded', m0020],
 ];

@@ -26,6 +26,9 @@ export interface AuditRow {
   changed_fields: string[];
   before: AuditEvent['before'];
   after: AuditEvent['after'];
+  cause: AuditEvent['cause'];
+  /** NULL never (migration 0020 fills older rows with `[]`); typed loosely for old dumps. */
+  cascaded: AuditEvent['cascaded'] | null;
 }
 
 export const AUDIT_COLUMNS = [
@@ -44,6 +47,8 @@ export const AUDIT_COLUMNS = [
   'changed_fields',
   'before',
   'after',
+  'cause',
+  'cascaded',
 ] as const;
 
 export function toAuditEvent(r: AuditRow): AuditEvent {
@@ -64,6 +69,8 @@ export function toAuditEvent(r: AuditRow): AuditEvent {
     // Records written before references were kept as uids show no more than new ones.
     before: referencesAsUids(r.before),
     after: referencesAsUids(r.after),
+    cause: r.cause,
+    cascaded: r.cascaded ?? [],
   };
 }
 
@@ -99,6 +106,8 @@ export class KnexAuditStore implements AuditStore {
         changed_fields: JSON.stringify(e.changedFields),
         before: json(e.before),
         after: json(e.after),
+        cause: json(e.cause),
+        cascaded: JSON.stringify(e.cascaded),
       })
       .returning('seq')) as [{ seq: string }];
     // The outbox, in the same transaction: one row per subscription at or above the

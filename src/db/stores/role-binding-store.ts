@@ -165,8 +165,22 @@ export class KnexRoleBindingStore implements RoleBindingStore {
     return n > 0 ? this.get(tx, uid) : undefined;
   }
 
-  async delete(tx: Tx, uid: string): Promise<boolean> {
-    return (await kx(tx)('role_bindings').where({ uid }).del()) > 0;
+  async deleteAll(tx: Tx, uids: readonly string[]): Promise<string[]> {
+    if (uids.length === 0) return [];
+    const rows = (await kx(tx)('role_bindings')
+      .whereIn('uid', uids)
+      .del()
+      .returning('uid')) as Array<{ uid: string }>;
+    return rows.map((r) => r.uid);
+  }
+
+  async ofIdentity(tx: Tx, identityUid: string): Promise<RoleBinding[]> {
+    const qb = kx(tx)('role_bindings')
+      .where('role_bindings.identity_uid', identityUid)
+      .orderBy('role_bindings.uid')
+      .forUpdate('role_bindings');
+    hydrate(qb);
+    return ((await qb.select(COLUMNS)) as BindingRow[]).map(toBinding);
   }
 
   async expiredBefore(tx: Tx, cutoff: Date, limit: number): Promise<RoleBinding[]> {

@@ -8,6 +8,25 @@ export type Operation = 'create' | 'update' | 'delete';
 export type Presented = Record<string, unknown>;
 
 /**
+ * Why a change nobody asked for directly was made: a role binding that went with its
+ * identity (`IDENTITY_DELETED`, naming the identity), or one the expiry sweeper deleted
+ * (`EXPIRED`).
+ */
+export interface ChangeCause {
+  reason: 'IDENTITY_DELETED' | 'EXPIRED';
+  /** The resource whose change carried this one along, when there is one. */
+  resourceType?: string;
+  resourceUid?: string;
+}
+
+/** A resource that went with a change; its own record names that change in `cause`. */
+export interface CascadedChange {
+  resourceType: string;
+  resourceUid: string;
+  operation: Operation;
+}
+
+/**
  * One audit record: who changed what, when and through which door. The same record is the
  * CloudEvent delivered to subscribers (its `id` is the event id), so there is one history.
  */
@@ -31,6 +50,10 @@ export interface AuditEvent {
   changedFields: string[];
   before: Presented | null;
   after: Presented | null;
+  /** Set when the change went with another one, or was Arbor's own (the expiry sweeper). */
+  cause: ChangeCause | null;
+  /** What went with this change, each with its own record (an identity's role bindings). */
+  cascaded: CascadedChange[];
 }
 
 export const AUDIT_EVENT_TYPE = 'audit.arbor.dev/Event';

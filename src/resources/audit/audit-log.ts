@@ -1,7 +1,14 @@
 import { describePrincipal, type Principal } from '../../auth/principal.js';
 import { parentOf } from '../../core/uidp.js';
 import type { Tx } from '../tx.js';
-import { eventTypeOf, type AuditEvent, type Operation, type Presented } from './audit-event.js';
+import {
+  eventTypeOf,
+  type AuditEvent,
+  type CascadedChange,
+  type ChangeCause,
+  type Operation,
+  type Presented,
+} from './audit-event.js';
 import type { AuditStore } from './audit-store.js';
 import { newEventId } from './event-id.js';
 import { referencesAsUids } from './references-as-uids.js';
@@ -16,6 +23,10 @@ export interface Change {
   before?: unknown;
   /** The domain object after the change (absent for a delete). */
   after?: unknown;
+  /** Why, when nobody asked for this change directly (see `revokeBindings`). */
+  cause?: ChangeCause;
+  /** What went with this change, each recorded on its own. */
+  cascaded?: CascadedChange[];
 }
 
 /** What every service calls, inside `uow.run`, once per write path. */
@@ -100,6 +111,8 @@ export class AuditLog implements ChangeRecorder {
       changedFields: c.operation === 'update' ? changedFields(before, after) : [],
       before,
       after,
+      cause: c.cause ?? null,
+      cascaded: c.cascaded ?? [],
     };
   }
 }

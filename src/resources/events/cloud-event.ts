@@ -17,6 +17,10 @@ export interface CloudEvent {
   arboractor: string;
   arbordoor: string;
   arboroperation: string;
+  /** Why a change nobody asked for directly was made (`IDENTITY_DELETED`, `EXPIRED`). */
+  arborreason?: string;
+  /** The uid of the resource whose change carried this one along (the deleted identity). */
+  arborcausesubject?: string;
 }
 
 export const CLOUDEVENTS_CONTENT_TYPE = 'application/cloudevents+json; charset=utf-8';
@@ -38,5 +42,7 @@ export function toCloudEvent(e: AuditEvent, source: string): CloudEvent {
     arboractor: e.actor,
     arbordoor: e.door,
     arboroperation: e.operation,
+    ...(e.cause ? { arborreason: e.cause.reason } : {}),
+    ...(e.cause?.resourceUid !== undefined ? { arborcausesubject: e.cause.resourceUid } : {}),
   };
 }

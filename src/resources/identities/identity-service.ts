@@ -11,6 +11,9 @@ import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { requireHoldsGrants } from '../roles/grant-guard.js';
 import type { ManagedGuard } from '../managed/managed-guard.js';
+import { revokeBindings } from '../role-bindings/revoke-bindings.js';
+import { ROLE_BINDING_TYPE } from '../role-bindings/role-binding.js';
+import type { RoleBindingStore } from '../role-bindings/role-binding-store.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import {
@@ -27,6 +30,8 @@ import type { IdentityChanges, IdentityStore } from './identity-store.js';
 export interface IdentityServiceDeps {
   uow: UnitOfWork;
   identities: IdentityStore;
+  /** Its bindings go with a deleted identity, each recorded (`revokeBindings`). */
+  bindings: Pick<RoleBindingStore, 'ofIdentity' | 'deleteAll'>;
   authz: Authorizer;
   pager: ListPager;
   audit?: ChangeRecorder;
@@ -188,26 +193,42 @@ export class IdentityService {
   }
 
   /**
-   * Delete the identity and, with it, every role binding that names it.
+   * Delete the identity and, with it, every role binding that names it: each binding is its
+   * own `role_binding.deleted` record (cause `IDENTITY_DELETED`), and the identity's record
+   * lists them in `cascaded`.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED (also when its bindings
    *   grant what the caller does not hold: see `requireHoldsGrants`).
    */
   async delete(p: Principal, uid: string): Promise<void> {
     requireUid(uid);
     await this.d.authz.require(p, 'identity.delete', uid, 'identity.list', IDENTITY_TYPE);
-    // Its bindings go with it (ON DELETE CASCADE), so deleting it is deleting them.
+    // Deleting it is deleting its bindings (the foreign key refuses the identity otherwise).
     await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
+        // The row lock holds off new bindings (their foreign key check needs it), so the
+        // bindings read below are all there are until we commit.
         const before = await this.d.identities.get(tx, uid, true);
         if (!before) throw notFound(IDENTITY_TYPE, uid);
         await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
         await this.d.managed?.beforeWrite(tx, 'identities', uid, p);
+        const revoked = await revokeBindings(
+          tx,
+          this.d,
+          p,
+          await this.d.bindings.ofIdentity(tx, uid),
+          { reason: 'IDENTITY_DELETED', resourceType: IDENTITY_TYPE, resourceUid: uid },
+        );
         if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
         await this.d.audit?.record(tx, p, {
           type: IDENTITY_TYPE,
           operation: 'delete',
           uid,
           before,
+          cascaded: revoked.map((b) => ({
+            resourceType: ROLE_BINDING_TYPE,
+            resourceUid: b.uid,
+            operation: 'delete' as const,
+          })),
         });
       }),
     );

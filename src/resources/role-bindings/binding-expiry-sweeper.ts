@@ -2,8 +2,8 @@ import type { Authorizer } from '../../auth/authorizer.js';
 import { systemPrincipal } from '../../auth/principal.js';
 import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { UnitOfWork } from '../tx.js';
-import { ROLE_BINDING_TYPE } from './role-binding.js';
 import type { RoleBindingStore } from './role-binding-store.js';
+import { revokeBindings } from './revoke-bindings.js';
 
 export interface BindingExpirySweeperDeps {
   uow: UnitOfWork;
@@ -27,8 +27,8 @@ const BATCH = 100;
 
 /**
  * Deletes role bindings that expired more than the retention period ago, in batches, each
- * deletion audited and evented through the audit log (in the deleting transaction, so no
- * deletion goes unrecorded). The binding stopped granting at its expiry already; this only
+ * deletion audited and evented (`revokeBindings`, cause `EXPIRED`) in the deleting
+ * transaction, so no deletion goes unrecorded. The binding stopped granting at its expiry already; this only
  * tidies. Replicas may all sweep: each locks its batch and skips the others'.
  */
 export class BindingExpirySweeper {
@@ -44,15 +44,7 @@ export class BindingExpirySweeper {
     for (;;) {
       const n = await this.d.uow.run(async (tx) => {
         const expired = await this.d.bindings.expiredBefore(tx, cutoff, BATCH);
-        for (const before of expired) {
-          await this.d.bindings.delete(tx, before.uid);
-          await this.d.audit?.record(tx, SWEEPER, {
-            type: ROLE_BINDING_TYPE,
-            operation: 'delete',
-            uid: before.uid,
-            before,
-          });
-        }
+        await revokeBindings(tx, this.d, SWEEPER, expired, { reason: 'EXPIRED' });
         return expired.length;
       });
       total += n;

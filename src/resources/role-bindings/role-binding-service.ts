@@ -31,6 +31,7 @@ import {
   roleBindingPatchSchema,
 } from './role-binding-input.js';
 import type { RoleBindingStore } from './role-binding-store.js';
+import { revokeBindings } from './revoke-bindings.js';
 
 export interface RoleBindingServiceDeps {
   uow: UnitOfWork;
@@ -187,15 +188,8 @@ export class RoleBindingService {
       this.d.uow.run(async (tx) => {
         await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
         const before = await this.d.bindings.get(tx, uid);
-        await this.d.bindings.delete(tx, uid);
         // Deleting what is already gone is a success with nothing to record.
-        if (before)
-          await this.d.audit?.record(tx, p, {
-            type: ROLE_BINDING_TYPE,
-            operation: 'delete',
-            uid,
-            before,
-          });
+        if (before) await revokeBindings(tx, this.d, p, [before]);
       }),
     );
   }

@@ -33,8 +33,13 @@ export interface RoleBindingStore {
     uid: string,
     refs: { identityUid: string; roleUid: string },
   ): Promise<RoleBinding | undefined>;
-  /** @returns false when nothing was there. */
-  delete(tx: Tx, uid: string): Promise<boolean>;
+  /**
+   * Delete the bindings `uids`: the one statement that deletes binding rows, called only by
+   * `revokeBindings`, which records each. @returns the uids that were there and are gone.
+   */
+  deleteAll(tx: Tx, uids: readonly string[]): Promise<string[]>;
+  /** Every binding that names the identity, locked for this transaction. */
+  ofIdentity(tx: Tx, identityUid: string): Promise<RoleBinding[]>;
   list(tx: Tx, q: PageQuery): Promise<StorePage<RoleBinding>>;
   /**
    * Up to `limit` bindings that expired before `cutoff`, oldest first, locked for this

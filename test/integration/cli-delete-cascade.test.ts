@@ -1,0 +1,42 @@
+import test from 'ava';
+import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
+import { runArbor } from '../helpers/cli-run.js';
+import { createGroup } from '../helpers/fixtures.js';
+import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * Issue 36, finding 3: `arbor identities delete` says which role bindings went with the
+ * identity (the API's DELETE answers an empty body, so the CLI lists them first).
+ */
+let s: TestServer;
+
+test.before(async () => {
+  s = await startServer();
+});
+test.after.always(async () => {
+  await s?.close();
+});
+
+const arbor = (args: string[]) =>
+  runArbor([...args, '--api', s.url], { ARBOR_TOKEN: ADMIN_TOKEN, HOME: '/nonexistent' });
+
+test('cli: deleting an identity names the role bindings that went with it', async (t) => {
+  const org = await createGroup(s.admin, 'cli-cascade');
+  const folder = await createGroup(s.admin, 'folder', org);
+  const ci = await createIdentity(s.admin, org, 'ci');
+  const bindings = [
+    await createBinding(s.admin, org, ci, builtinRoleUid('viewer')),
+    await createBinding(s.admin, folder, ci, builtinRoleUid('editor')),
+  ].sort();
+  const lone = await createIdentity(s.admin, org, 'lone');
+
+  const res = await arbor(['identities', 'delete', ci, lone]);
+  t.is(res.code, 0, res.stderr);
+  t.is(
+    res.stdout,
+    `deleted identity ${ci} and its 2 role bindings: ${bindings.join(', ')}\n` +
+      `deleted identity ${lone}\n`,
+  );
+  t.is((await s.admin.get(`/iam/v2beta1/roleBindings?identity=${ci}`)).body.totalCount, '0');
+});
