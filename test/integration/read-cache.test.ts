@@ -7,6 +7,7 @@ import { PG_POOLER_URL, TEST_BACKEND, freshDatabase, type TestDatabase } from '.
 import { startServer, type Client, type TestServer } from '../helpers/server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { builtinRole } from '../helpers/authority.js';
+import { NOT_POOLED, postgresOnly } from '../helpers/need-tool.js';
 
 /**
  * The read cache (db/change-feed.ts, db/read-cache.ts) on a real PostgreSQL: two workers,
@@ -16,7 +17,7 @@ import { builtinRole } from '../helpers/authority.js';
  * that served without proof would answer stale there, and the tests would see it.
  */
 const pg = TEST_BACKEND === 'postgres' && PG_POOLER_URL === undefined;
-const serial = pg ? test.serial : test.serial.skip;
+const serial = postgresOnly(test.serial, { when: PG_POOLER_URL === undefined, why: NOT_POOLED });
 
 let db: TestDatabase;
 let a: TestServer;
