@@ -10,7 +10,7 @@ import { TEST_BACKEND } from './db.js';
  */
 
 /** The reason of a test that applies to PostgreSQL only: expected on a PGlite pass. */
-export const POSTGRES_ONLY = 'PostgreSQL only';
+const POSTGRES_ONLY = 'PostgreSQL only';
 
 /** Narrows POSTGRES_ONLY: a test of a direct connection, which a pooler pass leaves out. */
 export const NOT_POOLED = 'not through a pooler';
