@@ -3,15 +3,22 @@
 // integration tests again on a real PostgreSQL (and a subset of them through PgBouncer in
 // transaction mode), the failover test on a pg_auto_failover formation, then the
 // end-to-end tests (the server process, and the Kubernetes reconciler when a control
-// plane is available). Ends with one line `N passed, N failed` summed over every run.
+// plane is available). Ends with the list of every skipped test and its reason, then one
+// line `N passed, N failed, N skipped` summed over every run.
+//
+// A test skips only through test/helpers/need-tool.ts, which puts the reason in its title:
+// `title (skipped: why)`. The one expected reason is POSTGRES_ONLY, on a pass that runs
+// on PGlite; any other skip (a missing tool, no reason at all) is unexpected. Under
+// CI=true an unexpected skip counts as a failure, so CI cannot go green by skipping.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmdirSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 const pgUrl = process.env.ARBOR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const requirePg = process.env.ARBOR_REQUIRE_POSTGRES === '1' || process.env.CI === 'true';
+const ci = process.env.CI === 'true';
+const requirePg = process.env.ARBOR_REQUIRE_POSTGRES === '1' || ci;
 const extra = process.argv.slice(2);
 
 function reachable(url) {
@@ -38,7 +45,24 @@ function freePort() {
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 
-function runAva(label, files, env, nodeBin) {
+// The reasons test/helpers/need-tool.ts gives (POSTGRES_ONLY, and NOT_POOLED after it).
+const POSTGRES_ONLY = 'PostgreSQL only';
+const NOT_POOLED = `${POSTGRES_ONLY}, not through a pooler`;
+/** Every skipped test: which pass, its title, its reason, and whether it was expected. */
+const skips = [];
+
+/** A TAP skip line's title and reason (`title (skipped: why) # SKIP`). */
+function parseSkip(line) {
+  const title = line.replace(/^ok \d+ - /, '').replace(/\s*# SKIP.*$/i, '');
+  const m = /^(.*) \(skipped: (.*)\)$/.exec(title);
+  return m ? { title: m[1], reason: m[2] } : { title, reason: 'no reason given' };
+}
+
+/**
+ * Runs ava over `files` and adds its counts to the totals. `expected`: the skip reasons
+ * this pass may give (POSTGRES_ONLY on PGlite); any other skip fails the run under CI.
+ */
+function runAva(label, files, env, { nodeBin, expected = [] } = {}) {
   console.log(`\n=== ${label} ===`);
   return new Promise((resolve) => {
     // Another Node (the LTS the image runs on) runs ava itself, and through PATH its workers.
@@ -63,8 +87,13 @@ function runAva(label, files, env, nodeBin) {
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
         if (/^not ok \d+/.test(line)) counts.failed++;
-        else if (/^ok \d+.*# SKIP/i.test(line)) counts.skipped++;
-        else if (/^ok \d+/.test(line)) counts.passed++;
+        else if (/^ok \d+.*# SKIP/i.test(line)) {
+          const skip = { pass: label, ...parseSkip(line) };
+          skip.expected = expected.includes(skip.reason);
+          skips.push(skip);
+          if (ci && !skip.expected) counts.failed++;
+          else counts.skipped++;
+        } else if (/^ok \d+/.test(line)) counts.passed++;
       }
     });
     child.on('close', (code) => {
@@ -82,21 +111,29 @@ function runAva(label, files, env, nodeBin) {
 await runAva(
   'unit, integration and security on PGlite',
   ['test/unit', 'test/integration', 'test/security'],
-  {
-    ARBOR_TEST_DB: 'pglite',
-  },
+  { ARBOR_TEST_DB: 'pglite' },
+  { expected: [POSTGRES_ONLY] },
 );
 
 // ARBOR_TEST_NODE_LTS: a node binary (scripts/node-lts/install.sh) to run the PGlite suite
 // on as well, so the Node the image ships is tested besides the machine's.
 const nodeLts = process.env.ARBOR_TEST_NODE_LTS;
-if (nodeLts) {
+if (nodeLts && !existsSync(nodeLts)) {
+  console.log(`\nNode LTS: no ${nodeLts} (ARBOR_TEST_NODE_LTS)`);
+  totals.failed++;
+} else if (nodeLts) {
   await runAva(
     'unit and integration on PGlite, Node LTS',
     ['test/unit', 'test/integration'],
     { ARBOR_TEST_DB: 'pglite' },
-    nodeLts,
+    { nodeBin: nodeLts, expected: [POSTGRES_ONLY] },
   );
+} else if (ci) {
+  // .ci/run installs it (scripts/node-lts/install.sh): without it a whole pass would vanish.
+  console.log('\nNode LTS is required here (CI) but ARBOR_TEST_NODE_LTS is not set');
+  totals.failed++;
+} else {
+  console.log('\nSKIPPED the Node LTS pass: ARBOR_TEST_NODE_LTS is not set');
 }
 
 if (await reachable(pgUrl)) {
@@ -173,11 +210,16 @@ if (!(await reachable(pgUrl))) {
   }
   if (poolerUrl) {
     try {
-      await runAva('integration through PgBouncer (transaction mode)', POOLER_PASS, {
-        ARBOR_TEST_DB: 'postgres',
-        ARBOR_TEST_PG_URL: pgUrl,
-        ARBOR_TEST_PG_POOLER_URL: poolerUrl,
-      });
+      await runAva(
+        'integration through PgBouncer (transaction mode)',
+        POOLER_PASS,
+        {
+          ARBOR_TEST_DB: 'postgres',
+          ARBOR_TEST_PG_URL: pgUrl,
+          ARBOR_TEST_PG_POOLER_URL: poolerUrl,
+        },
+        { expected: [NOT_POOLED] },
+      );
     } finally {
       script('stop', dir);
     }
@@ -204,7 +246,19 @@ await runAva('PostgreSQL high availability', ['--concurrency=1', 'test/ha'], {})
 const e2eEnv = (await reachable(pgUrl))
   ? { ARBOR_TEST_DB: 'postgres', ARBOR_TEST_PG_URL: pgUrl }
   : { ARBOR_TEST_DB: 'pglite' };
-await runAva('end to end', ['test/e2e'], e2eEnv);
+await runAva('end to end', ['test/e2e'], e2eEnv, {
+  expected: e2eEnv.ARBOR_TEST_DB === 'pglite' ? [POSTGRES_ONLY] : [],
+});
+
+// Every skip with its reason, the unexpected ones first (failures under CI).
+const unexpected = skips.filter((s) => !s.expected);
+if (skips.length > 0) {
+  console.log(`\n${skips.length} skipped tests, ${unexpected.length} unexpected:`);
+  for (const s of [...unexpected, ...skips.filter((x) => x.expected)]) {
+    const mark = s.expected ? 'expected  ' : ci ? 'FAILED    ' : 'UNEXPECTED';
+    console.log(`  ${mark} [${s.pass}] ${s.title}: ${s.reason}`);
+  }
+}
 
 // The one summary line over every run above.
 console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { parseAllDocuments, stringify } from 'yaml';
 import { kubeAvailability, startCluster, type TestCluster } from '../helpers/kube.js';
+import { needTool } from '../helpers/need-tool.js';
 
 /**
  * deploy/overlays/ha against a real kube-apiserver: CloudNativePG's own CRDs (from its Go
@@ -31,8 +32,11 @@ const why = !kube.available
 const kubectlBin =
   kube.available && kube.mode === 'local' ? join(kube.binDir, 'kubectl') : 'kubectl';
 
-const run = why === undefined ? test.serial : test.serial.skip;
-if (why !== undefined) test.serial.skip(`deploy ha overlay: ${why}`, () => undefined);
+const run = needTool(
+  test.serial,
+  kube.available ? 'CloudNativePG CRDs' : 'the Kubernetes control plane',
+  why,
+);
 
 function build(dir: string): Doc[] {
   const out = execFileSync(kubectlBin, ['kustomize', dir], { encoding: 'utf8' });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { parseAllDocuments } from 'yaml';
 import { kubeAvailability } from '../helpers/kube.js';
+import { needTool } from '../helpers/need-tool.js';
 
 const kube = kubeAvailability();
 const kubectl = kube.available && kube.mode === 'local' ? join(kube.binDir, 'kubectl') : undefined;
@@ -17,7 +18,11 @@ function build(dir: string): Doc[] {
 const find = (docs: Doc[], kind: string, name: string) =>
   docs.find((d) => d.kind === kind && d.metadata?.name === name);
 
-const maybe = kubectl ? test : test.skip;
+const maybe = needTool(
+  test,
+  'the Kubernetes control plane',
+  kubectl ? undefined : kube.available ? 'needs a local control plane' : kube.reason,
+);
 
 maybe('deploy: base probes, drains and spreads the way the lifecycle expects', (t) => {
   const docs = build('deploy/base');

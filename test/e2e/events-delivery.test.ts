@@ -5,16 +5,17 @@ import { join } from 'node:path';
 import test from 'ava';
 import knexFactory from 'knex';
 import { startArborProcess, type ArborProcess } from '../helpers/process.js';
-import { PG_ADMIN_URL, TEST_BACKEND, pgUrl } from '../helpers/db.js';
+import { PG_ADMIN_URL, pgUrl } from '../helpers/db.js';
 import { startEventSink, until, type EventSink } from '../helpers/event-sink.js';
 import { makeClient, type Client } from '../helpers/server.js';
+import { postgresOnly } from '../helpers/need-tool.js';
 
 /**
  * The delivery guarantees with real `arbor serve` processes on one PostgreSQL: nothing lost
  * across a kill -9, and no event delivered twice by two replicas in the normal path.
  * (PGlite is one process by construction; the integration tests cover it.)
  */
-const onPostgres = TEST_BACKEND === 'postgres' ? test.serial : test.serial.skip;
+const onPostgres = postgresOnly(test.serial);
 const TOKEN = 'e2e-events-admin-token-0123456789';
 
 interface Env {

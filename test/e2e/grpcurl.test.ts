@@ -7,6 +7,7 @@ import test from 'ava';
 import { createGroup } from '../helpers/fixtures.js';
 import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
+import { needTool } from '../helpers/need-tool.js';
 
 /**
  * grpcurl, a client that knows nothing of Arbor, against the combined listener: it lists
@@ -23,8 +24,11 @@ const binary =
     'grpcurl',
   );
 const available = existsSync(binary);
-const maybe = available ? test.serial : test.skip;
-if (!available) console.log(`SKIPPED grpcurl e2e: no ${binary} (run scripts/grpcurl/build.sh)`);
+const maybe = needTool(
+  test.serial,
+  'grpcurl',
+  available ? undefined : `no ${binary} (run scripts/grpcurl/build.sh)`,
+);
 
 const run = promisify(execFile);
 let s: GrpcTestServer;

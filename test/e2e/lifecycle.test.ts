@@ -7,8 +7,9 @@ import test from 'ava';
 import knexFactory from 'knex';
 import { migrateLatest } from '../../src/db/migrate.js';
 import { GroupsService } from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
-import { freshDatabase, TEST_BACKEND } from '../helpers/db.js';
+import { freshDatabase } from '../helpers/db.js';
 import { grpcCaller } from '../helpers/grpc-server.js';
+import { postgresOnly } from '../helpers/need-tool.js';
 import { freePort, startArbor } from '../helpers/process.js';
 
 const TOKEN = 'e2e-admin-token-0123456789';
@@ -23,15 +24,10 @@ async function listGroupsOverGrpc(url: string): Promise<number> {
   }
 }
 
-test.serial(
+// Holding a migration open needs a lock another session can take: PostgreSQL only.
+postgresOnly(test.serial)(
   'serve: probes answer while migrations wait, and /readyz only once they are done',
   async (t) => {
-    if (TEST_BACKEND !== 'postgres') {
-      // Holding a migration open needs a lock another session can take: PostgreSQL only.
-      t.log('runs on PostgreSQL only (ARBOR_TEST_DB=postgres)');
-      t.pass();
-      return;
-    }
     const db = await freshDatabase();
     await migrateLatest(db.knex);
     // Another session holds the migration lock table: the server's migrate() waits on it.

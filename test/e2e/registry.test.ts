@@ -9,6 +9,7 @@ import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { crane, registryTools, startRegistry, type RunningRegistry } from '../helpers/registry.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { needTool } from '../helpers/need-tool.js';
 
 /**
  * A real CNCF Distribution registry trusting Arbor (spec §5.5): token auth against
@@ -16,8 +17,11 @@ import { startServer, type TestServer } from '../helpers/server.js';
  * pulls as Arbor identities; what each may do comes from their role bindings only.
  */
 const tools = registryTools();
-const maybe = tools.available ? test.serial : test.skip;
-if (!tools.available) console.log(`SKIPPED registry e2e: ${tools.reason}`);
+const maybe = needTool(
+  test.serial,
+  'registry and crane',
+  tools.available ? undefined : tools.reason,
+);
 
 const SERVICE = 'registry.e2e.local';
 const NOTIFY = 'e2e-notify-secret-0123456789';

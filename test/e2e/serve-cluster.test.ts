@@ -3,7 +3,8 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { freshDatabase, TEST_BACKEND } from '../helpers/db.js';
+import { freshDatabase } from '../helpers/db.js';
+import { postgresOnly } from '../helpers/need-tool.js';
 import { freePort, startArbor, type ArborProcess } from '../helpers/process.js';
 
 const TOKEN = 'e2e-cluster-admin-token-0123456789';
@@ -75,56 +76,53 @@ const alive = (pid: number) => {
   }
 };
 
-if (TEST_BACKEND === 'postgres') {
-  test.serial(
-    'serve --workers 2: both workers answer, a killed one is replaced, SIGTERM drains and exits 0',
-    async (t) => {
-      const db = await freshDatabase();
-      const s = await startServe({ DATABASE_URL: db.url!, ARBOR_WORKERS: '2' });
-      try {
-        await until(() => serving(s).length >= 2, 'two workers serving');
-        t.is(s.lines().filter((l) => l.msg === 'migrations applied').length, 1, 'migrated once');
+postgresOnly(test.serial)(
+  'serve --workers 2: both workers answer, a killed one is replaced, SIGTERM drains and exits 0',
+  async (t) => {
+    const db = await freshDatabase();
+    const s = await startServe({ DATABASE_URL: db.url!, ARBOR_WORKERS: '2' });
+    try {
+      await until(() => serving(s).length >= 2, 'two workers serving');
+      t.is(s.lines().filter((l) => l.msg === 'migrations applied').length, 1, 'migrated once');
 
-        // Connections go to the workers in turn: both answer.
-        const answered = async () => {
-          for (let i = 0; i < 8; i++) t.is(await get(s.port, '/iam/v2beta1/groups'), 200);
-          const workers = new Set(
-            s
-              .lines()
-              .filter((l) => l.msg === 'request' && l.path === '/iam/v2beta1/groups')
-              .map((l) => l.worker),
-          );
-          return workers.size >= 2;
-        };
-        await until(answered, 'requests answered by two workers');
-
-        // A worker killed outright is replaced, and the service keeps answering.
-        const victim = serving(s)[0]!;
-        process.kill(victim.pid, 'SIGKILL');
-        await until(
-          () =>
-            s.lines().some((l) => l.msg === 'worker exited unexpectedly; starting a replacement'),
-          'the primary to notice',
+      // Connections go to the workers in turn: both answer.
+      const answered = async () => {
+        for (let i = 0; i < 8; i++) t.is(await get(s.port, '/iam/v2beta1/groups'), 200);
+        const workers = new Set(
+          s
+            .lines()
+            .filter((l) => l.msg === 'request' && l.path === '/iam/v2beta1/groups')
+            .map((l) => l.worker),
         );
-        await until(() => serving(s).length >= 3, 'a replacement worker');
-        const replacement = serving(s)[2]!;
-        t.not(replacement.pid, victim.pid);
-        for (let i = 0; i < 4; i++) t.is(await get(s.port, '/readyz'), 200);
+        return workers.size >= 2;
+      };
+      await until(answered, 'requests answered by two workers');
 
-        // SIGTERM to the primary: the workers drain and stop, the primary exits 0.
-        const workerPids = serving(s)
-          .slice(1)
-          .map((w) => w.pid);
-        t.is(await s.stop('SIGTERM'), 0);
-        t.is(s.lines().filter((l) => l.msg === 'worker stopped').length, 2);
-        await until(() => workerPids.every((p) => !alive(p)), 'workers gone', 10_000);
-      } finally {
-        s.cleanup();
-        await db.close();
-      }
-    },
-  );
-}
+      // A worker killed outright is replaced, and the service keeps answering.
+      const victim = serving(s)[0]!;
+      process.kill(victim.pid, 'SIGKILL');
+      await until(
+        () => s.lines().some((l) => l.msg === 'worker exited unexpectedly; starting a replacement'),
+        'the primary to notice',
+      );
+      await until(() => serving(s).length >= 3, 'a replacement worker');
+      const replacement = serving(s)[2]!;
+      t.not(replacement.pid, victim.pid);
+      for (let i = 0; i < 4; i++) t.is(await get(s.port, '/readyz'), 200);
+
+      // SIGTERM to the primary: the workers drain and stop, the primary exits 0.
+      const workerPids = serving(s)
+        .slice(1)
+        .map((w) => w.pid);
+      t.is(await s.stop('SIGTERM'), 0);
+      t.is(s.lines().filter((l) => l.msg === 'worker stopped').length, 2);
+      await until(() => workerPids.every((p) => !alive(p)), 'workers gone', 10_000);
+    } finally {
+      s.cleanup();
+      await db.close();
+    }
+  },
+);
 
 test.serial(
   'serve: PGlite cannot be shared, so ARBOR_WORKERS=4 serves with one process',

@@ -12,7 +12,8 @@ import { GroupsService } from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
 import { freePort, startArbor } from '../helpers/process.js';
 import { freshDatabase, TEST_BACKEND, type TestDatabase } from '../helpers/db.js';
 import { grpcCaller } from '../helpers/grpc-server.js';
-import { selfSigned, type SelfSigned } from '../helpers/self-signed.js';
+import { OPENSSL_MISSING, selfSigned, type SelfSigned } from '../helpers/self-signed.js';
+import { needTool, postgresOnly } from '../helpers/need-tool.js';
 
 /**
  * `arbor serve` as a real process with ARBOR_TLS_CERT_FILE/KEY_FILE: REST over https and
@@ -20,8 +21,7 @@ import { selfSigned, type SelfSigned } from '../helpers/self-signed.js';
  */
 const TOKEN = 'e2e-tls-admin-token-0123456789';
 const pair = selfSigned();
-const maybe = pair ? test.serial : test.skip;
-if (!pair) console.log('SKIPPED serve TLS e2e: no openssl to make a certificate');
+const maybe = needTool(test.serial, 'openssl', pair ? undefined : OPENSSL_MISSING);
 
 interface Served {
   child: ChildProcess;
@@ -296,52 +296,50 @@ maybe(
   },
 );
 
-if (TEST_BACKEND === 'postgres') {
-  maybe(
-    'serve --workers 2 with TLS: both workers serve https and gRPC, SIGHUP reloads each',
-    async (t) => {
-      const { env, db } = await database();
-      const s = await startServe({ ...env, ARBOR_WORKERS: '2' }, pair!);
-      const serving = () => s.lines().filter((l) => l.msg === 'worker serving');
-      try {
-        await until(() => serving().length >= 2, 'two workers serving');
-        // Fresh connections go to the workers in turn: https from both ...
-        for (let i = 0; i < 6; i++)
-          t.is((await httpsRequest(s.port, pair!.cert, '/iam/v2beta1/groups')).status, 200);
-        const byWorker = (msg: string, what: string, value: string) =>
-          new Set(
-            s
-              .lines()
-              .filter((l) => l.msg === msg && l[what] === value)
-              .map((l) => l.worker),
-          );
-        t.is(byWorker('request', 'path', '/iam/v2beta1/groups').size, 2, 'https from both');
-        // ... and gRPC over TLS from both, each call on a connection of its own.
-        for (let i = 0; i < 6; i++) t.is(await listOnOwnConnection(s.address, pair!.cert), 0);
-        t.is(byWorker('rpc', 'rpc', 'arbor.iam.v2beta1.GroupsService/ListGroups').size, 2);
+postgresOnly(maybe)(
+  'serve --workers 2 with TLS: both workers serve https and gRPC, SIGHUP reloads each',
+  async (t) => {
+    const { env, db } = await database();
+    const s = await startServe({ ...env, ARBOR_WORKERS: '2' }, pair!);
+    const serving = () => s.lines().filter((l) => l.msg === 'worker serving');
+    try {
+      await until(() => serving().length >= 2, 'two workers serving');
+      // Fresh connections go to the workers in turn: https from both ...
+      for (let i = 0; i < 6; i++)
+        t.is((await httpsRequest(s.port, pair!.cert, '/iam/v2beta1/groups')).status, 200);
+      const byWorker = (msg: string, what: string, value: string) =>
+        new Set(
+          s
+            .lines()
+            .filter((l) => l.msg === msg && l[what] === value)
+            .map((l) => l.worker),
+        );
+      t.is(byWorker('request', 'path', '/iam/v2beta1/groups').size, 2, 'https from both');
+      // ... and gRPC over TLS from both, each call on a connection of its own.
+      for (let i = 0; i < 6; i++) t.is(await listOnOwnConnection(s.address, pair!.cert), 0);
+      t.is(byWorker('rpc', 'rpc', 'arbor.iam.v2beta1.GroupsService/ListGroups').size, 2);
 
-        // SIGHUP to the primary reaches every worker.
-        const next = selfSigned('workers')!;
-        writeFileSync(s.files.cert, next.cert);
-        writeFileSync(s.files.key, next.key);
-        s.child.kill('SIGHUP');
-        const reloaded = () =>
-          new Set(
-            s
-              .lines()
-              .filter((l) => l.msg === 'TLS certificate reloaded' && l.reason === 'SIGHUP')
-              .map((l) => l.worker),
-          );
-        await until(() => reloaded().size === 2, 'both workers reloaded', 30_000);
-        for (let i = 0; i < 4; i++) t.is(await servedFingerprint(s.port), fingerprintOf(next.cert));
-        t.is(serving().length, 2, 'no worker died of the signal');
+      // SIGHUP to the primary reaches every worker.
+      const next = selfSigned('workers')!;
+      writeFileSync(s.files.cert, next.cert);
+      writeFileSync(s.files.key, next.key);
+      s.child.kill('SIGHUP');
+      const reloaded = () =>
+        new Set(
+          s
+            .lines()
+            .filter((l) => l.msg === 'TLS certificate reloaded' && l.reason === 'SIGHUP')
+            .map((l) => l.worker),
+        );
+      await until(() => reloaded().size === 2, 'both workers reloaded', 30_000);
+      for (let i = 0; i < 4; i++) t.is(await servedFingerprint(s.port), fingerprintOf(next.cert));
+      t.is(serving().length, 2, 'no worker died of the signal');
 
-        s.child.kill('SIGTERM');
-        t.is(await s.exited, 0);
-      } finally {
-        s.cleanup();
-        await db?.close();
-      }
-    },
-  );
-}
+      s.child.kill('SIGTERM');
+      t.is(await s.exited, 0);
+    } finally {
+      s.cleanup();
+      await db?.close();
+    }
+  },
+);

@@ -9,6 +9,7 @@ import { grpcCaller } from '../helpers/grpc-server.js';
 import { havePgAutoFailover, startHaCluster, type HaCluster } from '../helpers/postgres-ha.js';
 import { startArborProcess, type ArborProcess } from '../helpers/process.js';
 import { makeClient, type Client } from '../helpers/server.js';
+import { needTool } from '../helpers/need-tool.js';
 
 /**
  * Issue 27, part 1: a real `arbor serve` over a pg_auto_failover formation (a primary and a
@@ -20,11 +21,12 @@ import { makeClient, type Client } from '../helpers/server.js';
  */
 const TOKEN = 'ha-failover-admin-token-0123456789';
 const RECOVERY_BOUND_MS = 10_000;
-const haTest = havePgAutoFailover() ? test.serial : test.serial.skip;
 // In CI pg_auto_failover is installed (.ci/run): missing, it is a failure, not a skip.
-if (!havePgAutoFailover() && process.env.CI === 'true') {
-  test('pg_auto_failover available', (t) => t.fail('pg_autoctl is not installed'));
-}
+const haTest = needTool(
+  test.serial,
+  'pg_auto_failover',
+  havePgAutoFailover() ? undefined : 'pg_autoctl is not installed',
+);
 
 interface Outcome {
   door: 'rest' | 'grpc';

@@ -14,6 +14,7 @@ import {
   startStreamingPair,
   type StreamingPair,
 } from '../helpers/streaming-replica.js';
+import { needTool } from '../helpers/need-tool.js';
 
 /**
  * Read replicas on a real streaming replica (initdb + pg_basebackup -R, PostgreSQL 15):
@@ -21,12 +22,8 @@ import {
  * never read from a replica. docs/operations.md, "Read replicas".
  */
 const why = replicaUnavailable();
-const run = why === undefined ? test.serial : test.serial.skip;
-if (why !== undefined) {
-  // In CI the binaries are installed: a missing one is a failure, not a skip.
-  if (process.env.CI === 'true') test('streaming replica available', (t) => t.fail(why));
-  else test.serial.skip(`streaming replica: ${why}`, () => undefined);
-}
+// In CI the binaries are installed: a missing one is a failure, not a skip.
+const run = needTool(test.serial, 'PostgreSQL server binaries', why);
 
 const G = '/iam/v2beta1/groups';
 const HEADER = 'arbor-consistency-token';

@@ -9,7 +9,11 @@ import type { Capability } from '../../src/auth/capabilities.js';
  * 2. A binding whose expiry has passed grants nothing.
  * 3. No escalation: a binding is created only by a caller holding `role_bindings.create`
  *    at its group and every capability of its role there, who may list the identity and
- *    the role (built-in roles are visible to all).
+ *    the role (built-in roles are visible to all). Refused, the answer says why: NOT_FOUND
+ *    for a group the caller cannot see, INVALID_ARGUMENT for an identity or role it cannot
+ *    see, PERMISSION_DENIED for a capability it lacks.
+ * 5. A group is deleted only by a caller holding `groups.delete` at it (else NOT_FOUND, or
+ *    PERMISSION_DENIED if it may see it), and only when nothing hangs under it.
  * 4. An access answer counts only the bindings the caller may list (all for the admin;
  *    its own for an identity), about identities it may list (or itself), at groups it
  *    may list (anything when asking about itself).
@@ -26,8 +30,12 @@ export interface ModelBinding {
 export interface ModelWorld {
   groups: string[];
   identities: string[];
-  /** Role uid → its capabilities. */
+  /** Role uid → its capabilities (custom and built-in). */
   roles: Map<string, ReadonlySet<Capability>>;
+  /** The built-in roles among `roles`: visible to every caller. */
+  builtin: ReadonlySet<string>;
+  /** Custom roles are defined at the organization: what hangs under it besides groups. */
+  roleGroup: string;
   bindings: ModelBinding[];
 }
 
@@ -148,20 +156,38 @@ export function whatCan(
   }));
 }
 
+/** How a create ends: made, or refused with the code rule 3 gives. */
+export type BindOutcome = 'created' | 'not found' | 'invalid' | 'denied';
+
 /** Rule 3, for a binding of `role` to `identity` at `group` that does not exist yet. */
-export function mayBind(
+export function bindOutcome(
   w: ModelWorld,
   c: Caller,
   group: string,
   identity: string,
   role: string,
-): boolean {
-  if (c === 'admin') return true;
+): BindOutcome {
+  if (c === 'admin') return 'created';
+  if (!can(w, c, 'role_bindings.create', group))
+    return can(w, c, 'groups.list', group) ? 'denied' : 'not found';
+  const seesRole = w.builtin.has(role) || can(w, c, 'roles.list', role);
+  if (!can(w, c, 'identity.list', identity) || !seesRole) return 'invalid';
   const caps = w.roles.get(role) ?? new Set<Capability>();
-  return (
-    can(w, c, 'role_bindings.create', group) &&
-    can(w, c, 'identity.list', identity) &&
-    can(w, c, 'roles.list', role) &&
-    [...caps].every((cap) => can(w, c, cap, group))
-  );
+  return [...caps].every((cap) => can(w, c, cap, group)) ? 'created' : 'denied';
+}
+
+/** How a delete of a group ends. */
+export type DeleteOutcome = 'deleted' | 'not found' | 'denied' | 'not empty';
+
+/** Rule 5: whether `c` may delete `group`, which hangs nothing (bindings, expired ones too). */
+export function deleteOutcome(w: ModelWorld, c: Caller, group: string): DeleteOutcome {
+  if (!callerCan(w, c, 'groups.delete', group))
+    return callerCan(w, c, 'groups.list', group) ? 'denied' : 'not found';
+  const under = (uid: string) => uid.startsWith(`${group}/`);
+  const empty =
+    group !== w.roleGroup &&
+    !w.groups.some(under) &&
+    !w.identities.some(under) &&
+    !w.bindings.some((b) => under(b.uid));
+  return empty ? 'deleted' : 'not empty';
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import test, { type TestFn } from 'ava';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { skippedTitle } from './need-tool.js';
 
 /**
  * Debian's chromium driven by playwright-core (which downloads no browser), for the web
@@ -49,7 +50,8 @@ export function browserTest<T>(): TestFn<T> {
     console.log(`SKIPPED console browser tests: ${missing}`);
   }
   // Every test reported skipped; the hooks (which would start a server) never run.
-  const skip = (title: string, impl: (t: any) => unknown) => test.skip(title, impl);
+  const skip = (title: string, impl: (t: any) => unknown) =>
+    test.skip(skippedTitle(title, `needs Chromium: ${missing}`), impl);
   const none = () => undefined;
   return Object.assign(skip, {
     serial: skip,

@@ -2,6 +2,7 @@ import test, { type ExecutionContext, type TestFn } from 'ava';
 import { pino } from 'pino';
 import { Controller, type ControllerOptions } from '../../src/reconciler/controller.js';
 import { countingServices, kubeAvailability, startCluster, type TestCluster } from './kube.js';
+import { needTool } from './need-tool.js';
 import { startServer, type TestServer } from './server.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -48,8 +49,8 @@ export interface SuiteOptions {
  * The set-up every reconciler end-to-end file shares: a control plane and a fresh Arbor,
  * started before the file's tests (then `ready` runs, in the same hook, for the file's own
  * fixtures) and closed after them. Answers the modifier to declare the tests with:
- * `test.serial` (they share the cluster), or `test.skip` with the reason printed once when
- * there is no control plane to be had.
+ * `test.serial` (they share the cluster), or, when there is no control plane to be had,
+ * needTool's skip (a failure in CI).
  */
 export function reconcilerSuite(
   what: string,
@@ -81,8 +82,7 @@ function declareSuite(
       ? 'needs a local control plane'
       : undefined;
   if (why !== undefined || !kube.available) {
-    console.log(`SKIPPED ${what}: ${why}`);
-    return test.skip;
+    return needTool(test.serial, `the Kubernetes control plane (${what})`, why);
   }
   let cluster: TestCluster | undefined;
   let server: TestServer | undefined;

@@ -3,6 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** Why selfSigned() answers undefined: the reason a test that needs it gives (needTool). */
+export const OPENSSL_MISSING = 'no openssl on PATH to make a certificate (apt-get install openssl)';
+
 export interface SelfSigned {
   key: Buffer;
   cert: Buffer;

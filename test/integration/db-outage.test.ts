@@ -1,11 +1,12 @@
 import test from 'ava';
 import { openDatabase } from '../../src/db/connect.js';
-import { TEST_BACKEND, TEST_POOLER, freshDatabase } from '../helpers/db.js';
+import { TEST_POOLER, freshDatabase } from '../helpers/db.js';
 import { startServer } from '../helpers/server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { postgresOnly } from '../helpers/need-tool.js';
 
 // Only a server database can go away under a running process; PGlite lives inside it.
-const maybe = TEST_BACKEND === 'postgres' ? test : test.skip;
+const maybe = postgresOnly(test);
 
 maybe(
   'outage: a database that goes away gives UNAVAILABLE, and service resumes when it returns',

@@ -6,12 +6,12 @@ import { GroupsService } from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
 import type { NodeHandlerFn } from '../../src/grpc/grpc-handler.js';
 import { ArborListener } from '../../src/grpc/listener.js';
 import { grpcCaller, startGrpcServer } from '../helpers/grpc-server.js';
-import { selfSigned } from '../helpers/self-signed.js';
+import { OPENSSL_MISSING, selfSigned } from '../helpers/self-signed.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
+import { needTool } from '../helpers/need-tool.js';
 
 const pair = selfSigned();
-const maybe = pair ? test : test.skip;
-if (!pair) console.log('SKIPPED TLS listener test: no openssl');
+const maybe = needTool(test, 'openssl', pair ? undefined : OPENSSL_MISSING);
 
 maybe('tls: ALPN gives gRPC HTTP/2 and REST HTTP/1.1 on one port', async (t) => {
   const s = await startGrpcServer({}, { tls: pair! });

@@ -3,16 +3,16 @@ import test from 'ava';
 import knexFactory from 'knex';
 import { openDatabase } from '../../src/db/connect.js';
 import { translateDbError } from '../../src/db/errors.js';
-import { PG_ADMIN_URL, TEST_BACKEND, TEST_POOLER, pgUrl } from '../helpers/db.js';
+import { PG_ADMIN_URL, TEST_POOLER, pgUrl } from '../helpers/db.js';
 import { freePort } from '../helpers/process.js';
+import { NOT_POOLED, postgresOnly } from '../helpers/need-tool.js';
 
 /**
  * A multi-host DATABASE_URL on the one test server: a host that refuses is passed over,
  * and with target_session_attrs=read-write a server that only reads is not used (the
  * failover test in test/ha does this with a real standby).
  */
-const maybe =
-  TEST_BACKEND === 'postgres' && TEST_POOLER === 'none' ? test.serial : test.serial.skip;
+const maybe = postgresOnly(test.serial, { when: TEST_POOLER === 'none', why: NOT_POOLED });
 
 /** `url` with its host list replaced by `hosts`. */
 function withHosts(url: string, hosts: string, query = ''): string {

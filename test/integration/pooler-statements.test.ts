@@ -6,8 +6,9 @@ import { openDatabase } from '../../src/db/connect.js';
 import { sqlState } from '../../src/db/errors.js';
 import type { PoolerMode } from '../../src/db/pooler-mode.js';
 import { Statement } from '../../src/db/prepared.js';
-import { PG_ADMIN_URL, TEST_BACKEND, pgUrl } from '../helpers/db.js';
+import { PG_ADMIN_URL, pgUrl } from '../helpers/db.js';
 import { havePgBouncer, startPgBouncer } from '../helpers/pgbouncer.js';
+import { needTool, postgresOnly } from '../helpers/need-tool.js';
 
 /**
  * Behind PgBouncer 1.18 in transaction mode, a named prepared statement is prepared on
@@ -17,7 +18,9 @@ import { havePgBouncer, startPgBouncer } from '../helpers/pgbouncer.js';
  * so a second client that holds a transaction open on it sends Arbor's next statement to
  * a fresh server connection.
  */
-const maybe = TEST_BACKEND === 'postgres' && havePgBouncer() ? test.serial : test.serial.skip;
+const maybe = postgresOnly(
+  needTool(test.serial, 'PgBouncer', havePgBouncer() ? undefined : 'no pgbouncer installed'),
+);
 
 const STATEMENT = new Statement('SELECT $1::int AS x');
 

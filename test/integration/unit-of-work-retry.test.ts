@@ -1,7 +1,8 @@
 import test from 'ava';
 import { isRpcError } from '../../src/core/rpc-error.js';
 import { kx, KnexUnitOfWork } from '../../src/db/unit-of-work.js';
-import { freshDatabase, TEST_BACKEND, type TestDatabase } from '../helpers/db.js';
+import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { postgresOnly } from '../helpers/need-tool.js';
 
 /**
  * A transaction PostgreSQL aborts for a conflict (40001, 40P01) is run again by the unit of
@@ -26,32 +27,32 @@ test.after.always(async () => {
 const raise = (code: string) =>
   `DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '${code}'; END $$`;
 
-test.serial('a deadlock between two writers is resolved by running the loser again', async (t) => {
-  if (TEST_BACKEND !== 'postgres') {
-    t.log('PGlite runs one transaction at a time: no deadlock to provoke');
-    return t.pass();
-  }
-  const before = uow.conflictRetries;
-  let firstDone = 0;
-  let release!: () => void;
-  const bothLocked = new Promise<void>((r) => (release = r));
-  /** Lock `a`, wait until the other side holds `b`, then take `b`: a lock cycle. */
-  const writer = (a: number, b: number) =>
-    uow.run(async (tx) => {
-      await kx(tx).raw('UPDATE scratch SET n = n + 1 WHERE id = ?', [a]);
-      if (++firstDone === 2) release();
-      await bothLocked;
-      await kx(tx).raw('UPDATE scratch SET n = n + 1 WHERE id = ?', [b]);
-    });
-  await Promise.all([writer(1, 2), writer(2, 1)]);
-  const rows = await db.knex.raw('SELECT id, n FROM scratch ORDER BY id');
-  // Both transactions committed once each: every row was incremented by both.
-  t.deepEqual(
-    (rows.rows as Array<{ id: number; n: number }>).map((r) => r.n),
-    [2, 2],
-  );
-  t.is(uow.conflictRetries - before, 1);
-});
+// PGlite runs one transaction at a time: no deadlock to provoke there.
+postgresOnly(test.serial)(
+  'a deadlock between two writers is resolved by running the loser again',
+  async (t) => {
+    const before = uow.conflictRetries;
+    let firstDone = 0;
+    let release!: () => void;
+    const bothLocked = new Promise<void>((r) => (release = r));
+    /** Lock `a`, wait until the other side holds `b`, then take `b`: a lock cycle. */
+    const writer = (a: number, b: number) =>
+      uow.run(async (tx) => {
+        await kx(tx).raw('UPDATE scratch SET n = n + 1 WHERE id = ?', [a]);
+        if (++firstDone === 2) release();
+        await bothLocked;
+        await kx(tx).raw('UPDATE scratch SET n = n + 1 WHERE id = ?', [b]);
+      });
+    await Promise.all([writer(1, 2), writer(2, 1)]);
+    const rows = await db.knex.raw('SELECT id, n FROM scratch ORDER BY id');
+    // Both transactions committed once each: every row was incremented by both.
+    t.deepEqual(
+      (rows.rows as Array<{ id: number; n: number }>).map((r) => r.n),
+      [2, 2],
+    );
+    t.is(uow.conflictRetries - before, 1);
+  },
+);
 
 test.serial('a serialization failure is tried three times in all, then ABORTED', async (t) => {
   for (const code of ['40001', '40P01']) {

@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
 import { isValidUidp } from '../../src/core/uidp.js';
@@ -98,6 +98,50 @@ test('crd schema: description length matches the service', (t) => {
   t.false(descriptionSchema.safeParse('d'.repeat(513)).success);
 });
 
+const HEX = '0123456789abcdef';
+const hexOf = (n: number) =>
+  fc.string({ unit: fc.constantFrom(...HEX), minLength: n, maxLength: n });
+/** A valid uid path: a root and zero to three levels below it. */
+const validUid = fc
+  .tuple(hexOf(40), fc.array(hexOf(16), { maxLength: 3 }))
+  .map(([root, levels]) => [root, ...levels].join('/'));
+/**
+ * A valid uid path with one mutation (a character changed, dropped or added; a level cut
+ * short or grown), or left valid: strings a pattern must tell apart from a uid by one
+ * character, which `fc.string()` practically never produces.
+ */
+const nearUid = fc.oneof(
+  validUid,
+  fc
+    .tuple(
+      validUid,
+      fc.nat(),
+      fc.constantFrom(...'0aAfFgz/-_ .\n'),
+      fc.constantFrom('set', 'drop', 'add'),
+    )
+    .map(([u, i, c, how]) => {
+      const at = i % (u.length + 1);
+      if (how === 'set') return u.slice(0, at) + c + u.slice(at + 1);
+      if (how === 'drop') return u.slice(0, at) + u.slice(at + 1);
+      return u.slice(0, at) + c + u.slice(at);
+    }),
+);
+
+/** `property` holds over near-uids, and they were both valid and invalid often enough. */
+function overNearUids(t: ExecutionContext, property: (s: string) => boolean): void {
+  let valid = 0;
+  let invalid = 0;
+  fc.assert(
+    fc.property(nearUid, (s) => {
+      if (isValidUidp(s)) valid++;
+      else invalid++;
+      return property(s);
+    }),
+    { numRuns: 500 },
+  );
+  t.true(valid > 50 && invalid > 50, `valid ${valid}, invalid ${invalid}`);
+}
+
 test('crd schema: uid patterns accept exactly the uid paths the service accepts', (t) => {
   const patterns = [
     specOf(crds.Group).properties.parentUid.pattern,
@@ -115,6 +159,7 @@ test('crd schema: uid patterns accept exactly the uid paths the service accepts'
     fc.string(),
   );
   fc.assert(fc.property(candidate, (s) => patterns.every((re) => re.test(s) === isValidUidp(s))));
+  overNearUids(t, (s) => patterns.every((re) => re.test(s) === isValidUidp(s)));
   t.true(patterns.every((re) => re.test(`${'c'.repeat(40)}/${'d'.repeat(16)}`)));
 });
 
@@ -212,5 +257,5 @@ test('crd schema: NamespaceAuthority is cluster-scoped and matches its type', (t
   const uid = new RegExp(spec.properties.identityUid.pattern);
   t.true(uid.test(`${'a'.repeat(40)}/${'b'.repeat(16)}`));
   t.false(uid.test('a'.repeat(40)));
-  fc.assert(fc.property(fc.string(), (s) => !uid.test(s) || isValidUidp(s)));
+  overNearUids(t, (s) => uid.test(s) === (isValidUidp(s) && s.includes('/')));
 });

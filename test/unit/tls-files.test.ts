@@ -11,11 +11,11 @@ import {
   watchTlsFiles,
   type TlsCredentials,
 } from '../../src/tls-files.js';
-import { selfSigned } from '../helpers/self-signed.js';
+import { OPENSSL_MISSING, selfSigned } from '../helpers/self-signed.js';
+import { needTool } from '../helpers/need-tool.js';
 
 const pair = selfSigned();
-const maybe = pair ? test : test.skip;
-if (!pair) console.log('SKIPPED TLS file tests that need a certificate: no openssl');
+const maybe = needTool(test, 'openssl', pair ? undefined : OPENSSL_MISSING);
 
 /** A directory with `tls.crt` and `tls.key` holding what is given, removed after the test. */
 function files(t: { teardown(fn: () => void): void }, cert: string | Buffer, key: string | Buffer) {
