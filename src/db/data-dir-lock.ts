@@ -16,6 +16,7 @@ import {
 import { isIPv4 } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { makeDirectory } from '../data-dir.js';
 
 /** Who holds a data directory, as its lock file says (JSON, one object). */
 export interface DataDirOwner {
@@ -144,7 +145,7 @@ export interface DataDirLock {
  */
 export function lockDataDir(dataDir: string, who: { role: string; apiUrl?: string }): DataDirLock {
   // Private: it holds the database and the keys, and the lock says where to send a token.
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirectory(dataDir, 0o700);
   const file = join(dataDir, LOCK_FILE);
   const owner: DataDirOwner = {
     pid: process.pid,
