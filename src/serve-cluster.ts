@@ -6,6 +6,7 @@ import { loadSecretKeys } from './auth/secret-keys.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { createLogger, type ComposeOptions } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { checkDataDir } from './data-dir.js';
 import { openDatabase } from './db/connect.js';
 import { migrateLatest } from './db/migrate.js';
 import { serverSecret } from './db/secrets.js';
@@ -85,6 +86,8 @@ export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<
     return serveOne({ migrate: false, logger }, prepared, () => process.send?.(SERVING));
   }
   const config = loadConfig();
+  // The keys (and PGlite) live there: an odd DATA_DIR stops the command, not a worker loop.
+  checkDataDir(config.dataDir);
   const logger = createLogger(config.logLevel);
   const workers = workerCount(config, args, logger);
   if (workers === 1) return serveOne();

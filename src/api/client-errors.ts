@@ -29,10 +29,20 @@ export function answerClientErrors(server: Server): void {
           `Content-Length: ${withBody ? Buffer.byteLength(body) : 0}\r\n` +
           'Connection: close\r\n\r\n' +
           (withBody ? body : ''),
+        () => socket.destroy(),
       );
+      // end() only half-closes: a peer that ignores the FIN and keeps trickling bytes would
+      // hold the socket for as long as it likes, and Node checks a message's deadline once
+      // (the timed-out parser leaves its list of active connections), so nothing else would
+      // close it. Close for good once the answer is out, or after a moment if the peer does
+      // not even read it.
+      setTimeout(() => socket.destroy(), ANSWER_GRACE_MS).unref();
     },
   );
 }
+
+/** How long an answered client error may take to leave before its connection is cut. */
+const ANSWER_GRACE_MS = 1_000;
 
 /** The method the packet's request line begins with, unless it is HEAD or none is seen. */
 function methodOf(packet: unknown): string | undefined {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeSecretFile } from './secret-file.js';
 import { secretKeyId, type SecretKey } from './secret-box.js';
 
 /**
@@ -59,8 +60,6 @@ export async function generateSecretKey(dir: string, now = Date.now()): Promise<
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32);
   const kid = secretKeyId(key);
-  await writeFile(join(dir, `${now}-${kid}.secret-key`), `${key.toString('base64')}\n`, {
-    mode: 0o600,
-  });
+  writeSecretFile(join(dir, `${now}-${kid}.secret-key`), `${key.toString('base64')}\n`);
   return kid;
 }

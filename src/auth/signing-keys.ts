@@ -1,6 +1,7 @@
 import type { webcrypto } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeSecretFile } from './secret-file.js';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 export const SIGNING_ALG = 'ES256';
@@ -57,8 +58,6 @@ export async function generateSigningKey(dir: string, now = Date.now()): Promise
   const jwk = await exportJWK(privateKey);
   const kid = await calculateJwkThumbprint(jwk);
   const stored: StoredKey = { kid, createdAt: now, jwk };
-  await writeFile(join(dir, `${now}-${kid.slice(0, 8)}.jwk.json`), JSON.stringify(stored), {
-    mode: 0o600,
-  });
+  writeSecretFile(join(dir, `${now}-${kid.slice(0, 8)}.jwk.json`), JSON.stringify(stored));
   return kid;
 }

@@ -1,6 +1,7 @@
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { writeSecretFile } from '../auth/secret-file.js';
 
 /** What `arbor auth login` keeps for one Arbor API address. */
 export interface CredentialEntry {
@@ -57,10 +58,8 @@ export class CredentialStore {
 
   private async save(file: CredentialFile): Promise<void> {
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    await chmod(tmp, 0o600); // a umask cannot widen it, but an existing tmp file might
-    await rename(tmp, this.path);
+    // A random, exclusive temporary name: nothing planted beside it is written through.
+    writeSecretFile(this.path, `${JSON.stringify(file, null, 2)}\n`);
   }
 
   async get(api: string): Promise<CredentialEntry | undefined> {

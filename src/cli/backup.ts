@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { writeSecretFile } from '../auth/secret-file.js';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/connect.js';
 import { lockDataDir } from '../db/data-dir-lock.js';
 import { restorePglite } from '../db/pglite-restore.js';
-import { adminTarget, statusMessage } from './admin-target.js';
+import { adminTarget, statusMessage, type AdminTarget } from './admin-target.js';
 import { readArchive, writeArchive, type ArchiveFile } from './backup-archive.js';
 
 const DUMP = 'pglite.tar.gz';
@@ -32,16 +33,55 @@ function keyFiles(config: Readonly<Config>): ArchiveFile[] {
   return out;
 }
 
+/** The key ids of the signing key files among `keys` (each file names its own). */
+function signingKids(keys: readonly ArchiveFile[]): string[] {
+  return keys
+    .filter((f) => f.name.startsWith('keys/') && f.name.endsWith('.jwk.json'))
+    .map((f) => {
+      try {
+        return String((JSON.parse(Buffer.from(f.data).toString('utf8')) as { kid?: unknown }).kid);
+      } catch {
+        return '';
+      }
+    });
+}
+
 /**
- * `arbor backup <file> [--api <url>]`: the embedded database (through the server that owns
- * it, or opened here when none does) with the signing and secret keys of this machine's
- * configuration. Through a remote --api only the database comes: keys never cross the API.
+ * The key files of this machine's configuration, when they are the server's at `url`: one
+ * of their signing keys is among those the server publishes. Else why not (a message).
+ */
+async function serverKeysHere(
+  target: Extract<AdminTarget, { kind: 'api' }>,
+): Promise<ArchiveFile[] | string> {
+  const config = loadConfig();
+  const keys = keyFiles(config);
+  const kids = signingKids(keys);
+  const dir = config.signingKeysDir;
+  if (kids.length === 0) return `no signing key files in ${dir} on this machine`;
+  const { data } = await target.client.GET('/.well-known/jwks.json');
+  const published = new Set((data?.keys ?? []).map((k) => String(k.kid)));
+  if (!kids.some((k) => published.has(k)))
+    return `the key files in ${dir} are not those of the server at ${target.url} (none of their key ids is among the keys it publishes)`;
+  return keys;
+}
+
+/**
+ * `arbor backup <file> [--api <url>] [--without-keys]`: the embedded database (through the
+ * server that owns it, or opened here when none does) with the signing and secret keys. Keys
+ * never cross the API: through a server they are read from this machine's key directories,
+ * and only when they are that server's (its published keys say so). A backup without them
+ * cannot restore a working server, so it fails unless `--without-keys` says to go on. The
+ * file is written 0600 through a fresh temporary file (writeSecretFile).
  * @returns the process exit code.
  */
-export async function backupCommand(file: string, opts: { api?: string }): Promise<number> {
+export async function backupCommand(
+  file: string,
+  opts: { api?: string; withoutKeys?: boolean },
+): Promise<number> {
   const target = await adminTarget(opts.api);
   let dump: Blob;
   let keys: ArchiveFile[] = [];
+  let missing: string | undefined;
   if (target.kind === 'api') {
     const { data, error, response } = await target.client.GET('/admin/v1/backup', {
       parseAs: 'blob',
@@ -51,11 +91,11 @@ export async function backupCommand(file: string, opts: { api?: string }): Promi
       return 1;
     }
     dump = data as unknown as Blob;
-    // A server found through the data directory's lock shares this machine's key files.
-    if (opts.api === undefined && process.env.ARBOR_API_URL === undefined)
-      keys = keyFiles(loadConfig());
-    else
-      process.stderr.write('arbor: backup: keys are not served: back up the key directories too\n');
+    if (!opts.withoutKeys) {
+      const here = await serverKeysHere(target);
+      if (typeof here === 'string') missing = here;
+      else keys = here;
+    }
   } else {
     const { config } = target;
     if (config.databaseUrl !== undefined) {
@@ -64,25 +104,42 @@ export async function backupCommand(file: string, opts: { api?: string }): Promi
       );
       return 1;
     }
-    const db = await openDatabase({ dataDir: config.dataDir, role: 'backup' });
-    try {
-      dump = await db.dumpDataDir!();
-    } finally {
-      await db.close();
+    if (!opts.withoutKeys) {
+      keys = keyFiles(config);
+      if (signingKids(keys).length === 0)
+        missing = `no signing key files in ${config.signingKeysDir}`;
     }
-    keys = keyFiles(config);
+    if (missing === undefined) {
+      const db = await openDatabase({ dataDir: config.dataDir, role: 'backup' });
+      try {
+        dump = await db.dumpDataDir!();
+      } finally {
+        await db.close();
+      }
+    }
+  }
+  if (missing !== undefined) {
+    process.stderr.write(
+      `arbor: backup: ${missing}: a backup without the keys cannot restore a working server ` +
+        "(tokens would not verify, sealed secrets would not open); run it where the server's " +
+        'key directories are (DATA_DIR, ARBOR_SIGNING_KEYS_DIR), or pass --without-keys and ' +
+        'back up the keys yourself\n',
+    );
+    return 1;
   }
   const manifest = { version: 1, database: 'pglite', createdAt: new Date().toISOString() };
-  writeFileSync(
+  writeSecretFile(
     file,
     writeArchive([
       { name: MANIFEST, data: Buffer.from(JSON.stringify(manifest)) },
-      { name: DUMP, data: new Uint8Array(await dump.arrayBuffer()) },
+      { name: DUMP, data: new Uint8Array(await dump!.arrayBuffer()) },
       ...keys,
     ]),
-    { mode: 0o600 },
   );
-  process.stdout.write(`backup: ${file}: database ${dump.size} bytes, ${keys.length} key files\n`);
+  process.stdout.write(
+    `backup: ${file}: database ${dump!.size} bytes, ${keys.length} key files` +
+      `${opts.withoutKeys ? ' (--without-keys)' : ''}\n`,
+  );
   return 0;
 }
 
@@ -130,7 +187,7 @@ export async function restoreCommand(file: string, opts: { force?: boolean }): P
       const dir = prefix === undefined ? undefined : dirs.get(prefix);
       if (!dir || !name || name !== basename(name)) continue;
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      writeFileSync(join(dir, name), f.data, { mode: 0o600 });
+      writeSecretFile(join(dir, name), f.data);
       written++;
     }
     process.stdout.write(

@@ -183,7 +183,11 @@ export function buildProgram(): Command {
     )
     .argument('<file>', 'the backup file to write')
     .addOption(adminApiOption())
-    .action(async (file: string, o: { api?: string }) => {
+    .option(
+      '--without-keys',
+      'write the database alone when the key files cannot be read here (back them up yourself)',
+    )
+    .action(async (file: string, o: { api?: string; withoutKeys?: boolean }) => {
       process.exitCode = await (await import('./backup.js')).backupCommand(file, o);
     });
   program

@@ -7,6 +7,7 @@ import type { NodeHandlerFn } from '../grpc/grpc-handler.js';
 import { Lifecycle } from '../api/lifecycle.js';
 import { compose, createLogger, type Arbor, type ComposeOptions } from '../compose.js';
 import { loadConfig } from '../config.js';
+import { checkDataDir } from '../data-dir.js';
 import { lockDataDir } from '../db/data-dir-lock.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
@@ -48,6 +49,8 @@ export async function serveCommand(
   onServing?: () => void,
 ): Promise<void> {
   const config = loadConfig();
+  // Before anything uses it (keys, the lock, PGlite): an odd DATA_DIR is one clear line.
+  checkDataDir(config.dataDir);
   const logger = opts.logger ?? createLogger(config.logLevel);
   const life = new Lifecycle();
   // Read before the port is bound: a bad file stops the process rather than serving without.

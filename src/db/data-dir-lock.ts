@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import {
+  closeSync,
+  constants,
+  fstatSync,
   linkSync,
   mkdirSync,
+  openSync,
   readFileSync,
   renameSync,
   rmdirSync,
@@ -9,8 +13,10 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { isIPv4 } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { makeDirectory } from '../data-dir.js';
 
 /** Who holds a data directory, as its lock file says (JSON, one object). */
 export interface DataDirOwner {
@@ -138,7 +144,8 @@ export interface DataDirLock {
  * @throws DataDirBusyError when a live process holds it.
  */
 export function lockDataDir(dataDir: string, who: { role: string; apiUrl?: string }): DataDirLock {
-  mkdirSync(dataDir, { recursive: true });
+  // Private: it holds the database and the keys, and the lock says where to send a token.
+  makeDirectory(dataDir, 0o700);
   const file = join(dataDir, LOCK_FILE);
   const owner: DataDirOwner = {
     pid: process.pid,
@@ -152,7 +159,7 @@ export function lockDataDir(dataDir: string, who: { role: string; apiUrl?: strin
   // Written whole under a private name, then linked to the lock name: link(2) is atomic and
   // fails when the name exists (O_EXCL semantics), and a reader never sees half a file.
   const tmp = `${file}.${process.pid}.${owner.nonce}`;
-  writeFileSync(tmp, `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+  writeFileSync(tmp, `${JSON.stringify(owner)}\n`, { mode: 0o600, flag: 'wx' });
   try {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -176,7 +183,7 @@ export function lockDataDir(dataDir: string, who: { role: string; apiUrl?: strin
       owner.apiUrl = url;
       // rename(2) over our own file: readers see the old or the new content, never half.
       const next = `${file}.${process.pid}.${owner.nonce}`;
-      writeFileSync(next, `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+      writeFileSync(next, `${JSON.stringify(owner)}\n`, { mode: 0o600, flag: 'wx' });
       renameSync(next, file);
     },
     release() {
@@ -213,4 +220,67 @@ function takeOver(dataDir: string, file: string, seen: DataDirOwner): boolean {
     rmdirSync(mutex);
   }
   return true;
+}
+
+/**
+ * Why the CLI must not send a token to the server `dataDir`'s lock names (`owner`, as read
+ * before), or undefined when it may. Whoever can write the lock chooses where the admin
+ * token goes, so it is followed only when all of this holds:
+ * - the lock is a regular file, not a symbolic link, owned by this user and writable by
+ *   nobody else (read through the descriptor that was checked, so it cannot be swapped);
+ * - it is still the lock `owner` was read from, written on this host;
+ * - its pid runs and started when the lock says (`/proc`); where the start time cannot be
+ *   told (no procfs), it is not followed rather than trusted;
+ * - its address is http(s) on a loopback address (127.0.0.0/8, ::1, localhost).
+ */
+export function lockFollowRefusal(dataDir: string, owner: DataDirOwner): string | undefined {
+  const file = join(dataDir, LOCK_FILE);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ELOOP' ? 'it is a symbolic link' : `it cannot be read (${code})`;
+  }
+  let text: string;
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return 'it is not a regular file';
+    const uid = process.getuid?.();
+    if (uid === undefined) return 'this system cannot tell who owns it';
+    if (st.uid !== uid) return `it is owned by uid ${st.uid}, not by you (uid ${uid})`;
+    if ((st.mode & 0o022) !== 0)
+      return `others can write it (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')})`;
+    text = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+  let now: Partial<DataDirOwner>;
+  try {
+    now = JSON.parse(text) as Partial<DataDirOwner>;
+  } catch {
+    return 'it is not a lock file';
+  }
+  if (now.nonce !== owner.nonce || now.apiUrl !== owner.apiUrl) return 'it changed while read';
+  if (owner.hostname !== hostname()) return `it was written on host ${owner.hostname}`;
+  const started = procStart(owner.pid);
+  if (started === undefined) return `the start time of pid ${owner.pid} cannot be read here`;
+  if (owner.procStart !== started)
+    return `pid ${owner.pid} is not the process that wrote it (its start time differs)`;
+  if (!isLoopbackUrl(owner.apiUrl)) return 'its address is not a loopback address';
+  return undefined;
+}
+
+/** http(s) on 127.0.0.0/8, [::1] or localhost: traffic that stays on this machine. */
+function isLoopbackUrl(url: string | undefined): boolean {
+  let u: URL;
+  try {
+    u = new URL(url ?? '');
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return false;
+  if (u.username !== '' || u.password !== '') return false;
+  const h = u.hostname;
+  return h === 'localhost' || h === '[::1]' || (isIPv4(h) && h.startsWith('127.'));
 }

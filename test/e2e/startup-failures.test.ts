@@ -112,3 +112,43 @@ test('startup: a reconciler ARBOR_RECONCILER_HEALTH_PORT in use is named without
     held.close();
   }
 });
+
+test('startup: a DATA_DIR that cannot be made or written is one line naming it, at once', async (t) => {
+  // Issue 36, finding 11: under /proc Node's recursive mkdir never returned (a silent hang);
+  // under /sys the raw EPERM did not say which variable. Also with workers (the primary).
+  const cases: Array<[string, Record<string, string>, RegExp]> = [
+    ['/proc/nope', { DATABASE_URL: '' }, /it cannot be created \(ENOENT\)/],
+    ['/sys/nope', { DATABASE_URL: '' }, /it cannot be created \(EPERM\)/],
+    ['/proc/nope/deeper', { DATABASE_URL: '' }, /it cannot be created/],
+    [
+      '/proc/nope',
+      { ARBOR_WORKERS: '2', DATABASE_URL: `postgres://nobody@127.0.0.1:${await freePort()}/x` },
+      /it cannot be created \(ENOENT\)/,
+    ],
+  ];
+  for (const [dir, env, why] of cases) {
+    const started = Date.now();
+    const p = startArbor(['serve'], {
+      PORT: String(await freePort()),
+      METRICS_PORT: '0',
+      ...env,
+      DATA_DIR: dir,
+    });
+    // A bound well past a start on a busy machine: only a hang reaches it.
+    const code = await Promise.race([
+      p.exited,
+      new Promise<'hung'>((r) => setTimeout(() => r('hung'), 45_000).unref()),
+    ]);
+    p.kill();
+    const took = Date.now() - started;
+    t.is(code, 1, `${dir}: ${String(code)} after ${took} ms\n${p.logs()}`);
+    const lines = p.logs().trim().split('\n');
+    t.is(lines.length, 1, `${dir}: ${p.logs()}`);
+    t.regex(lines[0] ?? '', new RegExp(`^arbor: DATA_DIR=${dir} cannot be used: `));
+    t.regex(lines[0] ?? '', why);
+    t.notRegex(p.logs(), STACK);
+    t.log(
+      `DATA_DIR=${dir}${env.ARBOR_WORKERS ? ' (2 workers)' : ''}: exit ${code} after ${took} ms`,
+    );
+  }
+});

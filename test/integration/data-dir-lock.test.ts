@@ -1,6 +1,6 @@
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/connect.js';
@@ -123,4 +123,18 @@ test('openDatabase: a second opener of an embedded data directory is refused and
   t.false(existsSync(join(dir, LOCK_FILE)));
   const again = await openDatabase({ dataDir: dir });
   await again.close();
+});
+
+test('lock: a new data directory is 0700 and its lock file 0600, whatever the umask', (t) => {
+  const dir = join(scratch(), 'fresh', 'data');
+  const old = process.umask(0o002);
+  try {
+    const held = lockDataDir(dir, { role: 'server' });
+    held.setApiUrl('http://127.0.0.1:1234');
+    t.is(statSync(dir).mode & 0o777, 0o700);
+    t.is(statSync(join(dir, LOCK_FILE)).mode & 0o777, 0o600);
+    held.release();
+  } finally {
+    process.umask(old);
+  }
 });
