@@ -121,7 +121,8 @@ export class AccessService {
   }
 
   /**
-   * The identities holding `capability` at `group` that the caller may list, by uid.
+   * The identities holding `capability` at `group` by a binding the caller may list (or
+   * its own), by uid.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (a group the caller cannot list).
    */
   async whoCan(p: Principal, req: ListRequest): Promise<ListPage<Holder>> {
@@ -186,17 +187,21 @@ export class AccessService {
   }
 
   /**
-   * `counted`, and "itself or an identity it may list", as filters the database applies
-   * (who-can pages in SQL): the same rules, since `can(p, cap, uid)` holds exactly when
-   * `uid` lies in `visibility(p, cap)`.
+   * `counted` as a filter the database applies (who-can pages in SQL): the same rule, since
+   * `can(p, cap, uid)` holds exactly when `uid` lies in `visibility(p, cap)`. Who-can names a
+   * holder by uid only, which listing the binding shows anyway (as a hydrated reference to
+   * an identity the caller cannot list): so a holder counts by its binding alone, whether
+   * or not the caller may list the identity. Filtering on that too made a folder owner's
+   * answer a silent part of what its own binding list shows (issue 36, finding 7).
    */
   private async seenBy(p: Principal): Promise<SeenBy> {
+    const everyIdentity = { kind: 'all' } as const;
     if (this.d.authz.isSuperuser(p))
-      return { bindings: { kind: 'all' }, identities: { kind: 'all' } };
+      return { bindings: { kind: 'all' }, identities: everyIdentity };
     return {
       ...(p.kind === 'identity' ? { self: p.uid } : {}),
       bindings: await this.d.authz.visibility(p, 'role_bindings.list'),
-      identities: await this.d.authz.visibility(p, 'identity.list'),
+      identities: everyIdentity,
     };
   }
 
