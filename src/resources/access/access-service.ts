@@ -100,7 +100,7 @@ export class AccessService {
     if (!self && !facts.identityExists) throw notFound(IDENTITY_TYPE, identityUid);
     if (!self && !listable) throw notFound(GROUP_TYPE, req.groupUid);
     if (!facts.groupExists && listable) throw notFound(GROUP_TYPE, req.groupUid);
-    const granting = (facts.groupExists ? facts.bindings : []).filter((b) =>
+    const granting = (answerable(facts.groupExists, listable) ? facts.bindings : []).filter((b) =>
       b.capabilities.includes(req.capability),
     );
     const grants = await this.proofs(p, await this.counted(p, granting), req.groupUid);
@@ -268,14 +268,16 @@ export class AccessService {
       return this.d.access.existingGroups(tx, [...listable.keys()]);
     });
     // A group that is gone is NOT_FOUND, as its Get is, to whoever may list groups there.
-    // An identity asking about itself where it may not is answered "denied" instead, so
-    // that it cannot tell a group it cannot see from one that does not exist.
+    // An identity asking about itself where it may not is answered from its own bindings
+    // on the path alone (`answerable`), so it cannot tell a group it cannot see from one
+    // that does not exist.
     for (const t of targets)
       if (!existing.has(t.groupUid) && listable.get(t.groupUid))
         throw notFound(GROUP_TYPE, t.groupUid);
     return Promise.all(
       targets.map(async (t) => {
-        const granting = (existing.has(t.groupUid) ? (held.get(t.identityUid) ?? []) : []).filter(
+        const asked = answerable(existing.has(t.groupUid), listable.get(t.groupUid) === true);
+        const granting = (asked ? (held.get(t.identityUid) ?? []) : []).filter(
           (b) => b.capabilities.includes(t.capability) && isSelfOrBelow(b.groupUid, t.groupUid),
         );
         const grants = await this.proofs(p, await this.counted(p, granting), t.groupUid);
@@ -351,6 +353,17 @@ export class AccessService {
       });
     return proofs;
   }
+}
+
+/**
+ * Whether a check is answered from the bindings on the asked group's path: always for a
+ * group the caller may not list (only an identity asking about itself gets this far), so
+ * that the answer never depends on whether that group exists (issue 36, finding 6): its
+ * own bindings above grant there as the authorizer would, existing or not. A group the
+ * caller may list is answered only while it exists (a missing one is NOT_FOUND first).
+ */
+function answerable(groupExists: boolean, listable: boolean): boolean {
+  return groupExists || !listable;
 }
 
 /** Access lists are keyed by the asked group or identity, not by a subtree. */
