@@ -76,6 +76,24 @@ export class Authorizer {
     );
   }
 
+  /**
+   * Until when `p` holds `cap` at `uid`, for a decision that is signed and carried away (a
+   * registry token): epoch ms at which the last live grant holding it expires, Infinity
+   * when one never does, undefined when `p` does not hold it now. Several grants holding
+   * the same capability keep it until the latest of them expires.
+   */
+  async heldUntil(p: Principal, cap: Capability, uid: string): Promise<number | undefined> {
+    if (this.isSuperuser(p)) return Infinity;
+    const grants = (await this.grants(p)) ?? [];
+    const now = this.now();
+    let until: number | undefined;
+    for (const g of grants) {
+      if (!g.capabilities.has(cap) || !isSelfOrBelow(g.scope, uid) || !isLive(g, now)) continue;
+      until = Math.max(until ?? 0, g.expiresAt ?? Infinity);
+    }
+    return until;
+  }
+
   /** The subtrees in which `p` holds `cap`: the filter every List applies. */
   async visibility(p: Principal, cap: Capability): Promise<Visibility> {
     if (this.isSuperuser(p)) return { kind: 'all' };

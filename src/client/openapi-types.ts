@@ -589,7 +589,7 @@ export interface paths {
     put?: never;
     /**
      * Up to 100 checks in one call
-     * @description Every check answers, in order, or the call fails. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself where it may not list groups is answered denied for a group that does not exist.
+     * @description Every check answers, in order, or the call fails. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     post: operations['iam.access.batchCheck'];
     delete?: never;
@@ -609,7 +609,7 @@ export interface paths {
     put?: never;
     /**
      * Can an identity do this here, and why?
-     * @description Allowed or denied, with every binding that grants it: binding uid, role, the group it is bound at and the path from there down to the asked group. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself where it may not list groups is answered denied for a group that does not exist.
+     * @description Allowed or denied, with every binding that grants it: binding uid, role, the group it is bound at and the path from there down to the asked group. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     post: operations['iam.access.check'];
     delete?: never;
@@ -647,7 +647,7 @@ export interface paths {
     };
     /**
      * What an identity holds, group by group
-     * @description One item per group the identity (default: the caller) is bound at: the roles bound there, what they grant, and what the identity holds there and below. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself where it may not list groups is answered denied for a group that does not exist.
+     * @description One item per group the identity (default: the caller) is bound at: the roles bound there, what they grant, and what the identity holds there and below. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     get: operations['iam.access.whatCan'];
     put?: never;
@@ -667,7 +667,7 @@ export interface paths {
     };
     /**
      * Who holds a capability at a group
-     * @description The identities holding `capability` at `group` (both required), by uid, each with its granting bindings. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself where it may not list groups is answered denied for a group that does not exist.
+     * @description The identities holding `capability` at `group` (both required), by uid, each with its granting bindings. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     get: operations['iam.access.whoCan'];
     put?: never;

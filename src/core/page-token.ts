@@ -12,6 +12,11 @@ export interface PagePosition {
   key: (string | number | null)[];
   /** totalCount as counted on the first page of this cursor chain. */
   total?: string;
+  /**
+   * Fingerprint of the view `total` was counted for (the caller's visibility, and whatever
+   * else the count depends on): another view does not take it (see `viewFingerprint`).
+   */
+  view?: string;
 }
 
 export type DecodedToken = { kind: 'position'; position: PagePosition } | { kind: 'expired' };
@@ -40,6 +45,7 @@ export class PageTokenCodec {
       k: position.key,
       e: this.#now() + PAGE_TOKEN_TTL_MS,
       ...(position.total === undefined ? {} : { t: position.total }),
+      ...(position.view === undefined ? {} : { w: position.view }),
     });
     const body = Buffer.concat([cipher.update(payload, 'utf8'), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
@@ -71,6 +77,7 @@ export class PageTokenCodec {
     }
     const position: PagePosition = { query: parsed.q, key: parsed.k };
     if (typeof parsed.t === 'string' && /^\d+$/.test(parsed.t)) position.total = parsed.t;
+    if (typeof parsed.w === 'string') position.view = parsed.w;
     return { kind: 'position', position };
   }
 }
@@ -81,6 +88,7 @@ interface Payload {
   k: (string | number | null)[];
   e: number;
   t?: unknown;
+  w?: unknown;
 }
 
 function isPayload(x: unknown): x is Payload {
@@ -108,4 +116,12 @@ export function queryFingerprint(parts: Record<string, unknown>): string {
       .map((k) => [k, parts[k]]),
   );
   return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
+}
+
+/**
+ * A fingerprint of what a count saw (a visibility, a caller's view of bindings), so that a
+ * total carried by a token is read back only by a caller with the same view.
+ */
+export function viewFingerprint(view: string): string {
+  return createHash('sha256').update('arbor-view\0').update(view).digest('base64url').slice(0, 22);
 }

@@ -1,6 +1,6 @@
 import { formatOrderBy } from '../core/order-by.js';
 import type { ListRequest, ListSpec } from '../core/list-request.js';
-import { queryFingerprint, type PageTokenCodec } from '../core/page-token.js';
+import { queryFingerprint, viewFingerprint, type PageTokenCodec } from '../core/page-token.js';
 import { isSelfOrBelow } from '../core/uidp.js';
 import type { Visibility } from '../core/visibility.js';
 import type { ListPage, PageQuery, SortKey, StorePage } from './list-types.js';
@@ -76,17 +76,6 @@ export class ListPager {
       filters: req.filters,
       order: formatOrderBy(req.orderBy),
     });
-    let after: SortKey | undefined;
-    let knownTotal: string | undefined;
-    if (req.pageToken) {
-      const decoded = this.codec.decode(req.pageToken, fingerprint);
-      // An expired token restarts the query from the top, without an error (spec §7 rule 3).
-      if (decoded.kind === 'position') {
-        after = decoded.position.key;
-        // totalCount is counted once per cursor chain, on its first page (docs/adr/0003).
-        knownTotal = decoded.position.total;
-      }
-    }
     // A query anchored inside one of the caller's scopes sees only visible rows anyway;
     // dropping the filter keeps the plan a plain index seek (and the count index-only).
     const anchor = req.uidp.descendantsOf ?? req.uidp.childrenOf;
@@ -97,10 +86,25 @@ export class ListPager {
     ) {
       visibility = { kind: 'all' };
     }
+    const viewKey = `${JSON.stringify(visibility)}\0${countScope}`;
+    const view = viewFingerprint(viewKey);
+    let after: SortKey | undefined;
+    let knownTotal: string | undefined;
+    if (req.pageToken) {
+      const decoded = this.codec.decode(req.pageToken, fingerprint);
+      // An expired token restarts the query from the top, without an error (spec §7 rule 3).
+      if (decoded.kind === 'position') {
+        after = decoded.position.key;
+        // totalCount is counted once per cursor chain, on its first page (docs/adr/0003),
+        // for the view it was counted in: a token replayed by a caller who sees otherwise
+        // (another caller, or grants that changed) is counted afresh for that view.
+        if (decoded.position.view === view) knownTotal = decoded.position.total;
+      }
+    }
     const exact = maintained?.({ uidp: req.uidp, filters: req.filters, visibility }) ?? false;
     if (exact) knownTotal = undefined;
     // First pages share a recent count of the same query and visibility (docs/adr/0003).
-    const countKey = `${fingerprint}\0${JSON.stringify(visibility)}\0${countScope}`;
+    const countKey = `${fingerprint}\0${viewKey}`;
     const generation = this.#generation();
     if (knownTotal === undefined && !req.pageToken && !exact)
       knownTotal = this.cachedCount(countKey);
@@ -124,6 +128,7 @@ export class ListPager {
               query: fingerprint,
               key: page.nextKey,
               total: page.total,
+              view,
             }),
           }
         : {}),

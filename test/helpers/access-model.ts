@@ -16,7 +16,9 @@ import type { Capability } from '../../src/auth/capabilities.js';
  *    PERMISSION_DENIED if it may see it), and only when nothing hangs under it.
  * 4. An access answer counts only the bindings the caller may list (all for the admin;
  *    its own for an identity), about identities it may list (or itself), at groups it
- *    may list (anything when asking about itself).
+ *    may list (anything when asking about itself). Who-can names holders by uid, as a
+ *    listed binding does: a holder counts by its bindings alone, whether or not the caller
+ *    may list its identity.
  */
 export interface ModelBinding {
   uid: string;
@@ -123,7 +125,6 @@ export function whoCan(
 ): 'not found' | { identityUid: string; grants: ModelGrant[] }[] {
   if (!callerCan(w, c, 'groups.list', group)) return 'not found';
   return w.identities
-    .filter((i) => mayAskAbout(w, c, i))
     .map((i) => ({ identityUid: i, grants: granting(w, c, i, cap, group) }))
     .filter((h) => h.grants.length > 0)
     .sort((a, b) => (a.identityUid < b.identityUid ? -1 : 1));

@@ -5,7 +5,8 @@ import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
  * A group that was deleted (or never was) is NOT_FOUND to check and who-can, as to a Get,
- * never answered from the bindings above where it used to be.
+ * never answered from the bindings above where it used to be, to a caller who may list
+ * groups there; one who may not is answered about itself as at any group it cannot see.
  */
 let s: TestServer;
 let org: string;
@@ -61,15 +62,19 @@ test('asking about yourself at a deleted group you could list: NOT_FOUND', async
   t.deepEqual(res.body, (await me.get(`/iam/v2beta1/groups/${gone}`)).body);
 });
 
-test('asking about yourself where you cannot list groups: denied, whether it exists or not', async (t) => {
+test('asking about yourself where you cannot list groups: answered from your own bindings above, whether it exists or not', async (t) => {
   const me = s.client(await tokenFor(bob));
+  // bob may not list groups here, so its existence is not his to learn (issue 36, finding
+  // 6): his binding at the organization grants repo.list on its whole path, as it would.
   const res = await me.post(`${A}:check`, { capability: 'repo.list', groupUid: gone });
   t.is(res.status, 200, JSON.stringify(res.body));
-  t.false(res.body.allowed);
-  t.deepEqual(res.body.grants, []);
-  // A group that exists there: bob's binding above grants it.
+  t.true(res.body.allowed);
+  t.is(res.body.grants[0].groupUid, org);
+  t.deepEqual(res.body.grants[0].path, [org, gone]);
   const here = await me.post(`${A}:check`, { capability: 'repo.list', groupUid: org });
   t.true(here.body.allowed);
+  const none = await me.post(`${A}:check`, { capability: 'groups.list', groupUid: gone });
+  t.false(none.body.allowed);
 });
 
 test('who-can at a deleted group: NOT_FOUND', async (t) => {

@@ -76,6 +76,26 @@ test('outbound: loopback issuers are refused without a connection, however they 
   }
 });
 
+test('outbound: the claim tester says a refused issuer’s keys could not be obtained, and connects nowhere', async (t) => {
+  const loopback = await CountingServer.start();
+  try {
+    const issuer = `https://127.0.0.1:${loopback.port}`;
+    const aud = strict.arbor.config.issuerUrl;
+    const res = await strict.admin.post('/iam/v2beta1/access:testToken', {
+      token: unsignedToken({ iss: issuer, sub: 'x', aud }),
+      claimMatch: { issuer, subject: 'x' },
+    });
+    t.is(res.status, 200, JSON.stringify(res.body));
+    const signature = res.body.results[0].clauses.find(
+      (c: { clause: string }) => c.clause === 'signature',
+    );
+    t.like(signature, { passed: false, reason: "the token issuer's keys could not be obtained" });
+    t.is(loopback.connections, 0);
+  } finally {
+    await loopback.stop();
+  }
+});
+
 test('outbound: refused address, connection refused, 404, bad JSON and a wrong document read the same', async (t) => {
   const closed = await CountingServer.start();
   const closedUrl = closed.url;

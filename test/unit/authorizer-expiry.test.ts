@@ -51,3 +51,24 @@ test('authorizer: within one request, the grant lapses at its expiry too', async
   at(T + 1);
   t.false(await authz.can(same, 'groups.list', ORG));
 });
+
+test('authorizer: heldUntil is the latest expiry among the live grants holding a capability', async (t) => {
+  const child = `${ORG}/0000000000000001`;
+  const grants: Grant[] = [
+    { scope: ORG, capabilities: new Set(['repo.list']), expiresAt: T + 10 },
+    { scope: child, capabilities: new Set(['repo.list']), expiresAt: T + 20 },
+    { scope: child, capabilities: new Set(['repo.blobs.get']) },
+    { scope: ORG, capabilities: new Set(['repo.blobs.get']), expiresAt: T - 1 },
+  ];
+  const authz = new Authorizer({ grantsOf: () => Promise.resolve(grants) }, () => T);
+  t.is(await authz.heldUntil(p(), 'repo.list', ORG), T + 10);
+  t.is(await authz.heldUntil(p(), 'repo.list', child), T + 20, 'two grants: the later');
+  t.is(await authz.heldUntil(p(), 'repo.blobs.get', child), Infinity, 'one never expires');
+  t.is(
+    await authz.heldUntil(p(), 'repo.blobs.get', ORG),
+    undefined,
+    'an expired grant holds nothing',
+  );
+  t.is(await authz.heldUntil(p(), 'groups.list', ORG), undefined);
+  t.is(await authz.heldUntil({ kind: 'admin' }, 'groups.list', ORG), Infinity);
+});

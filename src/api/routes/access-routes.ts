@@ -33,10 +33,11 @@ const EXPLAIN =
   'An answer counts only the role bindings the caller may list (`role_bindings.list` where ' +
   'they are bound; all of them for the admin token, and its own for an identity asking ' +
   'about itself), about identities it may list and at groups it may list (anything for ' +
-  'itself). Expired bindings grant nothing. An identity or group the caller cannot see, ' +
-  'or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity ' +
-  'asking about itself where it may not list groups is answered denied for a group ' +
-  'that does not exist.';
+  'itself). Who-can names, by uid, every holder whose binding the caller may list, even ' +
+  'one whose identity it may not list. Expired bindings grant nothing. An identity or ' +
+  'group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND ' +
+  'as its Get is; an identity asking about itself at a group it may not list is ' +
+  'answered from its own bindings on the path alone, whether that group exists or not.';
 
 const exampleCheck = {
   identityUid: EXAMPLE_UIDS.identity,

@@ -100,7 +100,7 @@ export class AccessService {
     if (!self && !facts.identityExists) throw notFound(IDENTITY_TYPE, identityUid);
     if (!self && !listable) throw notFound(GROUP_TYPE, req.groupUid);
     if (!facts.groupExists && listable) throw notFound(GROUP_TYPE, req.groupUid);
-    const granting = (facts.groupExists ? facts.bindings : []).filter((b) =>
+    const granting = (answerable(facts.groupExists, listable) ? facts.bindings : []).filter((b) =>
       b.capabilities.includes(req.capability),
     );
     const grants = await this.proofs(p, await this.counted(p, granting), req.groupUid);
@@ -121,7 +121,8 @@ export class AccessService {
   }
 
   /**
-   * The identities holding `capability` at `group` that the caller may list, by uid.
+   * The identities holding `capability` at `group` by a binding the caller may list (or
+   * its own), by uid.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (a group the caller cannot list).
    */
   async whoCan(p: Principal, req: ListRequest): Promise<ListPage<Holder>> {
@@ -186,17 +187,21 @@ export class AccessService {
   }
 
   /**
-   * `counted`, and "itself or an identity it may list", as filters the database applies
-   * (who-can pages in SQL): the same rules, since `can(p, cap, uid)` holds exactly when
-   * `uid` lies in `visibility(p, cap)`.
+   * `counted` as a filter the database applies (who-can pages in SQL): the same rule, since
+   * `can(p, cap, uid)` holds exactly when `uid` lies in `visibility(p, cap)`. Who-can names a
+   * holder by uid only, which listing the binding shows anyway (as a hydrated reference to
+   * an identity the caller cannot list): so a holder counts by its binding alone, whether
+   * or not the caller may list the identity. Filtering on that too made a folder owner's
+   * answer a silent part of what its own binding list shows (issue 36, finding 7).
    */
   private async seenBy(p: Principal): Promise<SeenBy> {
+    const everyIdentity = { kind: 'all' } as const;
     if (this.d.authz.isSuperuser(p))
-      return { bindings: { kind: 'all' }, identities: { kind: 'all' } };
+      return { bindings: { kind: 'all' }, identities: everyIdentity };
     return {
       ...(p.kind === 'identity' ? { self: p.uid } : {}),
       bindings: await this.d.authz.visibility(p, 'role_bindings.list'),
-      identities: await this.d.authz.visibility(p, 'identity.list'),
+      identities: everyIdentity,
     };
   }
 
@@ -263,14 +268,16 @@ export class AccessService {
       return this.d.access.existingGroups(tx, [...listable.keys()]);
     });
     // A group that is gone is NOT_FOUND, as its Get is, to whoever may list groups there.
-    // An identity asking about itself where it may not is answered "denied" instead, so
-    // that it cannot tell a group it cannot see from one that does not exist.
+    // An identity asking about itself where it may not is answered from its own bindings
+    // on the path alone (`answerable`), so it cannot tell a group it cannot see from one
+    // that does not exist.
     for (const t of targets)
       if (!existing.has(t.groupUid) && listable.get(t.groupUid))
         throw notFound(GROUP_TYPE, t.groupUid);
     return Promise.all(
       targets.map(async (t) => {
-        const granting = (existing.has(t.groupUid) ? (held.get(t.identityUid) ?? []) : []).filter(
+        const asked = answerable(existing.has(t.groupUid), listable.get(t.groupUid) === true);
+        const granting = (asked ? (held.get(t.identityUid) ?? []) : []).filter(
           (b) => b.capabilities.includes(t.capability) && isSelfOrBelow(b.groupUid, t.groupUid),
         );
         const grants = await this.proofs(p, await this.counted(p, granting), t.groupUid);
@@ -346,6 +353,17 @@ export class AccessService {
       });
     return proofs;
   }
+}
+
+/**
+ * Whether a check is answered from the bindings on the asked group's path: always for a
+ * group the caller may not list (only an identity asking about itself gets this far), so
+ * that the answer never depends on whether that group exists (issue 36, finding 6): its
+ * own bindings above grant there as the authorizer would, existing or not. A group the
+ * caller may list is answered only while it exists (a missing one is NOT_FOUND first).
+ */
+function answerable(groupExists: boolean, listable: boolean): boolean {
+  return groupExists || !listable;
 }
 
 /** Access lists are keyed by the asked group or identity, not by a subtree. */

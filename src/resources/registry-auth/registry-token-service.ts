@@ -28,6 +28,8 @@ export interface RegistryTokenServiceDeps {
   /** The registry's service name: the `service` a client must ask for. */
   service: string;
   ttlS?: number;
+  /** The clock that bounds a token by its grants' expiry (tests move it). */
+  now?: () => number;
 }
 
 export interface RegistryToken {
@@ -38,6 +40,14 @@ export interface RegistryToken {
 
 /** Short-lived: a pull or push asks again; Docker wants at least 60 s. */
 export const REGISTRY_TOKEN_TTL_S = 300;
+/**
+ * Distribution accepts a token up to this long past its `exp` (its clock-skew leeway), so
+ * a token's `exp` is this much before the earliest expiry of the grants behind it: from a
+ * binding's `expireTime` on, no token it granted opens the registry.
+ */
+export const REGISTRY_EXP_LEEWAY_S = 60;
+/** An action whose grants would leave a token shorter than this is left out instead. */
+const MIN_TOKEN_S = 1;
 const MAX_SCOPES = 16;
 const REPO_ACTIONS = ['pull', 'push', 'delete'] as const;
 type RepoAction = (typeof REPO_ACTIONS)[number];
@@ -82,61 +92,76 @@ export class RegistryTokenService {
     const requested = parseScopes(scopes);
     if (requested.length > MAX_SCOPES)
       throw invalidField('scope', `at most ${MAX_SCOPES} scopes per token`);
+    const now = (this.d.now ?? Date.now)();
+    // Whole seconds the token may live before the registry's leeway reaches a grant's
+    // expiry, less one: the signer's clock reads a moment later and its `iat` may round up.
+    const lifeOf = (until: number) => Math.floor((until - now) / 1000) - REGISTRY_EXP_LEEWAY_S - 1;
+    let ttl = this.d.ttlS ?? REGISTRY_TOKEN_TTL_S;
     const access: RegistryAccess[] = [];
     for (const s of requested) {
-      const actions = p ? await this.allowed(p, s) : [];
-      if (actions.length > 0) access.push({ type: s.type, name: s.name, actions });
+      const held = p ? await this.allowed(p, s) : new Map<string, number>();
+      // An action about to expire is left out rather than signed for a moment.
+      const actions = [...held].filter(([, until]) => lifeOf(until) >= MIN_TOKEN_S);
+      for (const [, until] of actions) ttl = Math.min(ttl, lifeOf(until));
+      const names = actions.map(([a]) => a);
+      if (s.actions.includes('*') && REPO_ACTIONS.every((a) => names.includes(a))) names.push('*');
+      if (names.length > 0) access.push({ type: s.type, name: s.name, actions: names });
     }
-    const ttl = this.d.ttlS ?? REGISTRY_TOKEN_TTL_S;
     const subject = p?.kind === 'identity' ? p.uid : (p?.kind ?? '');
     const { token, issuedAt } = await this.d.sign(subject, access, ttl);
     return { token, expiresIn: ttl, issuedAt };
   }
 
-  private async allowed(p: Principal, s: RegistryAccess): Promise<string[]> {
+  /**
+   * The actions `p` may take on scope `s`, each with the epoch ms until which its grants
+   * hold (Infinity: no expiry). A repository's `*` is added by the caller, once every
+   * action it stands for is in.
+   */
+  private async allowed(p: Principal, s: RegistryAccess): Promise<Map<string, number>> {
+    const none = new Map<string, number>();
     if (s.type === 'registry' && s.name === 'catalog') {
-      return this.d.authz.isSuperuser(p) ? s.actions.filter((a) => a === '*') : [];
+      const all = this.d.authz.isSuperuser(p) && s.actions.includes('*');
+      return all ? new Map([['*', Infinity]]) : none;
     }
-    if (s.type !== 'repository') return [];
+    if (s.type !== 'repository') return none;
     const path = parseRegistryPath(s.name);
-    if (!path) return [];
+    if (!path) return none;
     const wanted = new Set<RepoAction>(
       s.actions.flatMap((a) =>
         a === '*' ? [...REPO_ACTIONS] : REPO_ACTIONS.filter((r) => r === a),
       ),
     );
-    if (wanted.size === 0) return [];
+    if (wanted.size === 0) return none;
     // One statement: the group's existence and the repo's uid (two reads before).
     const { group, repoUid } = await this.d.uow.read((tx) =>
       this.d.repos.locate(tx, path.groupUid, path.repoName),
     );
-    if (!group) return [];
-    const granted = await this.grantable(
-      p,
-      wanted,
-      repoUid ?? path.groupUid,
-      repoUid !== undefined,
-    );
-    if (s.actions.includes('*') && granted.length === REPO_ACTIONS.length) granted.push('*');
-    return granted;
+    if (!group) return none;
+    return this.grantable(p, wanted, repoUid ?? path.groupUid, repoUid !== undefined);
   }
 
-  /** The wanted actions `p` holds every needed capability for, at `at`. */
+  /**
+   * The wanted actions `p` holds every needed capability for, at `at`, each until the
+   * first of its capabilities lapses.
+   */
   private async grantable(
     p: Principal,
     wanted: ReadonlySet<RepoAction>,
     at: string,
     repoExists: boolean,
-  ): Promise<string[]> {
-    const granted: string[] = [];
+  ): Promise<Map<string, number>> {
+    const granted = new Map<string, number>();
     for (const action of REPO_ACTIONS) {
       if (!wanted.has(action) || (action === 'delete' && !repoExists)) continue;
       // The first push of a repo creates it in Arbor (from the registry's notification).
       const needs =
         action === 'push' && !repoExists ? [...NEEDS.push, 'repo.create' as const] : NEEDS[action];
-      let ok = true;
-      for (const cap of needs) if (!(await this.d.authz.can(p, cap, at))) ok = false;
-      if (ok) granted.push(action);
+      let until: number | undefined = Infinity;
+      for (const cap of needs) {
+        const held = await this.d.authz.heldUntil(p, cap, at);
+        until = held === undefined || until === undefined ? undefined : Math.min(until, held);
+      }
+      if (until !== undefined) granted.set(action, until);
     }
     return granted;
   }

@@ -7,10 +7,12 @@ import {
   jwtVerify,
   type JWTPayload,
 } from 'jose';
+import { Code } from '../../core/rpc-code.js';
 import {
   invalidField,
   isRpcError,
   permissionDenied,
+  RpcError,
   unauthenticated,
 } from '../../core/rpc-error.js';
 import { isValidUidp } from '../../core/uidp.js';
@@ -272,9 +274,9 @@ export class SecurityTokenService {
           : "verifies with the issuer's published keys",
       };
     } catch (e) {
-      if (isRpcError(e) && e.message === ISSUER_UNAVAILABLE) return no(ISSUER_UNAVAILABLE);
-      if (isRpcError(e) && e.message === 'no key of the issuer matches the token')
-        return no(e.message);
+      // By code and type: an error's message carries its code's prefix, never equal to these.
+      if (isRpcError(e) && e.code === Code.UNAVAILABLE) return no(ISSUER_UNAVAILABLE);
+      if (e instanceof NoMatchingKey) return no(NO_MATCHING_KEY);
       return no('the token signature does not verify');
     }
   }
@@ -339,7 +341,7 @@ export class SecurityTokenService {
     try {
       return await this.verify(token, keys, identity.staticKeys!.issuer, claims);
     } catch (e) {
-      if (e instanceof UnknownKey) throw unauthenticated('no key of the issuer matches the token');
+      if (e instanceof UnknownKey) throw new NoMatchingKey();
       throw e;
     }
   }
@@ -353,8 +355,7 @@ export class SecurityTokenService {
       try {
         return await this.verify(token, await this.keys.resolver(iss, true), iss, claims);
       } catch (again) {
-        if (again instanceof UnknownKey)
-          throw unauthenticated('no key of the issuer matches the token');
+        if (again instanceof UnknownKey) throw new NoMatchingKey();
         throw again;
       }
     }
@@ -388,6 +389,15 @@ export class SecurityTokenService {
 }
 
 class UnknownKey extends Error {}
+
+const NO_MATCHING_KEY = 'no key of the issuer matches the token';
+
+/** UNAUTHENTICATED, typed: the issuer publishes no key the token names. */
+class NoMatchingKey extends RpcError {
+  constructor() {
+    super(Code.UNAUTHENTICATED, unauthenticated(NO_MATCHING_KEY).message);
+  }
+}
 
 /** What the claim tester judges a token against: a stored identity or an unsaved claim match. */
 export type DryRunTarget = Pick<Identity, 'claimMatch' | 'staticKeys' | 'signInProvider'>;
