@@ -2,7 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** Folder boundaries from STYLE.md, enforced rather than remembered. */
+/** Folder boundaries (docs/architecture.md, "Layout rules"), enforced rather than remembered. */
 const knexOnlyInDb = {
   paths: [
     { name: 'knex', message: 'Only src/db/ talks to the database.' },
