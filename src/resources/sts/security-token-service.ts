@@ -41,7 +41,6 @@ export const UPSTREAM_ALGORITHMS = [
 ];
 /** Generous for real OIDC tokens (1–6 KB), and below Node's 16 KB header limit. */
 export const MAX_UPSTREAM_TOKEN_BYTES = 8 * 1024;
-export { MAX_UPSTREAM_LIFETIME_S } from './token-lifetime.js';
 
 /** What the STS needs of identities, without a principal: it runs before one exists. */
 export interface ExchangeIdentities {
