@@ -13,6 +13,7 @@ import {
   permissionDenied,
   unauthenticated,
 } from '../../core/rpc-error.js';
+import { Code } from '../../core/rpc-code.js';
 import { isValidUidp } from '../../core/uidp.js';
 import { claimMatchAccepts, issuerProblem } from '../identities/claim-match.js';
 import { issuerPatternLiteral, MAX_MATCHED_CLAIM_LENGTH } from '../identities/claim-pattern.js';
@@ -211,7 +212,10 @@ export class SecurityTokenService {
     try {
       const client = await this.personClient(asIdentity, iss);
       return client === undefined ? {} : { client };
-    } catch {
+    } catch (e) {
+      // Only personClient's own refusal is a verdict on the issuer. Anything else (the
+      // database out of reach) fails the call as what it is, never as a wrong issuer.
+      if (!isRpcError(e) || e.code !== Code.PERMISSION_DENIED) throw e;
       return { problem: "iss is not the issuer of this person's sign-in provider" };
     }
   }
