@@ -29,7 +29,7 @@ import {
   RememberedSelfChecks,
   type CheckCache,
 } from './resources/access/remembered-self-checks.js';
-import { AuditLog } from './resources/audit/audit-log.js';
+import { AuditLog, NO_AUDIT } from './resources/audit/audit-log.js';
 import { enableConsistencyScopes } from './resources/consistency.js';
 import { DeliveryWorker } from './resources/events/delivery-worker.js';
 import type { SinkTransport } from './resources/events/sink-transport.js';
@@ -82,7 +82,7 @@ export interface ComposeOptions {
   trustedKeys?: TrustedIssuerKeys;
   /** Register metrics here instead of a fresh registry (the reconciler shares its own). */
   metrics?: ApiMetrics;
-  /** false: services record no audit trail and queue no events (the benchmark's baseline). */
+  /** false: services record no audit trail and queue no events (NO_AUDIT: the benchmark's baseline). */
   audit?: boolean;
   /** How event deliveries leave the process (default: HTTP with the address policy). */
   sinkTransport?: SinkTransport;
@@ -109,7 +109,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const { uow, pager } = await infrastructure(config, opts, db, metrics, logger);
     const stores = createStores();
     const caches = readCaches(db, uow, stores, metrics);
-    const audit = opts.audit === false ? undefined : new AuditLog(stores.audit, presentResource);
+    const audit = opts.audit === false ? NO_AUDIT : new AuditLog(stores.audit, presentResource);
     const layer = await serviceLayer({
       config,
       db,
@@ -276,7 +276,7 @@ function backgroundWorkers(
     uow,
     authz: layer.authz,
     bindings: st.roleBindings,
-    ...(audit ? { audit } : {}),
+    audit,
     retentionMs: config.bindingRetentionMs,
     intervalMs: config.bindingSweepMs,
     log: logger.child({ component: 'binding-expiry' }),

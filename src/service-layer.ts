@@ -26,7 +26,7 @@ import { AccountAssociationService } from './resources/account-associations/acco
 import { AdminService } from './resources/admin/admin-service.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
 import { AdvisoryService } from './resources/advisories/advisory-service.js';
-import type { AuditLog } from './resources/audit/audit-log.js';
+import type { ChangeRecorder } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import type { Group } from './resources/groups/group.js';
@@ -67,8 +67,8 @@ export interface ServiceFoundation {
   holdersCache: FeedCache<HoldersRead> | undefined;
   checkCache: CheckCache | undefined;
   selfChecks: RememberedSelfChecks | undefined;
-  /** Where every write records itself; undefined only when compose() was told `audit: false`. */
-  audit: AuditLog | undefined;
+  /** Where every write records itself (NO_AUDIT only when compose() was told `audit: false`). */
+  audit: ChangeRecorder;
   /** Issuer keys trusted without discovery (the cluster's); default: the trusted-key service. */
   trustedKeys: TrustedIssuerKeys | undefined;
 }
@@ -232,9 +232,7 @@ function tokenServices(
     authz,
     users: new KnexUserStore(),
     maxPeoplePerProvider: config.maxPeoplePerProvider,
-    ...(f.audit
-      ? { audit: { recorder: f.audit, identities: st.identities, bindings: st.roleBindings } }
-      : {}),
+    audit: { recorder: f.audit, identities: st.identities, bindings: st.roleBindings },
     serverProvider: serverLogin,
   });
   const sts = new SecurityTokenService(base.identities, remoteKeys, tokens, {

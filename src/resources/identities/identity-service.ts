@@ -29,7 +29,7 @@ export interface IdentityServiceDeps {
   identities: IdentityStore;
   authz: Authorizer;
   pager: ListPager;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
   /** Whether `http://` issuers are accepted (ARBOR_ALLOW_INSECURE_ISSUERS). */
   allowInsecureIssuers: boolean;
   /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
@@ -99,7 +99,7 @@ export class IdentityService {
       const i = this.d.managed
         ? await this.d.managed.created(tx, 'identities', inserted, p)
         : inserted;
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: IDENTITY_TYPE,
         operation: 'create',
         uid: i.uid,
@@ -176,7 +176,7 @@ export class IdentityService {
       }
       const updated = await this.d.identities.update(tx, uid, changes);
       if (!updated) throw notFound(IDENTITY_TYPE, uid);
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: IDENTITY_TYPE,
         operation: 'update',
         uid,
@@ -203,7 +203,7 @@ export class IdentityService {
         await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
         await this.d.managed?.beforeWrite(tx, 'identities', uid, p);
         if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
-        await this.d.audit?.record(tx, p, {
+        await this.d.audit.record(tx, p, {
           type: IDENTITY_TYPE,
           operation: 'delete',
           uid,
