@@ -14,6 +14,7 @@ import { ListPager } from '../src/resources/list-pager.js';
 import type { Visibility } from '../src/core/visibility.js';
 import type { CapturedCase, Sql } from './baseline-server.js';
 import { median } from './load.js';
+import { NO_AUDIT } from '../src/resources/audit/audit-log.js';
 
 export interface Captured {
   visibility: Visibility;
@@ -54,6 +55,7 @@ export async function captureSql(
       groups: new KnexGroupStore(),
       authz,
       pager: new ListPager(codec, { countTtlMs: 0 }),
+      audit: NO_AUDIT,
     });
     // A new principal object per request, as the server authenticates one per request.
     const principal = (): Principal =>

@@ -128,6 +128,3 @@ export class Authorizer {
     throw notFound(resourceType, name);
   }
 }
-
-/** No bindings anywhere: only the admin token and system principals get in. */
-export const NO_GRANTS: GrantSource = { grantsOf: () => Promise.resolve([]) };

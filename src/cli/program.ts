@@ -47,7 +47,16 @@ export function buildProgram(): Command {
     .showSuggestionAfterError()
     // Inherited by every command added below: usage errors throw instead of exiting.
     .exitOverride();
+  registerServerCommands(program);
+  registerAuthCommands(program);
+  registerDataCommands(program);
+  // @commands (one block per command)
+  registerEverydayCommands(program);
+  return program;
+}
 
+/** serve, migrate, status, reconcile, import-advisories: running and feeding a server. */
+function registerServerCommands(program: Command): void {
   program
     .command('serve')
     .description('serve the API, the STS and OIDC discovery (applies pending migrations)')
@@ -93,7 +102,10 @@ export function buildProgram(): Command {
       const { importAdvisoriesCommand } = await import('./import-advisories.js');
       process.exitCode = await importAdvisoriesCommand(path === undefined ? [] : [path], o);
     });
+}
 
+/** `arbor auth …`: sign in and handle API tokens. */
+function registerAuthCommands(program: Command): void {
   const auth = program.command('auth').description('sign in and handle API tokens');
   const apiOption = () =>
     new Option(
@@ -134,7 +146,10 @@ export function buildProgram(): Command {
       process.exitCode = await authCommand([name, ...argvOf(cmd)]);
     });
   }
+}
 
+/** export, secret-key, completion, backup, restore: the data and the keys around it. */
+function registerDataCommands(program: Command): void {
   program
     .command('export')
     .description('write the Groups, Identities and RoleBindings below a group as custom resources')
@@ -198,10 +213,6 @@ export function buildProgram(): Command {
     .action(async (file: string, o: { force?: boolean }) => {
       process.exitCode = await (await import('./backup.js')).restoreCommand(file, o);
     });
-
-  // @commands (one block per command)
-  registerEverydayCommands(program);
-  return program;
 }
 
 /**

@@ -1,12 +1,13 @@
 import type { RequestListener } from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
 import { answerClientErrors } from '../api/client-errors.js';
 import { ArborListener, createArborHandler } from '../grpc/listener.js';
 import type { NodeHandlerFn } from '../grpc/grpc-handler.js';
 import { Lifecycle } from '../api/lifecycle.js';
 import { compose, createLogger, type Arbor, type ComposeOptions } from '../compose.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { checkDataDir } from '../data-dir.js';
 import { lockDataDir } from '../db/data-dir-lock.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
@@ -77,16 +78,10 @@ export async function serveCommand(
   // Both ports are bound before "listening" is said: a taken METRICS_PORT stops start-up
   // with its name, not after the process has claimed to serve.
   const metrics = new ApiMetrics(true);
-  const metricsServer =
-    config.metricsPort > 0
-      ? await startMetricsServer(metrics.registry, config.metricsPort, config.host).catch(
-          (e: unknown) => {
-            server.close();
-            lock?.release();
-            throw e;
-          },
-        )
-      : undefined;
+  const metricsServer = await metricsPort(config, metrics, () => {
+    server.close();
+    lock?.release();
+  });
   // Kept until the process exits: a SIGHUP while draining must not kill it either.
   if (config.tls) reloadTls(server, config.tls, logger);
   logger.info(
@@ -151,6 +146,26 @@ export async function serveCommand(
   // reaches the lifecycle, which answers 503.
   server.streams = handler.tryStream;
   onServing?.();
+  startServing(arbor, config, logger, tls !== undefined);
+}
+
+/** The metrics listener on METRICS_PORT (none for 0); `undo` runs before a failure is thrown. */
+async function metricsPort(
+  config: Config,
+  metrics: ApiMetrics,
+  undo: () => void,
+): Promise<Awaited<ReturnType<typeof startMetricsServer>> | undefined> {
+  if (config.metricsPort <= 0) return undefined;
+  return startMetricsServer(metrics.registry, config.metricsPort, config.host).catch(
+    (e: unknown) => {
+      undo();
+      throw e;
+    },
+  );
+}
+
+/** Once the app serves: the background workers start, and the process says it is serving. */
+function startServing(arbor: Arbor, config: Config, logger: Logger, tls: boolean): void {
   // Event delivery runs in every replica; leases make each subscription one sender's at a time.
   arbor.delivery.start();
   // Every replica sweeps expired bindings; each locks its batch and skips the others'.
@@ -158,7 +173,7 @@ export async function serveCommand(
   logger.info(
     {
       port: config.port,
-      tls: tls !== undefined,
+      tls,
       database: arbor.db.kind,
       issuer: config.issuerUrl,
       adminToken: config.adminToken !== undefined,

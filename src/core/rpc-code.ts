@@ -1,5 +1,5 @@
 /**
- * google.rpc status codes and the gRPC-gateway HTTP mapping that DESIGN.md fixes.
+ * google.rpc status codes and the gRPC-gateway HTTP mapping that docs/api.md (Errors) fixes.
  * The one table both front doors read: the API renders a code as a status, the
  * reconciler decides from it whether a failure is worth a retry.
  */

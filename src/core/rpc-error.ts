@@ -150,7 +150,3 @@ export function asRpcError(e: unknown, log: () => FaultLog): RpcError {
   log().error({ err: e }, 'unhandled error');
   return internal();
 }
-
-export function unimplemented(description: string): RpcError {
-  return new RpcError(Code.UNIMPLEMENTED, `Unimplemented: ${description}`);
-}

@@ -49,9 +49,3 @@ export function isStrictlyBelow(ancestor: string, uid: string): boolean {
 export function isSelfOrBelow(ancestor: string, uid: string): boolean {
   return uid === ancestor || isStrictlyBelow(ancestor, uid);
 }
-
-export function depthOf(uid: string): number {
-  let d = 0;
-  for (const ch of uid) if (ch === '/') d++;
-  return d;
-}

@@ -17,6 +17,30 @@ export function sqlState(e: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+/** 23505: a unique constraint refused the row (a name or a binding that is taken). */
+export function isUniqueViolation(e: unknown): boolean {
+  return sqlState(e) === '23505';
+}
+
+/**
+ * 23503: a foreign key refused the write: an insert names a parent that is not there, or a
+ * delete takes a row that others still name.
+ */
+export function isForeignKeyViolation(e: unknown): boolean {
+  return sqlState(e) === '23503';
+}
+
+/** 40001 (serialization failure) and 40P01 (deadlock detected): safe to run again. */
+export function isConflict(e: unknown): boolean {
+  const state = sqlState(e);
+  return state === '40001' || state === '40P01';
+}
+
+/** 25006: a read-only transaction, i.e. the server under this connection is now a standby. */
+export function isReadOnlyTransaction(e: unknown): boolean {
+  return sqlState(e) === '25006';
+}
+
 export function constraintOf(e: unknown): string | undefined {
   const c = (e as { constraint?: unknown } | null)?.constraint;
   return typeof c === 'string' ? c : undefined;
@@ -33,14 +57,14 @@ export function translateDbError(e: unknown): unknown {
   if (state !== undefined) {
     if (UNAVAILABLE_SQLSTATE.test(state))
       return wrap(unavailable('the database is unavailable'), e);
-    if (state === '40001' || state === '40P01') {
+    if (isConflict(e)) {
       return wrap(new RpcError(Code.ABORTED, 'Aborted: concurrent update, try again'), e);
     }
     if (state === '55P03' || state === '57014') return wrap(unavailable('the database is busy'), e);
     // 25006, read-only transaction: the server under this connection was demoted to a
     // standby (a failover); the pool drops the connection (multi-host.ts), a retry finds
     // the new primary.
-    if (state === '25006') return wrap(unavailable('the database is unavailable'), e);
+    if (isReadOnlyTransaction(e)) return wrap(unavailable('the database is unavailable'), e);
     // Class 22, data exception: a value the database cannot take (bytes it cannot encode,
     // a number out of range, a malformed escape in jsonb). The caller sent it; the
     // validators should have refused it first, and this is the net under them.

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { sqlState } from './errors.js';
+import { isReadOnlyTransaction } from './errors.js';
 
 /**
  * A libpq-style multi-host URL: `postgres://u:p@h1:5432,h2:5433/db?target_session_attrs=read-write`.
@@ -132,7 +132,7 @@ type QueryCallback = (err: Error | null, res: unknown) => void;
 function disposeOnReadOnly(conn: KnexPgConnection): void {
   const query = conn.query.bind(conn) as (...args: unknown[]) => unknown;
   const mark = (err: unknown) => {
-    if (sqlState(err) === '25006') conn.__knex__disposed = err;
+    if (isReadOnlyTransaction(err)) conn.__knex__disposed = err;
   };
   (conn as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
     const cb = args[args.length - 1];

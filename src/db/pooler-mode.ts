@@ -15,8 +15,6 @@ import type { Knex } from 'knex';
  */
 export type PoolerMode = 'none' | 'transaction';
 
-export const POOLER_MODES: readonly PoolerMode[] = ['none', 'transaction'];
-
 const unnamed = new WeakSet<object>();
 
 /** Every statement on `knex` runs unnamed from now on (a transaction-mode pooler). */

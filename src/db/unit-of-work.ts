@@ -3,7 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { consistencyScope } from '../resources/consistency.js';
 import { etagMismatch, pendingPrecondition, type Precondition } from '../resources/precondition.js';
 import type { Tx, UnitOfWork } from '../resources/tx.js';
-import { translateDbError } from './errors.js';
+import { isConflict, translateDbError } from './errors.js';
 import type { ChangeFeed } from './change-feed.js';
 import { primaryToken, type ReadReplicas } from './read-replicas.js';
 
@@ -38,12 +38,6 @@ export function inPreconditionCheck(): boolean {
 
 /** Tries of one transaction that PostgreSQL keeps aborting for conflicts. */
 const ATTEMPTS = 3;
-
-/** SQLSTATE 40001 (serialization failure) and 40P01 (deadlock detected): safe to run again. */
-function isConflict(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === '40001' || code === '40P01';
-}
 
 function pause(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

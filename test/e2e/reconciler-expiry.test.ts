@@ -5,6 +5,7 @@ import { BindingExpirySweeper } from '../../src/resources/role-bindings/binding-
 import { condition, crs, eventually, type TestCluster } from '../helpers/kube.js';
 import { reconcilerSuite, startController } from '../helpers/controller.js';
 import type { TestServer } from '../helpers/server.js';
+import { NO_AUDIT } from '../../src/resources/audit/audit-log.js';
 
 /**
  * The reconciler against a real kube-apiserver: a RoleBinding custom resource with an
@@ -47,6 +48,7 @@ maybe('reconciler: a RoleBinding whose expired binding was swept is not bound ag
     uow: new KnexUnitOfWork(server.arbor.db.knex),
     bindings: createStores().roleBindings,
     authz: server.arbor.authz,
+    audit: NO_AUDIT,
     retentionMs: 0,
     intervalMs: 3_600_000,
   });

@@ -11,6 +11,7 @@ import { REPO_LIST } from '../../src/resources/repos/repo.js';
 import { RepoService } from '../../src/resources/repos/repo-service.js';
 import { allPages, createGroup } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { NO_AUDIT } from '../../src/resources/audit/audit-log.js';
 
 let s: TestServer;
 test.before(async () => {
@@ -257,7 +258,7 @@ function serviceWithGrants(grants: Grant[]): RepoService {
   const uow = new KnexUnitOfWork(s.db.knex);
   const authz = new Authorizer({ grantsOf: () => Promise.resolve(grants) });
   const pager = new ListPager(new PageTokenCodec(Buffer.alloc(32, 7)));
-  return new RepoService({ uow, repos: new KnexRepoStore(), authz, pager });
+  return new RepoService({ uow, repos: new KnexRepoStore(), authz, pager, audit: NO_AUDIT });
 }
 const grant = (scope: string, ...caps: Capability[]): Grant => ({
   scope,

@@ -11,6 +11,7 @@ import { TAG_LIST } from '../../src/resources/tags/tag.js';
 import { TagService } from '../../src/resources/tags/tag-service.js';
 import { allPages, createGroup } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { NO_AUDIT } from '../../src/resources/audit/audit-log.js';
 
 let s: TestServer;
 test.before(async () => {
@@ -207,7 +208,7 @@ function serviceWithGrants(grants: Grant[]): TagService {
   const uow = new KnexUnitOfWork(s.db.knex);
   const authz = new Authorizer({ grantsOf: () => Promise.resolve(grants) });
   const pager = new ListPager(new PageTokenCodec(Buffer.alloc(32, 9)));
-  return new TagService({ uow, tags: new KnexTagStore(), authz, pager });
+  return new TagService({ uow, tags: new KnexTagStore(), authz, pager, audit: NO_AUDIT });
 }
 const grant = (scope: string, ...caps: Capability[]): Grant => ({
   scope,

@@ -42,7 +42,7 @@ export const resourceInfoSchema = z
   })
   .meta({ description: 'The resource that was not found or already exists.' });
 
-/** The google.rpc.Status body of every error answer (DESIGN.md, Errors). */
+/** The google.rpc.Status body of every error answer (docs/api.md, Errors). */
 export const statusSchema = z
   .object({
     code: z

@@ -138,6 +138,13 @@ export function mountAccessRoutes(
   tester: TokenTester,
   bodyLimit: number,
 ): void {
+  mountChecks(t, s, bodyLimit);
+  mountAccessLists(t, s);
+  mountTestToken(t, tester, bodyLimit);
+}
+
+/** `access:check` and `access:batchCheck`. */
+function mountChecks(t: RouteTarget, s: AccessService, bodyLimit: number): void {
   // A self check's answer may be one the service shares between requests (frozen).
   const checkWire = madeOnce(checkResultV2);
   post(
@@ -197,6 +204,10 @@ export function mountAccessRoutes(
     bodyLimit,
     true,
   );
+}
+
+/** `access:whoCan` and `access:whatCan`: Lists like any other. */
+function mountAccessLists(t: RouteTarget, s: AccessService): void {
   list(
     t,
     {
@@ -235,6 +246,10 @@ export function mountAccessRoutes(
     },
     (p, q) => s.whatCan(p, q),
   );
+}
+
+/** `access:testToken`: the claim tester. */
+function mountTestToken(t: RouteTarget, tester: TokenTester, bodyLimit: number): void {
   post(
     t,
     {

@@ -89,6 +89,12 @@ const PUSH_EXAMPLE = {
  * authentication: the first takes Basic credentials, the second the registry's secret.
  */
 export function mountRegistryAuthRoutes(t: RouteTarget, d: RegistryAuthRouteDeps): void {
+  mountTokenServer(t, d);
+  if (d.notifyToken !== undefined) mountNotifications(t, d, d.notifyToken);
+}
+
+/** `GET /auth/registry/token`, on Koa and on the fast path. */
+function mountTokenServer(t: RouteTarget, d: RegistryAuthRouteDeps): void {
   /** The token endpoint, for both REST paths (Koa's route and the fast path). */
   const token: PublicRead = async (authorization, query) => {
     const creds = basicCredentials(authorization);
@@ -161,9 +167,10 @@ export function mountRegistryAuthRoutes(t: RouteTarget, d: RegistryAuthRouteDeps
   );
   // Every `docker pull` asks here first: served outside Koa too, by the same function.
   t.fast?.registerPublic(REGISTRY_TOKEN_PATH, token, challengeOf);
+}
 
-  if (d.notifyToken === undefined) return;
-  const secret = d.notifyToken;
+/** `POST /hooks/registry/events`, the registry's notifications, with its bearer secret. */
+function mountNotifications(t: RouteTarget, d: RegistryAuthRouteDeps, secret: string): void {
   mountOperation(
     t,
     {

@@ -90,6 +90,12 @@ export function mountStsRoutes(
   issuer: TokenIssuer,
   people?: UserSignIn,
 ): void {
+  mountExchange(t, sts, people);
+  mountDiscovery(t, issuer);
+}
+
+/** `/sts/exchange`, by query (GET) or form (POST). */
+function mountExchange(t: RouteTarget, sts: SecurityTokenService, people?: UserSignIn): void {
   const exchange = async (ctx: Context, form: URLSearchParams | undefined) => {
     const upstream = bearerToken(ctx.get('authorization') || undefined);
     const aud = [...values(ctx.query.aud), ...(form?.getAll('aud') ?? [])];
@@ -154,7 +160,10 @@ export function mountStsRoutes(
       await exchange(ctx, new URLSearchParams(text));
     },
   );
+}
 
+/** The OIDC discovery document of Arbor's issuer and the keys that sign API tokens. */
+function mountDiscovery(t: RouteTarget, issuer: TokenIssuer): void {
   mountOperation(
     t,
     discovery(

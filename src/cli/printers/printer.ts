@@ -4,7 +4,7 @@ import { namePrinter } from './name-printer.js';
 import { tablePrinter, widePrinter } from './table-printer.js';
 import { yamlPrinter } from './yaml-printer.js';
 
-export type { Printable, Printer } from './printable.js';
+export type { Printer } from './printable.js';
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];

@@ -14,7 +14,7 @@ import type {
 import { GROUP_TYPE } from '../../resources/groups/group.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Tx } from '../../resources/tx.js';
-import { sqlState } from '../errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../errors.js';
 import { standardList } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
 
@@ -89,13 +89,13 @@ export class KnexAccountAssociationStore implements AccountAssociationStore {
         .returning(COLUMNS)) as [AssociationRow];
       return toAssociation(row);
     } catch (e) {
-      if (sqlState(e) === '23505') {
+      if (isUniqueViolation(e)) {
         throw alreadyExists(
           ACCOUNT_ASSOCIATION_TYPE,
           `group ${groupUid} already has an account association`,
         );
       }
-      if (sqlState(e) === '23503') throw notFound(GROUP_TYPE, groupUid);
+      if (isForeignKeyViolation(e)) throw notFound(GROUP_TYPE, groupUid);
       throw e;
     }
   }

@@ -9,7 +9,7 @@ import type {
 } from '../../resources/group-invites/group-invite-store.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Tx } from '../../resources/tx.js';
-import { sqlState } from '../errors.js';
+import { isForeignKeyViolation } from '../errors.js';
 import { standardList } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
 
@@ -87,7 +87,7 @@ export class KnexGroupInviteStore implements GroupInviteStore {
         expires_at: k.raw(`now() + make_interval(secs => ?::double precision)`, [i.ttlMs / 1000]),
       });
     } catch (e) {
-      if (sqlState(e) === '23503') throw notFound(GROUP_TYPE, i.parentUid);
+      if (isForeignKeyViolation(e)) throw notFound(GROUP_TYPE, i.parentUid);
       throw e;
     }
     return (await this.get(tx, i.uid)) as GroupInvite;

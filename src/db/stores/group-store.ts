@@ -10,7 +10,7 @@ import {
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Tx } from '../../resources/tx.js';
 import { GROUP_CHILD_TABLES } from '../child-tables.js';
-import { sqlState } from '../errors.js';
+import { isForeignKeyViolation } from '../errors.js';
 import { finishPage, keysetPage, whereVisible } from '../keyset.js';
 import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
@@ -111,7 +111,7 @@ export class KnexGroupStore implements GroupStore {
         .insert({ uid: g.uid, parent_uid: g.parentUid, name: g.name, description: g.description })
         .returning(COLUMNS)) as [GroupRow];
     } catch (e) {
-      if (sqlState(e) === '23503') throw notFound(GROUP_TYPE, g.parentUid ?? '');
+      if (isForeignKeyViolation(e)) throw notFound(GROUP_TYPE, g.parentUid ?? '');
       throw e;
     }
     const ancestors = ancestorsOf(g.uid);
@@ -187,7 +187,7 @@ export class KnexGroupStore implements GroupStore {
       if (ancestors.length > 0) await REMOVE_COUNTS.rows(k, [ancestors, ancestors[0]]);
       return true;
     } catch (e) {
-      if (sqlState(e) === '23503') {
+      if (isForeignKeyViolation(e)) {
         throw failedPrecondition(
           'RESOURCE_NOT_EMPTY',
           'cannot delete group with child resources',

@@ -12,7 +12,7 @@ import type {
 } from '../../resources/identity-providers/identity-provider-store.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Tx } from '../../resources/tx.js';
-import { constraintOf, sqlState } from '../errors.js';
+import { constraintOf, isForeignKeyViolation } from '../errors.js';
 import { standardList } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
 
@@ -100,7 +100,7 @@ export class KnexIdentityProviderStore implements IdentityProviderStore {
         .returning(this.select(tx))) as [IdpRow];
       return toIdp(row);
     } catch (e) {
-      if (sqlState(e) === '23503' && constraintOf(e)?.includes('parent_uid')) {
+      if (isForeignKeyViolation(e) && constraintOf(e)?.includes('parent_uid')) {
         throw notFound(GROUP_TYPE, idp.parentUid);
       }
       throw e;

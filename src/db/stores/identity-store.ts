@@ -9,7 +9,7 @@ import type {
 } from '../../resources/identities/identity-store.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Tx } from '../../resources/tx.js';
-import { sqlState } from '../errors.js';
+import { isForeignKeyViolation } from '../errors.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
@@ -112,7 +112,7 @@ export class KnexIdentityStore implements IdentityStore {
         .returning(COLUMNS)) as [IdentityRow];
       return toIdentity(row);
     } catch (e) {
-      if (sqlState(e) === '23503') throw notFound(GROUP_TYPE, i.parentUid);
+      if (isForeignKeyViolation(e)) throw notFound(GROUP_TYPE, i.parentUid);
       throw e;
     }
   }

@@ -5,7 +5,7 @@ import { REPO_TYPE, type Repo } from '../../resources/repos/repo.js';
 import type { RepoPatch } from '../../resources/repos/repo-input.js';
 import type { NewRepo, RepoStore } from '../../resources/repos/repo-store.js';
 import type { Tx } from '../../resources/tx.js';
-import { sqlState } from '../errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../errors.js';
 import { Statement } from '../prepared.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
@@ -66,8 +66,8 @@ export class KnexRepoStore implements RepoStore {
         .returning(COLUMNS)) as [RepoRow];
       return toRepo(row);
     } catch (e) {
-      if (sqlState(e) === '23503') throw notFound(GROUP_TYPE, r.parentUid);
-      if (sqlState(e) === '23505') throw nameTaken(r.name);
+      if (isForeignKeyViolation(e)) throw notFound(GROUP_TYPE, r.parentUid);
+      if (isUniqueViolation(e)) throw nameTaken(r.name);
       throw e;
     }
   }
@@ -81,7 +81,7 @@ export class KnexRepoStore implements RepoStore {
         .returning(COLUMNS)) as RepoRow[];
       return row && toRepo(row);
     } catch (e) {
-      if (sqlState(e) === '23505') throw nameTaken(patch.name ?? '');
+      if (isUniqueViolation(e)) throw nameTaken(patch.name ?? '');
       throw e;
     }
   }
@@ -97,7 +97,7 @@ export class KnexRepoStore implements RepoStore {
     try {
       return (await k('repos').where({ uid }).del()) > 0;
     } catch (e) {
-      if (sqlState(e) === '23503') throw notEmpty(uid);
+      if (isForeignKeyViolation(e)) throw notEmpty(uid);
       throw e;
     }
   }
@@ -131,7 +131,7 @@ export class KnexRepoStore implements RepoStore {
         [r.uid, r.parentUid, r.name, r.description],
       );
     } catch (e) {
-      if (sqlState(e) === '23503') return undefined;
+      if (isForeignKeyViolation(e)) return undefined;
       throw e;
     }
     return this.findByName(tx, r.parentUid, r.name);

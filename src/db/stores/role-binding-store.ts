@@ -9,7 +9,7 @@ import type {
   RoleBindingStore,
 } from '../../resources/role-bindings/role-binding-store.js';
 import type { Tx } from '../../resources/tx.js';
-import { constraintOf, sqlState } from '../errors.js';
+import { constraintOf, isForeignKeyViolation, isUniqueViolation } from '../errors.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
 import { storedCapabilities } from './role-store.js';
@@ -83,10 +83,10 @@ function toBinding(r: BindingRow): RoleBinding {
 
 /** SQLSTATE → what the caller got wrong, for writes that lost a race with a delete. */
 function translateWrite(e: unknown, groupUid: string): unknown {
-  if (sqlState(e) === '23505') {
+  if (isUniqueViolation(e)) {
     return alreadyExists(ROLE_BINDING_TYPE, 'the identity already holds this role at this group');
   }
-  if (sqlState(e) === '23503') {
+  if (isForeignKeyViolation(e)) {
     const c = constraintOf(e);
     if (c === 'role_bindings_identity_fk') return invalidField('identityUid', 'identity not found');
     if (c === 'role_bindings_role_fk') return invalidField('roleUid', 'role not found');

@@ -6,7 +6,7 @@ import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Role } from '../../resources/roles/role.js';
 import type { NewRole, RoleStore } from '../../resources/roles/role-store.js';
 import type { Tx } from '../../resources/tx.js';
-import { sqlState } from '../errors.js';
+import { isForeignKeyViolation } from '../errors.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
 
@@ -78,7 +78,7 @@ export class KnexRoleStore implements RoleStore {
         .returning(COLUMNS)) as [RoleRow];
       return toRole(row);
     } catch (e) {
-      if (sqlState(e) === '23503') throw notFound(GROUP_TYPE, r.parentUid);
+      if (isForeignKeyViolation(e)) throw notFound(GROUP_TYPE, r.parentUid);
       throw e;
     }
   }
@@ -116,7 +116,7 @@ export class KnexRoleStore implements RoleStore {
     try {
       return (await k('roles').where({ uid }).del()) > 0;
     } catch (e) {
-      if (sqlState(e) === '23503') throw inUse(uid);
+      if (isForeignKeyViolation(e)) throw inUse(uid);
       throw e;
     }
   }

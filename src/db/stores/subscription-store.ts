@@ -14,7 +14,7 @@ import type {
   SubscriptionStore,
 } from '../../resources/subscriptions/subscription-store.js';
 import type { Tx } from '../../resources/tx.js';
-import { sqlState } from '../errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../errors.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
 
@@ -125,8 +125,8 @@ export class KnexSubscriptionStore implements SubscriptionStore {
         .returning(COLUMNS)) as [SubscriptionRow];
       return toSubscription({ ...row, pending_count: '0' });
     } catch (e) {
-      if (sqlState(e) === '23503') throw notFound(GROUP_TYPE, s.parentUid);
-      if (sqlState(e) === '23505') throw nameTaken(s.name);
+      if (isForeignKeyViolation(e)) throw notFound(GROUP_TYPE, s.parentUid);
+      if (isUniqueViolation(e)) throw nameTaken(s.name);
       throw e;
     }
   }
@@ -161,7 +161,7 @@ export class KnexSubscriptionStore implements SubscriptionStore {
         });
       if (n === 0) return undefined;
     } catch (e) {
-      if (sqlState(e) === '23505') throw nameTaken(patch.name ?? '');
+      if (isUniqueViolation(e)) throw nameTaken(patch.name ?? '');
       throw e;
     }
     return this.get(tx, uid);

@@ -4,7 +4,7 @@ import { REPO_TYPE } from '../../resources/repos/repo.js';
 import type { Tag } from '../../resources/tags/tag.js';
 import type { TagPush, TagRemoval, TagStore, TagUpsert } from '../../resources/tags/tag-store.js';
 import type { Tx } from '../../resources/tx.js';
-import { sqlState } from '../errors.js';
+import { isForeignKeyViolation } from '../errors.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
 
@@ -74,7 +74,7 @@ export class KnexTagStore implements TagStore {
       const row = res.rows[0];
       return row && { tag: toTag(row), created: row.created };
     } catch (e) {
-      if (sqlState(e) === '23503') throw notFound(REPO_TYPE, t.parentUid);
+      if (isForeignKeyViolation(e)) throw notFound(REPO_TYPE, t.parentUid);
       throw e;
     }
   }
@@ -102,7 +102,7 @@ export class KnexTagStore implements TagStore {
       const row = res.rows[0];
       return row && toTag(row);
     } catch (e) {
-      if (sqlState(e) === '23503') throw notFound(REPO_TYPE, t.parentUid);
+      if (isForeignKeyViolation(e)) throw notFound(REPO_TYPE, t.parentUid);
       throw e;
     }
   }

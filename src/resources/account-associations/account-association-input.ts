@@ -54,4 +54,3 @@ export type AccountAssociationCreate = z.infer<typeof accountAssociationCreateSc
 
 /** The fields an update may set (null clears a cloud), after the mask is resolved. */
 export const accountAssociationPatchSchema = accountAssociationCreateSchema.partial();
-export type AccountAssociationPatch = z.infer<typeof accountAssociationPatchSchema>;

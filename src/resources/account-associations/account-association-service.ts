@@ -33,7 +33,7 @@ export interface AccountAssociationServiceDeps {
   groups: GroupStore;
   authz: Authorizer;
   pager: ListPager;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
 }
 
 type Body = Record<string, unknown>;
@@ -75,7 +75,7 @@ export class AccountAssociationService {
         google: input.google ?? null,
         azure: azureOf(input.azure),
       });
-      await this.d.audit?.record(tx, p, { type: T, operation: 'create', uid: group, after: a });
+      await this.d.audit.record(tx, p, { type: T, operation: 'create', uid: group, after: a });
       return a;
     });
   }
@@ -129,7 +129,7 @@ export class AccountAssociationService {
       const before = await this.d.associations.get(tx, uid);
       const a = await this.d.associations.update(tx, uid, fields);
       if (!a) throw notFound(T, uid);
-      await this.d.audit?.record(tx, p, { type: T, operation: 'update', uid, before, after: a });
+      await this.d.audit.record(tx, p, { type: T, operation: 'update', uid, before, after: a });
       return a;
     });
   }
@@ -150,7 +150,7 @@ export class AccountAssociationService {
     await this.d.uow.run(async (tx) => {
       const before = await this.d.associations.get(tx, uid);
       await this.d.associations.delete(tx, uid);
-      if (before) await this.d.audit?.record(tx, p, { type: T, operation: 'delete', uid, before });
+      if (before) await this.d.audit.record(tx, p, { type: T, operation: 'delete', uid, before });
     });
   }
 }

@@ -56,8 +56,6 @@ export interface AuditEvent {
   cascaded: CascadedChange[];
 }
 
-export const AUDIT_EVENT_TYPE = 'audit.arbor.dev/Event';
-
 /**
  * `GET /audit/v2beta1/events`: newest first by default; `uidp.*` select by the changed
  * resource's uid; `start_time` is inclusive and `end_time` exclusive.

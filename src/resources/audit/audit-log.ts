@@ -35,6 +35,13 @@ export interface ChangeRecorder {
   record(tx: Tx, p: Principal, change: Change): Promise<void>;
 }
 
+/**
+ * Records nothing, said out loud: a service is always given a recorder, so a wiring
+ * mistake cannot drop the trail; only tests of a service alone and the benchmark's
+ * baseline (`compose({ audit: false })`) pass this one.
+ */
+export const NO_AUDIT: ChangeRecorder = { record: () => Promise.resolve() };
+
 /** Shows a domain object as the API does (the v2 wire form); wired in compose.ts. */
 export type Presenter = (type: string, resource: unknown) => Presented;
 

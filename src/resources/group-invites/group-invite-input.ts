@@ -41,8 +41,6 @@ export const groupInviteCreateSchema = z.strictObject({
   ttl: ttlSchema,
   singleUse: z.boolean({ error: 'singleUse must be a boolean' }).optional(),
 });
-export type GroupInviteCreate = z.infer<typeof groupInviteCreateSchema>;
-
 /** Update body after the mask is applied: a new role, a new expiry (60 s to 30 days ahead). */
 export const groupInviteUpdateSchema = z.strictObject({
   roleUid: z
@@ -58,8 +56,6 @@ export const groupInviteUpdateSchema = z.strictObject({
     )
     .optional(),
 });
-export type GroupInviteUpdate = z.infer<typeof groupInviteUpdateSchema>;
-
 export const redeemSchema = z.strictObject({
   code: z.string({ error: 'code is required' }).min(1, { error: 'code is required' }).max(512, {
     error: 'code is not an invite code',

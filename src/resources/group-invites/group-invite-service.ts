@@ -47,7 +47,7 @@ export interface GroupInviteServiceDeps {
   bindings: Pick<RoleBindingStore, 'insert'>;
   authz: Authorizer;
   pager: ListPager;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
 }
 
 type Body = Record<string, unknown>;
@@ -90,7 +90,7 @@ export class GroupInviteService {
         ttlMs: input.ttl,
       });
       // Recorded without its code: the code is the credential, and never stored in clear.
-      await this.d.audit?.record(tx, p, { type: T, operation: 'create', uid, after: created });
+      await this.d.audit.record(tx, p, { type: T, operation: 'create', uid, after: created });
       return created;
     });
     return { ...invite, code };
@@ -158,7 +158,7 @@ export class GroupInviteService {
     await this.d.uow.run(async (tx) => {
       const before = await this.d.invites.get(tx, uid);
       if (!(await this.d.invites.delete(tx, uid))) throw notFound(T, uid);
-      await this.d.audit?.record(tx, p, { type: T, operation: 'delete', uid, before });
+      await this.d.audit.record(tx, p, { type: T, operation: 'delete', uid, before });
     });
   }
 
@@ -209,7 +209,7 @@ export class GroupInviteService {
       });
       if (invite.singleUse) await this.d.invites.markUsed(tx, invite.uid);
       // The redeemer is the actor: its own token made the binding.
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: ROLE_BINDING_TYPE,
         operation: 'create',
         uid: binding.uid,

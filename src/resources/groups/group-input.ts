@@ -6,8 +6,5 @@ export const groupCreateSchema = z.strictObject({
   name: nameSchema,
   description: descriptionSchema.optional(),
 });
-export type GroupCreate = z.infer<typeof groupCreateSchema>;
-
 /** The fields an update may set, after the field mask has been resolved. */
 export const groupPatchSchema = groupCreateSchema.partial();
-export type GroupPatch = z.infer<typeof groupPatchSchema>;

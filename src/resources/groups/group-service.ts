@@ -23,7 +23,7 @@ export interface GroupServiceDeps {
   /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
   managed?: ManagedGuard;
   /** Records every change in the audit trail and event outbox (absent only in unit tests). */
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
   /** Where a Get may find the row without asking the database (absent: none). */
   cache?: ReadCache<Group | undefined>;
 }
@@ -66,7 +66,7 @@ export class GroupService {
         description: input.description ?? '',
       });
       const out = this.d.managed ? await this.d.managed.created(tx, 'groups', g, p) : g;
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: GROUP_TYPE,
         operation: 'create',
         uid: out.uid,
@@ -125,7 +125,7 @@ export class GroupService {
       const before = await this.d.groups.get(tx, uid);
       const g = await this.d.groups.update(tx, uid, patch);
       if (!g) throw notFound(GROUP_TYPE, uid);
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: GROUP_TYPE,
         operation: 'update',
         uid,
@@ -144,7 +144,7 @@ export class GroupService {
       await this.d.managed?.beforeWrite(tx, 'groups', uid, p);
       const before = await this.d.groups.get(tx, uid);
       if (!(await this.d.groups.delete(tx, uid))) throw notFound(GROUP_TYPE, uid);
-      await this.d.audit?.record(tx, p, { type: GROUP_TYPE, operation: 'delete', uid, before });
+      await this.d.audit.record(tx, p, { type: GROUP_TYPE, operation: 'delete', uid, before });
     });
   }
 }

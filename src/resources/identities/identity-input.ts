@@ -88,9 +88,6 @@ export function identitySchemas(allowInsecureIssuers: boolean) {
 }
 
 export type IdentitySchemas = ReturnType<typeof identitySchemas>;
-export type IdentityCreate = z.infer<IdentitySchemas['create']>;
-export type IdentityPatch = z.infer<IdentitySchemas['patch']>;
-
 /**
  * The expiry of static keys: the requested time, or 365 days after `createdAt` by default.
  *

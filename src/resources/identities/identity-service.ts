@@ -34,7 +34,7 @@ export interface IdentityServiceDeps {
   bindings: Pick<RoleBindingStore, 'ofIdentity' | 'deleteAll'>;
   authz: Authorizer;
   pager: ListPager;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
   /** Whether `http://` issuers are accepted (ARBOR_ALLOW_INSECURE_ISSUERS). */
   allowInsecureIssuers: boolean;
   /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
@@ -104,7 +104,7 @@ export class IdentityService {
       const i = this.d.managed
         ? await this.d.managed.created(tx, 'identities', inserted, p)
         : inserted;
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: IDENTITY_TYPE,
         operation: 'create',
         uid: i.uid,
@@ -181,7 +181,7 @@ export class IdentityService {
       }
       const updated = await this.d.identities.update(tx, uid, changes);
       if (!updated) throw notFound(IDENTITY_TYPE, uid);
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: IDENTITY_TYPE,
         operation: 'update',
         uid,
@@ -219,7 +219,7 @@ export class IdentityService {
           { reason: 'IDENTITY_DELETED', resourceType: IDENTITY_TYPE, resourceUid: uid },
         );
         if (!(await this.d.identities.delete(tx, uid))) throw notFound(IDENTITY_TYPE, uid);
-        await this.d.audit?.record(tx, p, {
+        await this.d.audit.record(tx, p, {
           type: IDENTITY_TYPE,
           operation: 'delete',
           uid,

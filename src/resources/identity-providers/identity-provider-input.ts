@@ -61,6 +61,5 @@ export function identityProviderSchemas(allowInsecureIssuers: boolean) {
 }
 
 export type IdentityProviderSchemas = ReturnType<typeof identityProviderSchemas>;
-export type IdentityProviderCreate = z.infer<IdentityProviderSchemas['create']>;
 export type IdentityProviderPatch = z.infer<IdentityProviderSchemas['patch']>;
 export type OidcInput = NonNullable<IdentityProviderPatch['oidc']>;

@@ -32,7 +32,7 @@ export interface IdentityProviderServiceDeps {
   roles: Pick<RoleStore, 'get'>;
   authz: Authorizer;
   pager: ListPager;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
   /** ARBOR_ALLOW_INSECURE_ISSUERS: accept `http://` issuers (development only). */
   allowInsecureIssuers: boolean;
   /** Seals client secrets before they reach the store (secrets at rest). */
@@ -116,7 +116,7 @@ export class IdentityProviderService {
         oidc: oidcConfig(input.oidc),
         sealedClientSecret: this.#seal(uid, input.oidc.clientSecret ?? ''),
       });
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: IDP_TYPE,
         operation: 'create',
         uid: idp.uid,
@@ -197,7 +197,7 @@ export class IdentityProviderService {
       }
       const updated = await this.d.idps.update(tx, uid, row);
       if (!updated) throw notFound(IDP_TYPE, uid);
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: IDP_TYPE,
         operation: 'update',
         uid,
@@ -221,7 +221,7 @@ export class IdentityProviderService {
     await this.d.uow.run(async (tx) => {
       const before = await this.d.idps.get(tx, uid);
       if (!(await this.d.idps.delete(tx, uid))) throw notFound(IDP_TYPE, uid);
-      await this.d.audit?.record(tx, p, { type: IDP_TYPE, operation: 'delete', uid, before });
+      await this.d.audit.record(tx, p, { type: IDP_TYPE, operation: 'delete', uid, before });
     });
   }
 

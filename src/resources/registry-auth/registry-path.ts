@@ -24,7 +24,3 @@ export function parseRegistryPath(path: string): RegistryPath | undefined {
   if (repoName.length > REPO_NAME_MAX || !REPO_NAME_PATTERN.test(repoName)) return undefined;
   return { groupUid, repoName };
 }
-
-export function formatRegistryPath(p: RegistryPath): string {
-  return `${p.groupUid}/${p.repoName}`;
-}

@@ -12,8 +12,6 @@ export const repoCreateSchema = z.strictObject({
   name: repoNameSchema,
   description: descriptionSchema.optional(),
 });
-export type RepoCreate = z.infer<typeof repoCreateSchema>;
-
 /** The fields an update may set, after the field mask has been resolved. */
 export const repoPatchSchema = repoCreateSchema.partial();
 export type RepoPatch = z.infer<typeof repoPatchSchema>;

@@ -20,7 +20,7 @@ export interface RepoServiceDeps {
   repos: RepoStore;
   authz: Authorizer;
   pager: ListPager;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
 }
 
 /** Registry repos: named repositories under a group, shared by REST v2 and v1. */
@@ -47,7 +47,7 @@ export class RepoService {
         name: input.name,
         description: input.description ?? '',
       });
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: REPO_TYPE,
         operation: 'create',
         uid: r.uid,
@@ -94,7 +94,7 @@ export class RepoService {
       const before = await this.d.repos.get(tx, uid);
       const r = await this.d.repos.update(tx, uid, patch);
       if (!r) throw notFound(REPO_TYPE, uid);
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: REPO_TYPE,
         operation: 'update',
         uid,
@@ -115,7 +115,7 @@ export class RepoService {
     await this.d.uow.run(async (tx) => {
       const before = await this.d.repos.get(tx, uid);
       if (!(await this.d.repos.delete(tx, uid))) throw notFound(REPO_TYPE, uid);
-      await this.d.audit?.record(tx, p, { type: REPO_TYPE, operation: 'delete', uid, before });
+      await this.d.audit.record(tx, p, { type: REPO_TYPE, operation: 'delete', uid, before });
     });
   }
 

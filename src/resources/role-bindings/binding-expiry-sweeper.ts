@@ -9,7 +9,7 @@ export interface BindingExpirySweeperDeps {
   uow: UnitOfWork;
   bindings: RoleBindingStore;
   authz: Authorizer;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
   /** How long an expired binding stays listed (as expired) before it is deleted. */
   retentionMs: number;
   /** How often to look. */

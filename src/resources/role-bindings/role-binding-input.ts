@@ -18,8 +18,6 @@ export const roleBindingCreateSchema = z.strictObject({
   ...refs,
   expireTime: expireTimeSchema.optional(),
 });
-export type RoleBindingCreate = z.infer<typeof roleBindingCreateSchema>;
-
 /** An update re-points a binding; its expiry is set once, at create. */
 export const roleBindingPatchSchema = z.strictObject(refs).partial();
 

@@ -40,7 +40,7 @@ export interface RoleBindingServiceDeps {
   pager: ListPager;
   /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
   managed?: ManagedGuard;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
 }
 
 interface Target {

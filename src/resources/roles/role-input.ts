@@ -29,7 +29,4 @@ export const roleCreateSchema = z.strictObject({
   description: descriptionSchema.optional(),
   capabilities: capabilitiesSchema,
 });
-export type RoleCreate = z.infer<typeof roleCreateSchema>;
-
 export const rolePatchSchema = roleCreateSchema.partial();
-export type RolePatch = z.infer<typeof rolePatchSchema>;

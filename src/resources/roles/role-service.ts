@@ -21,7 +21,7 @@ export interface RoleServiceDeps {
   roles: RoleStore;
   authz: Authorizer;
   pager: ListPager;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
 }
 
 /**
@@ -54,7 +54,7 @@ export class RoleService {
         description: input.description ?? '',
         capabilities: input.capabilities,
       });
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: ROLE_TYPE,
         operation: 'create',
         uid: role.uid,
@@ -107,7 +107,7 @@ export class RoleService {
         const before = await this.d.roles.get(tx, uid);
         const role = await this.d.roles.update(tx, uid, patch);
         if (!role) throw notFound(ROLE_TYPE, uid);
-        await this.d.audit?.record(tx, p, {
+        await this.d.audit.record(tx, p, {
           type: ROLE_TYPE,
           operation: 'update',
           uid,
@@ -131,7 +131,7 @@ export class RoleService {
     await this.d.uow.run(async (tx) => {
       const before = await this.d.roles.get(tx, uid);
       if (!(await this.d.roles.delete(tx, uid))) throw notFound(ROLE_TYPE, uid);
-      await this.d.audit?.record(tx, p, { type: ROLE_TYPE, operation: 'delete', uid, before });
+      await this.d.audit.record(tx, p, { type: ROLE_TYPE, operation: 'delete', uid, before });
     });
   }
 

@@ -43,7 +43,6 @@ export const UPSTREAM_ALGORITHMS = [
 ];
 /** Generous for real OIDC tokens (1–6 KB), and below Node's 16 KB header limit. */
 export const MAX_UPSTREAM_TOKEN_BYTES = 8 * 1024;
-export { MAX_UPSTREAM_LIFETIME_S } from './token-lifetime.js';
 
 /** What the STS needs of identities, without a principal: it runs before one exists. */
 export interface ExchangeIdentities {
@@ -214,7 +213,10 @@ export class SecurityTokenService {
     try {
       const client = await this.personClient(asIdentity, iss);
       return client === undefined ? {} : { client };
-    } catch {
+    } catch (e) {
+      // Only personClient's own refusal is a verdict on the issuer. Anything else (the
+      // database out of reach) fails the call as what it is, never as a wrong issuer.
+      if (!isRpcError(e) || e.code !== Code.PERMISSION_DENIED) throw e;
       return { problem: "iss is not the issuer of this person's sign-in provider" };
     }
   }

@@ -34,7 +34,5 @@ export const subscriptionCreateSchema = z.strictObject({
   sink: sinkSchema,
   types: typesSchema.optional(),
 });
-export type SubscriptionCreate = z.infer<typeof subscriptionCreateSchema>;
-
 export const subscriptionPatchSchema = subscriptionCreateSchema.partial();
 export type SubscriptionPatch = z.infer<typeof subscriptionPatchSchema>;

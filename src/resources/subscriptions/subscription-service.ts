@@ -26,7 +26,7 @@ export interface SubscriptionServiceDeps {
   subscriptions: SubscriptionStore;
   authz: Authorizer;
   pager: ListPager;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
   /** ARBOR_ALLOW_PRIVATE_SINKS: http and private/loopback sinks (development, tests). */
   allowPrivateSinks: boolean;
 }
@@ -71,7 +71,7 @@ export class SubscriptionService {
         sink: input.sink,
         types: input.types ?? [],
       });
-      await this.d.audit?.record(tx, p, {
+      await this.d.audit.record(tx, p, {
         type: SUBSCRIPTION_TYPE,
         operation: 'create',
         uid: s.uid,
@@ -124,7 +124,7 @@ export class SubscriptionService {
       const before = await this.d.subscriptions.get(tx, uid);
       const s = await this.d.subscriptions.update(tx, uid, patch);
       if (!s || !before) throw notFound(T, uid);
-      await this.d.audit?.record(tx, p, { type: T, operation: 'update', uid, before, after: s });
+      await this.d.audit.record(tx, p, { type: T, operation: 'update', uid, before, after: s });
       return s;
     });
   }
@@ -137,7 +137,7 @@ export class SubscriptionService {
     await this.d.uow.run(async (tx) => {
       const before = await this.d.subscriptions.get(tx, uid);
       if (!before || !(await this.d.subscriptions.delete(tx, uid))) throw notFound(T, uid);
-      await this.d.audit?.record(tx, p, { type: T, operation: 'delete', uid, before });
+      await this.d.audit.record(tx, p, { type: T, operation: 'delete', uid, before });
     });
   }
 }

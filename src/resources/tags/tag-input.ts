@@ -14,4 +14,3 @@ export const tagPutSchema = z.strictObject({
     .regex(DIGEST_PATTERN, { error: `digest must match "${DIGEST_PATTERN.source}"` }),
   deprecated: z.boolean({ error: 'deprecated must be a boolean' }).optional(),
 });
-export type TagPut = z.infer<typeof tagPutSchema>;

@@ -19,7 +19,7 @@ export interface TagServiceDeps {
   tags: TagStore;
   authz: Authorizer;
   pager: ListPager;
-  audit?: ChangeRecorder;
+  audit: ChangeRecorder;
 }
 
 /**
@@ -59,7 +59,7 @@ export class TagService {
       // A re-push moves the tag; the upsert does not return the old digest, so an update
       // record carries only the after state.
       const operation = created ? 'create' : 'update';
-      await this.d.audit?.record(tx, p, { type: TAG_TYPE, operation, uid: tag.uid, after: tag });
+      await this.d.audit.record(tx, p, { type: TAG_TYPE, operation, uid: tag.uid, after: tag });
       return tag;
     });
   }
@@ -91,7 +91,7 @@ export class TagService {
     await this.d.uow.run(async (tx) => {
       const before = await this.d.tags.get(tx, uid);
       if (!(await this.d.tags.delete(tx, uid))) throw notFound(TAG_TYPE, uid);
-      await this.d.audit?.record(tx, p, { type: TAG_TYPE, operation: 'delete', uid, before });
+      await this.d.audit.record(tx, p, { type: TAG_TYPE, operation: 'delete', uid, before });
     });
   }
 
@@ -104,7 +104,7 @@ export class TagService {
     return this.d.uow.run(async (tx) => {
       const tag = await this.d.tags.recordPush(tx, { ...push, uid: newChildUid(push.parentUid) });
       if (tag)
-        await this.d.audit?.record(tx, p, {
+        await this.d.audit.record(tx, p, {
           type: TAG_TYPE,
           operation: 'update',
           uid: tag.uid,

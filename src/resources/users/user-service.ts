@@ -37,7 +37,7 @@ export interface UserServiceDeps {
   /** ARBOR_MAX_PEOPLE_PER_PROVIDER: people one organization IdP may register. */
   maxPeoplePerProvider?: number;
   /** Records registrations and default-role bindings in the audit trail, read back by these. */
-  audit?: { recorder: ChangeRecorder; identities: IdentityStore; bindings: RoleBindingStore };
+  audit: { recorder: ChangeRecorder; identities: IdentityStore; bindings: RoleBindingStore };
 }
 
 /** Issuers compare without trailing slashes, as ARBOR_LOGIN_ISSUER is read. */

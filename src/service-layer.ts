@@ -1,0 +1,287 @@
+import type { Logger } from 'pino';
+import { Authorizer, type GrantSource } from './auth/authorizer.js';
+import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
+import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js';
+import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
+import { SecretBox } from './auth/secret-box.js';
+import { loadSecretKeys } from './auth/secret-keys.js';
+import { loadSigningKeys } from './auth/signing-keys.js';
+import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
+import type { RegistryAuthRouteDeps } from './api/routes/registry-auth-routes.js';
+import type { Config } from './config.js';
+import type { Database } from './db/connect.js';
+import { migrationStatus } from './db/migrate.js';
+import type { createStores } from './db/stores/index.js';
+import { KnexUserStore } from './db/stores/user-store.js';
+import type { KnexUnitOfWork } from './db/unit-of-work.js';
+import type { FeedCache } from './db/read-cache.js';
+import type { ApiMetrics } from './metrics/api-metrics.js';
+import { OutboundFetcher } from './outbound/outbound-fetch.js';
+import { AccessService, type HoldersRead } from './resources/access/access-service.js';
+import type {
+  CheckCache,
+  RememberedSelfChecks,
+} from './resources/access/remembered-self-checks.js';
+import { AccountAssociationService } from './resources/account-associations/account-association-service.js';
+import { AdminService } from './resources/admin/admin-service.js';
+import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
+import { AdvisoryService } from './resources/advisories/advisory-service.js';
+import type { ChangeRecorder } from './resources/audit/audit-log.js';
+import { AuditService } from './resources/audit/audit-service.js';
+import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
+import type { Group } from './resources/groups/group.js';
+import { GroupService } from './resources/groups/group-service.js';
+import { HealthService } from './resources/health-service.js';
+import { IdentityService } from './resources/identities/identity-service.js';
+import { NameResolver } from './resources/names/name-resolver.js';
+import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
+import type { ListPager } from './resources/list-pager.js';
+import { ManagedGuard } from './resources/managed/managed-guard.js';
+import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
+import { RegistryCredentials } from './resources/registry-auth/registry-credentials.js';
+import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
+import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
+import { RepoService } from './resources/repos/repo-service.js';
+import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
+import { RoleService } from './resources/roles/role-service.js';
+import { SecurityTokenService } from './resources/sts/security-token-service.js';
+import { TokenTester } from './resources/sts/token-tester.js';
+import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
+import { TagService } from './resources/tags/tag-service.js';
+import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
+import { UserService } from './resources/users/user-service.js';
+import { UserSignIn } from './resources/users/user-sign-in.js';
+import type { Services } from './services.js';
+// @service-layer-imports
+
+/** What the services are built on: the infrastructure and cache steps of compose(). */
+export interface ServiceFoundation {
+  config: Readonly<Config>;
+  db: Database;
+  logger: Logger;
+  metrics: ApiMetrics;
+  uow: KnexUnitOfWork;
+  pager: ListPager;
+  stores: ReturnType<typeof createStores>;
+  grants: GrantSource;
+  groupCache: FeedCache<Group | undefined> | undefined;
+  holdersCache: FeedCache<HoldersRead> | undefined;
+  checkCache: CheckCache | undefined;
+  selfChecks: RememberedSelfChecks | undefined;
+  /** Where every write records itself (NO_AUDIT only when compose() was told `audit: false`). */
+  audit: ChangeRecorder;
+  /** Issuer keys trusted without discovery (the cluster's); default: the trusted-key service. */
+  trustedKeys: TrustedIssuerKeys | undefined;
+}
+
+/** The services and the token machinery the doors are given. */
+export interface ServiceLayer {
+  services: Services;
+  authz: Authorizer;
+  authenticator: Authenticator;
+  tokens: TokenIssuer;
+  sts: SecurityTokenService;
+  /** People's sign-in at the STS (no `identity`). */
+  people: UserSignIn;
+  /** The server's own login provider, when configured. */
+  serverLogin: { issuer: string; clientId: string } | undefined;
+  /** The registry's token server and notifications, when a registry service is configured. */
+  registryAuth: RegistryAuthRouteDeps | undefined;
+}
+
+type ResourceServices = Omit<Services, 'tokenTester' | 'names'>;
+
+/**
+ * The services step of compose(): every resource service, then the token machinery that
+ * uses them (signing, the STS, people's sign-in, the registry's token server).
+ */
+export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> {
+  const authz = new Authorizer(f.grants);
+  const { loginIssuer, loginClientId } = f.config;
+  const serverLogin =
+    loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;
+  const base = await resourceServices(f, authz, serverLogin);
+  await sealClientSecrets(base, f.logger);
+  const tokens = new TokenIssuer(
+    f.config.issuerUrl,
+    f.config.issuerUrl,
+    await loadSigningKeys(f.config.signingKeysDir),
+  );
+  const { sts, people, tokenTester } = tokenServices(f, authz, base, tokens, serverLogin);
+  // Names answer through the Gets, so a resolved name is the resource its Get answers.
+  const names = new NameResolver({
+    uow: f.uow,
+    authz,
+    names: f.stores.names,
+    groups: base.groups,
+    identities: base.identities,
+    roles: base.roles,
+  });
+  const services: Services = { ...base, tokenTester, names };
+  const authenticator = new ChainAuthenticator(
+    f.config.adminToken,
+    new ApiTokenAuthenticator(tokens),
+  );
+  const registryAuth = registryAuthOf(f, authz, services, { tokens, sts, authenticator });
+  return { services, authz, authenticator, tokens, sts, people, serverLogin, registryAuth };
+}
+
+/** Every service of a resource kind, each given its stores, the unit of work and the caches. */
+async function resourceServices(
+  f: ServiceFoundation,
+  authz: Authorizer,
+  serverLogin: ServiceLayer['serverLogin'],
+): Promise<ResourceServices> {
+  const { config, db, uow, pager, stores: st } = f;
+  const allowInsecureIssuers = config.allowInsecureIssuers;
+  const managed = new ManagedGuard(st.managers);
+  const common = { uow, authz, pager, managed, audit: f.audit };
+  const identityProviders = new IdentityProviderService({
+    ...common,
+    groups: st.groups,
+    roles: st.roles,
+    idps: st.identityProviders,
+    allowInsecureIssuers,
+    serverLogin,
+    secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
+  });
+  return {
+    health: new HealthService(uow, st.pinger),
+    groups: new GroupService({
+      ...common,
+      groups: st.groups,
+      ...(f.groupCache ? { cache: f.groupCache } : {}),
+    }),
+    identities: new IdentityService({
+      ...common,
+      identities: st.identities,
+      bindings: st.roleBindings,
+      allowInsecureIssuers,
+    }),
+    roles: new RoleService({ ...common, roles: st.roles }),
+    roleBindings: new RoleBindingService({ ...common, bindings: st.roleBindings }),
+    access: new AccessService({
+      uow,
+      authz,
+      pager,
+      access: st.access,
+      ...(f.checkCache ? { cache: f.checkCache } : {}),
+      ...(f.selfChecks ? { selfChecks: f.selfChecks } : {}),
+      ...(f.holdersCache ? { holders: f.holdersCache } : {}),
+    }),
+    repos: new RepoService({ ...common, repos: st.repos }),
+    tags: new TagService({ ...common, tags: st.tags }),
+    advisories: new AdvisoryService({ ...common, advisories: st.advisories }),
+    advisoryImport: new AdvisoryImporter({ uow, authz, advisories: st.advisories }),
+    identityProviders,
+    accountAssociations: new AccountAssociationService({
+      ...common,
+      groups: st.groups,
+      associations: st.accountAssociations,
+    }),
+    groupInvites: new GroupInviteService({
+      ...common,
+      groups: st.groups,
+      roles: st.roles,
+      invites: st.groupInvites,
+      bindings: st.roleBindings,
+    }),
+    trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
+    managed: new ManagedResourceService({ uow, authz, guard: managed }),
+    audit: new AuditService({ uow, authz, pager, audit: st.audit }),
+    subscriptions: new SubscriptionService({
+      ...common,
+      subscriptions: st.subscriptions,
+      allowPrivateSinks: config.allowPrivateSinks,
+    }),
+    admin: new AdminService({
+      authz,
+      kind: db.kind,
+      migrationStatus: () => migrationStatus(db.knex),
+      ...(db.dumpDataDir ? { dumpDataDir: db.dumpDataDir } : {}),
+      resealSecrets: () => identityProviders.resealClientSecrets(),
+    }),
+    // @services
+  };
+}
+
+/**
+ * Before serving: seal plain-text secrets left by older versions, and move secrets sealed
+ * by a retired key onto the current one (key rotation).
+ */
+async function sealClientSecrets(base: ResourceServices, logger: Logger): Promise<void> {
+  const sealing = await base.identityProviders.resealClientSecrets();
+  if (sealing.resealed > 0) logger.info({ resealed: sealing.resealed }, 'client secrets sealed');
+  if (sealing.unreadable.length > 0) {
+    logger.warn(
+      { idps: sealing.unreadable },
+      'client secrets sealed by a key that is no longer configured (ARBOR_SECRET_KEY)',
+    );
+  }
+}
+
+/** The STS, people's sign-in and the claim tester, over the issuers' keys. */
+function tokenServices(
+  f: ServiceFoundation,
+  authz: Authorizer,
+  base: ResourceServices,
+  tokens: TokenIssuer,
+  serverLogin: ServiceLayer['serverLogin'],
+): { sts: SecurityTokenService; people: UserSignIn; tokenTester: TokenTester } {
+  const { config, metrics, stores: st } = f;
+  const allowInsecureIssuers = config.allowInsecureIssuers;
+  const remoteKeys = new RemoteKeySets({
+    allowInsecure: allowInsecureIssuers,
+    trusted: f.trustedKeys ?? base.trustedKeys,
+    log: f.logger,
+    fetcher: metrics.instrumentJsonFetcher(
+      new OutboundFetcher({ allowInsecure: allowInsecureIssuers }),
+    ),
+  });
+  const users = new UserService({
+    uow: f.uow,
+    authz,
+    users: new KnexUserStore(),
+    maxPeoplePerProvider: config.maxPeoplePerProvider,
+    audit: { recorder: f.audit, identities: st.identities, bindings: st.roleBindings },
+    serverProvider: serverLogin,
+  });
+  const sts = new SecurityTokenService(base.identities, remoteKeys, tokens, {
+    allowInsecureIssuers,
+    people: users,
+  });
+  // The claim tester runs the exchange's own rules (and key lookups), so it comes with the STS.
+  const tokenTester = new TokenTester(base.identities, sts, async (p) => {
+    const v = await authz.visibility(p, 'identity.create');
+    return v.kind === 'all' || v.scopes.length > 0;
+  });
+  const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
+  sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
+  return { sts, people, tokenTester };
+}
+
+/** The registry's token server and notifications, when `ARBOR_REGISTRY_SERVICE` is set. */
+function registryAuthOf(
+  f: ServiceFoundation,
+  authz: Authorizer,
+  services: Services,
+  t: { tokens: TokenIssuer; sts: SecurityTokenService; authenticator: Authenticator },
+): RegistryAuthRouteDeps | undefined {
+  const service = f.config.registryService;
+  if (service !== undefined) t.sts.acceptAudience(service);
+  if (!service) return undefined;
+  return {
+    credentials: new RegistryCredentials(t.authenticator, t.tokens, t.sts, service),
+    tokens: new RegistryTokenService({
+      uow: f.uow,
+      authz,
+      repos: f.stores.repos,
+      service,
+      sign: (sub, access, ttl) =>
+        t.tokens.signFor(TOKEN_USE.registryAccess, service, sub, { access }, ttl),
+    }),
+    events: new RegistryEventService(services.repos, services.tags),
+    notifyToken: f.config.registryNotifyToken,
+    bodyLimit: f.config.maxBodyBytes,
+  };
+}
