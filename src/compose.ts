@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createApp } from './api/app.js';
 import type { FastReads, NodeHandler } from './api/fast-reads.js';
 import { loadConsoleAssets } from './api/console-static.js';
@@ -8,6 +8,7 @@ import { Authorizer } from './auth/authorizer.js';
 import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
 import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js';
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
+import type { SignInToken } from './auth/sign-in-token.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { TokenTester } from './resources/sts/token-tester.js';
@@ -24,6 +25,7 @@ import { createStores } from './db/stores/index.js';
 import { KnexGrantSource } from './db/stores/grant-source.js';
 import { KnexUnitOfWork } from './db/unit-of-work.js';
 import type { ReadCacheStats } from './db/read-cache.js';
+import { createLogger } from './logger.js';
 import { readCachesOf } from './read-caches.js';
 import { GroupService } from './resources/groups/group-service.js';
 import { HealthService } from './resources/health-service.js';
@@ -118,18 +120,19 @@ export interface ComposeOptions {
   sinkTransport?: SinkTransport;
   /** false: every REST request goes through Koa (tests comparing it with the fast reads). */
   fastReads?: boolean;
+  /** A development run's sign-in token, accepted as the bootstrap admin (cli/serve.ts). */
+  signInToken?: SignInToken;
 }
+
+/** Where `createLogger` always was: its callers import it from here. */
+export { createLogger };
 
 /** Lifetime of the bearer token on each event delivery. */
 const SINK_TOKEN_TTL_S = 300;
 
-export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: 'arbor' }, timestamp: pino.stdTimeFunctions.isoTime });
-}
-
 /** The one place that wires database → stores → services → front door. */
 export async function compose(config: Readonly<Config>, opts: ComposeOptions = {}): Promise<Arbor> {
-  const logger = opts.logger ?? createLogger(config.logLevel);
+  const logger = opts.logger ?? createLogger(config.logLevel, config.logFormat);
   const db =
     opts.database ??
     (await openDatabase({
@@ -298,6 +301,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const authenticator = new ChainAuthenticator(
       config.adminToken,
       new ApiTokenAuthenticator(tokens),
+      opts.signInToken,
     );
     const service = config.registryService;
     if (service !== undefined) sts.acceptAudience(service);

@@ -1,6 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config.js';
 import { StartupError } from '../startup-error.js';
@@ -8,23 +5,7 @@ import { argvOf, repeat } from './argv-command.js';
 import { CliError, reportCliError } from './cli-errors.js';
 import { completionScript } from './completion.js';
 import { registerEverydayCommands } from './everyday-commands.js';
-
-/** The package version, from the package.json above this file (src/ or dist/src/). */
-function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++, dir = dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'arbor' && pkg.version) return pkg.version;
-    } catch {
-      /* not here: look one folder up */
-    }
-  }
-  return '0.0.0';
-}
+import { packageVersion } from './package-version.js';
 
 /** `--api` of the admin commands: they go through a server instead of the database. */
 function adminApiOption(): Option {

@@ -1,17 +1,23 @@
+import { existsSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo, Server } from 'node:net';
+import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { answerClientErrors } from '../api/client-errors.js';
+import { defaultConsoleDir } from '../api/console-static.js';
+import { SignInToken } from '../auth/sign-in-token.js';
 import { ArborListener, createArborHandler } from '../grpc/listener.js';
 import type { NodeHandlerFn } from '../grpc/grpc-handler.js';
 import { Lifecycle } from '../api/lifecycle.js';
 import { compose, createLogger, type Arbor, type ComposeOptions } from '../compose.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { lockDataDir } from '../db/data-dir-lock.js';
 import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { databaseFailure, listenFailure } from '../startup-error.js';
 import { readTlsFiles, reloadTls } from '../tls-files.js';
+import { packageVersion } from './package-version.js';
 
 /** Where a command on this machine reaches the server (a wildcard host is loopback here). */
 function localUrl(server: Server, host: string, tls: boolean): string {
@@ -37,8 +43,12 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  *
  * The port is bound before migrations run, so the probes answer while they do (see
  * Lifecycle). On SIGTERM or SIGINT: `/readyz` fails at once, requests are still served for
- * ARBOR_SHUTDOWN_DELAY_SECONDS (endpoints take a moment to drop this pod), then the
- * listener closes and in-flight requests get ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish.
+ * ARBOR_SHUTDOWN_DELAY_SECONDS (in a pod, endpoints take a moment to drop it; 0 elsewhere,
+ * so Ctrl-C stops at once), then the listener closes and in-flight requests get
+ * ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish. The same signal again exits at once.
+ *
+ * In a development run (config.ts `devSignIn`) it makes a sign-in token for this run and
+ * prints one line for the person at the terminal: the console's address with the token.
  * @throws ConfigError on a bad environment or TLS file; StartupError for a port in use or a
  * database out of reach; whatever migrations throw.
  */
@@ -48,7 +58,7 @@ export async function serveCommand(
   onServing?: () => void,
 ): Promise<void> {
   const config = loadConfig();
-  const logger = opts.logger ?? createLogger(config.logLevel);
+  const logger = opts.logger ?? createLogger(config.logLevel, config.logFormat);
   const life = new Lifecycle();
   // Read before the port is bound: a bad file stops the process rather than serving without.
   const tls = config.tls ? readTlsFiles(config.tls) : undefined;
@@ -96,24 +106,36 @@ export async function serveCommand(
 
   // Migrations run inside compose(); the probes answer meanwhile.
   // In a cluster worker, compose (migrate: false) only once the primary has migrated.
+  const signIn = config.devSignIn ? SignInToken.generate() : undefined;
   const started: Promise<Arbor> = (prepared ?? Promise.resolve()).then(() =>
     compose(config, {
       ...opts,
       logger,
       metrics,
       ...(lock ? { dataDirLock: lock } : {}),
+      ...(signIn ? { signInToken: signIn } : {}),
     }).catch((e: unknown) => {
       throw databaseFailure(e, config.databaseUrl);
     }),
   );
-  let stopping = false;
+  let stopping: string | undefined;
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+    // A second Ctrl-C (or SIGTERM) means now: no more waiting for requests or the delay.
+    // Only the same signal again: a cluster worker gets the terminal's SIGINT and then its
+    // primary's SIGTERM for one Ctrl-C.
+    if (stopping === signal) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      lock?.release();
+      process.exit(1);
+    }
+    if (stopping !== undefined) return;
+    stopping = signal;
     life.drain();
     logger.info(
       { signal, delayMs: config.shutdownDelayMs },
-      'shutting down: /readyz fails; still serving until endpoints drop this pod',
+      config.shutdownDelayMs > 0
+        ? 'shutting down: /readyz fails; still serving until endpoints drop this pod'
+        : 'shutting down: finishing in-flight requests (a second signal exits at once)',
     );
     // A half-applied migration is rolled back by the database, but an embedded one must
     // not be cut off mid-write: let startup finish first.
@@ -152,17 +174,52 @@ export async function serveCommand(
   arbor.delivery.start();
   // Every replica sweeps expired bindings; each locks its batch and skips the others'.
   arbor.bindingSweeper.start();
+  announce(logger, config, localUrl(server, config.host, tls !== undefined), arbor.db.kind, signIn);
+}
+
+/**
+ * The start-up banner (a log line: version, address, console, database), then, in a
+ * development run, the sign-in line.
+ */
+function announce(
+  logger: Logger,
+  config: Readonly<Config>,
+  url: string,
+  database: string,
+  signIn: SignInToken | undefined,
+): void {
+  const consoleUrl = existsSync(join(config.consoleDir ?? defaultConsoleDir(), 'index.html'))
+    ? `${url}/console/`
+    : undefined;
+  const version = packageVersion();
   logger.info(
     {
+      version,
+      url,
+      console: consoleUrl ?? false,
       port: config.port,
-      tls: tls !== undefined,
-      database: arbor.db.kind,
+      tls: config.tls !== undefined,
+      database,
       issuer: config.issuerUrl,
       adminToken: config.adminToken !== undefined,
+      devSignIn: signIn !== undefined,
     },
-    'arbor serving',
+    `Arbor ${version} serving at ${url}${consoleUrl ? `, console at ${consoleUrl}` : ''} (database: ${database})`,
   );
-  if (config.adminToken === undefined) {
+  if (signIn) process.stdout.write(`${signInLine(signIn.token, consoleUrl)}\n`);
+  else if (config.adminToken === undefined) {
     logger.warn('ARBOR_ADMIN_TOKEN is not set: only API tokens from the STS are accepted');
   }
+}
+
+/**
+ * The one line a development run prints for the person who started it (as Jupyter does):
+ * never through the logger, so no log collector keeps the token, and never outside
+ * development (config.ts `devSignIn`). The console reads `#token=` and clears the address.
+ */
+export function signInLine(token: string, consoleUrl: string | undefined): string {
+  const cli = `for the CLI: export ARBOR_TOKEN=${token}`;
+  return consoleUrl
+    ? `Sign in: open ${consoleUrl}#token=${token} (this run's token, admin; ${cli})`
+    : `Sign in with this run's admin token (console not built: npm run build): ${cli}`;
 }
