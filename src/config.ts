@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './config-error.js';
 
 /** Typed, frozen configuration, read from the environment once at start-up. */
 export interface Config {
@@ -120,7 +121,7 @@ export interface TlsFiles {
   keyFile: string;
 }
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

@@ -1,7 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** How long the token of a development run signs in: a working day, then restart for another. */
-export const SIGN_IN_TOKEN_TTL_MS = 12 * 3600_000;
+const SIGN_IN_TOKEN_TTL_MS = 12 * 3600_000;
 
 /**
  * The sign-in token of a development run (`npm start` with nothing configured, see

@@ -49,7 +49,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The known capabilities closest to `s` (a typo, a plural, a missing prefix). */
-export function closestCapabilities(s: string): Capability[] {
+function closestCapabilities(s: string): Capability[] {
   const scored = CAPABILITIES.map((c) => ({ c, d: distance(s, c) }));
   const best = Math.min(...scored.map((x) => x.d));
   // More than a third of the word changed is a different word, not a typo.

@@ -1,9 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError } from '../config.js';
-import { StartupError } from '../startup-error.js';
 import { argvOf, repeat } from './argv-command.js';
-import { CliError, reportCliError } from './cli-errors.js';
-import { completionScript } from './completion.js';
 import { registerEverydayCommands } from './everyday-commands.js';
 import { packageVersion } from './package-version.js';
 
@@ -150,10 +146,11 @@ export function buildProgram(): Command {
     .command('completion')
     .description('print a shell completion script (bash or zsh)')
     .argument('<shell>', 'bash or zsh')
-    .action((shell: string) => {
+    .action(async (shell: string) => {
       if (shell !== 'bash' && shell !== 'zsh') {
         throw new CommanderError(2, 'arbor.shell', `error: no completion for shell "${shell}"`);
       }
+      const { completionScript } = await import('./completion.js');
       process.stdout.write(completionScript(program, shell));
     });
 
@@ -201,6 +198,12 @@ export async function runCli(argv: readonly string[]): Promise<void> {
       process.exitCode = e.exitCode === 0 ? 0 : 2;
       return;
     }
+    // Loaded only on a failure: `--help` and `--version` load no more than they print.
+    const [{ CliError, reportCliError }, { ConfigError }, { StartupError }] = await Promise.all([
+      import('./cli-errors.js'),
+      import('../config-error.js'),
+      import('../startup-error.js'),
+    ]);
     if (e instanceof CliError) {
       process.exitCode = reportCliError(e);
       return;

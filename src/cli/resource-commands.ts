@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { repeat } from './argv-command.js';
-import { OUTPUT_FORMATS } from './printers/printer.js';
+import { OUTPUT_FORMATS } from './printers/output-formats.js';
 import { plural, RESOURCE_KINDS, withArticle, type ResourceKind } from './resource-kinds.js';
 
 /** `-o, --output`, on every command that prints resources. */

@@ -217,7 +217,7 @@ function announce(
  * never through the logger, so no log collector keeps the token, and never outside
  * development (config.ts `devSignIn`). The console reads `#token=` and clears the address.
  */
-export function signInLine(token: string, consoleUrl: string | undefined): string {
+function signInLine(token: string, consoleUrl: string | undefined): string {
   const cli = `for the CLI: export ARBOR_TOKEN=${token}`;
   return consoleUrl
     ? `Sign in: open ${consoleUrl}#token=${token} (this run's token, admin; ${cli})`
