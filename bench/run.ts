@@ -3,6 +3,8 @@
  * start Arbor and the baseline as child processes, load both with autocannon from this
  * process, load the gRPC cases and their REST twins with the closed-loop generator, and
  * write bench/results/<date>-<scale>.{json,md} plus the captured SQL and the plans.
+ * `--only=cli-startup` alone times `arbor --help` and `--version` against `node -e 0` instead
+ * (bench/cli-startup.ts): no database, no load.
  */
 import { execSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -254,6 +256,13 @@ async function main(): Promise<void> {
     log(`database is ${(bytes / GB).toFixed(1)} GB > 5 GB: dropping ${db.name}`);
     await bdb.dropDatabase(db.name);
   } else log(`keeping ${db.name} (${(bytes / GB).toFixed(2)} GB) so a re-run skips seeding`);
+}
+
+// `--only=cli-startup` is the CLI's start-up alone (bench/cli-startup.ts): no database, no load.
+if (only?.length === 1 && only[0] === 'cli-startup') {
+  const runs = Number(args.find((a) => a.startsWith('--runs='))?.slice(7) ?? '20');
+  (await import('./cli-startup.js')).benchCliStartup(runs);
+  process.exit(0);
 }
 
 main().catch((e: unknown) => {

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createApp } from './api/app.js';
 import type { FastReads, NodeHandler } from './api/fast-reads.js';
 import { loadConsoleAssets } from './api/console-static.js';
@@ -10,6 +10,7 @@ import { mountStsRoutes } from './api/routes/sts-routes.js';
 import type { Authorizer } from './auth/authorizer.js';
 import type { Authenticator } from './auth/authenticator.js';
 import type { TrustedIssuerKeys } from './auth/remote-key-sets.js';
+import type { SignInToken } from './auth/sign-in-token.js';
 import { TOKEN_USE, type TokenIssuer } from './auth/token-issuer.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
@@ -22,6 +23,7 @@ import { serverSecret } from './db/secrets.js';
 import { KnexGrantSource } from './db/stores/grant-source.js';
 import { createStores } from './db/stores/index.js';
 import { KnexUnitOfWork } from './db/unit-of-work.js';
+import { createLogger } from './logger.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { HttpSinkTransport } from './outbound/http-sink-transport.js';
 import { readCachesOf } from './read-caches.js';
@@ -88,21 +90,22 @@ export interface ComposeOptions {
   sinkTransport?: SinkTransport;
   /** false: every REST request goes through Koa (tests comparing it with the fast reads). */
   fastReads?: boolean;
+  /** A development run's sign-in token, accepted as the bootstrap admin (cli/serve.ts). */
+  signInToken?: SignInToken;
 }
 
 /** Lifetime of the bearer token on each event delivery. */
 const SINK_TOKEN_TTL_S = 300;
 
-export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: 'arbor' }, timestamp: pino.stdTimeFunctions.isoTime });
-}
+/** Where `createLogger` always was: its callers import it from here. */
+export { createLogger };
 
 /**
  * The one place that wires database → stores → services → front door, in named steps:
  * infrastructure, caches, stores, services, the background workers, and the REST door.
  */
 export async function compose(config: Readonly<Config>, opts: ComposeOptions = {}): Promise<Arbor> {
-  const logger = opts.logger ?? createLogger(config.logLevel);
+  const logger = opts.logger ?? createLogger(config.logLevel, config.logFormat);
   const db = opts.database ?? (await openConfiguredDatabase(config, opts, logger));
   const metrics = opts.metrics ?? new ApiMetrics();
   try {
@@ -121,6 +124,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       ...caches,
       audit,
       trustedKeys: opts.trustedKeys,
+      signInToken: opts.signInToken,
     });
     const workers = backgroundWorkers(config, opts, logger, { uow, stores, audit, layer });
     const door = restDoor(config, opts, logger, metrics, layer);

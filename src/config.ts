@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './config-error.js';
 
 /** Typed, frozen configuration, read from the environment once at start-up. */
 export interface Config {
@@ -23,13 +24,18 @@ export interface Config {
   adminToken: string | undefined;
   allowInsecureIssuers: boolean;
   logLevel: string;
+  /** `LOG_FORMAT`: `auto` is lines for a person on a terminal, JSON lines otherwise. */
+  logFormat: 'auto' | 'json' | 'pretty';
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;
   /** Port of the Prometheus `/metrics` listener; 0 turns it off. */
   metricsPort: number;
   /** Origins allowed by CORS (`*` for any); empty sends no CORS headers. */
   corsOrigins: readonly string[];
-  /** After SIGTERM, how long `/readyz` fails before the listener stops taking requests. */
+  /**
+   * After SIGTERM, how long `/readyz` fails before the listener stops taking requests: 5 s in
+   * a Kubernetes pod (its endpoints take a moment to drop it), 0 elsewhere, unless set.
+   */
   shutdownDelayMs: number;
   /** After that, how long in-flight requests may take before their connections are cut. */
   shutdownTimeoutMs: number;
@@ -81,6 +87,12 @@ export interface Config {
   http: Readonly<HttpLimits>;
   /** `grpc.health.v1.Health/Watch` streams open at once in this process; more are refused. */
   healthWatchMax: number;
+  /**
+   * A development run: `NODE_ENV` is not `production`, not in a Kubernetes pod, the embedded
+   * database, and no admin token nor login provider, so nobody could sign in. `arbor serve`
+   * then makes a sign-in token for this run and prints it (auth/sign-in-token.ts).
+   */
+  devSignIn: boolean;
 }
 
 /**
@@ -109,7 +121,7 @@ export interface TlsFiles {
   keyFile: string;
 }
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -219,9 +231,19 @@ export const environmentSchema = z.object({
     .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })
     .optional()
     .transform((v) => v ?? 'info'),
+  LOG_FORMAT: z
+    .enum(['auto', 'json', 'pretty'], { error: 'must be auto, json or pretty' })
+    .optional()
+    .transform((v) => v ?? 'auto'),
   METRICS_PORT: port(9464),
   ARBOR_CORS_ORIGINS: origins,
-  ARBOR_SHUTDOWN_DELAY_SECONDS: integer(5, 0, 300),
+  // Unset: 5 in a Kubernetes pod, 0 elsewhere (loadConfig).
+  ARBOR_SHUTDOWN_DELAY_SECONDS: z
+    .string()
+    .regex(/^\d+$/, { error: 'must be a whole number' })
+    .transform(Number)
+    .pipe(z.number().max(300, { error: 'must be at most 300' }))
+    .optional(),
   ARBOR_SHUTDOWN_TIMEOUT_SECONDS: integer(20, 1, 3600),
   ARBOR_SECRET_KEY: z.string().optional(),
   ARBOR_SECRET_KEYS_DIR: z.string().optional(),
@@ -266,6 +288,10 @@ export const environmentSchema = z.object({
   ARBOR_HTTP2_SESSION_MAX_BYTES: integer(16 * 1024 * 1024, 64 * 1024),
   ARBOR_GRPC_HEALTH_WATCH_MAX: integer(1_000, 1),
   ARBOR_CONSOLE_DIR: z.string().optional(),
+  // `production` is never a development run (no sign-in token is made).
+  NODE_ENV: z.string().optional(),
+  // Set by Kubernetes in every pod: the shutdown delay applies there.
+  KUBERNETES_SERVICE_HOST: z.string().optional(),
   // The CLI's (`arbor auth login`): where the API is.
   ARBOR_API_URL: url.optional(),
   // The reconciler's (src/reconciler/reconciler-config.ts).
@@ -348,6 +374,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
         });
   // With TLS the port answers https only, so the default issuer (and token audience) is too.
   const scheme = tls ? 'https' : 'http';
+  const inPod = e.KUBERNETES_SERVICE_HOST !== undefined;
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -363,10 +390,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     adminToken: e.ARBOR_ADMIN_TOKEN,
     allowInsecureIssuers: e.ARBOR_ALLOW_INSECURE_ISSUERS,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     maxBodyBytes: 1024 * 1024,
     metricsPort: e.METRICS_PORT,
     corsOrigins: Object.freeze(e.ARBOR_CORS_ORIGINS),
-    shutdownDelayMs: e.ARBOR_SHUTDOWN_DELAY_SECONDS * 1000,
+    shutdownDelayMs: (e.ARBOR_SHUTDOWN_DELAY_SECONDS ?? (inPod ? 5 : 0)) * 1000,
     shutdownTimeoutMs: e.ARBOR_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     registryService: e.ARBOR_REGISTRY_SERVICE,
     registryNotifyToken: e.ARBOR_REGISTRY_NOTIFY_TOKEN,
@@ -390,5 +418,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     tls,
     http: httpLimitsOf(e),
     healthWatchMax: e.ARBOR_GRPC_HEALTH_WATCH_MAX,
+    devSignIn:
+      e.NODE_ENV !== 'production' &&
+      !inPod &&
+      e.DATABASE_URL === undefined &&
+      e.ARBOR_ADMIN_TOKEN === undefined &&
+      loginIssuer === undefined,
   });
 }

@@ -72,7 +72,9 @@ export function workerCount(config: Readonly<Config>, args: string[], log: Logge
 export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<void> {
   if (cluster.isWorker) {
     const config = loadConfig();
-    const logger = createLogger(config.logLevel).child({ worker: cluster.worker!.id });
+    const logger = createLogger(config.logLevel, config.logFormat).child({
+      worker: cluster.worker!.id,
+    });
     const prepared = new Promise<void>((resolve) => {
       const onMessage = (m: unknown) => {
         if (m !== PREPARED) return;
@@ -88,7 +90,7 @@ export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<
   const config = loadConfig();
   // The keys (and PGlite) live there: an odd DATA_DIR stops the command, not a worker loop.
   checkDataDir(config.dataDir);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.logFormat);
   const workers = workerCount(config, args, logger);
   if (workers === 1) return serveOne();
   // A bad TLS file is a configuration error of the whole command, not a crash loop of workers.
@@ -150,7 +152,8 @@ export async function prepareOnce(config: Readonly<Config>, logger: Logger): Pro
  * Keep `n` workers running: a worker that exits unexpectedly is replaced, after a delay
  * that doubles with each consecutive early death (up to 30 s) so that a crash loop does
  * not spin. SIGTERM or SIGINT is passed to every worker, which stops taking connections
- * and finishes its requests; the primary exits 0 once all have exited cleanly. With TLS,
+ * and finishes its requests; the primary exits 0 once all have exited cleanly. A second
+ * SIGINT (or SIGTERM) kills the workers and exits 1 at once. With TLS,
  * SIGHUP is passed on too: each worker reloads its certificate.
  */
 function runPrimary(
@@ -198,9 +201,17 @@ function runPrimary(
     pendingRestarts.add(t);
   });
 
+  let first: NodeJS.Signals | undefined;
   const stop = (signal: NodeJS.Signals) => {
+    if (stopping && !aborting && first === signal) {
+      // A second Ctrl-C means now: the workers are killed rather than waited for.
+      logger.warn({ signal, workers: started.size }, 'second signal: exiting now');
+      for (const w of started.keys()) w.process.kill('SIGKILL');
+      process.exit(1);
+    }
     if (stopping) return;
     stopping = true;
+    first = signal;
     for (const t of pendingRestarts) clearTimeout(t);
     logger.info(
       { signal, workers: started.size },

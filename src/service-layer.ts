@@ -4,6 +4,7 @@ import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
 import { ChainAuthenticator, type Authenticator } from './auth/authenticator.js';
 import { RemoteKeySets, type TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import { SecretBox } from './auth/secret-box.js';
+import type { SignInToken } from './auth/sign-in-token.js';
 import { loadSecretKeys } from './auth/secret-keys.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
@@ -72,6 +73,8 @@ export interface ServiceFoundation {
   audit: ChangeRecorder;
   /** Issuer keys trusted without discovery (the cluster's); default: the trusted-key service. */
   trustedKeys: TrustedIssuerKeys | undefined;
+  /** A development run's sign-in token, accepted as the bootstrap admin (cli/serve.ts). */
+  signInToken: SignInToken | undefined;
 }
 
 /** The services and the token machinery the doors are given. */
@@ -121,6 +124,7 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
   const authenticator = new ChainAuthenticator(
     f.config.adminToken,
     new ApiTokenAuthenticator(tokens),
+    f.signInToken,
   );
   const registryAuth = registryAuthOf(f, authz, services, { tokens, sts, authenticator });
   return { services, authz, authenticator, tokens, sts, people, serverLogin, registryAuth };

@@ -20,6 +20,18 @@ export function clearToken(): void {
   sessionStorage.removeItem(TOKEN);
 }
 
+/**
+ * The address a development server prints (`/console/#token=…`): the token is kept as if
+ * pasted and leaves the address bar (and history) at once, before anything renders. A
+ * fragment never reaches a server, nor a Referer.
+ */
+export function takeTokenFromAddress(): void {
+  const m = /^#token=([^&]+)$/.exec(location.hash);
+  if (!m) return;
+  setToken(decodeURIComponent(m[1]!));
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
 /** The `sub` of a JWT (who the token speaks for), unverified: for display only. */
 export function tokenSubject(token: string): string | undefined {
   try {

@@ -1,7 +1,14 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { onSignedOut } from './api';
-import { CALLBACK_PATH, clearToken, finishLogin, getToken, tokenSubject } from './auth';
+import {
+  CALLBACK_PATH,
+  clearToken,
+  finishLogin,
+  getToken,
+  takeTokenFromAddress,
+  tokenSubject,
+} from './auth';
 import { href, useRoute } from './route';
 import { ErrorBox } from './ui';
 import { AccessView } from './views/access';
@@ -127,4 +134,5 @@ function App() {
   );
 }
 
+takeTokenFromAddress();
 render(<App />, document.getElementById('app')!);

@@ -1,6 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { unauthenticated } from '../core/rpc-error.js';
 import { ADMIN, withVia, type Door, type Principal } from './principal.js';
+import type { SignInToken } from './sign-in-token.js';
 
 /** Turns a bearer token into a principal, or refuses it. */
 export interface Authenticator {
@@ -50,7 +51,8 @@ export function constantTimeEquals(a: string, b: string): boolean {
 }
 
 /**
- * Tries the static admin token first, then each further authenticator (API tokens).
+ * Tries the static admin token first, then a development run's sign-in token (only ever
+ * made in development: config.ts `devSignIn`), then each further authenticator (API tokens).
  */
 export class ChainAuthenticator implements Authenticator {
   /** The static token's digest, taken once: each request then hashes only its own token. */
@@ -59,14 +61,16 @@ export class ChainAuthenticator implements Authenticator {
   constructor(
     adminToken: string | undefined,
     private readonly next: Authenticator | undefined,
+    private readonly signIn?: SignInToken,
   ) {
     this.#admin = adminToken === undefined ? undefined : tokenDigest(adminToken);
   }
 
   async authenticate(token: string, digest?: Buffer): Promise<Principal> {
     // Equal-length digests compared in constant time: neither the token nor its length leaks.
-    if (this.#admin !== undefined && timingSafeEqual(digest ?? tokenDigest(token), this.#admin))
-      return ADMIN;
+    const d = digest ?? tokenDigest(token);
+    if (this.#admin !== undefined && timingSafeEqual(d, this.#admin)) return ADMIN;
+    if (this.signIn?.accepts(d)) return ADMIN;
     if (this.next) return this.next.authenticate(token);
     throw unauthenticated('the token is not valid');
   }

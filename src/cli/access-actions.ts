@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml, stringify } from 'yaml';
-import { call, openSession } from './api-session.js';
+import { call, openSession, type Session } from './api-session.js';
+import { requireCapability } from './capability-words.js';
 import { CliError, EXIT } from './cli-errors.js';
 import { resolveUid } from './name-resolver.js';
+import { NameBook } from './name-book.js';
 import { listItems } from './resource-actions.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
 import type { Column, Item } from './resource-kinds.js';
@@ -21,9 +23,31 @@ interface Proof {
 
 const roleOf = (p: Proof) => p.role.name || p.role.uid;
 
+/** A token that is no JWT speaks for no identity: the admin token (or a development run's). */
+const isAdminToken = (s: Session) => s.token.split('.').length !== 3;
+
+/**
+ * `can-i` with the admin token and no `--as`: it holds every capability everywhere, so the
+ * answer is yes wherever the group exists (its Get proves the token and the group).
+ */
+async function adminCanI(s: Session, group: string, o: Opts): Promise<number> {
+  await call(s, 'GET', '/iam/v2beta1/groups/{uid}', { params: { path: { uid: group } } });
+  const r = { allowed: true, admin: true, grants: [] };
+  if (o.output === 'json') process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+  else if (o.output === 'yaml') process.stdout.write(stringify(r));
+  else {
+    process.stdout.write('yes\n');
+    if (o.explain === true)
+      process.stdout.write('granted by: the admin token (every capability everywhere)\n');
+  }
+  return EXIT.OK;
+}
+
 /** `arbor can-i CAP --group G [--as IDENTITY] [--explain]`: yes (exit 0) or no (exit 1). */
 export async function canI(args: unknown[], o: Opts): Promise<number> {
+  requireCapability(args[0] as string);
   const s = await openSession(o.api as string | undefined);
+  if (typeof o.as !== 'string' && isAdminToken(s)) return adminCanI(s, o.group as string, o);
   const body = {
     capability: args[0] as string,
     groupUid: await resolveUid(s, 'groups', o.group as string),
@@ -41,10 +65,13 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
   else {
     process.stdout.write(r.allowed ? 'yes\n' : 'no\n');
     if (o.explain === true && r.allowed) {
-      const lines = r.grants.map(
-        (g) =>
-          `  binding ${g.bindingUid}: role ${roleOf(g)} bound at ${g.groupUid}\n` +
-          `    path: ${g.path.join(' > ')}`,
+      const names = new NameBook(s);
+      const lines = await Promise.all(
+        r.grants.map(
+          async (g) =>
+            `  role ${roleOf(g)} bound at ${await names.groupPath(g.groupUid)} (binding ${g.bindingUid})\n` +
+            `    path: ${(await Promise.all(g.path.map((p) => names.groupPath(p)))).join(' > ')}`,
+        ),
       );
       process.stdout.write(`granted by:\n${lines.join('\n')}\n`);
     }
@@ -55,18 +82,28 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
 }
 
 const HOLDER_COLUMNS: Column[] = [
-  { header: 'IDENTITY', value: (i) => String(i.identityUid), uid: true },
-  { header: 'ROLES', value: (i) => proofs(i).map(roleOf).join(',') },
+  {
+    header: 'IDENTITY',
+    value: (i) => (typeof i.identityPath === 'string' ? i.identityPath : ''),
+    whole: true,
+  },
+  { header: 'ROLES', value: (i) => proofs(i).map(roleOf).join(','), whole: true },
   {
     header: 'BOUND AT',
+    value: (i) => (typeof i.boundAt === 'string' ? i.boundAt : ''),
+    whole: true,
+  },
+  { header: 'IDENTITY UID', value: (i) => String(i.identityUid), uid: true },
+];
+const HOLDER_WIDE: Column[] = [
+  {
+    header: 'BOUND AT UID',
     value: (i) =>
       proofs(i)
         .map((p) => p.groupUid)
         .join(','),
     uid: true,
   },
-];
-const HOLDER_WIDE: Column[] = [
   {
     header: 'BINDINGS',
     value: (i) =>
@@ -80,6 +117,7 @@ const proofs = (i: Item) => (i.grants as Proof[] | undefined) ?? [];
 
 /** `arbor who-can CAP --group G`: the holders, as a table, JSON or YAML, page by page. */
 export async function whoCan(args: unknown[], o: Opts): Promise<number> {
+  requireCapability(args[0] as string);
   const s = await openSession(o.api as string | undefined);
   const group = await resolveUid(s, 'groups', o.group as string);
   const query: Record<string, string> = { group, capability: args[0] as string };
@@ -99,10 +137,102 @@ export async function whoCan(args: unknown[], o: Opts): Promise<number> {
   const format = (o.output ?? 'table') as OutputFormat;
   if (items.length === 0 && (format === 'table' || format === 'wide'))
     process.stderr.write('No identity you can see holds it there.\n');
-  // `-o name`: one identity uid a line.
-  const shown = format === 'name' ? items.map((i) => ({ uid: i.identityUid })) : items;
+  // `-o name`: one identity uid a line; a table names identities and groups by path.
+  const shown =
+    format === 'name'
+      ? items.map((i) => ({ uid: i.identityUid }))
+      : format === 'table' || format === 'wide'
+        ? await named(s, items)
+        : items;
   process.stdout.write(
     printerFor(format)({ items: shown, single: false, columns: HOLDER_COLUMNS, wide: HOLDER_WIDE }),
+  );
+  if (next) process.stderr.write(`(more: --page-token ${next}, or --all for every page)\n`);
+  return EXIT.OK;
+}
+
+/** Holders with the paths of their identity and of the groups their bindings are at. */
+async function named(s: Session, items: Item[]): Promise<Item[]> {
+  const names = new NameBook(s);
+  return Promise.all(
+    items.map(async (i) => ({
+      ...i,
+      identityPath: await names.identityPath(String(i.identityUid)),
+      boundAt: (await Promise.all(proofs(i).map((p) => names.groupPath(p.groupUid)))).join(','),
+    })),
+  );
+}
+
+interface GroupAccess {
+  groupUid: string;
+  bindings: { bindingUid: string; role: { uid: string; name: string } }[];
+  capabilities: string[];
+  effectiveCapabilities: string[];
+}
+
+const WHAT_COLUMNS: Column[] = [
+  { header: 'GROUP', value: (i) => String(i.groupPath), whole: true },
+  {
+    header: 'ROLES',
+    value: (i) =>
+      (i as unknown as GroupAccess).bindings.map((b) => b.role.name || b.role.uid).join(','),
+    whole: true,
+  },
+  {
+    header: 'HOLDS HERE AND BELOW',
+    value: (i) => (i as unknown as GroupAccess).effectiveCapabilities.join(','),
+    list: true,
+  },
+  { header: 'GROUP UID', value: (i) => String(i.groupUid), uid: true },
+];
+const WHAT_WIDE: Column[] = [
+  {
+    header: 'BINDINGS',
+    value: (i) => (i as unknown as GroupAccess).bindings.map((b) => b.bindingUid).join(','),
+    uid: true,
+  },
+];
+
+/**
+ * `arbor what-can [--as IDENTITY]`: what an identity (default: you) holds, group by group,
+ * with the roles bound there: the API's whatCan, page by page.
+ */
+export async function whatCan(_args: unknown[], o: Opts): Promise<number> {
+  const s = await openSession(o.api as string | undefined);
+  if (typeof o.as !== 'string' && isAdminToken(s))
+    throw new CliError(
+      'the admin token is no identity: it holds every capability everywhere',
+      EXIT.USAGE,
+      ['  ask about an identity with --as <identity>'],
+    );
+  const query: Record<string, string> = {};
+  if (typeof o.as === 'string') query.identity = o.as;
+  if (typeof o.pageSize === 'string') query.page_size = o.pageSize;
+  if (typeof o.pageToken === 'string') query.page_token = o.pageToken;
+  if (o.all === true && query.page_size === undefined) query.page_size = '200';
+  const { items, next } = await listItems(
+    s,
+    { path: '/iam/v2beta1/access:whatCan', plural: 'groups' },
+    query,
+    o.all === true,
+  );
+  const format = (o.output ?? 'table') as OutputFormat;
+  if (items.length === 0 && (format === 'table' || format === 'wide'))
+    process.stderr.write('No role binding you can see grants it anything.\n');
+  const names = new NameBook(s);
+  const shown =
+    format === 'name'
+      ? items.map((i) => ({ uid: i.groupUid }))
+      : format === 'table' || format === 'wide'
+        ? await Promise.all(
+            items.map(async (i) => ({
+              ...i,
+              groupPath: await names.groupPath(String(i.groupUid)),
+            })),
+          )
+        : items;
+  process.stdout.write(
+    printerFor(format)({ items: shown, single: false, columns: WHAT_COLUMNS, wide: WHAT_WIDE }),
   );
   if (next) process.stderr.write(`(more: --page-token ${next}, or --all for every page)\n`);
   return EXIT.OK;

@@ -5,7 +5,7 @@ type Opts = Record<string, unknown>;
 
 /** Every action loads the module that calls the API only when run: help loads nothing. */
 const act =
-  (name: 'canI' | 'whoCan' | 'testToken') =>
+  (name: 'canI' | 'whoCan' | 'whatCan' | 'testToken') =>
   async (...args: unknown[]): Promise<void> => {
     const cmd = args[args.length - 1] as Command;
     const actions = await import('./access-actions.js');
@@ -46,6 +46,17 @@ export function registerAccessCommands(program: Command): void {
     .addOption(outputOption())
     .addOption(apiUrlOption())
     .action(act('whoCan'));
+
+  program
+    .command('what-can')
+    .description('what an identity (default: you) holds, group by group, and the roles bound there')
+    .option('--as <identity>', 'ask about this identity instead of yourself')
+    .option('--page-size <n>', 'groups per page (the API caps it at 200)')
+    .option('--page-token <token>', 'continue where the last page ended')
+    .option('--all', 'follow nextPageToken to the end and print every page')
+    .addOption(outputOption())
+    .addOption(apiUrlOption())
+    .action(act('whatCan'));
 
   const identities = program.commands.find((c) => c.name() === 'identities');
   if (!identities) throw new Error('the identities command must be registered first');

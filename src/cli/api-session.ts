@@ -46,6 +46,7 @@ export async function openSession(apiFlag?: string): Promise<Session> {
   if (token === undefined)
     throw new CliError(`not signed in to ${api}`, EXIT.DENIED, [
       `  run: arbor auth login --api ${api}   (or set ARBOR_TOKEN)`,
+      '  a development server (npm start) prints a sign-in token: export ARBOR_TOKEN=<that token>',
     ]);
   return {
     api,

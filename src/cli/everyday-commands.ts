@@ -1,10 +1,11 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { registerAccessCommands } from './access-commands.js';
 import { apiUrlOption, outputOption, registerResourceCommands } from './resource-commands.js';
 
 /**
  * The commands people use every day over the API (like `kubectl get`): one per resource
- * kind, `tree`, `whoami`, `can-i`, `who-can`, `identities test-token`, and the hidden `__complete` that shell completion asks for uids.
+ * kind, `tree`, `whoami`, `can-i`, `who-can`, `what-can`, `identities test-token`, `audit`,
+ * `capabilities`, `version`, and the hidden `__complete` that shell completion asks for uids.
  * Each action loads its module only when run.
  */
 export function registerEverydayCommands(program: Command): void {
@@ -30,6 +31,50 @@ export function registerEverydayCommands(program: Command): void {
     .action(async (opts: { api?: string; output?: string }) => {
       const { whoamiCommand } = await import('./whoami-command.js');
       await whoamiCommand(opts);
+    });
+
+  program
+    .command('audit')
+    .description('the audit trail: who changed what, when (newest first), with names beside uids')
+    .argument('[resource]', 'only the events of this object (its uid)')
+    .option('--subtree <group>', 'only events of what lies below this group (not the group itself)')
+    .option('--actor <actor>', 'only this actor: an identity uid, admin, or system:<name>')
+    .addOption(
+      new Option('--operation <op>', 'only this operation').choices(['create', 'update', 'delete']),
+    )
+    .option('--kind <kind>', 'only this kind of resource: Group, Identity, RoleBinding, …')
+    .option('--door <door>', 'only what came in here: rest, grpc, reconciler, sts, cli or system')
+    .option('--since <time>', 'from this time (RFC 3339) or this long ago (2h, 7d)')
+    .option('--until <time>', 'until this time (RFC 3339) or this long ago')
+    .option('--oldest-first', 'oldest first instead of newest first')
+    .option('--page-size <n>', 'events per page (the API caps it at 200)')
+    .option('--page-token <token>', 'continue where the last page ended')
+    .option('--all', 'follow nextPageToken to the end and print every page')
+    .addOption(outputOption())
+    .addOption(apiUrlOption())
+    .action(async (resource: string | undefined, opts: Record<string, unknown>) => {
+      const { auditCommand } = await import('./audit-actions.js');
+      process.exitCode = await auditCommand([resource], opts);
+    });
+
+  program
+    .command('capabilities')
+    .description('every capability a role can carry, with what it allows')
+    .addOption(
+      new Option('-o, --output <format>', 'output format').choices(['table', 'name', 'json']),
+    )
+    .action(async (opts: { output?: string }) => {
+      const { capabilitiesCommand } = await import('./info-commands.js');
+      capabilitiesCommand(opts.output ?? 'table');
+    });
+
+  program
+    .command('version')
+    .description('print the version of this arbor and of Node.js')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']))
+    .action(async (opts: { output?: string }) => {
+      const { versionCommand } = await import('./info-commands.js');
+      versionCommand(opts.output ?? 'text');
     });
 
   program

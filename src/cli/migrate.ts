@@ -11,7 +11,7 @@ import { adminTarget, statusMessage } from './admin-target.js';
  */
 export async function migrateCommand(statusOnly: boolean): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.logFormat);
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,

@@ -1,30 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError } from '../config.js';
-import { StartupError } from '../startup-error.js';
 import { argvOf, repeat } from './argv-command.js';
-import { CliError, reportCliError } from './cli-errors.js';
-import { COMPLETION_SHELLS, completionScript } from './completion.js';
 import { registerEverydayCommands } from './everyday-commands.js';
-
-/** The package version, from the package.json above this file (src/ or dist/src/). */
-function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++, dir = dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'arbor' && pkg.version) return pkg.version;
-    } catch {
-      /* not here: look one folder up */
-    }
-  }
-  return '0.0.0';
-}
+import { packageVersion } from './package-version.js';
 
 /** `--api` of the admin commands: they go through a server instead of the database. */
 function adminApiOption(): Option {
@@ -184,7 +161,8 @@ function registerDataCommands(program: Command): void {
     .command('completion')
     .description('print a shell completion script (bash, zsh or fish)')
     .argument('<shell>', 'bash, zsh or fish')
-    .action((shell: string) => {
+    .action(async (shell: string) => {
+      const { COMPLETION_SHELLS, completionScript } = await import('./completion.js');
       if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) {
         throw new CommanderError(2, 'arbor.shell', `error: no completion for shell "${shell}"`);
       }
@@ -235,6 +213,12 @@ export async function runCli(argv: readonly string[]): Promise<void> {
       process.exitCode = e.exitCode === 0 ? 0 : 2;
       return;
     }
+    // Loaded only on a failure: `--help` and `--version` load no more than they print.
+    const [{ CliError, reportCliError }, { ConfigError }, { StartupError }] = await Promise.all([
+      import('./cli-errors.js'),
+      import('../config-error.js'),
+      import('../startup-error.js'),
+    ]);
     if (e instanceof CliError) {
       process.exitCode = reportCliError(e);
       return;

@@ -4,8 +4,10 @@ import { call, openSession, type Session } from './api-session.js';
 import { CliError, EXIT } from './cli-errors.js';
 import { cascadeOf, deletedLine } from './delete-cascade.js';
 import { resolveResourceNames } from './name-resolver.js';
+import { parseDuration } from './duration.js';
+import { NameBook } from './name-book.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
-import type { Item, ResourceKind } from './resource-kinds.js';
+import { withArticle, type Field, type Item, type ResourceKind } from './resource-kinds.js';
 
 type Opts = Record<string, unknown>;
 
@@ -91,14 +93,66 @@ async function bodyOf(kind: ResourceKind, o: Opts): Promise<Item> {
       .replace(/^--/, '')
       .split(' ')[0]!
       .replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
-    if (o[attr] !== undefined) body[f.key] = o[attr];
+    if (o[attr] !== undefined) setField(body, f.key, await fieldValue(f, o[attr]));
   }
   return body;
 }
 
-function print(kind: ResourceKind, format: OutputFormat, items: Item[], single: boolean): void {
-  if (!single && items.length === 0 && (format === 'table' || format === 'wide'))
+/** A flag's text as its field wants it (resource-kinds.ts `Field.from`). */
+async function fieldValue(f: Field, v: unknown): Promise<unknown> {
+  const flag = f.flag.split(' ')[0]!;
+  switch (f.from) {
+    case 'pairs': {
+      const pairs: Record<string, string> = {};
+      for (const p of v as string[]) {
+        const eq = p.indexOf('=');
+        if (eq <= 0) throw new CliError(`${flag} takes name=value, not "${p}"`, EXIT.USAGE);
+        pairs[p.slice(0, eq)] = p.slice(eq + 1);
+      }
+      return pairs;
+    }
+    case 'file':
+      return readFile(String(v), 'utf8').catch((e: NodeJS.ErrnoException) => {
+        throw new CliError(`cannot read ${String(v)}: ${e.code ?? e.message}`, EXIT.USAGE);
+      });
+    case 'for':
+      return new Date(Date.now() + parseDuration(String(v), flag)).toISOString();
+    default:
+      return v;
+  }
+}
+
+/** `claimMatch.issuer` → body.claimMatch.issuer (the objects on the way made as needed). */
+function setField(body: Item, key: string, value: unknown): void {
+  const path = key.split('.');
+  let at = body;
+  for (const k of path.slice(0, -1)) {
+    if (typeof at[k] !== 'object' || at[k] === null) at[k] = {};
+    at = at[k] as Item;
+  }
+  at[path[path.length - 1]!] = value;
+}
+
+async function print(
+  s: Session,
+  kind: ResourceKind,
+  format: OutputFormat,
+  items: Item[],
+  single: boolean,
+): Promise<void> {
+  const table = format === 'table' || format === 'wide';
+  if (!single && items.length === 0 && table)
     process.stderr.write(`No ${kind.command.replace('-', ' ')} found.\n`);
+  // A binding's group by its path of names (the API names the group alone), for people only.
+  if (table && kind.command === 'role-bindings') {
+    const names = new NameBook(s);
+    items = await Promise.all(
+      items.map(async (b) => {
+        const uid = (b.group as Item | undefined)?.uid;
+        return typeof uid === 'string' ? { ...b, groupPath: await names.groupPath(uid) } : b;
+      }),
+    );
+  }
   process.stdout.write(
     printerFor(format)({ items, single, columns: kind.columns, wide: kind.wide }),
   );
@@ -120,25 +174,28 @@ export async function runResourceCommand(
   switch (verb) {
     case 'list': {
       const { items, next } = await listItems(s, kind, listQuery(kind, o), o.all === true);
-      print(kind, format, items, false);
+      await print(s, kind, format, items, false);
       if (next) process.stderr.write(`(more: --page-token ${next}, or --all for every page)\n`);
       return;
     }
     case 'get': {
       const { template, init } = item(one, args[0] as string);
-      print(kind, format, [await call<Item>(s, 'GET', template, init)], true);
+      await print(s, kind, format, [await call<Item>(s, 'GET', template, init)], true);
       return;
     }
     case 'create': {
       const body = await bodyOf(kind, o);
       const parent = o.parent as string | undefined;
       if (parent === undefined && !kind.rootCreate)
-        throw new CliError(`a ${kind.noun} is created in a group: give --parent <uid>`, EXIT.USAGE);
+        throw new CliError(
+          `${withArticle(kind.noun)} is created in a group: give --parent <uid>`,
+          EXIT.USAGE,
+        );
       const created =
         parent === undefined
           ? await call<Item>(s, 'POST', kind.path, { body })
           : await call<Item>(s, 'POST', one, { params: { path: { uid: parent } }, body });
-      print(kind, format, [created], true);
+      await print(s, kind, format, [created], true);
       return;
     }
     case 'update': {
@@ -154,7 +211,7 @@ export async function runResourceCommand(
         params: { path: { uid }, query: { updateMask: mask } },
         body,
       });
-      print(kind, format, [updated], true);
+      await print(s, kind, format, [updated], true);
       return;
     }
     case 'delete':

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { repeat } from './argv-command.js';
-import { OUTPUT_FORMATS } from './printers/printer.js';
-import { RESOURCE_KINDS, type ResourceKind } from './resource-kinds.js';
+import { OUTPUT_FORMATS } from './printers/output-formats.js';
+import { plural, RESOURCE_KINDS, withArticle, type ResourceKind } from './resource-kinds.js';
 
 /** `-o, --output`, on every command that prints resources. */
 export const outputOption = () =>
@@ -25,7 +25,7 @@ const act =
 
 function addFields(cmd: Command, kind: ResourceKind): Command {
   for (const f of kind.fields) {
-    if (f.list) cmd.option(f.flag, f.description, repeat);
+    if (f.list || f.from === 'pairs') cmd.option(f.flag, f.description, repeat);
     else cmd.option(f.flag, f.description);
   }
   return cmd.option('-f, --file <path>', 'the body as a JSON or YAML file (- for standard input)');
@@ -39,14 +39,12 @@ export function registerResourceCommands(program: Command): void {
   for (const kind of RESOURCE_KINDS) {
     const group = program
       .command(kind.command)
-      .description(
-        `${kind.verbs.join(', ')} ${kind.noun === 'advisory' ? 'advisories' : `${kind.noun}s`}`,
-      );
+      .description(`${kind.verbs.join(', ')} ${plural(kind.noun)}`);
     if (kind.verbs.includes('list')) {
       const list = group
         .command('list')
         .alias('ls')
-        .description(`list the ${kind.noun}s you can see`)
+        .description(`list the ${plural(kind.noun)} you can see`)
         .option('--parent <uid>', `only direct children of this group (uidp.children_of)`)
         .option('--children-of <uid>', 'the same as --parent')
         .option('--descendants-of <uid>', 'everything below this group (uidp.descendants_of)')
@@ -72,7 +70,7 @@ export function registerResourceCommands(program: Command): void {
     if (kind.verbs.includes('create')) {
       const create = group
         .command('create')
-        .description(`create a ${kind.noun}`)
+        .description(`create ${withArticle(kind.noun)}`)
         .option(
           '--parent <uid>',
           kind.rootCreate ? 'the parent group (none: an organization)' : 'the group it belongs to',
@@ -85,7 +83,9 @@ export function registerResourceCommands(program: Command): void {
     if (kind.verbs.includes('update')) {
       const update = group
         .command('update')
-        .description(`change a ${kind.noun}: only the fields given (they form the update mask)`)
+        .description(
+          `change ${withArticle(kind.noun)}: only the fields given (they form the update mask)`,
+        )
         .argument('<uid>', `the ${kind.noun}'s uid, or its name (a path of names)`)
         .option(
           '--update-mask <fields>',
@@ -100,7 +100,7 @@ export function registerResourceCommands(program: Command): void {
       group
         .command('delete')
         .alias('rm')
-        .description(`delete ${kind.noun}s`)
+        .description(`delete ${plural(kind.noun)}`)
         .argument('<uid...>', 'their uids, or names')
         .addOption(apiUrlOption())
         .action(act('delete', kind));

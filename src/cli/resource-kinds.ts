@@ -12,6 +12,10 @@ export interface Column {
   value(item: Item): string;
   /** A uid: never cut in the middle of a word, elided in the middle when it must be. */
   uid?: boolean;
+  /** A name: never shortened, whatever the width (two names must stay two names). */
+  whole?: boolean;
+  /** A comma-separated list: shortened by whole items (`a,b,+3`), never inside one. */
+  list?: boolean;
 }
 
 /** A flag of create/update that sets one body field. */
@@ -23,6 +27,12 @@ export interface Field {
   description: string;
   /** Repeatable: the field is a list. */
   list?: boolean;
+  /**
+   * How the flag's text becomes the field (default: as given): `pairs` is a repeatable
+   * `name=value` into an object, `file` a file's contents, `for` a duration from now as an
+   * RFC 3339 time. A `key` with dots sets a nested field (`claimMatch.issuer`).
+   */
+  from?: 'pairs' | 'file' | 'for';
 }
 
 export type Verb = 'list' | 'get' | 'create' | 'update' | 'delete';
@@ -64,7 +74,7 @@ const when =
 const list = (key: string) => (item: Item) => ((item[key] as unknown[]) ?? []).join(',');
 
 const UID: Column = { header: 'UID', value: at('uid'), uid: true };
-const NAME: Column = { header: 'NAME', value: at('name') };
+const NAME: Column = { header: 'NAME', value: at('name'), whole: true };
 const DESCRIPTION: Column = { header: 'DESCRIPTION', value: at('description') };
 const CREATED: Column = { header: 'CREATED', value: when('createTime') };
 const nameFields: Field[] = [
@@ -91,7 +101,50 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     path: '/iam/v2beta1/identities',
     plural: 'identities',
     verbs: CRUD,
-    fields: nameFields,
+    fields: [
+      ...nameFields,
+      // A claim match: which OIDC tokens assume the identity at the STS.
+      { flag: '--issuer <url>', key: 'claimMatch.issuer', description: 'claim match: the iss' },
+      {
+        flag: '--issuer-pattern <regex>',
+        key: 'claimMatch.issuerPattern',
+        description: 'claim match: a pattern the iss matches',
+      },
+      { flag: '--subject <sub>', key: 'claimMatch.subject', description: 'claim match: the sub' },
+      {
+        flag: '--subject-pattern <regex>',
+        key: 'claimMatch.subjectPattern',
+        description: 'claim match: a pattern the sub matches',
+      },
+      {
+        flag: '--audience <aud>',
+        key: 'claimMatch.audience',
+        description: 'claim match: an aud the token must carry',
+      },
+      {
+        flag: '--claim <name=value>',
+        key: 'claimMatch.claims',
+        description: 'claim match: a further claim and its value (repeatable)',
+        from: 'pairs',
+      },
+      // Static keys: tokens signed by keys given here, for issuers without discovery.
+      {
+        flag: '--static-issuer <iss>',
+        key: 'staticKeys.issuer',
+        description: 'static keys: the iss of the tokens',
+      },
+      {
+        flag: '--static-subject <sub>',
+        key: 'staticKeys.subject',
+        description: 'static keys: the sub of the tokens',
+      },
+      {
+        flag: '--issuer-keys-file <path>',
+        key: 'staticKeys.issuerKeys',
+        description: 'static keys: a JWKS file of the public keys that sign them',
+        from: 'file',
+      },
+    ],
     columns: [
       NAME,
       UID,
@@ -123,7 +176,7 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
         list: true,
       },
     ],
-    columns: [NAME, UID, { header: 'CAPABILITIES', value: list('capabilities') }],
+    columns: [NAME, UID, { header: 'CAPABILITIES', value: list('capabilities'), list: true }],
     wide: [DESCRIPTION],
   },
   {
@@ -140,11 +193,29 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     fields: [
       { flag: '--identity <uid>', key: 'identityUid', description: 'the identity bound' },
       { flag: '--role <uid>', key: 'roleUid', description: 'the role granted' },
+      {
+        flag: '--expire-time <time>',
+        key: 'expireTime',
+        description: 'when the binding stops granting (RFC 3339, e.g. 2026-12-31T00:00:00Z)',
+      },
+      {
+        flag: '--for <duration>',
+        key: 'expireTime',
+        description: 'the same, as a duration from now: 90m, 2h, 7d',
+        from: 'for',
+      },
     ],
     columns: [
-      { header: 'IDENTITY', value: (b) => at('identity', 'name')(b) || at('identity', 'uid')(b) },
-      { header: 'ROLE', value: at('role', 'name') },
-      { header: 'GROUP', value: at('group', 'name') },
+      {
+        header: 'IDENTITY',
+        value: (b) => at('identity', 'name')(b) || at('identity', 'uid')(b),
+        whole: true,
+      },
+      { header: 'ROLE', value: at('role', 'name'), whole: true },
+      // The path of names when the CLI has looked it up (resource-actions.ts), else the name.
+      { header: 'GROUP', value: (b) => at('groupPath')(b) || at('group', 'name')(b), whole: true },
+      // Left out of a table where no binding expires.
+      { header: 'EXPIRES', value: when('expireTime') },
       UID,
     ],
     wide: [
@@ -185,7 +256,7 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     ],
     columns: [
       UID,
-      { header: 'ROLE', value: at('role', 'name') },
+      { header: 'ROLE', value: at('role', 'name'), whole: true },
       { header: 'EXPIRES', value: when('expirationTime') },
     ],
     wide: [
@@ -233,7 +304,7 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     },
     fields: [],
     columns: [
-      { header: 'ID', value: at('id') },
+      { header: 'ID', value: at('id'), whole: true },
       { header: 'SEVERITY', value: at('severityLevel') },
       { header: 'SUMMARY', value: at('summary') },
     ],
@@ -258,10 +329,16 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     columns: [NAME, UID, { header: 'STATE', value: at('status', 'state') }],
     wide: [
       { header: 'SINK', value: at('sink') },
-      { header: 'TYPES', value: list('types') },
+      { header: 'TYPES', value: list('types'), list: true },
     ],
   },
 ];
+
+/** `identity` → `identities`, `advisory` → `advisories`, `group` → `groups`. */
+export const plural = (noun: string) =>
+  /[^aeiou]y$/.test(noun) ? `${noun.slice(0, -1)}ies` : `${noun}s`;
+/** `a group`, `an identity`, `an event subscription`. */
+export const withArticle = (noun: string) => `${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun}`;
 
 /** @returns the kind whose command is `command`, or undefined. */
 export function kindOf(command: string): ResourceKind | undefined {

@@ -1,8 +1,12 @@
+import { existsSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo, Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { answerClientErrors } from '../api/client-errors.js';
+import { defaultConsoleDir } from '../api/console-static.js';
+import { SignInToken } from '../auth/sign-in-token.js';
 import { ArborListener, createArborHandler } from '../grpc/listener.js';
 import type { NodeHandlerFn } from '../grpc/grpc-handler.js';
 import { Lifecycle } from '../api/lifecycle.js';
@@ -14,6 +18,7 @@ import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { databaseFailure, listenFailure } from '../startup-error.js';
 import { readTlsFiles, reloadTls } from '../tls-files.js';
+import { packageVersion } from './package-version.js';
 
 /** Where a command on this machine reaches the server (a wildcard host is loopback here). */
 function localUrl(server: Server, host: string, tls: boolean): string {
@@ -39,8 +44,12 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  *
  * The port is bound before migrations run, so the probes answer while they do (see
  * Lifecycle). On SIGTERM or SIGINT: `/readyz` fails at once, requests are still served for
- * ARBOR_SHUTDOWN_DELAY_SECONDS (endpoints take a moment to drop this pod), then the
- * listener closes and in-flight requests get ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish.
+ * ARBOR_SHUTDOWN_DELAY_SECONDS (in a pod, endpoints take a moment to drop it; 0 elsewhere,
+ * so Ctrl-C stops at once), then the listener closes and in-flight requests get
+ * ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish. The same signal again exits at once.
+ *
+ * In a development run (config.ts `devSignIn`) it makes a sign-in token for this run and
+ * prints one line for the person at the terminal: the console's address with the token.
  * @throws ConfigError on a bad environment or TLS file; StartupError for a port in use or a
  * database out of reach; whatever migrations throw.
  */
@@ -52,7 +61,7 @@ export async function serveCommand(
   const config = loadConfig();
   // Before anything uses it (keys, the lock, PGlite): an odd DATA_DIR is one clear line.
   checkDataDir(config.dataDir);
-  const logger = opts.logger ?? createLogger(config.logLevel);
+  const logger = opts.logger ?? createLogger(config.logLevel, config.logFormat);
   const life = new Lifecycle();
   // Read before the port is bound: a bad file stops the process rather than serving without.
   const tls = config.tls ? readTlsFiles(config.tls) : undefined;
@@ -94,45 +103,19 @@ export async function serveCommand(
 
   // Migrations run inside compose(); the probes answer meanwhile.
   // In a cluster worker, compose (migrate: false) only once the primary has migrated.
+  const signIn = config.devSignIn ? SignInToken.generate() : undefined;
   const started: Promise<Arbor> = (prepared ?? Promise.resolve()).then(() =>
     compose(config, {
       ...opts,
       logger,
       metrics,
       ...(lock ? { dataDirLock: lock } : {}),
+      ...(signIn ? { signInToken: signIn } : {}),
     }).catch((e: unknown) => {
       throw databaseFailure(e, config.databaseUrl);
     }),
   );
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    life.drain();
-    logger.info(
-      { signal, delayMs: config.shutdownDelayMs },
-      'shutting down: /readyz fails; still serving until endpoints drop this pod',
-    );
-    // A half-applied migration is rolled back by the database, but an embedded one must
-    // not be cut off mid-write: let startup finish first.
-    const arbor = await started.catch(() => undefined);
-    await sleep(config.shutdownDelayMs);
-    logger.info('closing the listener: finishing in-flight requests');
-    const force = setTimeout(() => {
-      logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'in-flight requests did not finish');
-      server.closeAllConnections();
-    }, config.shutdownTimeoutMs);
-    force.unref();
-    await new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeIdleConnections();
-    });
-    metricsServer?.close();
-    await arbor?.close();
-    lock?.release();
-    logger.info('stopped');
-    process.exit(0);
-  };
+  const stop = stopOnSignal({ config, logger, life, server, started, lock, metricsServer });
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
@@ -146,7 +129,64 @@ export async function serveCommand(
   // reaches the lifecycle, which answers 503.
   server.streams = handler.tryStream;
   onServing?.();
-  startServing(arbor, config, logger, tls !== undefined);
+  startServing(arbor, config, logger, localUrl(server, config.host, tls !== undefined), signIn);
+}
+
+/** What a shutdown lets go of, in order. */
+interface Stoppable {
+  config: Config;
+  logger: Logger;
+  life: Lifecycle;
+  server: ArborListener;
+  started: Promise<Arbor>;
+  lock: ReturnType<typeof lockDataDir> | undefined;
+  metricsServer: { close(): unknown } | undefined;
+}
+
+/**
+ * The signal handler: drain, wait the shutdown delay, close the listener and let in-flight
+ * requests finish. A second Ctrl-C (or SIGTERM) means now: no more waiting. Only the same
+ * signal again: a cluster worker gets the terminal's SIGINT and then its primary's SIGTERM
+ * for one Ctrl-C.
+ */
+function stopOnSignal(s: Stoppable): (signal: string) => Promise<void> {
+  const { config, logger, life, server, lock } = s;
+  let stopping: string | undefined;
+  return async (signal: string) => {
+    if (stopping === signal) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      lock?.release();
+      process.exit(1);
+    }
+    if (stopping !== undefined) return;
+    stopping = signal;
+    life.drain();
+    logger.info(
+      { signal, delayMs: config.shutdownDelayMs },
+      config.shutdownDelayMs > 0
+        ? 'shutting down: /readyz fails; still serving until endpoints drop this pod'
+        : 'shutting down: finishing in-flight requests (a second signal exits at once)',
+    );
+    // A half-applied migration is rolled back by the database, but an embedded one must
+    // not be cut off mid-write: let startup finish first.
+    const arbor = await s.started.catch(() => undefined);
+    await sleep(config.shutdownDelayMs);
+    logger.info('closing the listener: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'in-flight requests did not finish');
+      server.closeAllConnections();
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    await new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeIdleConnections();
+    });
+    s.metricsServer?.close();
+    await arbor?.close();
+    lock?.release();
+    logger.info('stopped');
+    process.exit(0);
+  };
 }
 
 /** The metrics listener on METRICS_PORT (none for 0); `undo` runs before a failure is thrown. */
@@ -165,22 +205,63 @@ async function metricsPort(
 }
 
 /** Once the app serves: the background workers start, and the process says it is serving. */
-function startServing(arbor: Arbor, config: Config, logger: Logger, tls: boolean): void {
+function startServing(
+  arbor: Arbor,
+  config: Config,
+  logger: Logger,
+  url: string,
+  signIn: SignInToken | undefined,
+): void {
   // Event delivery runs in every replica; leases make each subscription one sender's at a time.
   arbor.delivery.start();
   // Every replica sweeps expired bindings; each locks its batch and skips the others'.
   arbor.bindingSweeper.start();
+  announce(logger, config, url, arbor.db.kind, signIn);
+}
+
+/**
+ * The start-up banner (a log line: version, address, console, database), then, in a
+ * development run, the sign-in line.
+ */
+function announce(
+  logger: Logger,
+  config: Readonly<Config>,
+  url: string,
+  database: string,
+  signIn: SignInToken | undefined,
+): void {
+  const consoleUrl = existsSync(join(config.consoleDir ?? defaultConsoleDir(), 'index.html'))
+    ? `${url}/console/`
+    : undefined;
+  const version = packageVersion();
   logger.info(
     {
+      version,
+      url,
+      console: consoleUrl ?? false,
       port: config.port,
-      tls,
-      database: arbor.db.kind,
+      tls: config.tls !== undefined,
+      database,
       issuer: config.issuerUrl,
       adminToken: config.adminToken !== undefined,
+      devSignIn: signIn !== undefined,
     },
-    'arbor serving',
+    `Arbor ${version} serving at ${url}${consoleUrl ? `, console at ${consoleUrl}` : ''} (database: ${database})`,
   );
-  if (config.adminToken === undefined) {
+  if (signIn) process.stdout.write(`${signInLine(signIn.token, consoleUrl)}\n`);
+  else if (config.adminToken === undefined) {
     logger.warn('ARBOR_ADMIN_TOKEN is not set: only API tokens from the STS are accepted');
   }
+}
+
+/**
+ * The one line a development run prints for the person who started it (as Jupyter does):
+ * never through the logger, so no log collector keeps the token, and never outside
+ * development (config.ts `devSignIn`). The console reads `#token=` and clears the address.
+ */
+function signInLine(token: string, consoleUrl: string | undefined): string {
+  const cli = `for the CLI: export ARBOR_TOKEN=${token}`;
+  return consoleUrl
+    ? `Sign in: open ${consoleUrl}#token=${token} (this run's token, admin; ${cli})`
+    : `Sign in with this run's admin token (console not built: npm run build): ${cli}`;
 }

@@ -10,7 +10,9 @@ export const nameSchema = z
   .string({
     error: (iss) => (iss.input === undefined ? 'name is required' : 'name must be a string'),
   })
-  .regex(NAME_PATTERN, { error: `name must match "${NAME_PATTERN.source}"` })
+  .regex(NAME_PATTERN, {
+    error: 'name must be lowercase letters a-z, digits, spaces, dots, dashes or underscores',
+  })
   .max(63, { error: 'name must be at most 63 characters' });
 
 export const descriptionSchema = z

@@ -3,6 +3,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -79,6 +80,8 @@ test('readme: the walk runs as pasted against a fresh server', async (t) => {
         XDG_CONFIG_HOME: dir,
         PORT: String(port),
         DATA_DIR: join(dir, '.data'),
+        // The walk's own `mktemp -d` lands under this one, removed with it.
+        TMPDIR: dir,
         // Other tests run beside this one: no shared metrics port.
         METRICS_PORT: '0',
       },
@@ -91,9 +94,9 @@ test('readme: the walk runs as pasted against a fresh server', async (t) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 5 * 60_000);
     const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
     clearTimeout(timer);
-    const log = existsSync(join(dir, 'arbor.log'))
-      ? readFileSync(join(dir, 'arbor.log'), 'utf8')
-      : '';
+    // The walk runs in the temporary directory it makes (its first line), not in `dir`.
+    const walkDir = readdirSync(dir).find((f) => existsSync(join(dir, f, 'arbor.log')));
+    const log = walkDir ? readFileSync(join(dir, walkDir, 'arbor.log'), 'utf8') : '';
     const transcript = `--- stdout\n${out}\n--- stderr\n${err}\n--- arbor.log (tail)\n${log.slice(-3000)}`;
     t.is(code, 0, transcript);
 
@@ -113,6 +116,10 @@ test('readme: the walk runs as pasted against a fresh server', async (t) => {
     t.regex(out, /"groups":\[\{"uid":"[0-9a-f]{40}","name":"acme"/);
     if (grpc) t.regex(out, /"description": "new"/, 'the gRPC UpdateGroup');
     t.false(/\n\s+at /.test(err), 'no stack traces');
+    // Nothing the walk wrote (tokens, keys, the log) is in the directory it was started in.
+    t.true(walkDir !== undefined, 'the walk ran in its own temporary directory');
+    for (const f of ['laptop.token', 'laptop.jwks.json', 'test-token.json', 'arbor.log'])
+      t.false(existsSync(join(dir, f)), f);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

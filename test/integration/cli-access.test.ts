@@ -56,8 +56,9 @@ test('can-i: yes (exit 0) with the proof under --explain, no (exit 1)', async (t
   const yes = await arbor(['can-i', 'groups.list', '--group', folder, '--explain']);
   t.is(yes.code, 0, yes.stderr);
   t.regex(yes.stdout, /^yes\n/);
-  t.true(yes.stdout.includes(`binding ${aliceBinding}: role reader bound at ${org}`));
-  t.true(yes.stdout.includes(`path: ${org} > ${folder}`));
+  // Groups by their names, the binding by its uid.
+  t.true(yes.stdout.includes(`role reader bound at cli-access (binding ${aliceBinding})`));
+  t.true(yes.stdout.includes('path: cli-access > cli-access/team'));
   const no = await arbor(['can-i', 'groups.delete', '--group', folder]);
   t.is(no.code, 1);
   t.is(no.stdout, 'no\n');
@@ -78,9 +79,12 @@ test('can-i --as: about another identity, as JSON; one you cannot see is exit 4'
 test('who-can: a table, JSON, pages', async (t) => {
   const table = await arbor(['who-can', 'groups.list', '--group', folder]);
   t.is(table.code, 0, table.stderr);
-  t.regex(table.stdout, /^IDENTITY\s+ROLES\s+BOUND AT\n/);
-  t.regex(table.stdout, /reader/);
-  t.regex(table.stdout, /deleter/);
+  t.regex(table.stdout, /^IDENTITY\s+ROLES\s+BOUND AT\s+IDENTITY UID\n/);
+  t.regex(table.stdout, new RegExp(`^cli-access/alice\\s+reader\\s+cli-access\\s+${alice}$`, 'm'));
+  t.regex(
+    table.stdout,
+    new RegExp(`^cli-access/team/bob\\s+deleter\\s+cli-access/team\\s+${bob}$`, 'm'),
+  );
   const json = await arbor(['who-can', 'groups.list', '--group', folder, '-o', 'json']);
   const uids = JSON.parse(json.stdout).map((h: { identityUid: string }) => h.identityUid);
   t.deepEqual(uids, [alice, bob].sort());

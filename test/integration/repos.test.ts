@@ -75,7 +75,7 @@ test('repos: validation names every failed field', async (t) => {
   const pattern = await s.admin.post(`${R}/${org}`, { name: 'Bad' });
   t.is(
     pattern.body.message,
-    'Invalid argument: name: name must match "^[a-z0-9]+(?:[._-][a-z0-9]+)*$"',
+    'Invalid argument: name: name must be lowercase letters a-z and digits, in parts joined by one dot, dash or underscore',
   );
   t.is((await s.admin.post(`${R}/${org}`, { name: 'x'.repeat(255) })).status, 200);
   const many = await s.admin.post(`${R}/${org}`, { name: 7, description: 'a\nb', tier: 'gold' });

@@ -1,4 +1,5 @@
 import type { Printer } from './printable.js';
+import type { OutputFormat } from './output-formats.js';
 import { jsonPrinter } from './json-printer.js';
 import { namePrinter } from './name-printer.js';
 import { tablePrinter, widePrinter } from './table-printer.js';
@@ -6,8 +7,7 @@ import { yamlPrinter } from './yaml-printer.js';
 
 export type { Printer } from './printable.js';
 
-export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export type { OutputFormat } from './output-formats.js';
 
 const PRINTERS: Record<OutputFormat, Printer> = {
   table: tablePrinter,

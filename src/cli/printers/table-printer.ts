@@ -5,9 +5,19 @@ const GAP = '   ';
 /** No column is cut below this many characters. */
 const MIN_WIDTH = 8;
 
-/** The width a table fits: the terminal's, or 80 when the output is not a terminal. */
-function terminalWidth(): number {
-  return process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : 80;
+/**
+ * The width a table fits. On a terminal: `COLUMNS` when it is set (as `ls` and kubectl
+ * read it), else the terminal's own width. Off a terminal (a pipe, a file): no limit, so
+ * nothing a script reads is ever shortened.
+ */
+export function tableWidth(
+  out: { isTTY?: boolean; columns?: number } = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  if (out.isTTY !== true) return Number.POSITIVE_INFINITY;
+  const columns = Number(env.COLUMNS);
+  if (Number.isInteger(columns) && columns > 0) return columns;
+  return out.columns !== undefined && out.columns > 0 ? out.columns : 80;
 }
 
 /** One line: control characters and newlines from the data cannot break the table. */
@@ -16,29 +26,45 @@ function clean(s: string): string {
   return s.replace(/[\u0000-\u001f\u007f]+/g, ' ');
 }
 
-/** `s` in `width` characters: text is cut at the end, a uid in the middle (both ends matter). */
-function fit(s: string, width: number, uid: boolean): string {
+/**
+ * `s` in `width` characters: a uid is elided in the middle (both ends matter), a list keeps
+ * its first whole items and says how many more (`a,b,+3`), text is cut at the end.
+ */
+function fit(s: string, width: number, column: Column): string {
   if (s.length <= width) return s;
   if (width <= 1) return '…'.slice(0, width);
-  if (!uid) return `${s.slice(0, width - 1)}…`;
-  const head = Math.ceil((width - 1) / 2);
-  return `${s.slice(0, head)}…${s.slice(s.length - (width - 1 - head))}`;
+  if (column.uid === true) {
+    const head = Math.ceil((width - 1) / 2);
+    return `${s.slice(0, head)}…${s.slice(s.length - (width - 1 - head))}`;
+  }
+  if (column.list === true) {
+    const parts = s.split(',');
+    for (let kept = parts.length - 1; kept >= 1; kept--) {
+      const text = `${parts.slice(0, kept).join(',')},+${parts.length - kept}`;
+      if (text.length <= width) return text;
+    }
+    return `+${parts.length}`.length <= width ? `+${parts.length}` : '…';
+  }
+  return `${s.slice(0, width - 1)}…`;
 }
 
 /**
- * Column widths within `limit`: text columns give up characters first, the widest first,
- * so short columns (names, states) stay whole; uids are shortened only when text alone
- * cannot make room, since a whole uid is what one copies.
+ * Column widths within `limit`: free text gives up characters first, the widest first, so
+ * short columns (states) stay whole; uids are shortened only when text alone cannot make
+ * room. A name (`whole`) is never shortened: `registry.pull` and `registry.push` must stay
+ * two names. So a table may be wider than `limit` rather than cut a name.
  */
-function widths(natural: number[], uid: boolean[], header: number[], limit: number): number[] {
+function widths(natural: number[], columns: readonly Column[], limit: number): number[] {
   const w = [...natural];
   const total = () => w.reduce((a, b) => a + b, 0) + GAP.length * (w.length - 1);
   for (const shrinkUids of [false, true]) {
     while (total() > limit) {
       let widest = -1;
       w.forEach((x, k) => {
-        const floor = Math.max(MIN_WIDTH, header[k]!);
-        if (uid[k] === shrinkUids && x > floor && (widest < 0 || x > w[widest]!)) widest = k;
+        const c = columns[k]!;
+        const floor = Math.max(MIN_WIDTH, c.header.length);
+        if (c.whole === true || (c.uid === true) !== shrinkUids || x <= floor) return;
+        if (widest < 0 || x > w[widest]!) widest = k;
       });
       if (widest < 0) break;
       w[widest]!--;
@@ -47,22 +73,18 @@ function widths(natural: number[], uid: boolean[], header: number[], limit: numb
   return w;
 }
 
-function render(items: readonly Item[], all: readonly Column[], limit: number): string {
+/** The table of `items` in `columns`, fitted to `limit` characters as {@link widths} says. */
+export function renderTable(items: readonly Item[], all: readonly Column[], limit: number): string {
   // A column nobody has a value in only costs width: left out.
   const columns = all.filter((c) => items.some((i) => c.value(i) !== ''));
   const rows = items.map((i) => columns.map((c) => clean(c.value(i))));
   const natural = columns.map((c, k) =>
     Math.max(c.header.length, ...rows.map((r) => r[k]!.length)),
   );
-  const w = widths(
-    natural,
-    columns.map((c) => c.uid === true),
-    columns.map((c) => c.header.length),
-    limit,
-  );
+  const w = widths(natural, columns, limit);
   const line = (cells: string[]) =>
     cells
-      .map((cell, k) => fit(cell, w[k]!, columns[k]!.uid === true).padEnd(w[k]!))
+      .map((cell, k) => fit(cell, w[k]!, columns[k]!).padEnd(w[k]!))
       .join(GAP)
       .trimEnd();
   return [line(columns.map((c) => c.header)), ...rows.map(line)].map((l) => `${l}\n`).join('');
@@ -70,12 +92,12 @@ function render(items: readonly Item[], all: readonly Column[], limit: number): 
 
 function table(p: Printable, columns: readonly Column[], limit: number): string {
   if (p.items.length === 0 && !p.single) return '';
-  return render(p.items, columns, limit);
+  return renderTable(p.items, columns, limit);
 }
 
-/** `-o table` (the default): the kind's columns, fitted to the terminal (80 when piped). */
-export const tablePrinter: Printer = (p) => table(p, p.columns, terminalWidth());
+/** `-o table` (the default): the kind's columns, fitted to a terminal, whole off one. */
+export const tablePrinter: Printer = (p) => table(p, p.columns, tableWidth());
 
-/** `-o wide`: more columns, nothing shortened. */
+/** `-o wide`: more columns (whole uids among them), nothing shortened. */
 export const widePrinter: Printer = (p) =>
-  table(p, [...p.columns, ...p.wide], Number.MAX_SAFE_INTEGER);
+  table(p, [...p.columns, ...p.wide], Number.POSITIVE_INFINITY);
