@@ -299,11 +299,9 @@ test.serial(
   },
 );
 
-test.serial('cli: completion offers group and role uids from the server', async (t) => {
+test.serial('cli: completion offers group and role names from the server', async (t) => {
   const env = { ...admin, ARBOR_API_URL: s.url };
-  const org = (
-    await arbor(['groups', 'create', '--name', 'completed', '-o', 'name'], env)
-  ).stdout.trim();
+  await arbor(['groups', 'create', '--name', 'completed', '-o', 'name'], env);
   const script = (await arbor(['completion', 'bash'])).stdout;
   // `arbor` on PATH, as after set-up.
   const bin = mkdtempSync(join(home, 'bin-'));
@@ -327,11 +325,9 @@ test.serial('cli: completion offers group and role uids from the server', async 
       child.stdout.on('data', (b: Buffer) => (out += b.toString()));
       child.on('close', () => resolve(out.trim()));
     });
-  t.true((await complete(`arbor groups get ${org.slice(0, 12)}`)).split(' ').includes(org));
-  t.true((await complete(`arbor groups list --parent ''`)).split(' ').includes(org));
-  const viewer = (
-    await arbor(['roles', 'list', '--name', 'viewer', '-o', 'name'], env)
-  ).stdout.trim();
-  t.true((await complete(`arbor invites create --role ''`)).split(' ').includes(viewer));
+  // Names, not uids: what a person types (a group path, a role name).
+  t.true((await complete('arbor groups get comp')).split(' ').includes('completed'));
+  t.true((await complete(`arbor groups list --parent ''`)).split(' ').includes('completed'));
+  t.true((await complete(`arbor invites create --role ''`)).split(' ').includes('viewer'));
   t.false((await complete('arbor __')).includes('__complete'), 'the helper is not offered');
 });
