@@ -47,7 +47,8 @@ async function adminCanI(s: Session, group: string, o: Opts): Promise<number> {
 export async function canI(args: unknown[], o: Opts): Promise<number> {
   requireCapability(args[0] as string);
   const s = await openSession(o.api as string | undefined);
-  if (typeof o.as !== 'string' && isAdminToken(s)) return adminCanI(s, o.group as string, o);
+  if (typeof o.as !== 'string' && isAdminToken(s))
+    return adminCanI(s, await resolveUid(s, 'groups', o.group as string), o);
   const body = {
     capability: args[0] as string,
     groupUid: await resolveUid(s, 'groups', o.group as string),
@@ -206,7 +207,7 @@ export async function whatCan(_args: unknown[], o: Opts): Promise<number> {
       ['  ask about an identity with --as <identity>'],
     );
   const query: Record<string, string> = {};
-  if (typeof o.as === 'string') query.identity = o.as;
+  if (typeof o.as === 'string') query.identity = await resolveUid(s, 'identities', o.as);
   if (typeof o.pageSize === 'string') query.page_size = o.pageSize;
   if (typeof o.pageToken === 'string') query.page_token = o.pageToken;
   if (o.all === true && query.page_size === undefined) query.page_size = '200';

@@ -1,8 +1,9 @@
 import { stringify } from 'yaml';
-import { openSession } from './api-session.js';
+import { openSession, type Session } from './api-session.js';
 import { CliError, EXIT } from './cli-errors.js';
 import { parseTimeOrAgo } from './duration.js';
 import { NameBook } from './name-book.js';
+import { resolveUid } from './name-resolver.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
 import { listItems } from './resource-actions.js';
 import type { Column, Item } from './resource-kinds.js';
@@ -61,12 +62,37 @@ function auditQuery(resource: string | undefined, o: Opts): Record<string, strin
 }
 
 /**
+ * The audited object by name: a group path, else an identity (`acme/ci`); a uid as it is.
+ * Other kinds are named by uid (their audit records carry it).
+ */
+async function resourceUid(s: Session, value: string | undefined): Promise<string | undefined> {
+  if (value === undefined) return undefined;
+  try {
+    return await resolveUid(s, 'groups', value);
+  } catch (e) {
+    if (!(e instanceof CliError) || e.exitCode !== EXIT.NOT_FOUND || !value.includes('/')) throw e;
+    return resolveUid(s, 'identities', value);
+  }
+}
+
+/** `--actor`: `admin`, `system:<name>`, an identity's uid, or its name (`acme/ci`). */
+async function actorOf(s: Session, actor: string): Promise<string> {
+  if (actor === 'admin' || actor.includes(':')) return actor;
+  return resolveUid(s, 'identities', actor);
+}
+
+/**
  * `arbor audit [RESOURCE] [--subtree G] [--actor A] [--operation OP] [--since T] [--until T]`:
  * the audit trail you may read, newest first, with names beside uids.
  */
 export async function auditCommand(args: unknown[], o: Opts): Promise<number> {
-  const query = auditQuery(args[0] as string | undefined, o);
+  auditQuery(args[0] as string | undefined, o); // usage errors before any call
   const s = await openSession(o.api as string | undefined);
+  const query = auditQuery(await resourceUid(s, args[0] as string | undefined), {
+    ...o,
+    ...(typeof o.subtree === 'string' ? { subtree: await resolveUid(s, 'groups', o.subtree) } : {}),
+    ...(typeof o.actor === 'string' ? { actor: await actorOf(s, o.actor) } : {}),
+  });
   const { items, next } = await listItems(
     s,
     { path: '/audit/v2beta1/events', plural: 'events' },

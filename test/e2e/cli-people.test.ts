@@ -63,10 +63,12 @@ test.after.always(() => {
   rmSync(home, { recursive: true, force: true });
 });
 
-test.serial('cli: a daily session reads by name, and piped tables are whole', async (t) => {
-  const acme = (await ok(['groups', 'create', '--name', 'acme', '-o', 'name'])).trim();
+// Every argument below is a name or a path of names: no uid is typed. Uids read from the
+// output are used only to check what the output says.
+test.serial('cli: a daily session by names alone, and piped tables are whole', async (t) => {
+  await ok(['groups', 'create', '--name', 'acme', '-o', 'name']);
   const platform = (
-    await ok(['groups', 'create', '--parent', acme, '--name', 'platform', '-o', 'name'])
+    await ok(['groups', 'create', '--parent', 'acme', '--name', 'platform', '-o', 'name'])
   ).trim();
   // An identity with a claim match, from flags alone.
   const ci = JSON.parse(
@@ -74,7 +76,7 @@ test.serial('cli: a daily session reads by name, and piped tables are whole', as
       'identities',
       'create',
       '--parent',
-      platform,
+      'acme/platform',
       '--name',
       'ci',
       '--issuer',
@@ -98,7 +100,6 @@ test.serial('cli: a daily session reads by name, and piped tables are whole', as
   t.regex(roles, /^registry\.pull\s/m);
   t.regex(roles, /^registry\.push\s/m);
   t.false(roles.includes('…'), roles);
-  const editor = (await ok(['roles', 'list', '--name', 'editor', '-o', 'name'])).trim();
 
   // A binding for two hours.
   const before = Date.now();
@@ -107,11 +108,11 @@ test.serial('cli: a daily session reads by name, and piped tables are whole', as
       'role-bindings',
       'create',
       '--parent',
-      platform,
+      'acme/platform',
       '--identity',
-      ci.uid,
+      'acme/platform/ci',
       '--role',
-      editor,
+      'editor',
       '--for',
       '2h',
       '-o',
@@ -121,49 +122,77 @@ test.serial('cli: a daily session reads by name, and piped tables are whole', as
   const ttl = Date.parse(binding.expireTime) - before;
   t.true(ttl > 7_100_000 && ttl <= 7_200_000 + 60_000, binding.expireTime);
 
-  const bindings = await ok(['role-bindings', 'list', '--parent', platform]);
+  const bindings = await ok(['role-bindings', 'list', '--parent', 'acme/platform']);
   t.regex(bindings, /^IDENTITY\s+ROLE\s+GROUP\s+EXPIRES\s+UID$/m);
   t.regex(bindings, new RegExp(`^ci\\s+editor\\s+acme/platform\\s+\\d{4}-.*${binding.uid}$`, 'm'));
-  const wide = await ok(['role-bindings', 'list', '--parent', platform, '-o', 'wide']);
+  const wide = await ok(['role-bindings', 'list', '--parent', 'acme/platform', '-o', 'wide']);
   t.true(wide.includes(ci.uid) && wide.includes(platform), 'wide: whole uids');
 
   // Who can, can-i --explain, what-can: names beside uids.
-  const who = await ok(['who-can', 'groups.list', '--group', platform]);
+  const who = await ok(['who-can', 'groups.list', '--group', 'acme/platform']);
   t.regex(who, new RegExp(`^acme/platform/ci\\s+editor\\s+acme/platform\\s+${ci.uid}$`, 'm'));
   const explain = await arbor([
     'can-i',
     'groups.list',
     '--group',
-    platform,
+    'acme/platform',
     '--as',
-    ci.uid,
+    'acme/platform/ci',
     '--explain',
   ]);
   t.is(explain.code, 0, explain.stderr);
   t.regex(explain.stdout, /^yes\ngranted by:\n {2}role editor bound at acme\/platform \(binding /);
-  const what = await ok(['what-can', '--as', ci.uid]);
+  const what = await ok(['what-can', '--as', 'acme/platform/ci']);
   t.regex(
     what,
     new RegExp(`^acme/platform\\s+editor\\s+\\S*groups\\.list\\S*\\s+${platform}$`, 'm'),
   );
 
   // The admin token may do anything anywhere: yes.
-  const admin = await arbor(['can-i', 'groups.delete', '--group', platform]);
+  const admin = await arbor(['can-i', 'groups.delete', '--group', 'acme/platform']);
   t.is(admin.code, 0, admin.stderr);
   t.is(admin.stdout, 'yes\n');
 
   // The audit trail of the subtree, by name; and with filters.
-  const audit = await ok(['audit', '--subtree', acme]);
+  const audit = await ok(['audit', '--subtree', 'acme']);
   t.regex(audit, /^TIME\s+ACTOR\s+OPERATION\s+KIND\s+RESOURCE\s+RESOURCE UID$/m);
   t.regex(audit, new RegExp(`\\sadmin\\s+create\\s+Identity\\s+ci\\s+${ci.uid}$`, 'm'));
   t.regex(audit, new RegExp(`\\sadmin\\s+create\\s+Group\\s+platform\\s+${platform}$`, 'm'));
-  const deletes = await arbor(['audit', '--subtree', acme, '--operation', 'delete']);
+  const deletes = await arbor(['audit', '--subtree', 'acme', '--operation', 'delete']);
   t.is(deletes.stdout, '');
   t.regex(deletes.stderr, /No audit event/);
-  const recent = await ok(['audit', platform, '--actor', 'admin', '--since', '1h', '-o', 'json']);
+  const recent = await ok([
+    'audit',
+    'acme/platform',
+    '--actor',
+    'admin',
+    '--since',
+    '1h',
+    '-o',
+    'json',
+  ]);
   t.is((JSON.parse(recent) as unknown[]).length, 1);
-  const future = await ok(['audit', platform, '--since', '2099-01-01T00:00:00Z', '-o', 'json']);
+  const future = await ok([
+    'audit',
+    'acme/platform',
+    '--since',
+    '2099-01-01T00:00:00Z',
+    '-o',
+    'json',
+  ]);
   t.deepEqual(JSON.parse(future), []);
+
+  // The identity's own trail, by its path; then deletes by name, saying what goes along.
+  const own = await ok(['audit', 'acme/platform/ci', '-o', 'json']);
+  t.true((JSON.parse(own) as { resourceUid: string }[]).some((e) => e.resourceUid === ci.uid));
+  const gone = await ok(['identities', 'delete', 'acme/platform/ci']);
+  t.regex(gone, /^deleted identity \S+ and its role binding /);
+  t.true(gone.includes(binding.uid), gone);
+  await ok(['groups', 'delete', 'acme/platform']);
+  await ok(['groups', 'delete', 'acme']);
+  const left = await arbor(['groups', 'get', 'acme']);
+  t.not(left.code, 0);
+  t.regex(left.stderr, /no group named acme/);
 });
 
 test('cli: a mistyped capability is a usage error that suggests the right one', async (t) => {
