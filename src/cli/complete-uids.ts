@@ -1,5 +1,7 @@
+import { CAPABILITIES } from '../auth/capabilities.js';
 import { parentOf } from '../core/uidp.js';
 import { openSession } from './api-session.js';
+import { describeCapability } from './capability-words.js';
 import { listItems } from './resource-actions.js';
 import { kindOf, type Item } from './resource-kinds.js';
 
@@ -34,10 +36,15 @@ const described = (item: Item, fallback: string) =>
  * `arbor __complete <kind>`: the names of one page (200) of a kind, one a line, each with a
  * tab and a description, for the completion scripts: group paths (`acme/platform`),
  * identities by group path and name, role names. One List (two at once for identities and
- * roles, whose groups give the paths). Silent and successful on any failure: completion
+ * roles, whose groups give the paths); `capabilities` from the program itself. Silent and successful on any failure: completion
  * must never print an error into the person's command line.
  */
 export async function completeUids(command: string): Promise<void> {
+  // Capabilities are the program's own words: no server asked.
+  if (command === 'capabilities') {
+    process.stdout.write(CAPABILITIES.map((c) => `${c}\t${describeCapability(c)}\n`).join(''));
+    return;
+  }
   if (!COMPLETED.has(command)) return;
   try {
     const s = await openSession();

@@ -33,6 +33,7 @@ const NAME_ARGUMENTS: ReadonlyArray<[readonly string[], string]> = [
   [[...verbs('groups'), 'tree'], 'groups'],
   [[...verbs('identities'), 'identities test-token'], 'identities'],
   [verbs('roles'), 'roles'],
+  [['can-i', 'who-can'], 'capabilities'],
 ];
 
 /** The `case` arms of a POSIX-like shell (bash, zsh): `a|b) kind=x ;;`. */

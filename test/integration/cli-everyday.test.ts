@@ -329,5 +329,9 @@ test.serial('cli: completion offers group and role names from the server', async
   t.true((await complete('arbor groups get comp')).split(' ').includes('completed'));
   t.true((await complete(`arbor groups list --parent ''`)).split(' ').includes('completed'));
   t.true((await complete(`arbor invites create --role ''`)).split(' ').includes('viewer'));
+  // Capabilities, from the program itself: the argument of can-i and who-can.
+  const caps = (await complete('arbor can-i groups.l')).split(' ');
+  t.deepEqual(caps, ['groups.list']);
+  t.true((await complete(`arbor who-can ''`)).split(' ').includes('role_bindings.create'));
   t.false((await complete('arbor __')).includes('__complete'), 'the helper is not offered');
 });
