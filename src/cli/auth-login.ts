@@ -200,8 +200,9 @@ async function login(values: LoginFlags): Promise<number> {
     ...(signedIn ? providerFields(issuer!, clientId!, scopes, signedIn) : {}),
   };
   await store.put(api, entry);
+  const identity = await identityPathFor(api, got.token, got.identity);
   process.stderr.write(
-    `Signed in to ${api} as ${entry.displayName ?? got.identity} (identity ${got.identity}); ` +
+    `Signed in to ${api} as ${signedInAs(entry.displayName, identity)}; ` +
       `the API token is valid until ${got.expiry}.\n`,
   );
   if (values.invite) {
@@ -209,4 +210,34 @@ async function login(values: LoginFlags): Promise<number> {
     process.stderr.write(`Invite redeemed: ${joined.role} at ${joined.group}.\n`);
   }
   return 0;
+}
+
+/**
+ * The signed-in identity's path of names (`acme/people/alice`), read with its new token; its
+ * uid when the identity may not read itself or a group above it.
+ */
+async function identityPathFor(api: string, token: string, uid: string): Promise<string> {
+  const { createArborClient } = await import('../client/index.js');
+  const client = createArborClient(api, { token });
+  try {
+    const segments = uid.split('/');
+    const groups = await Promise.all(
+      segments.slice(0, -1).map(async (_, k) => {
+        const at = segments.slice(0, k + 1).join('/');
+        const r = await client.GET('/iam/v2beta1/groups/{uid}', { params: { path: { uid: at } } });
+        return r.data?.name;
+      }),
+    );
+    const me = await client.GET('/iam/v2beta1/identities/{uid}', { params: { path: { uid } } });
+    const names = [...groups, me.data?.name];
+    return names.every((n) => typeof n === 'string' && n !== '') ? names.join('/') : uid;
+  } catch {
+    return uid;
+  }
+}
+
+/** `Alice (identity acme/people/alice)`, `Alice` when they are one name, or `identity acme/ci`. */
+function signedInAs(displayName: string | undefined, identity: string): string {
+  if (displayName === undefined) return `identity ${identity}`;
+  return displayName === identity ? displayName : `${displayName} (identity ${identity})`;
 }

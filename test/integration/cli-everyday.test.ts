@@ -56,7 +56,8 @@ test.serial('cli: a person logs in, builds a tree, binds, lists, draws it, logs 
   // Only the address: the provider comes from the server's /.well-known/arbor-login.
   const login = await arbor(['auth', 'login', '--no-browser', ...api()]);
   ok(t, login);
-  t.regex(login.stderr, /Signed in to .* as Alice/);
+  // Named once: the person's identity is named as the provider named them.
+  t.regex(login.stderr, /Signed in to \S+ as Alice; /);
   const me = decodeJwt((await arbor(['auth', 'token', ...api()])).stdout.trim()).sub as string;
 
   // A new person holds nothing: the admin makes them owner of the organization.
