@@ -14,6 +14,10 @@ function table(cmd: Command, path: string[] = [], out = new Map<string, string[]
     '--help',
   ];
   out.set(path.join(' '), [...new Set(words)]);
+  // `-o`'s values, under the command's path and `-o` (what the scripts ask after -o).
+  const output = cmd.options.find((o) => o.long === '--output');
+  const choices = output?.argChoices;
+  if (choices) out.set([...path, '-o'].join(' '), choices);
   for (const c of cmd.commands) table(c, [...path, c.name()], out);
   return out;
 }
@@ -79,6 +83,9 @@ ${wordsFn}${fn}() {
     [[ "$w" == -* ]] && continue
     [[ " $(${fn}_words "$cmdpath") " == *" $w "* ]] && cmdpath="\${cmdpath:+$cmdpath }$w"
   done
+  case "\${words[CURRENT-1]}" in
+    -o|--output) compadd -- \${=$(${fn}_words "$cmdpath -o")}; return ;;
+  esac
 ${kindOf('${words[CURRENT-1]}', '${words[CURRENT]}')}
   if [[ -n "$kind" ]]; then
     local -a names
@@ -101,6 +108,9 @@ ${wordsFn}${fn}() {
     [[ "$w" == -* ]] && continue
     [[ " $(${fn}_words "$cmdpath") " == *" $w "* ]] && cmdpath="\${cmdpath:+$cmdpath }$w"
   done
+  case "\${COMP_WORDS[COMP_CWORD-1]}" in
+    -o|--output) COMPREPLY=($(compgen -W "$(${fn}_words "$cmdpath -o")" -- "$cur")); return ;;
+  esac
 ${kindOf('${COMP_WORDS[COMP_CWORD-1]}', '$cur')}
   if [[ -n "$kind" ]]; then
     # One name a line (a name may hold a space); the descriptions after the tab are dropped.
@@ -140,6 +150,10 @@ function ${fn}
     if contains -- $w (${fn}_words "$cmdpath")
       set cmdpath (string trim -- "$cmdpath $w")
     end
+  end
+  if contains -- $tokens[-1] -o --output
+    ${fn}_words "$cmdpath -o"
+    return
   end
   set -l kind ''
   switch $tokens[-1]

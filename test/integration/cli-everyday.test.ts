@@ -334,5 +334,14 @@ test.serial('cli: completion offers group and role names from the server', async
   const caps = (await complete('arbor can-i groups.l')).split(' ');
   t.deepEqual(caps, ['groups.list']);
   t.true((await complete(`arbor who-can ''`)).split(' ').includes('role_bindings.create'));
+  // -o offers the command's own output formats.
+  t.deepEqual((await complete(`arbor groups list -o ''`)).split(' '), [
+    'table',
+    'wide',
+    'json',
+    'yaml',
+    'name',
+  ]);
+  t.deepEqual((await complete('arbor groups get -o ya')).split(' '), ['yaml']);
   t.false((await complete('arbor __')).includes('__complete'), 'the helper is not offered');
 });
