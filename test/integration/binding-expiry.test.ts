@@ -82,8 +82,10 @@ test.serial(
     t.is(created.status, 200);
     const onA = a.client(await tokenFor(a, id, 'short-lived'));
     const onB = b.client(await tokenFor(b, id, 'short-lived'));
-    // Warm both workers' grant caches as late as possible before the expiry.
-    await until(expireAt - 150);
+    // Warm both workers' grant caches shortly before the expiry: late enough that the
+    // remembered grants (kept for one second) are still held at expireAt, early enough that
+    // a loaded machine answers both warm-up reads before it.
+    await until(expireAt - 600);
     t.is((await onA.get(`/iam/v2beta1/groups/${org}`)).status, 200);
     t.is((await onB.get(`/iam/v2beta1/groups/${org}`)).status, 200);
     await until(expireAt);
