@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { runArbor, type CliRun } from '../helpers/cli-run.js';
 import { startArborProcess, type ArborProcess } from '../helpers/process.js';
 
 /**
@@ -15,31 +15,15 @@ const ADMIN = 'cli-people-admin-token-0123456789';
 let server: ArborProcess;
 let home: string;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function arbor(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import=tsx', 'src/main.ts', ...args],
-      {
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: home,
-          ARBOR_API_URL: server.url,
-          ARBOR_ADMIN_TOKEN: ADMIN,
-          // Piped output ignores COLUMNS: only a terminal is fitted.
-          COLUMNS: '40',
-          ...env,
-        },
-        timeout: 60_000,
-      },
-      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
-    );
+/** `arbor <args>` against the test's server, as the admin, piped (test/helpers/cli-run.ts). */
+function arbor(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runArbor(args, {
+    HOME: home,
+    ARBOR_API_URL: server.url,
+    ARBOR_ADMIN_TOKEN: ADMIN,
+    // Piped output ignores COLUMNS: only a terminal is fitted.
+    COLUMNS: '40',
+    ...env,
   });
 }
 
