@@ -9,11 +9,11 @@
 #   . .ci/tools.sh; tools_start; ...; tools_finish   (.ci/run: the builds run beside
 #                                  the install and lint stages)
 #
-# TOOLs: control-plane registry grpcurl cnpg-crds node-lts openssl chromium pgbouncer
+# TOOLs: control-plane registry grpcurl cnpg-crds node-lts helm openssl chromium pgbouncer
 #        pg-auto-failover postgres-bin
 # tools_finish exports ARBOR_TEST_NODE_LTS and ARBOR_PG_BIN for scripts/test.mjs.
 
-ALL_TOOLS=(control-plane registry grpcurl cnpg-crds node-lts openssl chromium pgbouncer
+ALL_TOOLS=(control-plane registry grpcurl cnpg-crds node-lts helm openssl chromium pgbouncer
   pg-auto-failover postgres-bin)
 
 # The name a failure gives, as the tests' own messages name it.
@@ -24,6 +24,7 @@ tool_name() {
     grpcurl) echo 'grpcurl' ;;
     cnpg-crds) echo 'CloudNativePG CRDs' ;;
     node-lts) echo 'Node.js LTS' ;;
+    helm) echo 'helm' ;;
     openssl) echo 'openssl' ;;
     chromium) echo 'Chromium' ;;
     pgbouncer) echo 'PgBouncer' ;;
@@ -41,6 +42,7 @@ tool_build() {
     grpcurl) echo scripts/grpcurl/build.sh ;;
     cnpg-crds) echo scripts/cnpg-crds/fetch.sh ;;
     node-lts) echo scripts/node-lts/install.sh ;;
+    helm) echo scripts/helm/build.sh ;;
   esac
 }
 
