@@ -60,14 +60,25 @@ const HELM_LABELS = [
 ];
 const HELM_ANNOTATIONS = ['helm.sh/hook', 'helm.sh/hook-delete-policy', 'helm.sh/resource-policy'];
 
-/** A key-sorted copy, so that two renderings compare regardless of key order. */
-function sorted(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sorted);
+/**
+ * Lists whose order means nothing to Kubernetes: kustomize's strategic merge puts a patch's
+ * new entries first, the chart appends them. (Env order does matter for `$(VAR)`
+ * references; the last test checks those separately.)
+ */
+const BY_NAME = new Set(['env', 'volumes', 'volumeMounts']);
+
+/** A key-sorted copy, so that two renderings compare regardless of key and such order. */
+function sorted(v: unknown, key = ''): unknown {
+  if (Array.isArray(v)) {
+    const items = v.map((x) => sorted(x));
+    if (!BY_NAME.has(key)) return items;
+    return items.sort((a, b) => String((a as Doc).name).localeCompare(String((b as Doc).name)));
+  }
   if (v === null || typeof v !== 'object') return v;
   return Object.fromEntries(
     Object.keys(v as Doc)
       .sort()
-      .map((k) => [k, sorted((v as Doc)[k])]),
+      .map((k) => [k, sorted((v as Doc)[k], k)]),
   );
 }
 
@@ -132,6 +143,16 @@ check('helm: values-ha.yaml renders exactly the objects of deploy/overlays/ha', 
   const ha = byKey(kustomize('deploy/overlays/ha'));
   t.deepEqual([...chartDocs.keys()].sort(), [...ha.keys()].sort());
   for (const [key, doc] of ha) t.deepEqual(chartDocs.get(key), doc, key);
+  // $(VAR) in a value expands only from variables defined earlier in the list.
+  for (const d of docsOf(await template(['-f', `${chart}/values-ha.yaml`]))) {
+    for (const c of d.spec?.template?.spec?.containers ?? []) {
+      const names = (c.env ?? []).map((e: Doc) => e.name as string);
+      (c.env ?? []).forEach((e: Doc, i: number) => {
+        for (const [, v] of String(e.value ?? '').matchAll(/\$\((\w+)\)/g))
+          t.true(names.indexOf(v!) >= 0 && names.indexOf(v!) < i, `${d.metadata.name}: ${v}`);
+      });
+    }
+  }
 });
 
 check(
