@@ -107,7 +107,10 @@ function registerAuthCommands(program: Command): void {
     .description(
       'sign in (browser OIDC + PKCE, or an ID token) as yourself, or as an identity with --identity',
     )
-    .option('--identity <uid>', 'assume this identity instead of signing in as yourself')
+    .option(
+      '--identity <identity>',
+      'assume this identity (a uid or a path of names) instead of signing in as yourself',
+    )
     .addOption(apiOption())
     .option(
       '--audience <url>',
@@ -143,7 +146,7 @@ function registerDataCommands(program: Command): void {
   program
     .command('export')
     .description('write the Groups, Identities and RoleBindings below a group as custom resources')
-    .requiredOption('--group <uid>', 'the group whose tree to export')
+    .requiredOption('--group <group>', 'the group whose tree to export: a uid or a path of names')
     .option('--namespace <ns>', 'the namespace of the exported objects')
     .addOption(adminApiOption())
     .action(async (_opts, cmd: Command) => {
