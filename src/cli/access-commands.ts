@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Option, type Command } from './commander.js';
 import { apiUrlOption, outputOption } from './resource-commands.js';
 
 type Opts = Record<string, unknown>;

@@ -8,13 +8,14 @@ import {
   lockFollowRefusal,
 } from '../db/data-dir-lock.js';
 import { AdminTargetError } from './admin-target-error.js';
-import { openSession } from './api-session.js';
+import { openSession, type Session } from './api-session.js';
 
 export { AdminTargetError };
 
 /** Where an admin command does its work: the database itself, or a server's API. */
 export type AdminTarget =
-  { kind: 'local'; config: Readonly<Config> } | { kind: 'api'; url: string; client: ArborClient };
+  | { kind: 'local'; config: Readonly<Config> }
+  | { kind: 'api'; url: string; client: ArborClient; session: Session };
 
 /**
  * `--api URL` or ARBOR_API_URL: that server. Otherwise, on an embedded database that a
@@ -44,7 +45,8 @@ export async function adminTarget(api: string | undefined): Promise<AdminTarget>
       `arbor: the server (pid ${owner.pid}) has the data directory: going through its API at ${url}\n`,
     );
   }
-  return { kind: 'api', url, client: (await openSession(url)).client };
+  const session = await openSession(url);
+  return { kind: 'api', url, client: session.client, session };
 }
 
 /** The message of a refused API call, for `arbor: <command>: <message>`. */

@@ -1,7 +1,7 @@
 import { createArborClient, type ArborClient } from '../client/index.js';
-import { freshEntry } from './auth-commands.js';
+import { freshEntry } from './auth-refresh.js';
 import { CredentialStore } from './auth-credentials.js';
-import { apiAddress } from './auth-login.js';
+import { apiAddress } from './api-address.js';
 import { CliError, EXIT, rpcFailure, unreachable } from './cli-errors.js';
 
 /** Where the token of a command came from (whoami says it). */

@@ -3,16 +3,19 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CredentialStore, type CredentialEntry } from './auth-credentials.js';
+import { apiAddress } from './api-address.js';
 import { arborAudience, exchangeIdToken, publishedLogin, redeemInvite } from './auth-exchange.js';
 import { oidcSignIn, type SignedIn } from './auth-oidc.js';
 
 const USAGE = `usage: arbor auth login [--api <url>] [--issuer <oidc issuer> --client-id <id>] [--scope <s>]...
-                        [--headless | --no-browser] [--invite <code>] [--identity <uid>]
-       arbor auth login --id-token-file <path|-> [--identity <uid>] [--api <url>]
+                        [--headless | --no-browser] [--invite <code>] [--identity <identity>]
+       arbor auth login --id-token-file <path|-> [--identity <identity>] [--api <url>]
 
 Signs in at an OIDC provider (browser, authorization code + PKCE; --headless prints the
 address and reads back the one the browser ended on), exchanges the ID token at Arbor's
-STS for an API token of your user identity (or of --identity), and keeps it in
+STS for an API token of your user identity (or of --identity: a uid, or a path of names
+such as acme/ci, resolved with the token this address already has (ARBOR_TOKEN, an
+earlier login, ARBOR_ADMIN_TOKEN), else by signing in as yourself first), and keeps it in
 $XDG_CONFIG_HOME/arbor/credentials.json (mode 0600), one entry per API address.
 --invite redeems a group invite right after signing in. Then: arbor auth token.
 Defaults: --api $ARBOR_API_URL or http://localhost:8080; --issuer/--client-id
@@ -89,10 +92,6 @@ function providerFields(
   };
 }
 
-export function apiAddress(flag: string | undefined): string {
-  return (flag ?? process.env.ARBOR_API_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
-}
-
 /** `arbor auth login …`; returns the process exit code. */
 export async function authLoginCommand(argv: string[]): Promise<number> {
   let values;
@@ -125,6 +124,9 @@ export async function authLoginCommand(argv: string[]): Promise<number> {
     return await login(values);
   } catch (e) {
     process.stderr.write(`arbor auth login: ${(e as Error).message}\n`);
+    // A name that did not resolve: the resolver's hints (did you mean, the candidates).
+    const details = (e as { details?: unknown }).details;
+    if (Array.isArray(details)) for (const line of details) process.stderr.write(`${line}\n`);
     return 1;
   }
 }
@@ -189,13 +191,18 @@ async function login(values: LoginFlags): Promise<number> {
         values['no-browser'] === true,
       );
   const idToken = signedIn?.idToken ?? (await idTokenFromFile(tokenFile!));
-  const got = await exchangeIdToken(api, audience, idToken, values.identity);
+  const requested =
+    values.identity === undefined
+      ? undefined
+      : await identityUid(api, values.identity, () => exchangeIdToken(api, audience, idToken));
+  const got = await exchangeIdToken(api, audience, idToken, requested);
   const entry: CredentialEntry = {
     token: got.token,
     expiry: got.expiry,
     identity: got.identity,
     audience,
-    ...(values.identity ? { requestedIdentity: values.identity } : {}),
+    // The uid, so a refresh asks for the same identity whatever is named so later.
+    ...(requested ? { requestedIdentity: requested } : {}),
     ...(tokenFile && tokenFile !== '-' ? { idTokenFile: resolve(tokenFile) } : {}),
     ...(signedIn ? providerFields(issuer!, clientId!, scopes, signedIn) : {}),
   };
@@ -210,6 +217,41 @@ async function login(values: LoginFlags): Promise<number> {
     process.stderr.write(`Invite redeemed: ${joined.role} at ${joined.group}.\n`);
   }
   return 0;
+}
+
+/**
+ * `--identity` as a uid: as given when it is one; else the name resolved (identities:resolve,
+ * under the visibility of whoever asks) with the token this address already has, or failing
+ * that with the user's own, from signing in as themselves (`asSelf`). A workload with
+ * neither cannot resolve a name and is told to give the uid.
+ * @throws CliError as resolveUid (no identity named …, ambiguous); Error when nobody may ask.
+ */
+async function identityUid(
+  api: string,
+  value: string,
+  asSelf: () => Promise<{ token: string }>,
+): Promise<string> {
+  const [{ isValidUidp }, { resolveUid }, { openSession }, { createArborClient }] =
+    await Promise.all([
+      import('../core/uidp.js'),
+      import('./name-resolver.js'),
+      import('./api-session.js'),
+      import('../client/index.js'),
+    ]);
+  if (isValidUidp(value)) return value;
+  // The address's own token if there is one; else the user's own, signing in as themselves.
+  const session = await openSession(api).catch(async () => {
+    const { token } = await asSelf().catch((e: unknown) => {
+      throw new Error(
+        `--identity ${value} is a name, and there is no token here to look it up with ` +
+          `(signing in as yourself: ${(e as Error).message}); give the identity's uid, ` +
+          'or set ARBOR_TOKEN to a token that may read it',
+      );
+    });
+    const source = 'arbor auth login' as const;
+    return { api, token, source, client: createArborClient(api, { token }) };
+  });
+  return resolveUid(session, 'identities', value);
 }
 
 /**

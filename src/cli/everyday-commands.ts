@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Option, type Command } from './commander.js';
 import { registerAccessCommands } from './access-commands.js';
 import { apiUrlOption, outputOption, registerResourceCommands } from './resource-commands.js';
 
@@ -8,8 +8,11 @@ import { apiUrlOption, outputOption, registerResourceCommands } from './resource
  * `capabilities`, `version`, and the hidden `__complete` that shell completion asks for uids.
  * Each action loads its module only when run.
  */
-export function registerEverydayCommands(program: Command): void {
-  registerResourceCommands(program);
+export function registerEverydayCommands(
+  program: Command,
+  wantedKind: (command: string) => boolean,
+): void {
+  registerResourceCommands(program, wantedKind);
   registerAccessCommands(program);
 
   program

@@ -11,9 +11,10 @@ import type { ListPage } from '../resources/list-types.js';
 import { ROLE_BINDING_LIST } from '../resources/role-bindings/role-binding.js';
 import type { Services } from '../services.js';
 import { AdminTargetError, adminTarget } from './admin-target.js';
+import { CliError } from './cli-errors.js';
 import type { TreeSource } from './tree-source.js';
 
-export const EXPORT_USAGE = `usage: arbor export --group <uid> [--namespace <ns>] [--api <url>]
+export const EXPORT_USAGE = `usage: arbor export --group <group> [--namespace <ns>] [--api <url>]
 
 Writes the Group, Identities and RoleBindings at and below a group as arbor.dev custom
 resources (YAML on stdout): references by name, adoptUid set, deletionPolicy: Orphan.
@@ -200,13 +201,15 @@ function parseArgs(
     else if (flag === '--api') api = value;
     else return undefined;
   }
-  if (group === undefined || !isValidUidp(group)) return undefined;
+  if (group === undefined || group === '') return undefined;
   return { group, ...(namespace ? { namespace } : {}), ...(api ? { api } : {}) };
 }
 
 /**
- * `arbor export --group <uid> [--namespace <ns>]`, with the database credentials of the
- * configuration (like the other admin commands).
+ * `arbor export --group <group> [--namespace <ns>]`, with the database credentials of the
+ * configuration (like the other admin commands), or through a server's API. The group is a
+ * uid or a path of names (`acme/platform`), resolved as the caller sees it: through the
+ * API's `groups:resolve`, or by the names service as the export's system principal.
  * @returns the process exit code: 0 on success, 1 when the group is not found, 2 on usage.
  */
 export async function exportCommand(args: readonly string[]): Promise<number> {
@@ -226,24 +229,29 @@ export async function exportCommand(args: readonly string[]): Promise<number> {
     return 0;
   };
   const refused = (e: unknown) => {
-    if (!isRpcError(e) && !(e instanceof AdminTargetError)) throw e;
+    if (!isRpcError(e) && !(e instanceof AdminTargetError) && !(e instanceof CliError)) throw e;
     process.stderr.write(`arbor: export: ${e.message}\n`);
+    if (e instanceof CliError) for (const line of e.details) process.stderr.write(`${line}\n`);
     return 1;
   };
   if (target.kind === 'api') {
-    const { apiTree } = await import('./export-api.js');
-    return exportFrom(apiTree(target.client), parsed.group, parsed.namespace).then(write, refused);
+    const [{ apiTree }, { resolveUid }] = await Promise.all([
+      import('./export-api.js'),
+      import('./name-resolver.js'),
+    ]);
+    return resolveUid(target.session, 'groups', parsed.group)
+      .then((uid) => exportFrom(apiTree(target.client), uid, parsed.namespace))
+      .then(write, refused);
   }
   const { config } = target;
   const logger = pino({ level: config.logLevel, base: { service: 'arbor' } }, pino.destination(2));
   const arbor = await compose(config, { logger, role: 'export' });
   try {
-    const r = await exportTree(
-      arbor.services,
-      systemPrincipal('export'),
-      parsed.group,
-      parsed.namespace,
-    );
+    const p = systemPrincipal('export');
+    const uid = isValidUidp(parsed.group)
+      ? parsed.group
+      : (await arbor.services.names.group(p, parsed.group)).uid;
+    const r = await exportTree(arbor.services, p, uid, parsed.namespace);
     return write(r);
   } catch (e) {
     return refused(e);

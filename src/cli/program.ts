@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Option } from './commander.js';
 import { argvOf, repeat } from './argv-command.js';
 import { registerEverydayCommands } from './everyday-commands.js';
 import { packageVersion } from './package-version.js';
@@ -12,11 +12,24 @@ function adminApiOption(): Option {
 }
 
 /**
+ * Which resource kinds' verbs the tree needs for this command line: those it names (as
+ * `arbor groups get`, `arbor help groups` or `arbor groups --help` do), or all of them for
+ * completion, which walks the whole tree, and when no command line is given.
+ */
+function kindsNamedIn(argv: readonly string[] | undefined): (command: string) => boolean {
+  if (argv === undefined || argv.includes('completion') || argv.includes('__complete'))
+    return () => true;
+  const words = new Set(argv);
+  return (command) => words.has(command);
+}
+
+/**
  * The `arbor` command tree. Each command is one block below; its action loads its module on
  * demand, so `arbor <anything> --help` imports nothing heavy and starts nothing. Adding a
  * command is adding one block (or one `registerX(program)` call from a `src/cli/*` module).
+ * Given the command line, a resource kind's verbs are built only if it names the kind.
  */
-export function buildProgram(): Command {
+export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command('arbor')
     .description('Arbor: self-hostable platform IAM (API, STS, Kubernetes reconciler)')
     .version(packageVersion(), '-V, --version', 'print the version and exit')
@@ -28,7 +41,7 @@ export function buildProgram(): Command {
   registerAuthCommands(program);
   registerDataCommands(program);
   // @commands (one block per command)
-  registerEverydayCommands(program);
+  registerEverydayCommands(program, kindsNamedIn(argv));
   return program;
 }
 
@@ -94,7 +107,10 @@ function registerAuthCommands(program: Command): void {
     .description(
       'sign in (browser OIDC + PKCE, or an ID token) as yourself, or as an identity with --identity',
     )
-    .option('--identity <uid>', 'assume this identity instead of signing in as yourself')
+    .option(
+      '--identity <identity>',
+      'assume this identity (a uid or a path of names) instead of signing in as yourself',
+    )
     .addOption(apiOption())
     .option(
       '--audience <url>',
@@ -130,7 +146,7 @@ function registerDataCommands(program: Command): void {
   program
     .command('export')
     .description('write the Groups, Identities and RoleBindings below a group as custom resources')
-    .requiredOption('--group <uid>', 'the group whose tree to export')
+    .requiredOption('--group <group>', 'the group whose tree to export: a uid or a path of names')
     .option('--namespace <ns>', 'the namespace of the exported objects')
     .addOption(adminApiOption())
     .action(async (_opts, cmd: Command) => {
@@ -199,7 +215,7 @@ function registerDataCommands(program: Command): void {
  * (cli-errors.ts: the documented table).
  */
 export async function runCli(argv: readonly string[]): Promise<void> {
-  const program = buildProgram();
+  const program = buildProgram(argv);
   if (argv.length === 0) {
     program.outputHelp();
     return;

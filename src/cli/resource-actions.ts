@@ -7,7 +7,13 @@ import { resolveResourceNames } from './name-resolver.js';
 import { parseDuration } from './duration.js';
 import { NameBook } from './name-book.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
-import { withArticle, type Field, type Item, type ResourceKind } from './resource-kinds.js';
+import {
+  groupUidOf,
+  withArticle,
+  type Field,
+  type Item,
+  type ResourceKind,
+} from './resource-kinds.js';
 
 type Opts = Record<string, unknown>;
 
@@ -143,13 +149,14 @@ async function print(
   const table = format === 'table' || format === 'wide';
   if (!single && items.length === 0 && table)
     process.stderr.write(`No ${kind.command.replace('-', ' ')} found.\n`);
-  // A binding's group by its path of names (the API names the group alone), for people only.
-  if (table && kind.command === 'role-bindings') {
+  // A binding's or an invite's group by its path of names (the API gives a name or only
+  // the uid), for people only.
+  if (table && (kind.command === 'role-bindings' || kind.command === 'invites')) {
     const names = new NameBook(s);
     items = await Promise.all(
       items.map(async (b) => {
-        const uid = (b.group as Item | undefined)?.uid;
-        return typeof uid === 'string' ? { ...b, groupPath: await names.groupPath(uid) } : b;
+        const uid = groupUidOf(b);
+        return uid ? { ...b, groupPath: await names.groupPath(uid) } : b;
       }),
     );
   }

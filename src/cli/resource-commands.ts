@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Option, type Command } from './commander.js';
 import { repeat } from './argv-command.js';
 import { OUTPUT_FORMATS } from './printers/output-formats.js';
 import { plural, RESOURCE_KINDS, withArticle, type ResourceKind } from './resource-kinds.js';
@@ -33,76 +33,84 @@ function addFields(cmd: Command, kind: ResourceKind): Command {
 
 /**
  * `arbor <kind> list|get|create|update|delete` for every row of the kinds table, with the
- * API's flags: one generator, so every kind takes the same flags the same way.
+ * API's flags: one generator, so every kind takes the same flags the same way. A kind's
+ * verbs are built only when `wanted(command)` (the command line names the kind, or asks for
+ * completion, which reads the whole tree): the kind commands with all their options are most
+ * of the tree, and `arbor --help` shows only each kind's one line (issue 38's start-up bound).
  */
-export function registerResourceCommands(program: Command): void {
+export function registerResourceCommands(
+  program: Command,
+  wanted: (command: string) => boolean,
+): void {
   for (const kind of RESOURCE_KINDS) {
     const group = program
       .command(kind.command)
       .description(`${kind.verbs.join(', ')} ${plural(kind.noun)}`);
-    if (kind.verbs.includes('list')) {
-      const list = group
-        .command('list')
-        .alias('ls')
-        .description(`list the ${plural(kind.noun)} you can see`)
-        .option('--parent <uid>', `only direct children of this group (uidp.children_of)`)
-        .option('--children-of <uid>', 'the same as --parent')
-        .option('--descendants-of <uid>', 'everything below this group (uidp.descendants_of)')
-        .option('--order-by <order>', 'uid, name or created_at, optionally followed by " desc"')
-        .option('--page-size <n>', 'items per page (the API caps it at 200)')
-        .option('--page-token <token>', 'continue a listing where the last page ended')
-        .option('--skip <n>', 'skip this many items first')
-        .option('--all', 'follow nextPageToken to the end and print every page');
-      if (kind.verbs.includes('create') && kind.fields.some((f) => f.key === 'name'))
-        list.option('--name <name>', 'only those with this exact name');
-      for (const [filter, description] of Object.entries(kind.filters ?? {}))
-        list.option(`--${filter} <value>`, description);
-      list.addOption(outputOption()).addOption(apiUrlOption()).action(act('list', kind));
-    }
-    if (kind.verbs.includes('get'))
-      group
-        .command('get')
-        .description(`show one ${kind.noun}`)
-        .argument('<uid>', `the ${kind.noun}'s uid, or its name (a path of names)`)
-        .addOption(outputOption())
-        .addOption(apiUrlOption())
-        .action(act('get', kind));
-    if (kind.verbs.includes('create')) {
-      const create = group
-        .command('create')
-        .description(`create ${withArticle(kind.noun)}`)
-        .option(
-          '--parent <uid>',
-          kind.rootCreate ? 'the parent group (none: an organization)' : 'the group it belongs to',
-        );
-      addFields(create, kind)
-        .addOption(outputOption())
-        .addOption(apiUrlOption())
-        .action(act('create', kind));
-    }
-    if (kind.verbs.includes('update')) {
-      const update = group
-        .command('update')
-        .description(
-          `change ${withArticle(kind.noun)}: only the fields given (they form the update mask)`,
-        )
-        .argument('<uid>', `the ${kind.noun}'s uid, or its name (a path of names)`)
-        .option(
-          '--update-mask <fields>',
-          'comma-separated fields to change (default: those given)',
-        );
-      addFields(update, kind)
-        .addOption(outputOption())
-        .addOption(apiUrlOption())
-        .action(act('update', kind));
-    }
-    if (kind.verbs.includes('delete'))
-      group
-        .command('delete')
-        .alias('rm')
-        .description(`delete ${plural(kind.noun)}`)
-        .argument('<uid...>', 'their uids, or names')
-        .addOption(apiUrlOption())
-        .action(act('delete', kind));
+    if (wanted(kind.command)) addVerbs(group, kind);
   }
+}
+
+/** A kind's verbs under its command, each with the API's flags for it. */
+function addVerbs(group: Command, kind: ResourceKind): void {
+  if (kind.verbs.includes('list')) {
+    const list = group
+      .command('list')
+      .alias('ls')
+      .description(`list the ${plural(kind.noun)} you can see`)
+      .option('--parent <uid>', `only direct children of this group (uidp.children_of)`)
+      .option('--children-of <uid>', 'the same as --parent')
+      .option('--descendants-of <uid>', 'everything below this group (uidp.descendants_of)')
+      .option('--order-by <order>', 'uid, name or created_at, optionally followed by " desc"')
+      .option('--page-size <n>', 'items per page (the API caps it at 200)')
+      .option('--page-token <token>', 'continue a listing where the last page ended')
+      .option('--skip <n>', 'skip this many items first')
+      .option('--all', 'follow nextPageToken to the end and print every page');
+    if (kind.verbs.includes('create') && kind.fields.some((f) => f.key === 'name'))
+      list.option('--name <name>', 'only those with this exact name');
+    for (const [filter, description] of Object.entries(kind.filters ?? {}))
+      list.option(`--${filter} <value>`, description);
+    list.addOption(outputOption()).addOption(apiUrlOption()).action(act('list', kind));
+  }
+  if (kind.verbs.includes('get'))
+    group
+      .command('get')
+      .description(`show one ${kind.noun}`)
+      .argument('<uid>', `the ${kind.noun}'s uid, or its name (a path of names)`)
+      .addOption(outputOption())
+      .addOption(apiUrlOption())
+      .action(act('get', kind));
+  if (kind.verbs.includes('create')) {
+    const create = group
+      .command('create')
+      .description(`create ${withArticle(kind.noun)}`)
+      .option(
+        '--parent <uid>',
+        kind.rootCreate ? 'the parent group (none: an organization)' : 'the group it belongs to',
+      );
+    addFields(create, kind)
+      .addOption(outputOption())
+      .addOption(apiUrlOption())
+      .action(act('create', kind));
+  }
+  if (kind.verbs.includes('update')) {
+    const update = group
+      .command('update')
+      .description(
+        `change ${withArticle(kind.noun)}: only the fields given (they form the update mask)`,
+      )
+      .argument('<uid>', `the ${kind.noun}'s uid, or its name (a path of names)`)
+      .option('--update-mask <fields>', 'comma-separated fields to change (default: those given)');
+    addFields(update, kind)
+      .addOption(outputOption())
+      .addOption(apiUrlOption())
+      .action(act('update', kind));
+  }
+  if (kind.verbs.includes('delete'))
+    group
+      .command('delete')
+      .alias('rm')
+      .description(`delete ${plural(kind.noun)}`)
+      .argument('<uid...>', 'their uids, or names')
+      .addOption(apiUrlOption())
+      .action(act('delete', kind));
 }

@@ -71,6 +71,13 @@ const when =
   (key: string) =>
   (item: Item): string =>
     str(item[key]).replace('T', ' ').slice(0, 16);
+/** The group an item is at: a binding names it; an invite is a child of its group. */
+export const groupUidOf = (item: Item): string => {
+  const group = (item.group as Item | undefined)?.uid;
+  if (typeof group === 'string') return group;
+  const uid = str(item.uid);
+  return uid.includes('/') ? uid.slice(0, uid.lastIndexOf('/')) : '';
+};
 const list = (key: string) => (item: Item) => ((item[key] as unknown[]) ?? []).join(',');
 
 const UID: Column = { header: 'UID', value: at('uid'), uid: true };
@@ -255,11 +262,15 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
       { flag: '--single-use', key: 'singleUse', description: 'redeemable once' },
     ],
     columns: [
-      UID,
-      { header: 'ROLE', value: at('role', 'name'), whole: true },
+      { header: 'ROLE', value: (i) => at('role', 'name')(i) || at('roleUid')(i), whole: true },
+      // The path of names the CLI looked up (resource-actions.ts); an invite's group is its parent.
+      { header: 'GROUP', value: (i) => at('groupPath')(i) || groupUidOf(i), whole: true },
       { header: 'EXPIRES', value: when('expirationTime') },
+      UID,
     ],
     wide: [
+      { header: 'ROLE UID', value: at('roleUid'), uid: true },
+      { header: 'GROUP UID', value: groupUidOf, uid: true },
       { header: 'EMAIL', value: at('email') },
       { header: 'SINGLE-USE', value: at('singleUse') },
       { header: 'CODE', value: at('code') },

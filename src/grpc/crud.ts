@@ -11,9 +11,11 @@ import type { FieldMask } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext } from '@connectrpc/connect';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
-import { parseListRequest, type ListRequest, type ListSpec } from '../core/list-request.js';
+import type { z } from 'zod';
+import { parseListRequest, type ListRequest } from '../core/list-request.js';
 import { invalidField } from '../core/rpc-error.js';
 import type { ListPage } from '../resources/list-types.js';
+import { rpcPlural, type KindDescriptor } from '../wire/kinds.js';
 import { principalOf } from './authn.js';
 import type { GrpcRouter, JsonImpl } from './json-rpc.js';
 import { listQueryOf } from './list-query.js';
@@ -29,20 +31,16 @@ export interface CrudHandlers<T> {
   delete?(p: Principal, uid: string): Promise<void>;
 }
 
-export interface CrudOptions<T> {
-  /** Singular name in the RPC names: `Group` → GetGroup, CreateGroup, UpdateGroup, DeleteGroup. */
-  kind: string;
-  /** Plural name: `Groups` → ListGroups. */
-  plural: string;
-  spec: ListSpec;
-  /**
-   * The REST door's wire mapping. Its JSON is the proto3 JSON of the resource message, so
-   * the gRPC answer is that JSON read as the message: one mapping, equal by construction.
-   */
-  toWire(item: T): unknown;
-  /** Whether Create with an empty `parent` is valid (root groups). */
-  createWithoutParent?: boolean;
-}
+/**
+ * What the gRPC door reads of a kind's descriptor (wire/kinds.ts): `name` makes GetGroup,
+ * CreateGroup, UpdateGroup, DeleteGroup; `plural` ListGroups; `toWire` is the REST door's
+ * wire mapping, whose JSON is the proto3 JSON of the resource message, so the gRPC answer
+ * is that JSON read as the message: one mapping, equal by construction.
+ */
+export type CrudKind<T> = Pick<
+  KindDescriptor<T, z.ZodType>,
+  'name' | 'plural' | 'spec' | 'toWire' | 'createWithoutParent'
+>;
 
 /** A resource as proto3 JSON, leaving out what proto3 leaves out (defaults). */
 export function bodyOf(schema: DescMessage, msg: Message | undefined): Body {
@@ -73,11 +71,11 @@ export function mountCrud<T>(
   authenticator: Authenticator,
   service: DescService,
   h: CrudHandlers<T>,
-  o: CrudOptions<T>,
+  o: CrudKind<T>,
 ): void {
   const rpc = (name: string, impl: JsonImpl) => router.jsonRpc(method(service, name), impl);
   const who = (ctx: HandlerContext) => principalOf(authenticator, ctx);
-  const get = method(service, `Get${o.kind}`);
+  const get = method(service, `Get${o.name}`);
   const resource = get.output;
   const answer = (item: T) => o.toWire(item) as JsonValue;
 
@@ -87,7 +85,7 @@ export function mountCrud<T>(
   }
   if (h.list) {
     const fn = h.list.bind(h);
-    const list = method(service, `List${o.plural}`);
+    const list = method(service, `List${rpcPlural(o)}`);
     const items = list.output.fields.find((f) => f.fieldKind === 'list');
     if (!items) throw new Error(`${list.output.typeName} has no repeated field`);
     rpc(list.name, async (req, ctx) => {
@@ -103,7 +101,7 @@ export function mountCrud<T>(
   }
   if (h.create) {
     const fn = h.create.bind(h);
-    const m = method(service, `Create${o.kind}`);
+    const m = method(service, `Create${o.name}`);
     const field = fieldOfType(m.input, resource);
     rpc(m.name, async (req, ctx) => {
       const p = await who(ctx);
@@ -116,7 +114,7 @@ export function mountCrud<T>(
   }
   if (h.update) {
     const fn = h.update.bind(h);
-    const m = method(service, `Update${o.kind}`);
+    const m = method(service, `Update${o.name}`);
     const field = fieldOfType(m.input, resource);
     rpc(m.name, async (req, ctx) => {
       const p = await who(ctx);
@@ -129,7 +127,7 @@ export function mountCrud<T>(
   }
   if (h.delete) {
     const fn = h.delete.bind(h);
-    rpc(`Delete${o.kind}`, async (req, ctx) => {
+    rpc(`Delete${o.name}`, async (req, ctx) => {
       await fn(await who(ctx), req.uid as string);
       return {};
     });

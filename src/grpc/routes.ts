@@ -2,7 +2,6 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Authenticator } from '../auth/authenticator.js';
 import { bearerToken } from '../auth/authenticator.js';
 import type { SecurityTokenService } from '../resources/sts/security-token-service.js';
-import { accountAssociationV2 } from '../wire/account-association-wire.js';
 import { checkResultV2, groupAccessV2, holderV2, testTokenAnswerV2 } from '../wire/access-wire.js';
 import { MAX_TEST_TOKEN_BODY_BYTES } from '../resources/sts/token-tester.js';
 import { toBinary } from '@bufbuild/protobuf';
@@ -11,14 +10,19 @@ import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../resources/access/access.js';
 import { parseListRequest } from '../core/list-request.js';
 import { listQueryOf } from './list-query.js';
 import type { JsonValue } from '@bufbuild/protobuf';
-import { advisoryV2 } from '../wire/advisory-wire.js';
-import { groupInviteV2 } from '../wire/group-invite-wire.js';
-import { groupV2 } from '../wire/group-wire.js';
-import { identityProviderV2 } from '../wire/identity-provider-wire.js';
-import { identityV2 } from '../wire/identity-wire.js';
-import { repoV2, tagV2 } from '../wire/registry-wire.js';
 import { roleBindingV2 } from '../wire/role-binding-wire.js';
-import { roleV2 } from '../wire/role-wire.js';
+import {
+  ACCOUNT_ASSOCIATION_KIND,
+  ADVISORY_KIND,
+  GROUP_INVITE_KIND,
+  GROUP_KIND,
+  IDENTITY_KIND,
+  IDENTITY_PROVIDER_KIND,
+  REPO_KIND,
+  ROLE_BINDING_KIND,
+  ROLE_KIND,
+  TAG_KIND,
+} from '../wire/kinds.js';
 import {
   AccessService,
   BatchCheckAccessRequestSchema,
@@ -40,16 +44,6 @@ import { ReposService } from '../gen/arbor/registry/v2beta1/repos_pb.js';
 import { TagsService } from '../gen/arbor/registry/v2beta1/tags_pb.js';
 import { SecurityTokenService as StsService } from '../gen/arbor/sts/v2beta1/sts_pb.js';
 import { AdvisoriesService } from '../gen/arbor/vulnerabilities/v2beta1/advisories_pb.js';
-import { ACCOUNT_ASSOCIATION_LIST } from '../resources/account-associations/account-association.js';
-import { ADVISORY_LIST } from '../resources/advisories/advisory.js';
-import { GROUP_INVITE_LIST } from '../resources/group-invites/group-invite.js';
-import { GROUP_LIST } from '../resources/groups/group.js';
-import { IDENTITY_LIST } from '../resources/identities/identity.js';
-import { IDP_LIST } from '../resources/identity-providers/identity-provider.js';
-import { REPO_LIST } from '../resources/repos/repo.js';
-import { ROLE_BINDING_LIST } from '../resources/role-bindings/role-binding.js';
-import { ROLE_LIST } from '../resources/roles/role.js';
-import { TAG_LIST } from '../resources/tags/tag.js';
 import type { Services } from '../services.js';
 import { mountAdvisoryImport } from './advisory-import.js';
 import { mountNameRpcs } from './name-rpcs.js';
@@ -92,72 +86,27 @@ export interface GrpcRouteDeps {
 export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
   const s = d.services;
   const auth = d.authenticator;
-  mountCrud(router, auth, GroupsService, s.groups, {
-    kind: 'Group',
-    plural: 'Groups',
-    spec: GROUP_LIST,
-    toWire: groupV2,
-    createWithoutParent: true,
-  });
-  mountCrud(router, auth, IdentitiesService, s.identities, {
-    kind: 'Identity',
-    plural: 'Identities',
-    spec: IDENTITY_LIST,
-    toWire: identityV2,
-  });
-  mountCrud(router, auth, RolesService, s.roles, {
-    kind: 'Role',
-    plural: 'Roles',
-    spec: ROLE_LIST,
-    toWire: roleV2,
-  });
-  mountCrud(router, auth, RoleBindingsService, s.roleBindings, {
-    kind: 'RoleBinding',
-    plural: 'RoleBindings',
-    spec: ROLE_BINDING_LIST,
-    toWire: roleBindingV2,
-  });
-  mountCrud(router, auth, IdentityProvidersService, s.identityProviders, {
-    kind: 'IdentityProvider',
-    plural: 'IdentityProviders',
-    spec: IDP_LIST,
-    toWire: identityProviderV2,
-  });
-  mountCrud(router, auth, AccountAssociationsService, s.accountAssociations, {
-    kind: 'AccountAssociation',
-    plural: 'AccountAssociations',
-    spec: ACCOUNT_ASSOCIATION_LIST,
-    toWire: accountAssociationV2,
-  });
-  mountCrud(router, auth, GroupInvitesService, s.groupInvites, {
-    kind: 'GroupInvite',
-    plural: 'GroupInvites',
-    spec: GROUP_INVITE_LIST,
-    toWire: groupInviteV2,
-  });
+  mountCrud(router, auth, GroupsService, s.groups, GROUP_KIND);
+  mountCrud(router, auth, IdentitiesService, s.identities, IDENTITY_KIND);
+  mountCrud(router, auth, RolesService, s.roles, ROLE_KIND);
+  mountCrud(router, auth, RoleBindingsService, s.roleBindings, ROLE_BINDING_KIND);
+  mountCrud(router, auth, IdentityProvidersService, s.identityProviders, IDENTITY_PROVIDER_KIND);
+  mountCrud(
+    router,
+    auth,
+    AccountAssociationsService,
+    s.accountAssociations,
+    ACCOUNT_ASSOCIATION_KIND,
+  );
+  mountCrud(router, auth, GroupInvitesService, s.groupInvites, GROUP_INVITE_KIND);
   router.jsonRpc(GroupInvitesService.method.redeemGroupInvite, async (req, ctx) => {
     const p = await principalOf(auth, ctx);
     const binding = await s.groupInvites.redeem(p, bodyOf(RedeemGroupInviteRequestSchema, req));
     return roleBindingV2(binding);
   });
-  mountCrud(router, auth, ReposService, s.repos, {
-    kind: 'Repo',
-    plural: 'Repos',
-    spec: REPO_LIST,
-    toWire: repoV2,
-  });
-  mountCrud(router, auth, TagsService, s.tags, {
-    kind: 'Tag',
-    plural: 'Tags',
-    spec: TAG_LIST,
-    toWire: tagV2,
-  });
-  mountCrud(router, auth, AdvisoriesService, s.advisories, {
-    kind: 'Advisory',
-    plural: 'Advisories',
-    spec: ADVISORY_LIST,
-    toWire: advisoryV2,
-  });
+  mountCrud(router, auth, ReposService, s.repos, REPO_KIND);
+  mountCrud(router, auth, TagsService, s.tags, TAG_KIND);
+  mountCrud(router, auth, AdvisoriesService, s.advisories, ADVISORY_KIND);
   mountAdvisoryImport(router, auth, s.advisoryImport);
   mountNameRpcs(router, auth, s.names);
   mountAccess(router, d);

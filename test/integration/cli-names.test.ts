@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
+import { decodeJwt } from 'jose';
 import { runArbor, type CliRun } from '../helpers/cli-run.js';
 import { ISSUER } from '../helpers/iam-fixtures.js';
+import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -18,7 +20,8 @@ let s: TestServer;
 let home: string;
 
 test.before(async () => {
-  s = await startServer();
+  // Loopback OIDC issuers (TestIssuer) are http.
+  s = await startServer({ ARBOR_ALLOW_INSECURE_ISSUERS: 'true' });
   home = mkdtempSync(join(tmpdir(), 'arbor-cli-names-'));
 });
 test.after.always(async () => {
@@ -32,6 +35,19 @@ function arbor(args: string[], env: Record<string, string> = admin()): Promise<C
 }
 const ok = (t: ExecutionContext, r: CliRun) => t.is(r.code, 0, `exit ${r.code}: ${r.stderr}`);
 const json = (r: CliRun) => JSON.parse(r.stdout) as Record<string, any>;
+/** `role-bindings create` of the ci identity, every reference by name. */
+const bindCi = (group: string, role: string, ...more: string[]) =>
+  arbor([
+    'role-bindings',
+    'create',
+    '--parent',
+    group,
+    '--identity',
+    'acme/platform/ci',
+    '--role',
+    role,
+    ...more,
+  ]);
 
 test.serial('cli: a tree, an identity and bindings made and read by names only', async (t) => {
   ok(t, await arbor(['groups', 'create', '--name', 'acme']));
@@ -46,18 +62,7 @@ test.serial('cli: a tree, an identity and bindings made and read by names only',
     t,
     await arbor(['identities', 'create', '--parent', 'acme/platform', '--name', 'ci', '-f', body]),
   );
-  const bound = await arbor([
-    'role-bindings',
-    'create',
-    '--parent',
-    'acme/platform',
-    '--identity',
-    'acme/platform/ci',
-    '--role',
-    'editor',
-    '-o',
-    'json',
-  ]);
+  const bound = await bindCi('acme/platform', 'editor', '-o', 'json');
   ok(t, bound);
   t.is(json(bound).role.name, 'editor');
   t.is(json(bound).identity.name, 'ci');
@@ -103,19 +108,7 @@ test.serial('cli: a tree, an identity and bindings made and read by names only',
       'groups.list',
     ]),
   );
-  ok(
-    t,
-    await arbor([
-      'role-bindings',
-      'create',
-      '--parent',
-      'acme/platform/sre',
-      '--identity',
-      'acme/platform/ci',
-      '--role',
-      'deployer',
-    ]),
-  );
+  ok(t, await bindCi('acme/platform/sre', 'deployer'));
   ok(
     t,
     await arbor([
@@ -129,16 +122,7 @@ test.serial('cli: a tree, an identity and bindings made and read by names only',
       'groups.list',
     ]),
   );
-  const twice = await arbor([
-    'role-bindings',
-    'create',
-    '--parent',
-    'acme/platform/sre',
-    '--identity',
-    'acme/platform/ci',
-    '--role',
-    'deployer',
-  ]);
+  const twice = await bindCi('acme/platform/sre', 'deployer');
   t.is(twice.code, 3, twice.stderr);
   t.regex(twice.stderr, /^arbor: deployer names 2 roles you can see: give one of their uids\n/);
   t.is(
@@ -233,3 +217,103 @@ test.serial(
     t.is(bash, 'acme/platform/sre\n');
   },
 );
+
+test.serial(
+  'cli: export --group takes a path; invites show their role and group by name',
+  async (t) => {
+    const platform = json(await arbor(['groups', 'get', 'acme/platform', '-o', 'json'])).uid;
+    const exported = await arbor(['export', '--group', 'acme/platform']);
+    ok(t, exported);
+    t.regex(exported.stdout, new RegExp(`adoptUid: ${platform}\\n`));
+    const typo = await arbor(['export', '--group', 'acme/platfrom']);
+    t.is(typo.code, 1);
+    t.is(
+      typo.stderr,
+      'arbor: export: no group named acme/platfrom\n  did you mean acme/platform?\n',
+    );
+
+    const invite = await arbor([
+      'invites',
+      'create',
+      '--parent',
+      'acme/platform',
+      '--role',
+      'editor',
+      '--ttl',
+      '3600s',
+      '-o',
+      'json',
+    ]);
+    ok(t, invite);
+    const invites = await arbor(['invites', 'list', '--parent', 'acme/platform']);
+    ok(t, invites);
+    t.regex(invites.stdout, /^ROLE\s+GROUP\s+EXPIRES\s+UID$/m);
+    t.regex(
+      invites.stdout,
+      new RegExp(`^editor\\s+acme/platform\\s+\\d{4}-\\S+ \\S+\\s+${json(invite).uid}$`, 'm'),
+    );
+  },
+);
+
+test.serial('cli: auth login --identity takes a path of names', async (t) => {
+  const issuer = await TestIssuer.start();
+  t.teardown(() => issuer.stop());
+  ok(
+    t,
+    await arbor([
+      'identities',
+      'create',
+      '--parent',
+      'acme/platform',
+      '--name',
+      'deploy',
+      '--issuer',
+      issuer.url,
+      '--subject',
+      'sub-deploy',
+    ]),
+  );
+  const deploy = json(await arbor(['identities', 'get', 'acme/platform/deploy', '-o', 'json'])).uid;
+  const { audience: aud } = (await s.admin.get('/.well-known/arbor-login')).body as {
+    audience: string;
+  };
+  const file = join(home, 'deploy-token');
+  writeFileSync(file, await issuer.mint({ sub: 'sub-deploy', aud }));
+  const args = ['auth', 'login', '--identity', 'acme/platform/deploy', '--id-token-file', file];
+
+  // With no token here to look the name up with (and no person to sign in as), it says so.
+  const empty = mkdtempSync(join(tmpdir(), 'arbor-cli-names-empty-'));
+  t.teardown(() => rmSync(empty, { recursive: true, force: true }));
+  const alone = await arbor(args, { ARBOR_API_URL: s.url, HOME: empty, XDG_CONFIG_HOME: empty });
+  t.is(alone.code, 1);
+  t.regex(
+    alone.stderr,
+    /^arbor auth login: --identity acme\/platform\/deploy is a name, and there is no token here to look it up with .*give the identity's uid/,
+  );
+
+  // Resolved with the token this address has (here ARBOR_TOKEN); the uid is what is kept.
+  const login = await arbor(args);
+  ok(t, login);
+  t.regex(login.stderr, /^Signed in to http\S+ as identity /);
+  const token = await arbor(['auth', 'token'], { ARBOR_API_URL: s.url });
+  ok(t, token);
+  t.is(decodeJwt(token.stdout.trim()).sub, deploy);
+  const kept = JSON.parse(readFileSync(join(home, 'arbor', 'credentials.json'), 'utf8')) as {
+    entries: Record<string, { requestedIdentity?: string }>;
+  };
+  t.is(kept.entries[s.url]?.requestedIdentity, deploy);
+
+  const typo = await arbor([
+    'auth',
+    'login',
+    '--identity',
+    'acme/platform/deplo',
+    '--id-token-file',
+    file,
+  ]);
+  t.is(typo.code, 1);
+  t.is(
+    typo.stderr,
+    'arbor auth login: no identity named acme/platform/deplo\n  did you mean acme/platform/deploy?\n',
+  );
+});

@@ -72,6 +72,34 @@ async function ledger(): Promise<string[]> {
   return rows.map((r) => r.uid).sort();
 }
 
+/**
+ * Runs `fn` while a test-only trigger makes every `event` on a row of `table` matching
+ * `condition` (SQL over OLD or NEW) fail, as a fault in the middle of a transaction would;
+ * the trigger is dropped afterwards, whatever `fn` does.
+ */
+async function withRefusingTrigger(
+  table: string,
+  event: 'DELETE' | 'INSERT',
+  condition: string,
+  fn: () => Promise<void>,
+): Promise<void> {
+  const name = `test_refuse_${table}_${event.toLowerCase()}`;
+  await s.db.knex.raw(`
+    CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      RAISE EXCEPTION 'refused by the test';
+    END
+    $$;
+    CREATE TRIGGER ${name} BEFORE ${event} ON ${table}
+      FOR EACH ROW WHEN (${condition}) EXECUTE FUNCTION ${name}();
+  `);
+  try {
+    await fn();
+  } finally {
+    await s.db.knex.raw(`DROP TRIGGER ${name} ON ${table}; DROP FUNCTION ${name}();`);
+  }
+}
+
 async function bindingExists(uid: string): Promise<boolean> {
   return (await s.db.knex('role_bindings').where({ uid }).first('uid')) !== undefined;
 }
@@ -211,24 +239,10 @@ test.serial(
     const b = await createBinding(s.admin, folder, keep, viewerOnly);
     const before = await ledger();
     // The identity's own row refuses to go, after its bindings went in the same transaction.
-    await s.db.knex.raw(`
-    CREATE FUNCTION test_refuse_identity_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      RAISE EXCEPTION 'refused by the test';
-    END
-    $$;
-    CREATE TRIGGER test_refuse_identity_delete BEFORE DELETE ON identities
-      FOR EACH ROW WHEN (OLD.name = 'keep') EXECUTE FUNCTION test_refuse_identity_delete();
-  `);
-    try {
+    await withRefusingTrigger('identities', 'DELETE', "OLD.name = 'keep'", async () => {
       const res = await s.admin.delete(`/iam/v2beta1/identities/${keep}`);
       t.not(res.status, 200);
-    } finally {
-      await s.db.knex.raw(`
-      DROP TRIGGER test_refuse_identity_delete ON identities;
-      DROP FUNCTION test_refuse_identity_delete();
-    `);
-    }
+    });
     t.true(await bindingExists(a));
     t.true(await bindingExists(b));
     t.deepEqual(await ledger(), before);
@@ -239,23 +253,9 @@ test.serial(
       .knex('role_bindings')
       .where({ uid: b })
       .update({ expire_time: new Date(Date.now() - 60_000) });
-    await s.db.knex.raw(`
-    CREATE FUNCTION test_refuse_record() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      RAISE EXCEPTION 'refused by the test';
-    END
-    $$;
-    CREATE TRIGGER test_refuse_record BEFORE INSERT ON audit_events
-      FOR EACH ROW WHEN (NEW.resource_uid = '${b}') EXECUTE FUNCTION test_refuse_record();
-  `);
-    try {
+    await withRefusingTrigger('audit_events', 'INSERT', `NEW.resource_uid = '${b}'`, async () => {
       await t.throwsAsync(s.arbor.bindingSweeper.sweep());
-    } finally {
-      await s.db.knex.raw(`
-      DROP TRIGGER test_refuse_record ON audit_events;
-      DROP FUNCTION test_refuse_record();
-    `);
-    }
+    });
     t.true(await bindingExists(b), 'the sweep rolled back');
     t.deepEqual(await ledger(), before);
     t.deepEqual(await deletedRecords([a, b]), []);

@@ -1,4 +1,3 @@
-import { ACCOUNT_ASSOCIATION_LIST } from '../../resources/account-associations/account-association.js';
 import {
   accountAssociationCreateSchema,
   accountAssociationPatchSchema,
@@ -9,10 +8,9 @@ import { examplesFor } from '../openapi/examples.js';
 import {
   accountAssociationV1,
   accountAssociationV1Schema,
-  accountAssociationV2,
-  accountAssociationV2Schema,
 } from '../../wire/account-association-wire.js';
-import { mountV1, mountV2 } from './crud.js';
+import { ACCOUNT_ASSOCIATION_KIND } from '../../wire/kinds.js';
+import { mountV1, mountV2, v2Kind } from './crud.js';
 
 /** v1 bodies repeat the path's `group`; like other output names it is never taken from input. */
 function withoutGroup(body: Record<string, unknown>): Record<string, unknown> {
@@ -27,20 +25,16 @@ export function mountAccountAssociationRoutes(
   bodyLimit: number,
 ): void {
   const common = {
-    name: 'AccountAssociation',
-    spec: ACCOUNT_ASSOCIATION_LIST,
+    name: ACCOUNT_ASSOCIATION_KIND.name,
+    spec: ACCOUNT_ASSOCIATION_KIND.spec,
     createSchema: accountAssociationCreateSchema,
     updateSchema: accountAssociationPatchSchema,
     bodyLimit,
   };
-  const path = '/iam/v2beta1/accountAssociations';
   mountV2(t, aa, {
     ...common,
-    path,
-    plural: 'accountAssociations',
-    wireSchema: accountAssociationV2Schema,
-    toWire: accountAssociationV2,
-    examples: examplesFor(path),
+    ...v2Kind(ACCOUNT_ASSOCIATION_KIND),
+    examples: examplesFor(ACCOUNT_ASSOCIATION_KIND.path),
   });
   const v1 = '/iam/v1/account_associations';
   mountV1(

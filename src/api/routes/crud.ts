@@ -8,6 +8,7 @@ import {
   type QueryParams,
 } from '../../core/list-request.js';
 import type { ListPage } from '../../resources/list-types.js';
+import type { KindDescriptor } from '../../wire/kinds.js';
 import { withPrecondition } from '../../resources/precondition.js';
 import { etagOf, etagOfJson, ifMatchOf } from '../etag.js';
 import type { Read, ReadAnswer } from '../fast-reads.js';
@@ -119,6 +120,38 @@ export interface V2Options<T, W extends z.ZodType> extends ResourceContract {
   /** Whether `POST <path>` with no parent is a valid create (root groups). */
   createWithoutParent?: boolean;
   bodyLimit: number;
+}
+
+/** What a kind's descriptor gives its v2 routes. */
+type KindOptions<T, W extends z.ZodType> = Pick<
+  V2Options<T, W>,
+  | 'path'
+  | 'plural'
+  | 'name'
+  | 'spec'
+  | 'wireSchema'
+  | 'toWire'
+  | 'createWithoutParent'
+  | 'parentKind'
+>;
+
+/**
+ * A kind's v2 options from its descriptor (wire/kinds.ts), the one table the REST and gRPC
+ * doors and the audit presenter share; the route adds what only REST has (input schemas,
+ * examples, the body limit).
+ */
+export function v2Kind<T, W extends z.ZodType>(k: KindDescriptor<T, W>): KindOptions<T, W> {
+  const { path, plural, name, spec, wireSchema, toWire, createWithoutParent, parentKind } = k;
+  return {
+    path,
+    plural,
+    name,
+    spec,
+    wireSchema,
+    toWire,
+    ...(createWithoutParent === undefined ? {} : { createWithoutParent }),
+    ...(parentKind === undefined ? {} : { parentKind }),
+  };
 }
 
 /**

@@ -1,6 +1,5 @@
 import { AUDIT_LIST } from '../../resources/audit/audit-event.js';
 import type { AuditService } from '../../resources/audit/audit-service.js';
-import { SUBSCRIPTION_LIST } from '../../resources/subscriptions/subscription.js';
 import {
   subscriptionCreateSchema,
   subscriptionPatchSchema,
@@ -9,8 +8,8 @@ import type { SubscriptionService } from '../../resources/subscriptions/subscrip
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
 import { auditEventV2, auditEventV2Schema } from '../../wire/audit-wire.js';
-import { subscriptionV2, subscriptionV2Schema } from '../../wire/subscription-wire.js';
-import { mountV2 } from './crud.js';
+import { SUBSCRIPTION_KIND } from '../../wire/kinds.js';
+import { mountV2, v2Kind } from './crud.js';
 
 /**
  * `GET /audit/v2beta1/events` (list only: the trail has no write path) and
@@ -38,17 +37,11 @@ export function mountEventRoutes(
       bodyLimit,
     },
   );
-  const path = '/events/v2beta1/subscriptions';
   mountV2(t, subscriptions, {
-    path,
-    plural: 'subscriptions',
-    name: 'Subscription',
-    spec: SUBSCRIPTION_LIST,
-    wireSchema: subscriptionV2Schema,
-    toWire: subscriptionV2,
+    ...v2Kind(SUBSCRIPTION_KIND),
     createSchema: subscriptionCreateSchema,
     updateSchema: subscriptionPatchSchema,
-    examples: examplesFor(path),
+    examples: examplesFor(SUBSCRIPTION_KIND.path),
     bodyLimit,
   });
 }

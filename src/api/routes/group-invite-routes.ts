@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { GROUP_INVITE_LIST } from '../../resources/group-invites/group-invite.js';
 import {
   groupInviteCreateSchema,
   groupInviteUpdateSchema,
@@ -11,14 +10,10 @@ import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 import { CREATE_ERRORS } from '../openapi/error-responses.js';
 import { EXAMPLE_INVITE_CODE, examplesFor } from '../openapi/examples.js';
-import {
-  groupInviteV1,
-  groupInviteV1Schema,
-  groupInviteV2,
-  groupInviteV2Schema,
-} from '../../wire/group-invite-wire.js';
+import { groupInviteV1, groupInviteV1Schema } from '../../wire/group-invite-wire.js';
+import { GROUP_INVITE_KIND } from '../../wire/kinds.js';
 import { roleBindingV2, roleBindingV2Schema } from '../../wire/role-binding-wire.js';
-import { mountV1, mountV2 } from './crud.js';
+import { mountV1, mountV2, v2Kind } from './crud.js';
 
 /**
  * v1 spells the role `role` and repeats the path's `group` in the body; map to the v2
@@ -72,17 +67,13 @@ export function mountGroupInviteRoutes(
       ctx.body = roleBindingV2(await invites.redeem(principalOf(ctx), body));
     },
   );
-  const common = { name: 'GroupInvite', spec: GROUP_INVITE_LIST, bodyLimit };
-  const path = '/iam/v2beta1/groupInvites';
+  const common = { name: GROUP_INVITE_KIND.name, spec: GROUP_INVITE_KIND.spec, bodyLimit };
   mountV2(t, invites, {
     ...common,
-    path,
-    plural: 'groupInvites',
-    wireSchema: groupInviteV2Schema,
-    toWire: groupInviteV2,
+    ...v2Kind(GROUP_INVITE_KIND),
     createSchema: groupInviteCreateSchema,
     updateSchema: groupInviteUpdateSchema,
-    examples: examplesFor(path),
+    examples: examplesFor(GROUP_INVITE_KIND.path),
   });
   const v1 = '/iam/v1/group_invites';
   mountV1(

@@ -1,14 +1,9 @@
-import { IDP_LIST } from '../../resources/identity-providers/identity-provider.js';
 import type { IdentityProviderService } from '../../resources/identity-providers/identity-provider-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import {
-  identityProviderV1,
-  identityProviderV1Schema,
-  identityProviderV2,
-  identityProviderV2Schema,
-} from '../../wire/identity-provider-wire.js';
-import { mountV1, mountV2 } from './crud.js';
+import { identityProviderV1, identityProviderV1Schema } from '../../wire/identity-provider-wire.js';
+import { IDENTITY_PROVIDER_KIND } from '../../wire/kinds.js';
+import { mountV1, mountV2, v2Kind } from './crud.js';
 
 /** `/iam/v2beta1/identityProviders` and v1's `/iam/v1/identityProviders` (PUT replaces). */
 export function mountIdentityProviderRoutes(
@@ -17,20 +12,16 @@ export function mountIdentityProviderRoutes(
   bodyLimit: number,
 ): void {
   const common = {
-    name: 'IdentityProvider',
-    spec: IDP_LIST,
+    name: IDENTITY_PROVIDER_KIND.name,
+    spec: IDENTITY_PROVIDER_KIND.spec,
     createSchema: idps.schemas.create,
     updateSchema: idps.schemas.patch,
     bodyLimit,
   };
-  const path = '/iam/v2beta1/identityProviders';
   mountV2(t, idps, {
     ...common,
-    path,
-    plural: 'identityProviders',
-    wireSchema: identityProviderV2Schema,
-    toWire: identityProviderV2,
-    examples: examplesFor(path),
+    ...v2Kind(IDENTITY_PROVIDER_KIND),
+    examples: examplesFor(IDENTITY_PROVIDER_KIND.path),
   });
   const v1 = '/iam/v1/identityProviders';
   mountV1(t, idps, {

@@ -1,32 +1,23 @@
-import { IDENTITY_LIST } from '../../resources/identities/identity.js';
 import type { IdentityService } from '../../resources/identities/identity-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import {
-  identityV1,
-  identityV1Schema,
-  identityV2,
-  identityV2Schema,
-} from '../../wire/identity-wire.js';
-import { mountV1, mountV2 } from './crud.js';
+import { identityV1, identityV1Schema } from '../../wire/identity-wire.js';
+import { IDENTITY_KIND } from '../../wire/kinds.js';
+import { mountV1, mountV2, v2Kind } from './crud.js';
 
 /** `/iam/v2beta1/identities` and v1's `/iam/v1/identities`. */
 export function mountIdentityRoutes(t: RouteTarget, s: IdentityService, bodyLimit: number): void {
   const common = {
-    name: 'Identity',
-    spec: IDENTITY_LIST,
+    name: IDENTITY_KIND.name,
+    spec: IDENTITY_KIND.spec,
     createSchema: s.schemas.create,
     updateSchema: s.schemas.patch,
     bodyLimit,
   };
-  const path = '/iam/v2beta1/identities';
   mountV2(t, s, {
     ...common,
-    path,
-    plural: 'identities',
-    wireSchema: identityV2Schema,
-    toWire: identityV2,
-    examples: examplesFor(path),
+    ...v2Kind(IDENTITY_KIND),
+    examples: examplesFor(IDENTITY_KIND.path),
   });
   const v1 = '/iam/v1/identities';
   mountV1(t, s, {

@@ -1,20 +1,12 @@
-import { REPO_LIST } from '../../resources/repos/repo.js';
 import { repoCreateSchema, repoPatchSchema } from '../../resources/repos/repo-input.js';
 import type { RepoService } from '../../resources/repos/repo-service.js';
-import { TAG_LIST } from '../../resources/tags/tag.js';
 import { tagPutSchema } from '../../resources/tags/tag-input.js';
 import type { TagService } from '../../resources/tags/tag-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import {
-  repoV1,
-  repoV1Schema,
-  repoV2,
-  repoV2Schema,
-  tagV2,
-  tagV2Schema,
-} from '../../wire/registry-wire.js';
-import { mountV1, mountV2 } from './crud.js';
+import { REPO_KIND, TAG_KIND } from '../../wire/kinds.js';
+import { repoV1, repoV1Schema } from '../../wire/registry-wire.js';
+import { mountV1, mountV2, v2Kind } from './crud.js';
 
 /**
  * Registry: repos (v2beta1 CRUD, v1 read-only list and get) and tags (v2beta1 list, get,
@@ -26,17 +18,11 @@ export function mountRegistryRoutes(
   tags: TagService,
   bodyLimit: number,
 ): void {
-  const path = '/registry/v2beta1/repos';
   mountV2(t, repos, {
-    path,
-    plural: 'repos',
-    name: 'Repo',
-    spec: REPO_LIST,
-    wireSchema: repoV2Schema,
-    toWire: repoV2,
+    ...v2Kind(REPO_KIND),
     createSchema: repoCreateSchema,
     updateSchema: repoPatchSchema,
-    examples: examplesFor(path),
+    examples: examplesFor(REPO_KIND.path),
     bodyLimit,
   });
   const v1 = '/registry/v1/repos';
@@ -45,25 +31,18 @@ export function mountRegistryRoutes(
     { get: repos.get.bind(repos), list: repos.list.bind(repos) },
     {
       path: v1,
-      name: 'Repo',
-      spec: REPO_LIST,
+      name: REPO_KIND.name,
+      spec: REPO_KIND.spec,
       wireSchema: repoV1Schema,
       toWire: repoV1,
       examples: examplesFor(v1),
       bodyLimit,
     },
   );
-  const tagsPath = '/registry/v2beta1/tags';
   mountV2(t, tags, {
-    path: tagsPath,
-    plural: 'tags',
-    name: 'Tag',
-    spec: TAG_LIST,
-    wireSchema: tagV2Schema,
-    toWire: tagV2,
+    ...v2Kind(TAG_KIND),
     createSchema: tagPutSchema,
-    parentKind: 'repo',
-    examples: examplesFor(tagsPath),
+    examples: examplesFor(TAG_KIND.path),
     bodyLimit,
   });
 }

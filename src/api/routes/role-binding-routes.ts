@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { ROLE_BINDING_LIST } from '../../resources/role-bindings/role-binding.js';
 import {
   roleBindingCreateSchema,
   roleBindingPatchSchema,
@@ -7,13 +6,9 @@ import {
 import type { RoleBindingService } from '../../resources/role-bindings/role-binding-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import {
-  roleBindingV1,
-  roleBindingV1Schema,
-  roleBindingV2,
-  roleBindingV2Schema,
-} from '../../wire/role-binding-wire.js';
-import { mountV1, mountV2 } from './crud.js';
+import { ROLE_BINDING_KIND } from '../../wire/kinds.js';
+import { roleBindingV1, roleBindingV1Schema } from '../../wire/role-binding-wire.js';
+import { mountV1, mountV2, v2Kind } from './crud.js';
 
 /** v1 names the references `identity` and `role`; the service speaks v2's names. */
 function fromV1(body: Record<string, unknown>): Record<string, unknown> {
@@ -42,17 +37,11 @@ export function mountRoleBindingRoutes(
   s: RoleBindingService,
   bodyLimit: number,
 ): void {
-  const path = '/iam/v2beta1/roleBindings';
   mountV2(t, s, {
-    path,
-    plural: 'roleBindings',
-    name: 'RoleBinding',
-    spec: ROLE_BINDING_LIST,
-    wireSchema: roleBindingV2Schema,
-    toWire: roleBindingV2,
+    ...v2Kind(ROLE_BINDING_KIND),
     createSchema: roleBindingCreateSchema,
     updateSchema: roleBindingPatchSchema,
-    examples: examplesFor(path),
+    examples: examplesFor(ROLE_BINDING_KIND.path),
     bodyLimit,
   });
   const v1 = '/iam/v1/rolebindings';
@@ -67,8 +56,8 @@ export function mountRoleBindingRoutes(
     },
     {
       path: v1,
-      name: 'RoleBinding',
-      spec: ROLE_BINDING_LIST,
+      name: ROLE_BINDING_KIND.name,
+      spec: ROLE_BINDING_KIND.spec,
       wireSchema: roleBindingV1Schema,
       toWire: roleBindingV1,
       createSchema: v1BodySchema,

@@ -1,0 +1,199 @@
+import type { z } from 'zod';
+import type { ListSpec } from '../core/list-request.js';
+import {
+  ACCOUNT_ASSOCIATION_LIST,
+  ACCOUNT_ASSOCIATION_TYPE,
+} from '../resources/account-associations/account-association.js';
+import { ADVISORY_LIST, ADVISORY_TYPE } from '../resources/advisories/advisory.js';
+import { GROUP_INVITE_LIST, GROUP_INVITE_TYPE } from '../resources/group-invites/group-invite.js';
+import { GROUP_LIST, GROUP_TYPE } from '../resources/groups/group.js';
+import { IDENTITY_LIST, IDENTITY_TYPE } from '../resources/identities/identity.js';
+import { IDP_LIST, IDP_TYPE } from '../resources/identity-providers/identity-provider.js';
+import { REPO_LIST, REPO_TYPE } from '../resources/repos/repo.js';
+import { ROLE_BINDING_LIST, ROLE_BINDING_TYPE } from '../resources/role-bindings/role-binding.js';
+import { ROLE_LIST, ROLE_TYPE } from '../resources/roles/role.js';
+import { SUBSCRIPTION_LIST, SUBSCRIPTION_TYPE } from '../resources/subscriptions/subscription.js';
+import { TAG_LIST, TAG_TYPE } from '../resources/tags/tag.js';
+import { accountAssociationV2, accountAssociationV2Schema } from './account-association-wire.js';
+import { advisoryV2, advisoryV2Schema } from './advisory-wire.js';
+import { groupInviteV2, groupInviteV2Schema } from './group-invite-wire.js';
+import { groupV2, groupV2Schema } from './group-wire.js';
+import { identityProviderV2, identityProviderV2Schema } from './identity-provider-wire.js';
+import { identityV2, identityV2Schema } from './identity-wire.js';
+import { repoV2, repoV2Schema, tagV2, tagV2Schema } from './registry-wire.js';
+import { roleBindingV2, roleBindingV2Schema } from './role-binding-wire.js';
+import { roleV2, roleV2Schema } from './role-wire.js';
+import { subscriptionV2, subscriptionV2Schema } from './subscription-wire.js';
+
+/**
+ * One resource kind as every door names and shows it: the REST mount (api/routes), the gRPC
+ * mount (grpc/routes.ts) and the audit and event presenter (resource-presenter.ts) read
+ * these, so a kind's names, list contract and wire form are written once. What only one
+ * door needs (REST's input schemas and examples, gRPC's generated service) stays in that
+ * door. The CLI, a client, keeps its own table; test/unit/kinds.test.ts holds it to this one.
+ */
+export interface KindDescriptor<T, W extends z.ZodType> {
+  /** The type audit records and CloudEvents carry: `iam.arbor.dev/Group`. */
+  type: string;
+  /** Singular, as RPC and schema names spell it: `RoleBinding` (GetRoleBinding). */
+  name: string;
+  /** The List answer's array and the v2 path's last segment: `roleBindings`. */
+  plural: string;
+  /** The v2 collection path: `/iam/v2beta1/roleBindings`. */
+  path: string;
+  spec: ListSpec;
+  wireSchema: W;
+  /** The v2 wire form: REST's JSON, gRPC's proto3 JSON, an audit record's resource. */
+  toWire(item: T): z.output<W>;
+  /** Whether Create with no parent is valid (root groups). */
+  createWithoutParent?: boolean;
+  /** What Create's parent is, when not a group (a tag's repo). */
+  parentKind?: string;
+}
+
+/** The gRPC List method's plural: `roleBindings` → `RoleBindings` (ListRoleBindings). */
+export function rpcPlural(k: { plural: string }): string {
+  return k.plural.charAt(0).toUpperCase() + k.plural.slice(1);
+}
+
+/** Typed once here so each descriptor's wire function is checked against its schema. */
+const kind = <T, W extends z.ZodType>(k: KindDescriptor<T, W>): KindDescriptor<T, W> => k;
+
+export const GROUP_KIND = kind({
+  type: GROUP_TYPE,
+  name: 'Group',
+  plural: 'groups',
+  path: '/iam/v2beta1/groups',
+  spec: GROUP_LIST,
+  wireSchema: groupV2Schema,
+  toWire: groupV2,
+  createWithoutParent: true,
+});
+
+export const IDENTITY_KIND = kind({
+  type: IDENTITY_TYPE,
+  name: 'Identity',
+  plural: 'identities',
+  path: '/iam/v2beta1/identities',
+  spec: IDENTITY_LIST,
+  wireSchema: identityV2Schema,
+  toWire: identityV2,
+});
+
+export const ROLE_KIND = kind({
+  type: ROLE_TYPE,
+  name: 'Role',
+  plural: 'roles',
+  path: '/iam/v2beta1/roles',
+  spec: ROLE_LIST,
+  wireSchema: roleV2Schema,
+  toWire: roleV2,
+});
+
+export const ROLE_BINDING_KIND = kind({
+  type: ROLE_BINDING_TYPE,
+  name: 'RoleBinding',
+  plural: 'roleBindings',
+  path: '/iam/v2beta1/roleBindings',
+  spec: ROLE_BINDING_LIST,
+  wireSchema: roleBindingV2Schema,
+  toWire: roleBindingV2,
+});
+
+export const IDENTITY_PROVIDER_KIND = kind({
+  type: IDP_TYPE,
+  name: 'IdentityProvider',
+  plural: 'identityProviders',
+  path: '/iam/v2beta1/identityProviders',
+  spec: IDP_LIST,
+  wireSchema: identityProviderV2Schema,
+  toWire: identityProviderV2,
+});
+
+export const ACCOUNT_ASSOCIATION_KIND = kind({
+  type: ACCOUNT_ASSOCIATION_TYPE,
+  name: 'AccountAssociation',
+  plural: 'accountAssociations',
+  path: '/iam/v2beta1/accountAssociations',
+  spec: ACCOUNT_ASSOCIATION_LIST,
+  wireSchema: accountAssociationV2Schema,
+  toWire: accountAssociationV2,
+});
+
+export const GROUP_INVITE_KIND = kind({
+  type: GROUP_INVITE_TYPE,
+  name: 'GroupInvite',
+  plural: 'groupInvites',
+  path: '/iam/v2beta1/groupInvites',
+  spec: GROUP_INVITE_LIST,
+  wireSchema: groupInviteV2Schema,
+  toWire: groupInviteV2,
+});
+
+export const REPO_KIND = kind({
+  type: REPO_TYPE,
+  name: 'Repo',
+  plural: 'repos',
+  path: '/registry/v2beta1/repos',
+  spec: REPO_LIST,
+  wireSchema: repoV2Schema,
+  toWire: repoV2,
+});
+
+export const TAG_KIND = kind({
+  type: TAG_TYPE,
+  name: 'Tag',
+  plural: 'tags',
+  path: '/registry/v2beta1/tags',
+  spec: TAG_LIST,
+  wireSchema: tagV2Schema,
+  toWire: tagV2,
+  parentKind: 'repo',
+});
+
+export const ADVISORY_KIND = kind({
+  type: ADVISORY_TYPE,
+  name: 'Advisory',
+  plural: 'advisories',
+  path: '/vulnerabilities/v2beta1/advisories',
+  spec: ADVISORY_LIST,
+  wireSchema: advisoryV2Schema,
+  toWire: advisoryV2,
+});
+
+export const SUBSCRIPTION_KIND = kind({
+  type: SUBSCRIPTION_TYPE,
+  name: 'Subscription',
+  plural: 'subscriptions',
+  path: '/events/v2beta1/subscriptions',
+  spec: SUBSCRIPTION_LIST,
+  wireSchema: subscriptionV2Schema,
+  toWire: subscriptionV2,
+});
+
+/** A descriptor of some kind, its item type forgotten (for tables over every kind). */
+export interface AnyKind {
+  type: string;
+  name: string;
+  plural: string;
+  path: string;
+  spec: ListSpec;
+  toWire(item: never): unknown;
+  createWithoutParent?: boolean;
+  parentKind?: string;
+}
+
+/** Every resource kind, once. The audit trail's own events are a list, not a kind. */
+export const KINDS: readonly AnyKind[] = [
+  GROUP_KIND,
+  IDENTITY_KIND,
+  ROLE_KIND,
+  ROLE_BINDING_KIND,
+  IDENTITY_PROVIDER_KIND,
+  ACCOUNT_ASSOCIATION_KIND,
+  GROUP_INVITE_KIND,
+  REPO_KIND,
+  TAG_KIND,
+  ADVISORY_KIND,
+  SUBSCRIPTION_KIND,
+];
