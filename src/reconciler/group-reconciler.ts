@@ -3,7 +3,8 @@ import { Code } from '../core/rpc-code.js';
 import { invalidField, isRpcError, permissionDenied } from '../core/rpc-error.js';
 import type { Group } from '../resources/groups/group.js';
 import type { GroupService } from '../resources/groups/group-service.js';
-import { changedFields, converge, type KindReconciler, type RefResolver } from './kind-sync.js';
+import { changedFields, groupFields } from '../wire/manifest-spec.js';
+import { converge, type KindReconciler, type RefResolver } from './kind-sync.js';
 import type { ArborObject, GroupSpec } from './resources.js';
 
 /**
@@ -43,7 +44,7 @@ export class GroupReconciler implements KindReconciler<GroupSpec> {
     const parentUid = spec.parentRef?.name
       ? refs.uidOf('Group', namespace, spec.parentRef.name)
       : spec.parentUid || undefined;
-    const want = { name: spec.name ?? name, description: spec.description ?? '' };
+    const want = groupFields(spec, name);
     return converge<Group>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,

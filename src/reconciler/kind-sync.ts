@@ -107,28 +107,3 @@ export async function converge<A>(ops: ConvergeOps<A>): Promise<SyncResult> {
   }
   return { uid, action };
 }
-
-/** The fields of `want` whose values differ from `have` (deep, by JSON), or undefined. */
-export function changedFields(
-  have: Readonly<Record<string, unknown>>,
-  want: Readonly<Record<string, unknown>>,
-): Record<string, unknown> | undefined {
-  const patch: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(want)) {
-    if (stableJson(have[k]) !== stableJson(v)) patch[k] = v;
-  }
-  return Object.keys(patch).length > 0 ? patch : undefined;
-}
-
-/** JSON with sorted keys and undefined/null members dropped, for comparisons only. */
-export function stableJson(v: unknown): string {
-  if (v === undefined || v === null) return 'null';
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  if (typeof v === 'object' && !(v instanceof Date)) {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined && x !== null)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${stableJson(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
-}

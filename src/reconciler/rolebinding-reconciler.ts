@@ -1,20 +1,14 @@
 import type { Principal } from '../auth/principal.js';
 import { parseListRequest } from '../core/list-request.js';
 import { invalidField, notFound } from '../core/rpc-error.js';
-import { isSelfOrBelow } from '../core/uidp.js';
 import type { RoleBinding } from '../resources/role-bindings/role-binding.js';
 import type { RoleBindingService } from '../resources/role-bindings/role-binding-service.js';
 import { ROLE_LIST, ROLE_TYPE } from '../resources/roles/role.js';
 import type { RoleService } from '../resources/roles/role-service.js';
 import { Code } from '../core/rpc-code.js';
 import { isRpcError } from '../core/rpc-error.js';
-import {
-  changedFields,
-  converge,
-  ResourceExpired,
-  type KindReconciler,
-  type RefResolver,
-} from './kind-sync.js';
+import { changedFields, nearestRole } from '../wire/manifest-spec.js';
+import { converge, ResourceExpired, type KindReconciler, type RefResolver } from './kind-sync.js';
 import type { ArborObject, KindName, RoleBindingSpec } from './resources.js';
 
 /**
@@ -135,11 +129,7 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
       candidates.push(...page.items);
       pageToken = page.nextPageToken;
     } while (pageToken);
-    const inReach = candidates
-      .filter((r) => r.parentUid === null || isSelfOrBelow(r.parentUid, groupUid))
-      // Nearest definition first: a longer uid path is deeper; built-ins (null) last.
-      .sort((a, b) => (b.parentUid?.length ?? -1) - (a.parentUid?.length ?? -1));
-    const role = inReach[0];
+    const role = nearestRole(candidates, groupUid);
     if (!role) throw notFound(ROLE_TYPE, name);
     return role.uid;
   }
