@@ -12,6 +12,7 @@ import { parseListRequest } from '../core/list-request.js';
 import { listQueryOf } from './list-query.js';
 import type { JsonValue } from '@bufbuild/protobuf';
 import { advisoryV2 } from '../wire/advisory-wire.js';
+import { simulateAnswerV2 } from '../wire/simulate-wire.js';
 import { groupInviteV2 } from '../wire/group-invite-wire.js';
 import { groupV2 } from '../wire/group-wire.js';
 import { identityProviderV2 } from '../wire/identity-provider-wire.js';
@@ -23,6 +24,7 @@ import {
   AccessService,
   BatchCheckAccessRequestSchema,
   CheckAccessRequestSchema,
+  SimulateAccessRequestSchema,
   TestTokenRequestSchema,
   type TestTokenRequest,
 } from '../gen/arbor/iam/v2beta1/access_pb.js';
@@ -210,5 +212,13 @@ function mountAccess(router: GrpcRouter, d: GrpcRouteDeps): void {
       throw invalidField('body', `must be at most ${MAX_TEST_TOKEN_BODY_BYTES} bytes`);
     const answer = await d.services.tokenTester.test(p, bodyOf(TestTokenRequestSchema, req));
     return testTokenAnswerV2(answer) as JsonValue;
+  });
+  router.jsonRpc(m.simulateAccess, async (req, ctx) => {
+    const p = await who(ctx);
+    const answer = await d.services.accessSimulator.simulate(
+      p,
+      bodyOf(SimulateAccessRequestSchema, req),
+    );
+    return simulateAnswerV2(answer) as JsonValue;
   });
 }
