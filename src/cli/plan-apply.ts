@@ -78,10 +78,14 @@ export async function applyPlan(
         throw moved(`${c.kind} ${c.uid ?? ''} was written by someone else`);
       if (e instanceof CliError) {
         const before = done.created + done.updated + done.deleted;
-        throw new CliError(`${c.action} ${c.object ?? `${c.kind} ${c.uid}`}: ${e.message}`, e.exitCode, [
-          ...e.details,
-          `  ${before} change(s) before it were applied; run arbor plan to see what remains`,
-        ]);
+        throw new CliError(
+          `${c.action} ${c.object ?? `${c.kind} ${c.uid}`}: ${e.message}`,
+          e.exitCode,
+          [
+            ...e.details,
+            `  ${before} change(s) before it were applied; run arbor plan to see what remains`,
+          ],
+        );
       }
       throw e;
     }

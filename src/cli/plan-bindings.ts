@@ -7,6 +7,8 @@ import type { PlanChange } from './plan-types.js';
 
 type BindingManifest = Extract<Manifest, { kind: 'RoleBinding' }>;
 
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
 /** Plans every RoleBinding manifest, after the groups and identities they reference. */
 export async function planBindings(ctx: PlanContext): Promise<void> {
   const roles = new Map<string, Array<{ uid: string; parentUid: string | null }>>();
@@ -49,22 +51,24 @@ async function roleUidOf(
   if (!candidates) cache.set(name, (candidates = await rolesNamed(ctx.s, name)));
   const role = nearestRole(candidates, existingAnchor(ctx, group, m.namespace));
   if (!role)
-    throw new CliError(`${manifestKey(m)}: no role "${name}" at its group or above`, EXIT.NOT_FOUND);
+    throw new CliError(
+      `${manifestKey(m)}: no role "${name}" at its group or above`,
+      EXIT.NOT_FOUND,
+    );
   return role.uid;
 }
 
-function placeOfRef(
-  ctx: PlanContext,
-  m: BindingManifest,
-  kind: 'Group' | 'Identity',
-): Place {
+function placeOfRef(ctx: PlanContext, m: BindingManifest, kind: 'Group' | 'Identity'): Place {
   const [ref, uid, field] =
     kind === 'Group'
       ? [m.spec.groupRef?.name, m.spec.groupUid, 'spec.groupRef']
       : [m.spec.identityRef?.name, m.spec.identityUid, 'spec.identityRef'];
   if (ref) return ctx.placeOf(kind, m.namespace, ref, manifestKey(m), field);
   if (uid) return { uid };
-  throw new CliError(`${manifestKey(m)}: set ${field} or ${field.replace('Ref', 'Uid')}`, EXIT.INVALID);
+  throw new CliError(
+    `${manifestKey(m)}: set ${field} or ${field.replace('Ref', 'Uid')}`,
+    EXIT.INVALID,
+  );
 }
 
 async function planBinding(
@@ -111,7 +115,10 @@ async function planBinding(
   const haveExpire = typeof b.expireTime === 'string' ? Date.parse(b.expireTime) : undefined;
   if (haveExpire !== expireAt) {
     if (m.spec.adoptUid)
-      throw new CliError(`${object}: ${uid} expires at ${String(b.expireTime ?? 'no time')}, and an expiry is set once`, EXIT.INVALID);
+      throw new CliError(
+        `${object}: ${uid} expires at ${str(b.expireTime) ?? 'no time'}, and an expiry is set once`,
+        EXIT.INVALID,
+      );
     // The expiry is set once: the binding is replaced (the new one made right after).
     ctx.changes.push({
       action: 'delete',
@@ -132,9 +139,21 @@ async function planBinding(
   const patch = changedFields(have, { identityUid: identity.uid ?? identity.object, roleUid });
   if (!patch) return ctx.inSync(object, seen);
   if (identity.object !== undefined)
-    throw new CliError(`${object}: adopting ${uid} for an identity the plan creates is not supported; apply twice`, EXIT.INVALID);
+    throw new CliError(
+      `${object}: adopting ${uid} for an identity the plan creates is not supported; apply twice`,
+      EXIT.INVALID,
+    );
   ctx.found(object, uid);
-  ctx.changes.push({ action: 'update', kind: 'RoleBinding', object, title, uid, etag: seen.etag, body: patch, fields: fieldChanges(patch, have) });
+  ctx.changes.push({
+    action: 'update',
+    kind: 'RoleBinding',
+    object,
+    title,
+    uid,
+    etag: seen.etag,
+    body: patch,
+    fields: fieldChanges(patch, have),
+  });
 }
 
 /** adoptUid's binding, else the one binding of this identity and role at the group. */
@@ -149,10 +168,16 @@ async function existingBinding(
   if (m.spec.adoptUid) {
     const seen = await getSeen(ctx.s, 'RoleBinding', m.spec.adoptUid);
     if (!seen)
-      throw new CliError(`${object}: spec.adoptUid ${m.spec.adoptUid} does not exist`, EXIT.NOT_FOUND);
+      throw new CliError(
+        `${object}: spec.adoptUid ${m.spec.adoptUid} does not exist`,
+        EXIT.NOT_FOUND,
+      );
     const at = (seen.item.group as { uid?: string } | undefined)?.uid;
     if (group.uid === undefined || at !== group.uid)
-      throw new CliError(`${object}: ${m.spec.adoptUid} is at group ${String(at)}, and bindings cannot move`, EXIT.INVALID);
+      throw new CliError(
+        `${object}: ${m.spec.adoptUid} is at group ${String(at)}, and bindings cannot move`,
+        EXIT.INVALID,
+      );
     return seen;
   }
   if (group.uid === undefined || identity.uid === undefined) return undefined;

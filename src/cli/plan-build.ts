@@ -83,7 +83,10 @@ async function existing(
   if (m.spec.adoptUid) {
     const seen = await getSeen(ctx.s, m.kind, m.spec.adoptUid);
     if (!seen)
-      throw new CliError(`${object}: spec.adoptUid ${m.spec.adoptUid} does not exist`, EXIT.NOT_FOUND);
+      throw new CliError(
+        `${object}: spec.adoptUid ${m.spec.adoptUid} does not exist`,
+        EXIT.NOT_FOUND,
+      );
     return seen;
   }
   if (parent?.object !== undefined) return undefined; // its parent is new: so is it
@@ -164,7 +167,8 @@ async function planIdentity(ctx: PlanContext, m: IdentityManifest): Promise<void
   const have = identityFieldsOf(seen.item as Parameters<typeof identityFieldsOf>[0]);
   let patch = changedFields(have, want);
   // As the reconciler does: a claim match replaces static keys, and both are named.
-  if (seen.item.staticKeys) patch = { ...(patch ?? want), claimMatch: want.claimMatch, staticKeys: null };
+  if (seen.item.staticKeys)
+    patch = { ...(patch ?? want), claimMatch: want.claimMatch, staticKeys: null };
   if (!patch) return ctx.inSync(object, seen);
   ctx.found(object, String(seen.item.uid));
   ctx.changes.push({
@@ -175,6 +179,9 @@ async function planIdentity(ctx: PlanContext, m: IdentityManifest): Promise<void
     uid: String(seen.item.uid),
     etag: seen.etag,
     body: patch,
-    fields: fieldChanges(patch, { ...have, staticKeys: seen.item.staticKeys ? '(static keys)' : undefined }),
+    fields: fieldChanges(patch, {
+      ...have,
+      staticKeys: seen.item.staticKeys ? '(static keys)' : undefined,
+    }),
   });
 }

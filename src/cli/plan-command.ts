@@ -54,7 +54,13 @@ export async function planCommand(o: PlanOpts): Promise<number> {
     const s = await openSession(o.api);
     const plan = await makePlan(s, manifests, o.prune === true);
     if (o.out) {
-      const file: PlanFile = { kind: 'ArborPlan', version: 1, prune: o.prune === true, manifests, plan };
+      const file: PlanFile = {
+        kind: 'ArborPlan',
+        version: 1,
+        prune: o.prune === true,
+        manifests,
+        plan,
+      };
       await writeFile(o.out, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
     }
     show(plan, o.output);
@@ -92,7 +98,8 @@ async function readPlanFile(path: string): Promise<PlanFile> {
 export async function applyCommand(o: PlanOpts): Promise<number> {
   if (o.plan && o.file) throw new CliError('give -f <dir> or --plan <file>, not both', EXIT.USAGE);
   const saved = o.plan ? await readPlanFile(o.plan) : undefined;
-  if (!saved && !o.file) throw new CliError('give -f <directory or file> or --plan <file>', EXIT.USAGE);
+  if (!saved && !o.file)
+    throw new CliError('give -f <directory or file> or --plan <file>', EXIT.USAGE);
   const manifests = saved ? saved.manifests : await loadManifests(o.file!);
   const prune = saved ? saved.prune : o.prune === true;
   const s = await openSession(o.api);
@@ -105,7 +112,10 @@ export async function applyCommand(o: PlanOpts): Promise<number> {
   }
   const say = (line: string) => process.stderr.write(line);
   if (o.output !== 'json') show(plan, o.output);
-  const done = plan.changes.length === 0 ? { created: 0, updated: 0, deleted: 0 } : await applyPlan(s, plan, say);
+  const done =
+    plan.changes.length === 0
+      ? { created: 0, updated: 0, deleted: 0 }
+      : await applyPlan(s, plan, say);
   if (o.output === 'json') show(plan, 'json', { applied: done });
   else {
     const n = counts(plan);

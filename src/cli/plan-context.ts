@@ -33,9 +33,15 @@ export class PlanContext {
   placeOf(kind: ManifestKind, namespace: string, name: string, from: string, field: string): Place {
     const key = manifestKey({ kind, namespace, name });
     if (!this.keys.has(key))
-      throw new CliError(`${from}: ${field} names ${key}, which is not in the manifests`, EXIT.INVALID);
+      throw new CliError(
+        `${from}: ${field} names ${key}, which is not in the manifests`,
+        EXIT.INVALID,
+      );
     if (!this.uids.has(key))
-      throw new CliError(`${from}: ${field} names ${key}, which is planned later (a cycle?)`, EXIT.INVALID);
+      throw new CliError(
+        `${from}: ${field} names ${key}, which is planned later (a cycle?)`,
+        EXIT.INVALID,
+      );
     const uid = this.uids.get(key);
     return uid === undefined ? { object: key } : { uid };
   }

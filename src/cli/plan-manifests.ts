@@ -68,15 +68,23 @@ export function manifestOf(raw: unknown, where: string): Manifest | undefined {
   if (raw.kind === 'List' && Array.isArray(raw.items))
     throw new CliError(`${where}: a List is not read; write one document per object`, EXIT.USAGE);
   if (raw.apiVersion !== API_VERSION || !KINDS.includes(String(raw.kind))) {
-    if (String(raw.apiVersion ?? '').startsWith('arbor.dev/') && raw.kind !== 'NamespaceAuthority')
-      throw new CliError(`${where}: ${String(raw.apiVersion)} ${String(raw.kind)} is not a kind arbor plan reads`, EXIT.USAGE);
+    if (
+      typeof raw.apiVersion === 'string' &&
+      raw.apiVersion.startsWith('arbor.dev/') &&
+      raw.kind !== 'NamespaceAuthority'
+    )
+      throw new CliError(
+        `${where}: ${String(raw.apiVersion)} ${String(raw.kind)} is not a kind arbor plan reads`,
+        EXIT.USAGE,
+      );
     return undefined;
   }
   const meta = isObj(raw.metadata) ? raw.metadata : {};
   const name = meta.name;
   if (typeof name !== 'string' || name === '')
     throw new CliError(`${where}: a ${String(raw.kind)} without metadata.name`, EXIT.USAGE);
-  const namespace = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : 'default';
+  const namespace =
+    typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : 'default';
   const spec = isObj(raw.spec) ? raw.spec : {};
   return { kind: raw.kind, namespace, name, spec } as Manifest;
 }

@@ -37,10 +37,16 @@ function changeLines(c: PlanChange): string[] {
 function accessLines(a: AccessDelta | undefined): string[] {
   if (!a) return [];
   if (a.unavailable) return ['', `Access: not worked out (${a.unavailable}).`];
-  const out = ['', `Access: ${a.totalCount} change(s)${a.totalCount > a.changes.length ? `, first ${a.changes.length} shown` : ''}.`];
+  if (a.totalCount === 0 && a.warnings.length === 0) return ['', 'Access: no change.'];
+  const out = [
+    '',
+    `Access: ${a.totalCount} change(s)${a.totalCount > a.changes.length ? `, first ${a.changes.length} shown` : ''}.`,
+  ];
   for (const c of a.changes)
-    out.push(`  ${c.effect === 'gain' ? '+' : '-'} ${c.identity} ${c.effect === 'gain' ? 'gains' : 'loses'} ${c.capability} at ${c.group}`);
-  for (const n of a.notSimulated) out.push(`  (not simulated: ${n})`);
+    out.push(
+      `  ${c.effect === 'gain' ? '+' : '-'} ${c.identity} ${c.effect === 'gain' ? 'gains' : 'loses'} ${c.capability} at ${c.group}`,
+    );
+  for (const w of a.warnings) out.push(`  note: ${w}`);
   return out;
 }
 

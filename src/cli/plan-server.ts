@@ -27,7 +27,11 @@ export function parentOf(uid: string): string | null {
  * A Get, for the resource and its ETag. @returns undefined when it does not exist (or is
  * not visible to the caller, which the API does not tell apart).
  */
-export async function getSeen(s: Session, kind: ManifestKind, uid: string): Promise<Seen | undefined> {
+export async function getSeen(
+  s: Session,
+  kind: ManifestKind,
+  uid: string,
+): Promise<Seen | undefined> {
   try {
     const { data, etag } = await callForEtag<Item>(s, 'GET', `${API_OF[kind].path}/{uid}`, {
       params: { path: { uid } },

@@ -55,8 +55,8 @@ export interface AccessDelta {
   unavailable?: string;
   changes: AccessChange[];
   totalCount: number;
-  /** Changes the server could not simulate (new objects), named. */
-  notSimulated: string[];
+  /** What the delta leaves out or warns of: changes not simulated (new objects), refused ones. */
+  warnings: string[];
 }
 
 export interface Plan {
