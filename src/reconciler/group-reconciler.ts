@@ -4,7 +4,7 @@ import { invalidField, isRpcError, permissionDenied } from '../core/rpc-error.js
 import type { Group } from '../resources/groups/group.js';
 import type { GroupService } from '../resources/groups/group-service.js';
 import { changedFields, groupFields } from '../wire/manifest-spec.js';
-import { converge, type KindReconciler, type RefResolver } from './kind-sync.js';
+import { converge, type Observation, type KindReconciler, type RefResolver } from './kind-sync.js';
 import type { ArborObject, GroupSpec } from './resources.js';
 
 /**
@@ -38,7 +38,7 @@ export class GroupReconciler implements KindReconciler<GroupSpec> {
     return spec.parentRef?.name ? [{ kind: 'Group' as const, name: spec.parentRef.name }] : [];
   }
 
-  async sync(obj: ArborObject<GroupSpec>, refs: RefResolver, p: Principal) {
+  async sync(obj: ArborObject<GroupSpec>, refs: RefResolver, p: Principal, observe?: Observation) {
     const spec = obj.spec ?? {};
     const { namespace, name } = obj.metadata;
     const parentUid = spec.parentRef?.name
@@ -48,6 +48,7 @@ export class GroupReconciler implements KindReconciler<GroupSpec> {
     return converge<Group>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
+      ...(observe ? { observe, createFields: want } : {}),
       get: (uid) => this.groups.get(p, uid),
       create: () => this.groups.create(p, parentUid, want).catch(orgHint(parentUid)),
       uidOf: (g) => g.uid,

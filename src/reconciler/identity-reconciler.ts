@@ -3,7 +3,7 @@ import { invalidField } from '../core/rpc-error.js';
 import type { Identity } from '../resources/identities/identity.js';
 import type { IdentityService } from '../resources/identities/identity-service.js';
 import { changedFields, identityFields, identityFieldsOf } from '../wire/manifest-spec.js';
-import { converge, type KindReconciler, type RefResolver } from './kind-sync.js';
+import { converge, type Observation, type KindReconciler, type RefResolver } from './kind-sync.js';
 import type { ArborObject, IdentitySpec } from './resources.js';
 
 /**
@@ -21,7 +21,12 @@ export class IdentityReconciler implements KindReconciler<IdentitySpec> {
     return spec.groupRef?.name ? [{ kind: 'Group' as const, name: spec.groupRef.name }] : [];
   }
 
-  async sync(obj: ArborObject<IdentitySpec>, refs: RefResolver, p: Principal) {
+  async sync(
+    obj: ArborObject<IdentitySpec>,
+    refs: RefResolver,
+    p: Principal,
+    observe?: Observation,
+  ) {
     const spec = obj.spec ?? {};
     const { namespace, name } = obj.metadata;
     const groupUid = spec.groupRef?.name
@@ -32,6 +37,7 @@ export class IdentityReconciler implements KindReconciler<IdentitySpec> {
     return converge<Identity>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
+      ...(observe ? { observe, createFields: want } : {}),
       get: (uid) => this.identities.get(p, uid),
       create: () => this.identities.create(p, groupUid, want),
       uidOf: (i) => i.uid,

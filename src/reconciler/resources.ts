@@ -22,7 +22,7 @@ export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
 /** A metav1.Condition. */
 export interface Condition {
-  type: 'Ready' | 'Synced';
+  type: 'Ready' | 'Synced' | 'Drifted';
   status: ConditionStatus;
   reason: string;
   message: string;
@@ -35,6 +35,8 @@ export interface ArborStatus {
   uid?: string;
   observedGeneration?: number;
   conditions?: Condition[];
+  /** `observe` while the object is in observe mode (arbor.dev/mode); absent otherwise. */
+  mode?: 'observe';
 }
 
 export type {

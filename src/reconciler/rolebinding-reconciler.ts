@@ -5,10 +5,17 @@ import type { RoleBinding } from '../resources/role-bindings/role-binding.js';
 import type { RoleBindingService } from '../resources/role-bindings/role-binding-service.js';
 import { ROLE_LIST, ROLE_TYPE } from '../resources/roles/role.js';
 import type { RoleService } from '../resources/roles/role-service.js';
+import type { AccessSimulator } from '../resources/access/access-simulator.js';
 import { Code } from '../core/rpc-code.js';
 import { isRpcError } from '../core/rpc-error.js';
 import { changedFields, nearestRole } from '../wire/manifest-spec.js';
-import { converge, ResourceExpired, type KindReconciler, type RefResolver } from './kind-sync.js';
+import {
+  converge,
+  type Observation,
+  ResourceExpired,
+  type KindReconciler,
+  type RefResolver,
+} from './kind-sync.js';
 import type { ArborObject, KindName, RoleBindingSpec } from './resources.js';
 
 /**
@@ -25,6 +32,8 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     private readonly bindings: RoleBindingService,
     private readonly roles: RoleService,
     private readonly now: () => number = Date.now,
+    /** For observe mode's access delta (`access:simulate`); without it, none is shown. */
+    private readonly simulator?: AccessSimulator,
   ) {}
 
   references(spec: RoleBindingSpec) {
@@ -34,7 +43,12 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     return out;
   }
 
-  async sync(obj: ArborObject<RoleBindingSpec>, refs: RefResolver, p: Principal) {
+  async sync(
+    obj: ArborObject<RoleBindingSpec>,
+    refs: RefResolver,
+    p: Principal,
+    observe?: Observation,
+  ) {
     const spec = obj.spec ?? {};
     const { namespace } = obj.metadata;
     const groupUid = spec.groupRef?.name
@@ -51,9 +65,14 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     const expireAt = spec.expireTime ? Date.parse(spec.expireTime) : undefined;
     if (expireAt !== undefined && expireAt <= this.now())
       throw await this.expired(obj.status?.uid, spec.expireTime!, p);
-    return converge<RoleBinding>({
+    const haveOf = (b: RoleBinding) => ({ identityUid: b.identity.uid, roleUid: b.role.uid });
+    const result = await converge<RoleBinding>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
+      ...(observe
+        ? { observe, createFields: { groupUid, ...want, expireTime: spec.expireTime } }
+        : {}),
+      haveOf,
       get: (uid) => this.bindings.get(p, uid),
       create: () =>
         this.bindings.create(p, groupUid, {
@@ -76,9 +95,38 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
             'delete this RoleBinding and create a new one to bind at another group',
         );
       },
-      diff: (b) => changedFields({ identityUid: b.identity.uid, roleUid: b.role.uid }, want),
+      diff: (b) => changedFields(haveOf(b), want),
       update: (uid, patch) => this.bindings.update(p, uid, patch, Object.keys(patch)),
     });
+    if (observe?.action) {
+      const create = { createRoleBinding: { groupUid, ...want, expireTime: spec.expireTime } };
+      const changes =
+        observe.action === 'update'
+          ? [{ deleteRoleBinding: { uid: result.uid } }, create]
+          : [create];
+      observe.access = await this.accessDelta(p, changes);
+    }
+    return result;
+  }
+
+  /**
+   * The access delta of a change set in a few words ("3 gained, 0 lost: ci gains
+   * repo.push at platform, …"), or undefined when the simulator cannot say.
+   */
+  private async accessDelta(p: Principal, changes: object[]): Promise<string | undefined> {
+    if (!this.simulator) return undefined;
+    try {
+      const a = await this.simulator.simulate(p, { changes, pageSize: 3 });
+      const some = a.deltas.map(
+        (d) =>
+          `${d.identity.name || d.identity.uid} ${d.effect === 'GAIN' ? 'gains' : 'loses'} ` +
+          `${d.capability} at ${d.group.name || d.group.uid}`,
+      );
+      const more = Number(a.totalCount) - some.length;
+      return `${a.totalCount} change(s)${some.length ? `: ${some.join(', ')}` : ''}${more > 0 ? `, ${more} more` : ''}`;
+    } catch {
+      return undefined; // advice only: the field diff stands without it
+    }
   }
 
   /**
