@@ -71,6 +71,36 @@ function placeOfRef(ctx: PlanContext, m: BindingManifest, kind: 'Group' | 'Ident
   );
 }
 
+/** The create of a binding manifest: its group and identity by uid or by manifest. */
+function createChange(
+  m: BindingManifest,
+  title: string,
+  group: Place,
+  identity: Place,
+  roleUid: string,
+): PlanChange {
+  const object = manifestKey(m);
+  const expireTime = m.spec.expireTime ? new Date(m.spec.expireTime).toISOString() : undefined;
+  return {
+    action: 'create',
+    kind: 'RoleBinding',
+    object,
+    title,
+    ...(group.uid ? { parentUid: group.uid } : { parentObject: group.object }),
+    body: {
+      ...(identity.uid ? { identityUid: identity.uid } : {}),
+      roleUid,
+      ...(m.spec.expireTime ? { expireTime: expireTime } : {}),
+    },
+    ...(identity.object ? { refs: { identityUid: identity.object } } : {}),
+    fields: fieldChanges({
+      identity: identity.uid ?? identity.object,
+      role: m.spec.role ?? roleUid,
+      ...(m.spec.expireTime ? { expireTime: m.spec.expireTime } : {}),
+    }),
+  };
+}
+
 async function planBinding(
   ctx: PlanContext,
   m: BindingManifest,
@@ -91,24 +121,7 @@ async function planBinding(
     if (seen) ctx.found(object, String(seen.item.uid));
     return;
   }
-  const create: PlanChange = {
-    action: 'create',
-    kind: 'RoleBinding',
-    object,
-    title,
-    ...(group.uid ? { parentUid: group.uid } : { parentObject: group.object }),
-    body: {
-      ...(identity.uid ? { identityUid: identity.uid } : {}),
-      roleUid,
-      ...(m.spec.expireTime ? { expireTime: new Date(expireAt!).toISOString() } : {}),
-    },
-    ...(identity.object ? { refs: { identityUid: identity.object } } : {}),
-    fields: fieldChanges({
-      identity: identity.uid ?? identity.object,
-      role: m.spec.role ?? roleUid,
-      ...(m.spec.expireTime ? { expireTime: m.spec.expireTime } : {}),
-    }),
-  };
+  const create = createChange(m, title, group, identity, roleUid);
   if (!seen) return ctx.creates(object, create);
   const b = seen.item;
   const uid = String(b.uid);

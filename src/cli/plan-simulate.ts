@@ -44,6 +44,20 @@ function after(c: PlanChange, field: string): string | undefined {
   return str(f?.to) ?? str(f?.from);
 }
 
+/** A binding create or update as the binding it makes; undefined when a uid is not known yet. */
+function bindingCreate(c: PlanChange): SimChange | undefined {
+  const created = c.action === 'create';
+  const groupUid = created ? c.parentUid : (parentOf(c.uid!) ?? undefined);
+  const identityUid = created ? str(c.body?.identityUid) : after(c, 'identityUid');
+  const roleUid = created ? str(c.body?.roleUid) : after(c, 'roleUid');
+  if (groupUid === undefined || identityUid === undefined || roleUid === undefined)
+    return undefined;
+  const expireTime = str(c.body?.expireTime);
+  return {
+    createRoleBinding: { groupUid, identityUid, roleUid, ...(expireTime ? { expireTime } : {}) },
+  };
+}
+
 /**
  * The plan's changes as a change set. Creating groups and identities changes no access by
  * itself; a binding to a group or identity the plan creates cannot be named by uid yet, so
@@ -57,20 +71,13 @@ function changeSetOf(plan: Plan): SetOf {
     if (c.kind === 'Identity' && c.action === 'delete') add(c, { deleteIdentity: { uid: c.uid! } });
     if (c.kind !== 'RoleBinding') continue;
     if (c.action !== 'create') add(c, { deleteRoleBinding: { uid: c.uid! } });
-    const groupUid = c.action === 'create' ? c.parentUid : (parentOf(c.uid!) ?? undefined);
-    const identityUid = c.action === 'create' ? str(c.body?.identityUid) : after(c, 'identityUid');
-    const roleUid = c.action === 'create' ? str(c.body?.roleUid) : after(c, 'roleUid');
     if (c.action === 'delete') continue;
-    if (groupUid === undefined || identityUid === undefined || roleUid === undefined) {
+    const create = bindingCreate(c);
+    if (create) add(c, create);
+    else
       out.warnings.push(
         `${c.object ?? c.title}: binds at a group or identity this plan creates; not simulated`,
       );
-      continue;
-    }
-    const expireTime = str(c.body?.expireTime);
-    add(c, {
-      createRoleBinding: { groupUid, identityUid, roleUid, ...(expireTime ? { expireTime } : {}) },
-    });
   }
   return out;
 }

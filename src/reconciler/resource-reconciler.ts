@@ -334,6 +334,28 @@ export class ResourceReconciler<S extends Spec> {
     this.d.events.emit(this.kind.kind, obj, normal ? 'Normal' : 'Warning', c.reason, c.message);
   }
 
+  /**
+   * Give the resource back to REST. Only what this very object manages is released, so
+   * this needs no authority of the namespace (and works after a revocation).
+   */
+  private async release(obj: ArborObject<S>, uid: string): Promise<void> {
+    const kind = this.kind.kind;
+    const self = this.onBehalfOf(obj, systemPrincipal('reconciler'));
+    try {
+      await this.d.managed?.release(self, this.kind.table, uid);
+    } catch (e) {
+      if (!isRpcError(e) || e.code === Code.UNAVAILABLE) throw e;
+      // NOT_FOUND (already gone), FAILED_PRECONDITION (someone else's): nothing to give back.
+    }
+    this.d.events.emit(
+      kind,
+      obj,
+      'Normal',
+      'Orphaned',
+      `left ${kind} ${uid} in Arbor (deletionPolicy: Orphan)`,
+    );
+  }
+
   /** The object is being deleted: delete the Arbor resource (unless Orphan), then let go. */
   private async finalize(obj: ArborObject<S>): Promise<Outcome> {
     if (!hasFinalizer(obj)) return DONE;
@@ -380,22 +402,7 @@ export class ResourceReconciler<S extends Spec> {
         }
       }
     } else if (uid) {
-      // Give the resource back to REST. Only what this very object manages is released,
-      // so this needs no authority of the namespace (and works after a revocation).
-      const self = this.onBehalfOf(obj, systemPrincipal('reconciler'));
-      try {
-        await this.d.managed?.release(self, this.kind.table, uid);
-      } catch (e) {
-        if (!isRpcError(e) || e.code === Code.UNAVAILABLE) throw e;
-        // NOT_FOUND (already gone), FAILED_PRECONDITION (someone else's): nothing to give back.
-      }
-      this.d.events.emit(
-        kind,
-        obj,
-        'Normal',
-        'Orphaned',
-        `left ${kind} ${uid} in Arbor (deletionPolicy: Orphan)`,
-      );
+      await this.release(obj, uid);
     }
     try {
       await removeFinalizer(this.d.kube, kind, obj);

@@ -100,11 +100,7 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     });
     if (observe?.action) {
       const create = { createRoleBinding: { groupUid, ...want, expireTime: spec.expireTime } };
-      const changes =
-        observe.action === 'update'
-          ? [{ deleteRoleBinding: { uid: result.uid } }, create]
-          : [create];
-      observe.access = await this.accessDelta(p, changes);
+      observe.access = await this.accessDelta(p, observe.action, result.uid, create);
     }
     return result;
   }
@@ -113,8 +109,15 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
    * The access delta of a change set in a few words ("3 gained, 0 lost: ci gains
    * repo.push at platform, …"), or undefined when the simulator cannot say.
    */
-  private async accessDelta(p: Principal, changes: object[]): Promise<string | undefined> {
+  private async accessDelta(
+    p: Principal,
+    action: NonNullable<Observation['action']>,
+    uid: string,
+    create: object,
+  ): Promise<string | undefined> {
     if (!this.simulator) return undefined;
+    // An update is the old binding gone and the new one made.
+    const changes = action === 'update' ? [{ deleteRoleBinding: { uid } }, create] : [create];
     try {
       const a = await this.simulator.simulate(p, { changes, pageSize: 3 });
       const some = a.deltas.map(
