@@ -41,10 +41,8 @@ export interface ArborStatus {
 
 export type {
   ClaimMatchSpec,
-  DeletionPolicy,
   GroupSpec,
   IdentitySpec,
-  LocalRef,
   RoleBindingSpec,
 } from '../wire/manifest-spec.js';
 
