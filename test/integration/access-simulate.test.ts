@@ -1,4 +1,5 @@
 import test from 'ava';
+import { KnexUnitOfWork, kx } from '../../src/db/unit-of-work.js';
 import { AccessService } from '../../src/gen/arbor/iam/v2beta1/access_pb.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
 import { createGroup } from '../helpers/fixtures.js';
@@ -266,6 +267,23 @@ test('nothing is written: no row, no audit record, no event', async (t) => {
   t.is(res.status, 200);
   t.true(res.body.deltas.length > 0);
   t.deepEqual(await count(), before);
+});
+
+test('the snapshot a simulation reads in is one read-only transaction: a write inside fails', async (t) => {
+  const uow = new KnexUnitOfWork(s.db.knex);
+  await t.throwsAsync(
+    uow.snapshot((tx) => kx(tx)('groups').where({ uid: org }).update({ name: 'renamed' })),
+  );
+  const [row] = await s.db.knex('groups').where({ uid: org }).select('name');
+  t.is(row.name, 'sim-org');
+  // One snapshot: its now() does not move between statements.
+  const [a, b] = await uow.snapshot(async (tx) => {
+    const first = (await kx(tx).raw('SELECT clock_timestamp() AS c, now() AS n')).rows[0];
+    await new Promise((r) => setTimeout(r, 20));
+    const second = (await kx(tx).raw('SELECT now() AS n')).rows[0];
+    return [first.n.getTime(), second.n.getTime()];
+  });
+  t.is(a, b);
 });
 
 test('gRPC answers as REST does', async (t) => {
