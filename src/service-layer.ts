@@ -174,7 +174,7 @@ async function resourceServices(
       ...(f.selfChecks ? { selfChecks: f.selfChecks } : {}),
       ...(f.holdersCache ? { holders: f.holdersCache } : {}),
     }),
-    accessSimulator: new AccessSimulator(),
+    accessSimulator: new AccessSimulator({ uow, authz, pager, simulation: st.simulation }),
     repos: new RepoService({ ...common, repos: st.repos }),
     tags: new TagService({ ...common, tags: st.tags }),
     advisories: new AdvisoryService({ ...common, advisories: st.advisories }),

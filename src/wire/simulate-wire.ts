@@ -20,7 +20,7 @@ export const changeVerdictSchema = z
     permitted: z.boolean().meta({
       description:
         'Whether the caller could make this change itself now: the same capability and ' +
-        'no-escalation checks as the real call.',
+        'no-escalation checks as the real call; always false when not `applied`.',
     }),
     reason: z
       .string()

@@ -1,4 +1,5 @@
 import type { Capability } from '../../auth/capabilities.js';
+import type { ListSpec } from '../../core/list-request.js';
 import type { RoleRef } from '../roles/role.js';
 
 /** One change of a change set, as `access:simulate` takes it (after validation). */
@@ -18,6 +19,17 @@ export type AccessChange =
   | { deleteGroup: { uid: string } };
 
 export const MAX_SIMULATED_CHANGES = 1_000;
+
+/**
+ * The delta's pages: keyed by identity, capability and group, bound (in page tokens) to
+ * the change set by `changes`, a fingerprint of it.
+ */
+export const SIMULATE_LIST: ListSpec = {
+  kind: 'access.simulate',
+  orderBy: ['uid'],
+  defaultOrder: { field: 'uid', direction: 'asc' },
+  filters: { changes: 'string' },
+};
 
 /** What became of one change of the set. */
 export interface ChangeVerdict {
