@@ -106,6 +106,10 @@ test.serial(
       'create Identity team-a/ci',
       'create RoleBinding team-a/ci-editor',
     ]);
+    // A binding to an identity the plan creates has no uid to simulate yet: said so.
+    t.deepEqual(planJson(json).access.warnings, [
+      'RoleBinding team-a/ci-editor: binds at a group or identity this plan creates; not simulated',
+    ]);
     // Nothing was written by planning.
     t.deepEqual(await children('groups', org), []);
 
@@ -269,5 +273,35 @@ test.serial(
     t.regex(e.message, /changed since the plan/);
     t.is((e as { exitCode?: number }).exitCode, 5);
     t.is((await platformGroup()).description, 'raced');
+  },
+);
+
+test.serial(
+  'plan: the access delta of a binding to an existing identity, from access:simulate',
+  async (t) => {
+    manifests(
+      'v4',
+      `---
+apiVersion: arbor.dev/v1alpha1
+kind: RoleBinding
+metadata: { name: ci-org-viewer, namespace: team-a }
+spec: { groupUid: ${org}, identityRef: { name: ci }, role: viewer }
+`,
+    );
+    const r = await arbor(['plan', '-f', dir, '-o', 'json']);
+    t.is(r.code, 2, r.stderr);
+    const access = planJson(r).access as Json;
+    t.is(access.unavailable, undefined, JSON.stringify(access));
+    const gains = (access.changes as Json[]).filter((c) => c.effect === 'gain');
+    t.true(
+      gains.some(
+        (c) => c.identity === 'ci' && c.capability === 'groups.list' && c.group === 'acme',
+      ),
+      JSON.stringify(access.changes),
+    );
+    t.is(access.totalCount, access.changes.length);
+    t.true((access.changes as Json[]).every((c) => c.effect === 'gain'));
+    const table = await arbor(['plan', '-f', dir]);
+    t.regex(table.stdout, /\+ ci gains groups\.list at acme/);
   },
 );
