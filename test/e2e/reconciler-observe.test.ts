@@ -125,3 +125,31 @@ maybe(
     t.is(drifted(ready), undefined);
   },
 );
+
+maybe('observe: a RoleBinding in observe mode shows the access delta of binding it', async (t) => {
+  const ns = await cluster.namespace('observe-rb');
+  const k = crs(cluster, ns);
+  const { calls } = controllerFor(t, ns);
+  await k.apply('Group', 'org', {});
+  await k.apply('Identity', 'bot', {
+    groupRef: { name: 'org' },
+    claimMatch: { issuer: 'https://ci.example', subject: 'bot' },
+  });
+  await k.ready('Identity', 'bot');
+  await cluster.custom.createNamespacedCustomObject({
+    group: 'arbor.dev',
+    version: 'v1alpha1',
+    plural: 'rolebindings',
+    namespace: ns,
+    body: {
+      apiVersion: 'arbor.dev/v1alpha1',
+      kind: 'RoleBinding',
+      metadata: { name: 'bot-viewer', namespace: ns, annotations: { 'arbor.dev/mode': 'observe' } },
+      spec: { groupRef: { name: 'org' }, identityRef: { name: 'bot' }, role: 'viewer' },
+    },
+  });
+  const seen = await k.waitFor('RoleBinding', 'bot-viewer', (o) => drifted(o)?.status === 'True');
+  t.like(drifted(seen), { reason: 'WouldCreate' });
+  t.regex(drifted(seen).message, /access: \d+ change\(s\): bot gains [a-z_.]+\.list at org/);
+  t.is(calls('roleBindings.create'), 0);
+});
