@@ -4,7 +4,7 @@ import { registryTokenRequest } from './fixtures.js';
 import { PACED_RATE, measure, summarise, type RunResult, type Target } from './load.js';
 import type { Child } from './procs.js';
 import { ratioOf, type CaseResult } from './report.js';
-import { whoCanBindings, type Scale } from './scale.js';
+import { EDITOR_ROLE, identityUid, orgUid, whoCanBindings, type Scale } from './scale.js';
 
 export interface LoadCase {
   name: string;
@@ -154,6 +154,7 @@ export function loadCases(o: {
       headers: auth,
     },
   });
+  cases.push(simulateCase(o.arborUrl, auth, s));
   const sts = {
     url: `${o.arborUrl}/sts/exchange`,
     method: 'POST' as const,
@@ -181,4 +182,35 @@ export function loadCases(o: {
     arbor: { ...sts, body: o.exchangeBody(o.identities[0]!) },
   });
   return cases;
+}
+
+/**
+ * Issue 40: access:simulate of one binding change at organisation 0's root, which has the
+ * seeded bindings of its identities and who-can's below it (30,000 at full scale): bind
+ * the editor role there to one of its identities, as the org-0 viewer (who may list the
+ * bindings, and so sees the delta, though not permitted to make the change).
+ */
+export function simulateCase(arborUrl: string, auth: Record<string, string>, s: Scale): LoadCase {
+  const n = (x: number) => x.toLocaleString('en');
+  const below = s.identitiesPerOrg * s.bindingsPerIdentity + whoCanBindings(s);
+  return {
+    name: 'access.simulate',
+    label: `access:simulate a binding at an org root (${n(below)} bindings below it)`,
+    arbor: {
+      url: `${arborUrl}/iam/v2beta1/access:simulate`,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        changes: [
+          {
+            createRoleBinding: {
+              groupUid: orgUid(0),
+              identityUid: identityUid(0, 1, s.teams),
+              roleUid: EDITOR_ROLE,
+            },
+          },
+        ],
+      }),
+    },
+  };
 }

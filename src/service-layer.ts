@@ -19,6 +19,7 @@ import type { FeedCache } from './db/read-cache.js';
 import type { ApiMetrics } from './metrics/api-metrics.js';
 import { OutboundFetcher } from './outbound/outbound-fetch.js';
 import { AccessService, type HoldersRead } from './resources/access/access-service.js';
+import { AccessSimulator } from './resources/access/access-simulator.js';
 import type {
   CheckCache,
   RememberedSelfChecks,
@@ -173,6 +174,7 @@ async function resourceServices(
       ...(f.selfChecks ? { selfChecks: f.selfChecks } : {}),
       ...(f.holdersCache ? { holders: f.holdersCache } : {}),
     }),
+    accessSimulator: new AccessSimulator({ uow, authz, pager, simulation: st.simulation }),
     repos: new RepoService({ ...common, repos: st.repos }),
     tags: new TagService({ ...common, tags: st.tags }),
     advisories: new AdvisoryService({ ...common, advisories: st.advisories }),

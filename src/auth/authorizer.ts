@@ -20,6 +20,15 @@ export function isLive(g: { readonly expiresAt?: number }, now: number): boolean
   return g.expiresAt === undefined || now < g.expiresAt;
 }
 
+/**
+ * Whether `g` grants `cap` at `uid` at `now`: the one rule every decision applies (a grant
+ * holds at its scope and everywhere below it, until it expires). Exported so that what
+ * simulates access (`access:simulate`) decides by this very rule, not a copy of it.
+ */
+export function grantsAt(g: Grant, cap: Capability, uid: string, now: number): boolean {
+  return g.capabilities.has(cap) && isSelfOrBelow(g.scope, uid) && isLive(g, now);
+}
+
 /** Where the authorizer learns what an identity holds (its role bindings). */
 export interface GrantSource {
   grantsOf(identityUid: string): Promise<Grant[]>;
@@ -71,9 +80,7 @@ export class Authorizer {
     if (this.isSuperuser(p)) return true;
     const grants = (await this.grants(p)) ?? [];
     const now = this.now();
-    return grants.some(
-      (g) => g.capabilities.has(cap) && isSelfOrBelow(g.scope, uid) && isLive(g, now),
-    );
+    return grants.some((g) => grantsAt(g, cap, uid, now));
   }
 
   /**
@@ -88,7 +95,7 @@ export class Authorizer {
     const now = this.now();
     let until: number | undefined;
     for (const g of grants) {
-      if (!g.capabilities.has(cap) || !isSelfOrBelow(g.scope, uid) || !isLive(g, now)) continue;
+      if (!grantsAt(g, cap, uid, now)) continue;
       until = Math.max(until ?? 0, g.expiresAt ?? Infinity);
     }
     return until;

@@ -61,6 +61,7 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 interface Init {
   params?: { path?: { uid: string }; query?: Record<string, unknown> };
   body?: unknown;
+  headers?: Record<string, string>;
 }
 type Answer = { data?: unknown; error?: unknown; response: Response };
 /**
@@ -80,6 +81,16 @@ export async function call<T = unknown>(
   template: string,
   init: Init = {},
 ): Promise<T> {
+  return (await callForEtag<T>(s, method, template, init)).data;
+}
+
+/** {@link call}, with the answer's `ETag` (empty when it has none). */
+export async function callForEtag<T = unknown>(
+  s: Session,
+  method: Method,
+  template: string,
+  init: Init = {},
+): Promise<{ data: T; etag: string }> {
   let answer: Answer;
   try {
     answer = await (s.client as unknown as LooseClient)[method](template, init);
@@ -90,5 +101,5 @@ export async function call<T = unknown>(
   }
   if (answer.error !== undefined || !answer.response.ok)
     throw rpcFailure(answer.error, answer.response.status);
-  return answer.data as T;
+  return { data: answer.data as T, etag: answer.response.headers.get('etag') ?? '' };
 }

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from './commander.js';
 import { argvOf, repeat } from './argv-command.js';
 import { registerEverydayCommands } from './everyday-commands.js';
 import { packageVersion } from './package-version.js';
+import { registerPlanCommands } from './plan-commands.js';
 
 /** `--api` of the admin commands: they go through a server instead of the database. */
 function adminApiOption(): Option {
@@ -42,6 +43,7 @@ export function buildProgram(argv?: readonly string[]): Command {
   registerDataCommands(program);
   // @commands (one block per command)
   registerEverydayCommands(program, kindsNamedIn(argv));
+  registerPlanCommands(program);
   return program;
 }
 
@@ -225,8 +227,9 @@ export async function runCli(argv: readonly string[]): Promise<void> {
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'arbor.shell') process.stderr.write(`${e.message}\n`);
-      // Help and version exit 0; every usage error (commander says 1) is 2, as before.
-      process.exitCode = e.exitCode === 0 ? 0 : 2;
+      // Help and version exit 0; every usage error (commander says 1) is 2, as before, but
+      // for plan, whose 2 means "changes" (terraform's -detailed-exitcode): 1 there.
+      process.exitCode = e.exitCode === 0 ? 0 : argv[0] === 'plan' ? 1 : 2;
       return;
     }
     // Loaded only on a failure: `--help` and `--version` load no more than they print.

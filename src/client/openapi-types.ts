@@ -618,6 +618,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/iam/v2beta1/access:simulate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What would this change set do to access? (a dry run)
+     * @description Takes a change set (role bindings created or deleted, with or without `expireTime`; a custom role's capabilities replaced; an identity deleted, with its bindings; a group deleted with everything below it), applies it in order to one consistent snapshot in memory and answers the access delta: for each identity, each capability it would gain or lose, the group at the top of the subtree where that happens, and the grants there before and after. **Nothing changes**: nothing is written, no audit record or event is made. The delta counts only the role bindings the caller may list (its own too), as who-can does; a binding the set creates counts where the caller may list bindings. Every change gets a verdict: `applied` is false for one naming something that does not exist or that the caller cannot see (alike), and `permitted` says whether the caller could make it itself; a change it may not make is still simulated. The delta is paged (`pageSize`, default 50, at most 200; `pageToken` bound to the same changes) with `totalCount`; expired bindings grant nothing, nor does a created binding whose `expireTime` has passed.
+     */
+    post: operations['iam.access.simulate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/iam/v2beta1/access:testToken': {
     parameters: {
       query?: never;
@@ -2731,6 +2751,225 @@ export interface components {
     };
     RoleV1List: {
       items: components['schemas']['RoleV1'][];
+    };
+    SimulateAccessRequest: {
+      /** @description Applied in order, each to the world the ones before it left. */
+      changes: (
+        | {
+            /** @description A role binding created at groupUid, as RoleBinding create takes it. */
+            createRoleBinding: {
+              groupUid: string;
+              identityUid: string;
+              roleUid: string;
+              /** Format: date-time */
+              expireTime?: string;
+            };
+          }
+        | {
+            /** @description The role binding deleted by uid. */
+            deleteRoleBinding: {
+              uid: string;
+            };
+          }
+        | {
+            /** @description A custom role's capabilities replaced. */
+            updateRole: {
+              uid: string;
+              capabilities: (
+                | 'groups.create'
+                | 'groups.update'
+                | 'groups.list'
+                | 'groups.delete'
+                | 'group_invites.create'
+                | 'group_invites.list'
+                | 'group_invites.delete'
+                | 'roles.create'
+                | 'roles.update'
+                | 'roles.list'
+                | 'roles.delete'
+                | 'role_bindings.create'
+                | 'role_bindings.update'
+                | 'role_bindings.list'
+                | 'role_bindings.delete'
+                | 'account_associations.create'
+                | 'account_associations.update'
+                | 'account_associations.list'
+                | 'account_associations.delete'
+                | 'identity.create'
+                | 'identity.update'
+                | 'identity.list'
+                | 'identity.delete'
+                | 'identity_providers.create'
+                | 'identity_providers.update'
+                | 'identity_providers.list'
+                | 'identity_providers.delete'
+                | 'repo.create'
+                | 'repo.update'
+                | 'repo.list'
+                | 'repo.delete'
+                | 'repo.blobs.get'
+                | 'tag.create'
+                | 'tag.update'
+                | 'tag.list'
+                | 'tag.delete'
+                | 'manifest.create'
+                | 'manifest.update'
+                | 'manifest.list'
+                | 'manifest.delete'
+                | 'advisories.list'
+                | 'audit.list'
+                | 'subscriptions.create'
+                | 'subscriptions.update'
+                | 'subscriptions.list'
+                | 'subscriptions.delete'
+              )[];
+            };
+          }
+        | {
+            /** @description The identity deleted, with its bindings by uid. */
+            deleteIdentity: {
+              uid: string;
+            };
+          }
+        | {
+            /** @description The group deleted, with everything below it (a cascading delete) by uid. */
+            deleteGroup: {
+              uid: string;
+            };
+          }
+      )[];
+      /** @description Deltas per page (default 50; 0 means the default; larger values are taken as 200). */
+      pageSize?: number;
+      /** @description The nextPageToken of the previous page; bound to the same changes. */
+      pageToken?: string;
+    };
+    SimulateAccessResponse: {
+      /** @description One verdict per change, in order. */
+      changes: {
+        /** @description The change's position in `changes`. */
+        index: number;
+        /** @description Whether the delta counts it: false when it names something that does not exist (at that point of the set) or that the caller cannot see, which read alike. */
+        applied: boolean;
+        /** @description Whether the caller could make this change itself now: the same capability and no-escalation checks as the real call. */
+        permitted: boolean;
+        /** @description Why it is not applied or not permitted; absent when it is both. */
+        reason?: string;
+      }[];
+      /** @description One page of the delta, by identity uid, capability and group uid. */
+      deltas: {
+        /** @description The identity; its name only where the caller may list it (otherwise empty). */
+        identity: {
+          uid: string;
+          name: string;
+        };
+        /** @enum {string} */
+        capability:
+          | 'groups.create'
+          | 'groups.update'
+          | 'groups.list'
+          | 'groups.delete'
+          | 'group_invites.create'
+          | 'group_invites.list'
+          | 'group_invites.delete'
+          | 'roles.create'
+          | 'roles.update'
+          | 'roles.list'
+          | 'roles.delete'
+          | 'role_bindings.create'
+          | 'role_bindings.update'
+          | 'role_bindings.list'
+          | 'role_bindings.delete'
+          | 'account_associations.create'
+          | 'account_associations.update'
+          | 'account_associations.list'
+          | 'account_associations.delete'
+          | 'identity.create'
+          | 'identity.update'
+          | 'identity.list'
+          | 'identity.delete'
+          | 'identity_providers.create'
+          | 'identity_providers.update'
+          | 'identity_providers.list'
+          | 'identity_providers.delete'
+          | 'repo.create'
+          | 'repo.update'
+          | 'repo.list'
+          | 'repo.delete'
+          | 'repo.blobs.get'
+          | 'tag.create'
+          | 'tag.update'
+          | 'tag.list'
+          | 'tag.delete'
+          | 'manifest.create'
+          | 'manifest.update'
+          | 'manifest.list'
+          | 'manifest.delete'
+          | 'advisories.list'
+          | 'audit.list'
+          | 'subscriptions.create'
+          | 'subscriptions.update'
+          | 'subscriptions.list'
+          | 'subscriptions.delete';
+        /** @description The group at the top of the subtree where the access changes; its name only where the caller may list it (otherwise empty). */
+        group: {
+          uid: string;
+          name: string;
+        };
+        /** @enum {string} */
+        effect: 'GAIN' | 'LOSE';
+        /** @description The grants at `group` before the change set; empty for a GAIN. */
+        before: {
+          /** @description An existing binding; absent for one the change set creates. */
+          bindingUid?: string;
+          /** @description The `createRoleBinding` change that creates this binding. */
+          changeIndex?: number;
+          /** @description The role; name and description only where the caller may list it. */
+          role: {
+            uid: string;
+            name: string;
+            description: string;
+          };
+          /** @description The group the binding is bound at. */
+          groupUid: string;
+          /** @description The groups from the bound group down to the delta's group, both included. */
+          path: string[];
+          /**
+           * Format: date-time
+           * @description From this instant the binding grants nothing; absent: never.
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          expireTime?: string;
+        }[];
+        /** @description The grants at `group` after the change set; empty for a LOSE. */
+        after: {
+          /** @description An existing binding; absent for one the change set creates. */
+          bindingUid?: string;
+          /** @description The `createRoleBinding` change that creates this binding. */
+          changeIndex?: number;
+          /** @description The role; name and description only where the caller may list it. */
+          role: {
+            uid: string;
+            name: string;
+            description: string;
+          };
+          /** @description The group the binding is bound at. */
+          groupUid: string;
+          /** @description The groups from the bound group down to the delta's group, both included. */
+          path: string[];
+          /**
+           * Format: date-time
+           * @description From this instant the binding grants nothing; absent: never.
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          expireTime?: string;
+        }[];
+        /** @description Groups strictly below `group` where the capability does not change, because another grant bound there holds it before and after (the tops only). */
+        unchangedBelow: string[];
+      }[];
+      /** @description The next page, if any. */
+      nextPageToken?: string;
+      /** @description How many deltas in all (an int64 as a string). */
+      totalCount: string;
     };
     /** @description A google.rpc.Status: the body of every error answer. */
     Status: {
@@ -5311,6 +5550,36 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['CheckAccessResult'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.access.simulate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SimulateAccessRequest'];
+      };
+    };
+    responses: {
+      /** @description Each change's verdict and one page of the access delta. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SimulateAccessResponse'];
         };
       };
       400: components['responses']['BadRequest'];

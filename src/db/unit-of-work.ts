@@ -122,6 +122,17 @@ export class KnexUnitOfWork implements UnitOfWork {
     }
   }
 
+  async snapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    try {
+      return await this.knex.transaction((trx) => fn(trx as unknown as Tx), {
+        isolationLevel: 'repeatable read',
+        readOnly: true,
+      });
+    } catch (e) {
+      throw translateDbError(e);
+    }
+  }
+
   async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       // Inside a precondition check, reads go through its transaction (and its lock).

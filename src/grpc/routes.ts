@@ -10,6 +10,7 @@ import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../resources/access/access.js';
 import { parseListRequest } from '../core/list-request.js';
 import { listQueryOf } from './list-query.js';
 import type { JsonValue } from '@bufbuild/protobuf';
+import { simulateAnswerV2 } from '../wire/simulate-wire.js';
 import { roleBindingV2 } from '../wire/role-binding-wire.js';
 import {
   ACCOUNT_ASSOCIATION_KIND,
@@ -27,6 +28,7 @@ import {
   AccessService,
   BatchCheckAccessRequestSchema,
   CheckAccessRequestSchema,
+  SimulateAccessRequestSchema,
   TestTokenRequestSchema,
   type TestTokenRequest,
 } from '../gen/arbor/iam/v2beta1/access_pb.js';
@@ -159,5 +161,13 @@ function mountAccess(router: GrpcRouter, d: GrpcRouteDeps): void {
       throw invalidField('body', `must be at most ${MAX_TEST_TOKEN_BODY_BYTES} bytes`);
     const answer = await d.services.tokenTester.test(p, bodyOf(TestTokenRequestSchema, req));
     return testTokenAnswerV2(answer) as JsonValue;
+  });
+  router.jsonRpc(m.simulateAccess, async (req, ctx) => {
+    const p = await who(ctx);
+    const answer = await d.services.accessSimulator.simulate(
+      p,
+      bodyOf(SimulateAccessRequestSchema, req),
+    );
+    return simulateAnswerV2(answer) as JsonValue;
   });
 }

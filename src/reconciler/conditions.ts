@@ -21,6 +21,10 @@ export const Reason = {
   NoAuthority: 'NoAuthority',
   /** The namespace's NamespaceAuthority names an identity Arbor does not let it use. */
   AuthorityRejected: 'AuthorityRejected',
+  /** Observe mode: Arbor differs from the spec, and nothing was written (Ready, Drifted). */
+  Drifted: 'Drifted',
+  /** Observe mode, Drifted=False: Arbor matches the spec. */
+  InSync: 'InSync',
 } as const;
 
 export interface ConditionInput {
@@ -66,6 +70,8 @@ export interface DesiredStatus {
   generation: number;
   ready: ConditionInput | 'keep';
   synced: ConditionInput;
+  /** Observe mode only: the Drifted condition (absent: the condition is removed). */
+  drifted?: ConditionInput;
 }
 
 /**
@@ -95,8 +101,12 @@ export function buildStatus(
     now,
   );
   const others = (current?.conditions ?? []).filter(
-    (c) => c.type !== 'Ready' && c.type !== 'Synced',
+    (c) => c.type !== 'Ready' && c.type !== 'Synced' && c.type !== 'Drifted',
   );
+  if (want.drifted) {
+    const prev = findCondition(current, 'Drifted');
+    others.unshift(nextCondition(prev, 'Drifted', want.drifted, want.generation, now));
+  }
   // observedGeneration says which spec Ready describes: a failure that keeps an older
   // verdict must not claim the new generation was seen through (clients wait on it).
   const kept = want.ready === 'keep' && prevReady !== undefined;
@@ -105,6 +115,7 @@ export function buildStatus(
   if (observedGeneration !== undefined) out.observedGeneration = observedGeneration;
   const uid = want.uid ?? current?.uid;
   if (uid !== undefined) out.uid = uid;
+  if (want.drifted) out.mode = 'observe';
   return out;
 }
 
@@ -124,7 +135,7 @@ function canonical(s: ArborStatus): string {
       c.lastTransitionTime,
       c.observedGeneration,
     ]);
-  return JSON.stringify([s.uid ?? null, s.observedGeneration ?? null, conditions]);
+  return JSON.stringify([s.uid ?? null, s.observedGeneration ?? null, s.mode ?? null, conditions]);
 }
 
 /** A Ready transition worth an Event: the status or the reason changed. */

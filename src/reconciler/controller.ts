@@ -8,6 +8,7 @@ import { GroupReconciler } from './group-reconciler.js';
 import { KindInformer, type WatchVerb } from './informers.js';
 import { WaitingForReference, type KindReconciler, type RefResolver } from './kind-sync.js';
 import { ArborKubeApi } from './kube-api.js';
+import { NamespaceModes } from './observe-mode.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import { ReconcileStats, ResourceReconciler } from './resource-reconciler.js';
 import { objectKey, parseKey, type ArborObject, type KindName } from './resources.js';
@@ -81,8 +82,11 @@ export class Controller {
       new RoleBindingReconciler(
         o.services.roleBindings,
         o.services.roles,
+        undefined,
+        o.services.accessSimulator,
       ) as KindReconciler<object>,
     );
+    const modes = new NamespaceModes(kc);
     const refs: RefResolver = {
       uidOf: (k, ns, n) => this.uidOf(k, ns, n),
       peek: (k, ns, n) => this.informers.get(k)?.get(ns, n)?.status?.uid,
@@ -98,6 +102,7 @@ export class Controller {
           authority: this.authorities,
           managed: o.services.managed,
           stats: this.stats,
+          modes,
         }),
       );
       this.informers.set(

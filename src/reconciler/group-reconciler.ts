@@ -3,7 +3,8 @@ import { Code } from '../core/rpc-code.js';
 import { invalidField, isRpcError, permissionDenied } from '../core/rpc-error.js';
 import type { Group } from '../resources/groups/group.js';
 import type { GroupService } from '../resources/groups/group-service.js';
-import { changedFields, converge, type KindReconciler, type RefResolver } from './kind-sync.js';
+import { changedFields, groupFields } from '../wire/manifest-spec.js';
+import { converge, type Observation, type KindReconciler, type RefResolver } from './kind-sync.js';
 import type { ArborObject, GroupSpec } from './resources.js';
 
 /**
@@ -37,16 +38,17 @@ export class GroupReconciler implements KindReconciler<GroupSpec> {
     return spec.parentRef?.name ? [{ kind: 'Group' as const, name: spec.parentRef.name }] : [];
   }
 
-  async sync(obj: ArborObject<GroupSpec>, refs: RefResolver, p: Principal) {
+  async sync(obj: ArborObject<GroupSpec>, refs: RefResolver, p: Principal, observe?: Observation) {
     const spec = obj.spec ?? {};
     const { namespace, name } = obj.metadata;
     const parentUid = spec.parentRef?.name
       ? refs.uidOf('Group', namespace, spec.parentRef.name)
       : spec.parentUid || undefined;
-    const want = { name: spec.name ?? name, description: spec.description ?? '' };
+    const want = groupFields(spec, name);
     return converge<Group>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
+      ...(observe ? { observe, createFields: want } : {}),
       get: (uid) => this.groups.get(p, uid),
       create: () => this.groups.create(p, parentUid, want).catch(orgHint(parentUid)),
       uidOf: (g) => g.uid,

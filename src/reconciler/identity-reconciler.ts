@@ -1,20 +1,10 @@
 import type { Principal } from '../auth/principal.js';
 import { invalidField } from '../core/rpc-error.js';
-import type { ClaimMatch, Identity } from '../resources/identities/identity.js';
+import type { Identity } from '../resources/identities/identity.js';
 import type { IdentityService } from '../resources/identities/identity-service.js';
-import { changedFields, converge, type KindReconciler, type RefResolver } from './kind-sync.js';
-import type { ArborObject, ClaimMatchSpec, IdentitySpec } from './resources.js';
-
-/** A claim match with empty members dropped, so `{}` and "absent" compare equal. */
-function normalize(cm: ClaimMatch | ClaimMatchSpec | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(cm ?? {})) {
-    if (v === undefined || v === null) continue;
-    if (typeof v === 'object' && Object.keys(v as object).length === 0) continue;
-    out[k] = v;
-  }
-  return out;
-}
+import { changedFields, identityFields, identityFieldsOf } from '../wire/manifest-spec.js';
+import { converge, type Observation, type KindReconciler, type RefResolver } from './kind-sync.js';
+import type { ArborObject, IdentitySpec } from './resources.js';
 
 /**
  * Identity custom resources ↔ Arbor identities under a group (`spec.groupRef` or
@@ -31,17 +21,23 @@ export class IdentityReconciler implements KindReconciler<IdentitySpec> {
     return spec.groupRef?.name ? [{ kind: 'Group' as const, name: spec.groupRef.name }] : [];
   }
 
-  async sync(obj: ArborObject<IdentitySpec>, refs: RefResolver, p: Principal) {
+  async sync(
+    obj: ArborObject<IdentitySpec>,
+    refs: RefResolver,
+    p: Principal,
+    observe?: Observation,
+  ) {
     const spec = obj.spec ?? {};
     const { namespace, name } = obj.metadata;
     const groupUid = spec.groupRef?.name
       ? refs.uidOf('Group', namespace, spec.groupRef.name)
       : spec.groupUid || undefined;
-    const claimMatch = normalize(spec.claimMatch);
-    const want = { name: spec.name ?? name, description: spec.description ?? '', claimMatch };
+    const want = identityFields(spec, name);
+    const { claimMatch } = want;
     return converge<Identity>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
+      ...(observe ? { observe, createFields: want } : {}),
       get: (uid) => this.identities.get(p, uid),
       create: () => this.identities.create(p, groupUid, want),
       uidOf: (i) => i.uid,
@@ -54,10 +50,7 @@ export class IdentityReconciler implements KindReconciler<IdentitySpec> {
         );
       },
       diff: (i) => {
-        const patch = changedFields(
-          { name: i.name, description: i.description, claimMatch: normalize(i.claimMatch) },
-          want,
-        );
+        const patch = changedFields(identityFieldsOf(i), want);
         // An adopted identity may use static keys; claimMatch replaces them, and the
         // service wants both named when switching.
         if (i.staticKeys) return { ...(patch ?? want), claimMatch, staticKeys: null };

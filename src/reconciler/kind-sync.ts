@@ -56,12 +56,38 @@ export interface KindReconciler<S> {
    * the principal of the object's namespace (see `authority.ts`).
    * @throws WaitingForReference, RpcError (INVALID_ARGUMENT means the spec is wrong).
    */
-  sync(obj: ArborObject<S>, refs: RefResolver, p: Principal): Promise<SyncResult>;
+  sync(
+    obj: ArborObject<S>,
+    refs: RefResolver,
+    p: Principal,
+    observe?: Observation,
+  ): Promise<SyncResult>;
   /** Delete the Arbor resource as `p`. @throws RpcError; NOT_FOUND counts as done. */
   remove(uid: string, p: Principal): Promise<void>;
 }
 
+/**
+ * Observe mode (`arbor.dev/mode: observe`): what a reconcile would write, recorded instead of
+ * written. Converge fills it in; the reconciler reports it as the `Drifted` condition.
+ */
+export class Observation {
+  /** The write converge would have made; undefined when the resource is in sync. */
+  action: 'create' | 'update' | 'recreate' | undefined;
+  /** For an update: the fields that differ, with the values Arbor has now. */
+  fields: Array<{ field: string; from: unknown; to: unknown }> = [];
+  /** The fields a create would set. */
+  create: Record<string, unknown> | undefined;
+  /** The access delta of the write, in short, when the kind can work it out. */
+  access: string | undefined;
+}
+
 export interface ConvergeOps<A> {
+  /** Observe mode: record what would be written instead of writing it. */
+  observe?: Observation;
+  /** The fields a create sends, for observe mode to show. */
+  createFields?: Record<string, unknown>;
+  /** The resource's fields as `diff` compares them (default: the resource itself). */
+  haveOf?(actual: A): Record<string, unknown>;
   /** `status.uid`: the resource this object already manages. */
   uid: string | undefined;
   /** `spec.adoptUid`: take over this resource when we manage none yet. */
@@ -85,50 +111,42 @@ export interface ConvergeOps<A> {
 export async function converge<A>(ops: ConvergeOps<A>): Promise<SyncResult> {
   let actual: A;
   let action: SyncAction = 'unchanged';
+  const o = ops.observe;
+  const create = async (as: 'create' | 'recreate'): Promise<SyncResult> => {
+    if (o) {
+      [o.action, o.create] = [as, ops.createFields];
+      return { uid: as === 'recreate' ? ops.uid! : '', action: 'unchanged' };
+    }
+    return {
+      uid: ops.uidOf(await ops.create()),
+      action: as === 'create' ? 'created' : 'recreated',
+    };
+  };
   if (ops.uid) {
     try {
       actual = await ops.get(ops.uid);
     } catch (e) {
       if (!isRpcError(e) || e.code !== Code.NOT_FOUND) throw e;
-      return { uid: ops.uidOf(await ops.create()), action: 'recreated' };
+      return create('recreate');
     }
   } else if (ops.adoptUid) {
     actual = await ops.get(ops.adoptUid);
     action = 'adopted';
   } else {
-    return { uid: ops.uidOf(await ops.create()), action: 'created' };
+    return create('create');
   }
   ops.check?.(actual);
   const uid = ops.uidOf(actual);
   const patch = ops.diff(actual);
+  if (patch !== undefined && o) {
+    o.action = 'update';
+    const have = ops.haveOf?.(actual) ?? (actual as Record<string, unknown>);
+    o.fields = Object.entries(patch).map(([field, to]) => ({ field, from: have[field], to }));
+    return { uid, action: 'unchanged' };
+  }
   if (patch !== undefined) {
     await ops.update(uid, patch);
     if (action === 'unchanged') action = 'updated';
   }
   return { uid, action };
-}
-
-/** The fields of `want` whose values differ from `have` (deep, by JSON), or undefined. */
-export function changedFields(
-  have: Readonly<Record<string, unknown>>,
-  want: Readonly<Record<string, unknown>>,
-): Record<string, unknown> | undefined {
-  const patch: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(want)) {
-    if (stableJson(have[k]) !== stableJson(v)) patch[k] = v;
-  }
-  return Object.keys(patch).length > 0 ? patch : undefined;
-}
-
-/** JSON with sorted keys and undefined/null members dropped, for comparisons only. */
-export function stableJson(v: unknown): string {
-  if (v === undefined || v === null) return 'null';
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  if (typeof v === 'object' && !(v instanceof Date)) {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined && x !== null)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${stableJson(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
 }

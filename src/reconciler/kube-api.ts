@@ -106,7 +106,8 @@ export class ArborKubeApi {
     status: ArborStatus,
   ): Promise<void> {
     await this.api.patchNamespacedCustomObjectStatus(
-      { ...this.base(kind, namespace), name, body: { status } },
+      // A merge patch keeps members it does not name: `mode` is removed by naming it null.
+      { ...this.base(kind, namespace), name, body: { status: { mode: null, ...status } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   }

@@ -21,7 +21,9 @@ import {
   removeFinalizer,
 } from './finalizer.js';
 import { isKubeConflict, isKubeNotFound, kubeStatus, type ArborKubeApi } from './kube-api.js';
+import { driftMessage, modeOf, type NamespaceModes } from './observe-mode.js';
 import {
+  Observation,
   ResourceExpired,
   WaitingForReference,
   type KindReconciler,
@@ -53,6 +55,8 @@ export interface ResourceReconcilerDeps {
   /** Marks the resources objects manage, so that other writers are refused. */
   managed?: ManagedResourceService;
   stats: ReconcileStats;
+  /** Namespaces' `arbor.dev/mode`; without it only objects' own annotations count. */
+  modes?: NamespaceModes;
   now?: () => Date;
 }
 
@@ -117,6 +121,18 @@ export class ResourceReconciler<S extends Spec> {
       // Authority first: an object that may change nothing gets no finalizer either, so
       // that it can always be deleted.
       const principal = this.onBehalfOf(obj, await this.d.authority.principalFor(namespace));
+      if ((await modeOf(obj.metadata, this.d.modes)) === 'observe') {
+        // Observe mode: read as the namespace's principal, write nothing to Arbor, add no
+        // finalizer and claim nothing; say what enforcing would write.
+        const seen = new Observation();
+        want = this.observed(
+          await this.kind.sync(obj, this.d.refs, principal, seen),
+          seen,
+          generation,
+        );
+        await this.writeStatus(obj, want, false);
+        return DONE;
+      }
       if (!hasFinalizer(obj)) obj = await addFinalizer(this.d.kube, this.kind.kind, obj);
       result = await this.kind.sync(obj, this.d.refs, principal);
       await this.claim(principal, result);
@@ -141,6 +157,36 @@ export class ResourceReconciler<S extends Spec> {
       result?.action === 'created' || result?.action === 'recreated',
     );
     return outcome;
+  }
+
+  /** The status of an object in observe mode: Drifted says what enforcing would write. */
+  private observed(r: SyncResult, seen: Observation, generation: number): DesiredStatus {
+    const synced = {
+      status: 'True',
+      reason: Reason.ReconcileSuccess,
+      message: 'observe mode: nothing is written to Arbor',
+    } as const;
+    const uid = r.uid === '' ? undefined : r.uid;
+    if (seen.action === undefined) {
+      return {
+        uid,
+        generation,
+        ready: { status: 'True', reason: Reason.Available, message: `in sync with ${r.uid}` },
+        synced,
+        drifted: { status: 'False', reason: Reason.InSync, message: '' },
+      };
+    }
+    const message = driftMessage(seen);
+    const reason = { create: 'WouldCreate', update: 'WouldUpdate', recreate: 'WouldRecreate' }[
+      seen.action
+    ];
+    return {
+      uid,
+      generation,
+      ready: { status: 'False', reason: Reason.Drifted, message },
+      synced,
+      drifted: { status: 'True', reason, message },
+    };
   }
 
   /** The namespace's principal, acting for this object: what it writes, it manages. */
@@ -276,6 +322,11 @@ export class ResourceReconciler<S extends Spec> {
     before: ArborStatus | undefined,
     after: ArborStatus,
   ): void {
+    const drift = findCondition(after, 'Drifted');
+    if (drift?.status === 'True' && drift.message !== findCondition(before, 'Drifted')?.message) {
+      this.d.events.emit(this.kind.kind, obj, 'Warning', Reason.Drifted, drift.message);
+      return;
+    }
     const c = readyTransition(before, after);
     if (!c || c.reason === Reason.Available) return; // success is announced by the action
     // Waiting for a reference is an expected, passing state, not a problem to look at.
@@ -283,12 +334,43 @@ export class ResourceReconciler<S extends Spec> {
     this.d.events.emit(this.kind.kind, obj, normal ? 'Normal' : 'Warning', c.reason, c.message);
   }
 
+  /**
+   * Give the resource back to REST. Only what this very object manages is released, so
+   * this needs no authority of the namespace (and works after a revocation).
+   */
+  private async release(obj: ArborObject<S>, uid: string): Promise<void> {
+    const kind = this.kind.kind;
+    const self = this.onBehalfOf(obj, systemPrincipal('reconciler'));
+    try {
+      await this.d.managed?.release(self, this.kind.table, uid);
+    } catch (e) {
+      if (!isRpcError(e) || e.code === Code.UNAVAILABLE) throw e;
+      // NOT_FOUND (already gone), FAILED_PRECONDITION (someone else's): nothing to give back.
+    }
+    this.d.events.emit(
+      kind,
+      obj,
+      'Normal',
+      'Orphaned',
+      `left ${kind} ${uid} in Arbor (deletionPolicy: Orphan)`,
+    );
+  }
+
   /** The object is being deleted: delete the Arbor resource (unless Orphan), then let go. */
   private async finalize(obj: ArborObject<S>): Promise<Outcome> {
     if (!hasFinalizer(obj)) return DONE;
     const kind = this.kind.kind;
     const uid = obj.status?.uid;
-    if (uid && deletesExternal(obj)) {
+    if (uid && (await modeOf(obj.metadata, this.d.modes)) === 'observe') {
+      // Observe mode writes nothing to Arbor, deletes included: the resource stays, managed.
+      this.d.events.emit(
+        kind,
+        obj,
+        'Normal',
+        'Observed',
+        `left ${kind} ${uid} in Arbor (observe mode)`,
+      );
+    } else if (uid && deletesExternal(obj)) {
       try {
         // Without authority the Arbor resource stays, and so does the finalizer: letting
         // go would orphan it silently. deletionPolicy: Orphan is the way out.
@@ -320,22 +402,7 @@ export class ResourceReconciler<S extends Spec> {
         }
       }
     } else if (uid) {
-      // Give the resource back to REST. Only what this very object manages is released,
-      // so this needs no authority of the namespace (and works after a revocation).
-      const self = this.onBehalfOf(obj, systemPrincipal('reconciler'));
-      try {
-        await this.d.managed?.release(self, this.kind.table, uid);
-      } catch (e) {
-        if (!isRpcError(e) || e.code === Code.UNAVAILABLE) throw e;
-        // NOT_FOUND (already gone), FAILED_PRECONDITION (someone else's): nothing to give back.
-      }
-      this.d.events.emit(
-        kind,
-        obj,
-        'Normal',
-        'Orphaned',
-        `left ${kind} ${uid} in Arbor (deletionPolicy: Orphan)`,
-      );
+      await this.release(obj, uid);
     }
     try {
       await removeFinalizer(this.d.kube, kind, obj);

@@ -22,7 +22,7 @@ export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
 /** A metav1.Condition. */
 export interface Condition {
-  type: 'Ready' | 'Synced';
+  type: 'Ready' | 'Synced' | 'Drifted';
   status: ConditionStatus;
   reason: string;
   message: string;
@@ -35,56 +35,16 @@ export interface ArborStatus {
   uid?: string;
   observedGeneration?: number;
   conditions?: Condition[];
+  /** `observe` while the object is in observe mode (arbor.dev/mode); absent otherwise. */
+  mode?: 'observe';
 }
 
-/** A reference to another custom resource in the same namespace. */
-export interface LocalRef {
-  name: string;
-}
-
-export type DeletionPolicy = 'Delete' | 'Orphan';
-
-interface CommonSpec {
-  deletionPolicy?: DeletionPolicy;
-  /** Take over an existing Arbor resource instead of creating one. */
-  adoptUid?: string;
-}
-
-export interface GroupSpec extends CommonSpec {
-  name?: string;
-  description?: string;
-  parentRef?: LocalRef;
-  parentUid?: string;
-}
-
-export interface ClaimMatchSpec {
-  issuer?: string;
-  subject?: string;
-  issuerPattern?: string;
-  subjectPattern?: string;
-  audience?: string;
-  /** Further claims that must equal these values exactly. */
-  claims?: Record<string, string>;
-}
-
-export interface IdentitySpec extends CommonSpec {
-  groupRef?: LocalRef;
-  groupUid?: string;
-  name?: string;
-  description?: string;
-  claimMatch?: ClaimMatchSpec;
-}
-
-export interface RoleBindingSpec extends CommonSpec {
-  groupRef?: LocalRef;
-  groupUid?: string;
-  identityRef?: LocalRef;
-  identityUid?: string;
-  role?: string;
-  roleUid?: string;
-  /** RFC 3339; set once, at create. */
-  expireTime?: string;
-}
+export type {
+  ClaimMatchSpec,
+  GroupSpec,
+  IdentitySpec,
+  RoleBindingSpec,
+} from '../wire/manifest-spec.js';
 
 /** A custom resource as the reconciler reads it: namespaced, named, with our status. */
 export interface ArborObject<S = unknown> extends KubernetesObject {

@@ -1,16 +1,17 @@
 import type { Principal } from '../auth/principal.js';
 import { parseListRequest } from '../core/list-request.js';
 import { invalidField, notFound } from '../core/rpc-error.js';
-import { isSelfOrBelow } from '../core/uidp.js';
 import type { RoleBinding } from '../resources/role-bindings/role-binding.js';
 import type { RoleBindingService } from '../resources/role-bindings/role-binding-service.js';
 import { ROLE_LIST, ROLE_TYPE } from '../resources/roles/role.js';
 import type { RoleService } from '../resources/roles/role-service.js';
+import type { AccessSimulator } from '../resources/access/access-simulator.js';
 import { Code } from '../core/rpc-code.js';
 import { isRpcError } from '../core/rpc-error.js';
+import { changedFields, nearestRole } from '../wire/manifest-spec.js';
 import {
-  changedFields,
   converge,
+  type Observation,
   ResourceExpired,
   type KindReconciler,
   type RefResolver,
@@ -31,6 +32,8 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     private readonly bindings: RoleBindingService,
     private readonly roles: RoleService,
     private readonly now: () => number = Date.now,
+    /** For observe mode's access delta (`access:simulate`); without it, none is shown. */
+    private readonly simulator?: AccessSimulator,
   ) {}
 
   references(spec: RoleBindingSpec) {
@@ -40,7 +43,12 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     return out;
   }
 
-  async sync(obj: ArborObject<RoleBindingSpec>, refs: RefResolver, p: Principal) {
+  async sync(
+    obj: ArborObject<RoleBindingSpec>,
+    refs: RefResolver,
+    p: Principal,
+    observe?: Observation,
+  ) {
     const spec = obj.spec ?? {};
     const { namespace } = obj.metadata;
     const groupUid = spec.groupRef?.name
@@ -57,9 +65,14 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
     const expireAt = spec.expireTime ? Date.parse(spec.expireTime) : undefined;
     if (expireAt !== undefined && expireAt <= this.now())
       throw await this.expired(obj.status?.uid, spec.expireTime!, p);
-    return converge<RoleBinding>({
+    const haveOf = (b: RoleBinding) => ({ identityUid: b.identity.uid, roleUid: b.role.uid });
+    const result = await converge<RoleBinding>({
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
+      ...(observe
+        ? { observe, createFields: { groupUid, ...want, expireTime: spec.expireTime } }
+        : {}),
+      haveOf,
       get: (uid) => this.bindings.get(p, uid),
       create: () =>
         this.bindings.create(p, groupUid, {
@@ -82,9 +95,41 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
             'delete this RoleBinding and create a new one to bind at another group',
         );
       },
-      diff: (b) => changedFields({ identityUid: b.identity.uid, roleUid: b.role.uid }, want),
+      diff: (b) => changedFields(haveOf(b), want),
       update: (uid, patch) => this.bindings.update(p, uid, patch, Object.keys(patch)),
     });
+    if (observe?.action) {
+      const create = { createRoleBinding: { groupUid, ...want, expireTime: spec.expireTime } };
+      observe.access = await this.accessDelta(p, observe.action, result.uid, create);
+    }
+    return result;
+  }
+
+  /**
+   * The access delta of a change set in a few words ("3 gained, 0 lost: ci gains
+   * repo.push at platform, …"), or undefined when the simulator cannot say.
+   */
+  private async accessDelta(
+    p: Principal,
+    action: NonNullable<Observation['action']>,
+    uid: string,
+    create: object,
+  ): Promise<string | undefined> {
+    if (!this.simulator) return undefined;
+    // An update is the old binding gone and the new one made.
+    const changes = action === 'update' ? [{ deleteRoleBinding: { uid } }, create] : [create];
+    try {
+      const a = await this.simulator.simulate(p, { changes, pageSize: 3 });
+      const some = a.deltas.map(
+        (d) =>
+          `${d.identity.name || d.identity.uid} ${d.effect === 'GAIN' ? 'gains' : 'loses'} ` +
+          `${d.capability} at ${d.group.name || d.group.uid}`,
+      );
+      const more = Number(a.totalCount) - some.length;
+      return `${a.totalCount} change(s)${some.length ? `: ${some.join(', ')}` : ''}${more > 0 ? `, ${more} more` : ''}`;
+    } catch {
+      return undefined; // advice only: the field diff stands without it
+    }
   }
 
   /**
@@ -135,11 +180,7 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
       candidates.push(...page.items);
       pageToken = page.nextPageToken;
     } while (pageToken);
-    const inReach = candidates
-      .filter((r) => r.parentUid === null || isSelfOrBelow(r.parentUid, groupUid))
-      // Nearest definition first: a longer uid path is deeper; built-ins (null) last.
-      .sort((a, b) => (b.parentUid?.length ?? -1) - (a.parentUid?.length ?? -1));
-    const role = inReach[0];
+    const role = nearestRole(candidates, groupUid);
     if (!role) throw notFound(ROLE_TYPE, name);
     return role.uid;
   }

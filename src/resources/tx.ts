@@ -11,6 +11,11 @@ export interface Tx {
 export interface UnitOfWork {
   /** Run `fn` in one transaction; commit when it resolves, roll back when it throws. */
   run<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Run reads in one read-only REPEATABLE READ transaction: every statement sees the same
+   * snapshot, and a write inside fails. For answers that must be one consistent picture.
+   */
+  snapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Run reads outside a transaction (one pooled connection per statement). */
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**

@@ -105,7 +105,8 @@ maybe('reconciler: the shipped examples converge', async (t) => {
     t.truthy(o.status.uid, `${kind} ${name}`);
   }
   const table = await cluster.kubectl(['get', '-n', ns, 'agrp']);
-  t.regex(table, /NAME\s+READY\s+SYNCED\s+UID\s+AGE/);
+  // MODE and DRIFTED are empty in enforce mode (observe mode: reconciler-observe.test.ts).
+  t.regex(table, /NAME\s+READY\s+SYNCED\s+MODE\s+DRIFTED\s+UID\s+AGE/);
   t.regex(table, /acme-platform\s+True\s+True\s+[0-9a-f]{40}\/[0-9a-f]{16}/);
 });
 

@@ -2,12 +2,8 @@ import test from 'ava';
 import { Code } from '../../src/core/rpc-code.js';
 import { invalidField, notFound, RpcError } from '../../src/core/rpc-error.js';
 import { buildStatus, readyTransition, sameStatus } from '../../src/reconciler/conditions.js';
-import {
-  changedFields,
-  converge,
-  stableJson,
-  type ConvergeOps,
-} from '../../src/reconciler/kind-sync.js';
+import { converge, type ConvergeOps } from '../../src/reconciler/kind-sync.js';
+import { changedFields, stableJson } from '../../src/wire/manifest-spec.js';
 
 interface Thing {
   uid: string;

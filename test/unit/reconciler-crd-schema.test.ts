@@ -213,10 +213,10 @@ test('crd schema: every CRD is namespaced v1alpha1 with status, columns and shor
     const [v] = crd.spec.versions;
     t.like(v, { name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
     const cols = v.additionalPrinterColumns.filter((c: any) => !c.priority).map((c: any) => c.name);
-    t.deepEqual(cols, ['Ready', 'Synced', 'UID', 'Age']);
+    t.deepEqual(cols, ['Ready', 'Synced', 'Mode', 'Drifted', 'UID', 'Age']);
     t.deepEqual(specOf(crd).properties.deletionPolicy.enum, ['Delete', 'Orphan']);
     const status = v.schema.openAPIV3Schema.properties.status.properties;
-    t.deepEqual(sorted(status), ['conditions', 'observedGeneration', 'uid']);
+    t.deepEqual(sorted(status), ['conditions', 'mode', 'observedGeneration', 'uid']);
   }
 });
 

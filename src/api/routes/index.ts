@@ -14,6 +14,7 @@ import { mountAdvisoryImportRoute } from './advisory-import-route.js';
 import { mountAdminRoutes } from './admin-routes.js';
 import { mountAccessRoutes } from './access-routes.js';
 import { mountNameRoutes } from './name-routes.js';
+import { mountSimulateRoute } from './simulate-route.js';
 // @route-imports
 
 /** Every authenticated API route, v2beta1 and v1. */
@@ -32,5 +33,6 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountAdminRoutes(t, s.admin);
   mountAccessRoutes(t, s.access, s.tokenTester, bodyLimit);
   mountNameRoutes(t, s.names);
+  mountSimulateRoute(t, s.accessSimulator, bodyLimit);
   // @routes
 }

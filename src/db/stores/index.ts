@@ -16,6 +16,7 @@ import { KnexAuditStore } from './audit-store.js';
 import { KnexOutboxStore } from './outbox-store.js';
 import { KnexSubscriptionStore } from './subscription-store.js';
 import { KnexNameStore } from './name-store.js';
+import { KnexSimulationStore } from './simulation-store.js';
 
 /** One instance of every store; they are stateless and shared by all services. */
 export function createStores() {
@@ -26,6 +27,7 @@ export function createStores() {
     roles: new KnexRoleStore(),
     roleBindings: new KnexRoleBindingStore(),
     access: new KnexAccessStore(),
+    simulation: new KnexSimulationStore(),
     repos: new KnexRepoStore(),
     tags: new KnexTagStore(),
     advisories: new KnexAdvisoryStore(),

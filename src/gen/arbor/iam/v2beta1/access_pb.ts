@@ -8,7 +8,11 @@ import type { ClaimMatch } from './identities_pb.js';
 import { file_arbor_iam_v2beta1_identities } from './identities_pb.js';
 import type { RoleBindingRole } from './role_bindings_pb.js';
 import { file_arbor_iam_v2beta1_role_bindings } from './role_bindings_pb.js';
-import { file_google_protobuf_struct } from '@bufbuild/protobuf/wkt';
+import type { Timestamp } from '@bufbuild/protobuf/wkt';
+import {
+  file_google_protobuf_struct,
+  file_google_protobuf_timestamp,
+} from '@bufbuild/protobuf/wkt';
 import type { JsonObject, Message } from '@bufbuild/protobuf';
 
 /**
@@ -17,11 +21,12 @@ import type { JsonObject, Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_access: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZiJQChdCYXRjaENoZWNrQWNjZXNzUmVxdWVzdBI1CgZjaGVja3MYASADKAsyJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QiUQoYQmF0Y2hDaGVja0FjY2Vzc1Jlc3BvbnNlEjUKB3Jlc3VsdHMYASADKAsyJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdCJ5Cg1XaG9DYW5SZXF1ZXN0Eg0KBWdyb3VwGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSJTCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YihAEKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiewoOV2hhdENhblJlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eSJSCglCb3VuZFJvbGUSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZSKGAQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJIoABCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUi1gEKEFRlc3RUb2tlblJlcXVlc3QSDwoFdG9rZW4YASABKAlIABIpCgZjbGFpbXMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAASFgoMaWRlbnRpdHlfdWlkGAMgASgJSAESNAoLY2xhaW1fbWF0Y2gYBCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoSAESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAlCBwoFaW5wdXRCCAoGdGFyZ2V0Ij0KC1Rva2VuQ2xhdXNlEg4KBmNsYXVzZRgBIAEoCRIOCgZwYXNzZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIpsBCg9Ub2tlblRlc3RSZXN1bHQSGQoMaWRlbnRpdHlfdWlkGAEgASgJSACIAQESFQoNaWRlbnRpdHlfbmFtZRgCIAEoCRIUCgx3b3VsZF9hc3N1bWUYAyABKAgSLwoHY2xhdXNlcxgEIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLlRva2VuQ2xhdXNlQg8KDV9pZGVudGl0eV91aWQiYQoRVGVzdFRva2VuUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlRva2VuVGVzdFJlc3VsdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAky0QMKDUFjY2Vzc1NlcnZpY2USWgoLQ2hlY2tBY2Nlc3MSJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdBJrChBCYXRjaENoZWNrQWNjZXNzEiouYXJib3IuaWFtLnYyYmV0YTEuQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QaKy5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVzcG9uc2USTQoGV2hvQ2FuEiAuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVxdWVzdBohLmFyYm9yLmlhbS52MmJldGExLldob0NhblJlc3BvbnNlElAKB1doYXRDYW4SIS5hcmJvci5pYW0udjJiZXRhMS5XaGF0Q2FuUmVxdWVzdBoiLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXNwb25zZRJWCglUZXN0VG9rZW4SIy5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXF1ZXN0GiQuYXJib3IuaWFtLnYyYmV0YTEuVGVzdFRva2VuUmVzcG9uc2ViBnByb3RvMw',
+    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZiJQChdCYXRjaENoZWNrQWNjZXNzUmVxdWVzdBI1CgZjaGVja3MYASADKAsyJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QiUQoYQmF0Y2hDaGVja0FjY2Vzc1Jlc3BvbnNlEjUKB3Jlc3VsdHMYASADKAsyJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdCJ5Cg1XaG9DYW5SZXF1ZXN0Eg0KBWdyb3VwGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSJTCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YihAEKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiewoOV2hhdENhblJlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eSJSCglCb3VuZFJvbGUSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZSKGAQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJIoABCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUi1gEKEFRlc3RUb2tlblJlcXVlc3QSDwoFdG9rZW4YASABKAlIABIpCgZjbGFpbXMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAASFgoMaWRlbnRpdHlfdWlkGAMgASgJSAESNAoLY2xhaW1fbWF0Y2gYBCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoSAESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAlCBwoFaW5wdXRCCAoGdGFyZ2V0Ij0KC1Rva2VuQ2xhdXNlEg4KBmNsYXVzZRgBIAEoCRIOCgZwYXNzZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIpsBCg9Ub2tlblRlc3RSZXN1bHQSGQoMaWRlbnRpdHlfdWlkGAEgASgJSACIAQESFQoNaWRlbnRpdHlfbmFtZRgCIAEoCRIUCgx3b3VsZF9hc3N1bWUYAyABKAgSLwoHY2xhdXNlcxgEIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLlRva2VuQ2xhdXNlQg8KDV9pZGVudGl0eV91aWQiYQoRVGVzdFRva2VuUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlRva2VuVGVzdFJlc3VsdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkilwEKFFNpbXVsYXRlZFJvbGVCaW5kaW5nEhEKCWdyb3VwX3VpZBgBIAEoCRIUCgxpZGVudGl0eV91aWQYAiABKAkSEAoIcm9sZV91aWQYAyABKAkSNAoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQFCDgoMX2V4cGlyZV90aW1lIh4KD1NpbXVsYXRlZERlbGV0ZRILCgN1aWQYASABKAkiOAoTU2ltdWxhdGVkUm9sZVVwZGF0ZRILCgN1aWQYASABKAkSFAoMY2FwYWJpbGl0aWVzGAIgAygJIuACCg9TaW11bGF0ZWRDaGFuZ2USRgoTY3JlYXRlX3JvbGVfYmluZGluZxgBIAEoCzInLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVCaW5kaW5nSAASQQoTZGVsZXRlX3JvbGVfYmluZGluZxgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAEj0KC3VwZGF0ZV9yb2xlGAMgASgLMiYuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkUm9sZVVwZGF0ZUgAEj0KD2RlbGV0ZV9pZGVudGl0eRgEIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAEjoKDGRlbGV0ZV9ncm91cBgFIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAQggKBmNoYW5nZSJzChVTaW11bGF0ZUFjY2Vzc1JlcXVlc3QSMwoHY2hhbmdlcxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZENoYW5nZRIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCSJiCg1DaGFuZ2VWZXJkaWN0Eg0KBWluZGV4GAEgASgFEg8KB2FwcGxpZWQYAiABKAgSEQoJcGVybWl0dGVkGAMgASgIEhMKBnJlYXNvbhgEIAEoCUgAiAEBQgkKB19yZWFzb24i/wEKDlNpbXVsYXRlZEdyYW50EhgKC2JpbmRpbmdfdWlkGAEgASgJSACIAQESGQoMY2hhbmdlX2luZGV4GAIgASgFSAGIAQESMAoEcm9sZRgDIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYBCABKAkSDAoEcGF0aBgFIAMoCRI0CgtleHBpcmVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUIOCgxfYmluZGluZ191aWRCDwoNX2NoYW5nZV9pbmRleEIOCgxfZXhwaXJlX3RpbWUiJQoITmFtZWRSZWYSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkiigIKC0FjY2Vzc0RlbHRhEi0KCGlkZW50aXR5GAEgASgLMhsuYXJib3IuaWFtLnYyYmV0YTEuTmFtZWRSZWYSEgoKY2FwYWJpbGl0eRgCIAEoCRIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhcKD3VuY2hhbmdlZF9iZWxvdxgHIAMoCSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMyuAQKDUFjY2Vzc1NlcnZpY2USWgoLQ2hlY2tBY2Nlc3MSJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdBJrChBCYXRjaENoZWNrQWNjZXNzEiouYXJib3IuaWFtLnYyYmV0YTEuQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QaKy5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVzcG9uc2USTQoGV2hvQ2FuEiAuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVxdWVzdBohLmFyYm9yLmlhbS52MmJldGExLldob0NhblJlc3BvbnNlElAKB1doYXRDYW4SIS5hcmJvci5pYW0udjJiZXRhMS5XaGF0Q2FuUmVxdWVzdBoiLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXNwb25zZRJWCglUZXN0VG9rZW4SIy5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXF1ZXN0GiQuYXJib3IuaWFtLnYyYmV0YTEuVGVzdFRva2VuUmVzcG9uc2USZQoOU2ltdWxhdGVBY2Nlc3MSKC5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZUFjY2Vzc1JlcXVlc3QaKS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZUFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
     [
       file_arbor_iam_v2beta1_identities,
       file_arbor_iam_v2beta1_role_bindings,
       file_google_protobuf_struct,
+      file_google_protobuf_timestamp,
     ],
   );
 
@@ -590,6 +595,384 @@ export const TestTokenResponseSchema: GenMessage<TestTokenResponse> =
   messageDesc(file_arbor_iam_v2beta1_access, 15);
 
 /**
+ * A role binding the change set creates.
+ *
+ * @generated from message arbor.iam.v2beta1.SimulatedRoleBinding
+ */
+export type SimulatedRoleBinding = Message<'arbor.iam.v2beta1.SimulatedRoleBinding'> & {
+  /**
+   * @generated from field: string group_uid = 1;
+   */
+  groupUid: string;
+
+  /**
+   * @generated from field: string identity_uid = 2;
+   */
+  identityUid: string;
+
+  /**
+   * @generated from field: string role_uid = 3;
+   */
+  roleUid: string;
+
+  /**
+   * May be in the past: the binding then grants nothing.
+   *
+   * @generated from field: optional google.protobuf.Timestamp expire_time = 4;
+   */
+  expireTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.SimulatedRoleBinding.
+ * Use `create(SimulatedRoleBindingSchema)` to create a new message.
+ */
+export const SimulatedRoleBindingSchema: GenMessage<SimulatedRoleBinding> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 16);
+
+/**
+ * Something the change set deletes, by uid.
+ *
+ * @generated from message arbor.iam.v2beta1.SimulatedDelete
+ */
+export type SimulatedDelete = Message<'arbor.iam.v2beta1.SimulatedDelete'> & {
+  /**
+   * @generated from field: string uid = 1;
+   */
+  uid: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.SimulatedDelete.
+ * Use `create(SimulatedDeleteSchema)` to create a new message.
+ */
+export const SimulatedDeleteSchema: GenMessage<SimulatedDelete> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 17);
+
+/**
+ * A custom role's capabilities, replaced.
+ *
+ * @generated from message arbor.iam.v2beta1.SimulatedRoleUpdate
+ */
+export type SimulatedRoleUpdate = Message<'arbor.iam.v2beta1.SimulatedRoleUpdate'> & {
+  /**
+   * @generated from field: string uid = 1;
+   */
+  uid: string;
+
+  /**
+   * @generated from field: repeated string capabilities = 2;
+   */
+  capabilities: string[];
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.SimulatedRoleUpdate.
+ * Use `create(SimulatedRoleUpdateSchema)` to create a new message.
+ */
+export const SimulatedRoleUpdateSchema: GenMessage<SimulatedRoleUpdate> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 18);
+
+/**
+ * One change: exactly one of these.
+ *
+ * @generated from message arbor.iam.v2beta1.SimulatedChange
+ */
+export type SimulatedChange = Message<'arbor.iam.v2beta1.SimulatedChange'> & {
+  /**
+   * @generated from oneof arbor.iam.v2beta1.SimulatedChange.change
+   */
+  change:
+    | {
+        /**
+         * @generated from field: arbor.iam.v2beta1.SimulatedRoleBinding create_role_binding = 1;
+         */
+        value: SimulatedRoleBinding;
+        case: 'createRoleBinding';
+      }
+    | {
+        /**
+         * @generated from field: arbor.iam.v2beta1.SimulatedDelete delete_role_binding = 2;
+         */
+        value: SimulatedDelete;
+        case: 'deleteRoleBinding';
+      }
+    | {
+        /**
+         * @generated from field: arbor.iam.v2beta1.SimulatedRoleUpdate update_role = 3;
+         */
+        value: SimulatedRoleUpdate;
+        case: 'updateRole';
+      }
+    | {
+        /**
+         * The identity, with its bindings.
+         *
+         * @generated from field: arbor.iam.v2beta1.SimulatedDelete delete_identity = 4;
+         */
+        value: SimulatedDelete;
+        case: 'deleteIdentity';
+      }
+    | {
+        /**
+         * The group with everything below it (a cascading delete).
+         *
+         * @generated from field: arbor.iam.v2beta1.SimulatedDelete delete_group = 5;
+         */
+        value: SimulatedDelete;
+        case: 'deleteGroup';
+      }
+    | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.SimulatedChange.
+ * Use `create(SimulatedChangeSchema)` to create a new message.
+ */
+export const SimulatedChangeSchema: GenMessage<SimulatedChange> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 19);
+
+/**
+ * @generated from message arbor.iam.v2beta1.SimulateAccessRequest
+ */
+export type SimulateAccessRequest = Message<'arbor.iam.v2beta1.SimulateAccessRequest'> & {
+  /**
+   * Applied in order, each to the world the ones before it left; at most 1,000.
+   *
+   * @generated from field: repeated arbor.iam.v2beta1.SimulatedChange changes = 1;
+   */
+  changes: SimulatedChange[];
+
+  /**
+   * Default 50, at most 200 deltas per page.
+   *
+   * @generated from field: int32 page_size = 10;
+   */
+  pageSize: number;
+
+  /**
+   * Bound to the same changes.
+   *
+   * @generated from field: string page_token = 11;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.SimulateAccessRequest.
+ * Use `create(SimulateAccessRequestSchema)` to create a new message.
+ */
+export const SimulateAccessRequestSchema: GenMessage<SimulateAccessRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 20);
+
+/**
+ * What became of one change.
+ *
+ * @generated from message arbor.iam.v2beta1.ChangeVerdict
+ */
+export type ChangeVerdict = Message<'arbor.iam.v2beta1.ChangeVerdict'> & {
+  /**
+   * @generated from field: int32 index = 1;
+   */
+  index: number;
+
+  /**
+   * False when it names something missing or that the caller cannot see (alike).
+   *
+   * @generated from field: bool applied = 2;
+   */
+  applied: boolean;
+
+  /**
+   * Whether the caller could make this change itself.
+   *
+   * @generated from field: bool permitted = 3;
+   */
+  permitted: boolean;
+
+  /**
+   * Why it is not applied or not permitted.
+   *
+   * @generated from field: optional string reason = 4;
+   */
+  reason?: string | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.ChangeVerdict.
+ * Use `create(ChangeVerdictSchema)` to create a new message.
+ */
+export const ChangeVerdictSchema: GenMessage<ChangeVerdict> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 21);
+
+/**
+ * A binding granting the capability at the delta's group, before or after.
+ *
+ * @generated from message arbor.iam.v2beta1.SimulatedGrant
+ */
+export type SimulatedGrant = Message<'arbor.iam.v2beta1.SimulatedGrant'> & {
+  /**
+   * An existing binding; absent for one the change set creates.
+   *
+   * @generated from field: optional string binding_uid = 1;
+   */
+  bindingUid?: string | undefined;
+
+  /**
+   * The create_role_binding change that creates it.
+   *
+   * @generated from field: optional int32 change_index = 2;
+   */
+  changeIndex?: number | undefined;
+
+  /**
+   * @generated from field: arbor.iam.v2beta1.RoleBindingRole role = 3;
+   */
+  role?: RoleBindingRole | undefined;
+
+  /**
+   * @generated from field: string group_uid = 4;
+   */
+  groupUid: string;
+
+  /**
+   * @generated from field: repeated string path = 5;
+   */
+  path: string[];
+
+  /**
+   * @generated from field: optional google.protobuf.Timestamp expire_time = 6;
+   */
+  expireTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.SimulatedGrant.
+ * Use `create(SimulatedGrantSchema)` to create a new message.
+ */
+export const SimulatedGrantSchema: GenMessage<SimulatedGrant> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 22);
+
+/**
+ * A uid with its name, where the caller may list it (otherwise empty).
+ *
+ * @generated from message arbor.iam.v2beta1.NamedRef
+ */
+export type NamedRef = Message<'arbor.iam.v2beta1.NamedRef'> & {
+  /**
+   * @generated from field: string uid = 1;
+   */
+  uid: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.NamedRef.
+ * Use `create(NamedRefSchema)` to create a new message.
+ */
+export const NamedRefSchema: GenMessage<NamedRef> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 23);
+
+/**
+ * One identity gaining or losing one capability at a group and below it.
+ *
+ * @generated from message arbor.iam.v2beta1.AccessDelta
+ */
+export type AccessDelta = Message<'arbor.iam.v2beta1.AccessDelta'> & {
+  /**
+   * @generated from field: arbor.iam.v2beta1.NamedRef identity = 1;
+   */
+  identity?: NamedRef | undefined;
+
+  /**
+   * @generated from field: string capability = 2;
+   */
+  capability: string;
+
+  /**
+   * @generated from field: arbor.iam.v2beta1.NamedRef group = 3;
+   */
+  group?: NamedRef | undefined;
+
+  /**
+   * GAIN or LOSE.
+   *
+   * @generated from field: string effect = 4;
+   */
+  effect: string;
+
+  /**
+   * @generated from field: repeated arbor.iam.v2beta1.SimulatedGrant before = 5;
+   */
+  before: SimulatedGrant[];
+
+  /**
+   * @generated from field: repeated arbor.iam.v2beta1.SimulatedGrant after = 6;
+   */
+  after: SimulatedGrant[];
+
+  /**
+   * Groups strictly below where the capability does not change (tops only).
+   *
+   * @generated from field: repeated string unchanged_below = 7;
+   */
+  unchangedBelow: string[];
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.AccessDelta.
+ * Use `create(AccessDeltaSchema)` to create a new message.
+ */
+export const AccessDeltaSchema: GenMessage<AccessDelta> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 24);
+
+/**
+ * @generated from message arbor.iam.v2beta1.SimulateAccessResponse
+ */
+export type SimulateAccessResponse = Message<'arbor.iam.v2beta1.SimulateAccessResponse'> & {
+  /**
+   * @generated from field: repeated arbor.iam.v2beta1.ChangeVerdict changes = 1;
+   */
+  changes: ChangeVerdict[];
+
+  /**
+   * @generated from field: repeated arbor.iam.v2beta1.AccessDelta deltas = 2;
+   */
+  deltas: AccessDelta[];
+
+  /**
+   * @generated from field: string next_page_token = 3;
+   */
+  nextPageToken: string;
+
+  /**
+   * @generated from field: int64 total_count = 4;
+   */
+  totalCount: bigint;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.SimulateAccessResponse.
+ * Use `create(SimulateAccessResponseSchema)` to create a new message.
+ */
+export const SimulateAccessResponseSchema: GenMessage<SimulateAccessResponse> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 25);
+
+/**
  * Access you can explain: check with a proof, who can, what can. An answer counts only the
  * role bindings the caller may list (all for the admin token; its own for an identity
  * asking about itself); expired bindings grant nothing.
@@ -648,5 +1031,16 @@ export const AccessService: GenService<{
     methodKind: 'unary';
     input: typeof TestTokenRequestSchema;
     output: typeof TestTokenResponseSchema;
+  };
+  /**
+   * The access delta of a change set, evaluated on one snapshot: who would gain or lose
+   * which capability where. Nothing changes: nothing is written, no audit entry, no event.
+   *
+   * @generated from rpc arbor.iam.v2beta1.AccessService.SimulateAccess
+   */
+  simulateAccess: {
+    methodKind: 'unary';
+    input: typeof SimulateAccessRequestSchema;
+    output: typeof SimulateAccessResponseSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_arbor_iam_v2beta1_access, 0);

@@ -1,0 +1,74 @@
+import type { AccessDelta, Plan, PlanChange } from './plan-types.js';
+
+const SIGN = { create: '+', update: '~', delete: '-' } as const;
+
+/** A field's value as people read it in a diff. */
+function shown(v: unknown): string {
+  if (v === undefined || v === null) return '(none)';
+  if (typeof v === 'string') return JSON.stringify(v);
+  return JSON.stringify(v);
+}
+
+function changeLines(c: PlanChange): string[] {
+  const what = c.object ?? `${c.kind} ${c.uid}`;
+  const where =
+    c.action === 'create'
+      ? c.parentUid
+        ? ` in ${c.parentUid}`
+        : c.parentObject
+          ? ` in ${c.parentObject}`
+          : ' (an organization)'
+      : ` ${c.uid}`;
+  const out = [`${SIGN[c.action]} ${c.action} ${what}: ${c.title}${where}`];
+  if (c.why) out.push(`    (${c.why})`);
+  const width = Math.max(0, ...c.fields.map((f) => f.field.length));
+  for (const f of c.fields) {
+    const name = `${f.field}:`.padEnd(width + 1);
+    out.push(
+      c.action === 'create'
+        ? `    ${name} ${shown(f.to)}`
+        : `    ${name} ${shown(f.from)} → ${shown(f.to)}`,
+    );
+  }
+  return out;
+}
+
+/** The access delta's lines: who gains or loses what where. */
+function accessLines(a: AccessDelta | undefined): string[] {
+  if (!a) return [];
+  if (a.unavailable) return ['', `Access: not worked out (${a.unavailable}).`];
+  if (a.totalCount === 0 && a.warnings.length === 0) return ['', 'Access: no change.'];
+  const out = [
+    '',
+    `Access: ${a.totalCount} change(s)${a.totalCount > a.changes.length ? `, first ${a.changes.length} shown` : ''}.`,
+  ];
+  for (const c of a.changes)
+    out.push(
+      `  ${c.effect === 'gain' ? '+' : '-'} ${c.identity} ${c.effect === 'gain' ? 'gains' : 'loses'} ${c.capability} at ${c.group}`,
+    );
+  for (const w of a.warnings) out.push(`  note: ${w}`);
+  return out;
+}
+
+/** How many of each action: the summary line's words and the exit code's source. */
+export function counts(plan: Plan): Record<'create' | 'update' | 'delete', number> {
+  const n = { create: 0, update: 0, delete: 0 };
+  for (const c of plan.changes) n[c.action]++;
+  return n;
+}
+
+/** The plan for people, `terraform plan`-like: one block per change, a summary, the token. */
+export function planText(plan: Plan): string {
+  const lines = [`Arbor plan against ${plan.api}`, ''];
+  if (plan.changes.length === 0) lines.push('No changes: Arbor matches the manifests.');
+  for (const c of plan.changes) lines.push(...changeLines(c));
+  for (const n of plan.notes) lines.push(`note: ${n}`);
+  lines.push(...accessLines(plan.access));
+  const n = counts(plan);
+  lines.push(
+    '',
+    `Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete; ${plan.unchanged.length} unchanged.`,
+    `Plan token: ${plan.token}`,
+  );
+  return `${lines.join('\n')}\n`;
+}

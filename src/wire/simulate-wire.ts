@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { CAPABILITIES } from '../auth/capabilities.js';
+import type { SimulateAnswer, SimulatedGrant } from '../resources/access/simulate.js';
+import { timestampSchema, ts } from './time.js';
+import { uidSchema } from './uid-schema.js';
+
+const named = (what: string) =>
+  z.object({ uid: uidSchema, name: z.string() }).meta({
+    description: `The ${what}; its name only where the caller may list it (otherwise empty).`,
+  });
+
+export const changeVerdictSchema = z
+  .object({
+    index: z.number().int().meta({ description: "The change's position in `changes`." }),
+    applied: z.boolean().meta({
+      description:
+        'Whether the delta counts it: false when it names something that does not exist ' +
+        '(at that point of the set) or that the caller cannot see, which read alike.',
+    }),
+    permitted: z.boolean().meta({
+      description:
+        'Whether the caller could make this change itself now: the same capability and ' +
+        'no-escalation checks as the real call; always false when not `applied`.',
+    }),
+    reason: z
+      .string()
+      .optional()
+      .meta({ description: 'Why it is not applied or not permitted; absent when it is both.' }),
+  })
+  .meta({ description: 'What became of one change of the set.' });
+
+export const simulatedGrantSchema = z
+  .object({
+    bindingUid: uidSchema
+      .optional()
+      .meta({ description: 'An existing binding; absent for one the change set creates.' }),
+    changeIndex: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'The `createRoleBinding` change that creates this binding.' }),
+    role: z.object({ uid: uidSchema, name: z.string(), description: z.string() }).meta({
+      description: 'The role; name and description only where the caller may list it.',
+    }),
+    groupUid: uidSchema.meta({ description: 'The group the binding is bound at.' }),
+    path: z.array(uidSchema).meta({
+      description: "The groups from the bound group down to the delta's group, both included.",
+    }),
+    expireTime: timestampSchema.optional().meta({
+      description: 'From this instant the binding grants nothing; absent: never.',
+    }),
+  })
+  .meta({ description: "A binding that grants the capability at the delta's group." });
+
+export const accessDeltaSchema = z
+  .object({
+    identity: named('identity'),
+    capability: z.enum(CAPABILITIES),
+    group: named('group at the top of the subtree where the access changes'),
+    effect: z.enum(['GAIN', 'LOSE']),
+    before: z.array(simulatedGrantSchema).meta({
+      description: 'The grants at `group` before the change set; empty for a GAIN.',
+    }),
+    after: z.array(simulatedGrantSchema).meta({
+      description: 'The grants at `group` after the change set; empty for a LOSE.',
+    }),
+    unchangedBelow: z.array(uidSchema).meta({
+      description:
+        'Groups strictly below `group` where the capability does not change, because ' +
+        'another grant bound there holds it before and after (the tops only).',
+    }),
+  })
+  .meta({
+    description:
+      'One identity gaining or losing one capability at `group` and everywhere below it, ' +
+      'except beneath `unchangedBelow`.',
+  });
+
+export const simulateResponseSchema = z.object({
+  changes: z.array(changeVerdictSchema).meta({ description: 'One verdict per change, in order.' }),
+  deltas: z.array(accessDeltaSchema).meta({
+    description: 'One page of the delta, by identity uid, capability and group uid.',
+  }),
+  nextPageToken: z.string().optional().meta({ description: 'The next page, if any.' }),
+  totalCount: z
+    .string()
+    .regex(/^\d+$/)
+    .meta({ description: 'How many deltas in all (an int64 as a string).' }),
+});
+
+const grantV2 = (g: SimulatedGrant): z.output<typeof simulatedGrantSchema> => ({
+  ...(g.bindingUid === undefined ? {} : { bindingUid: g.bindingUid }),
+  ...(g.changeIndex === undefined ? {} : { changeIndex: g.changeIndex }),
+  role: { ...g.role },
+  groupUid: g.groupUid,
+  path: [...g.path],
+  ...(g.expireTime === undefined ? {} : { expireTime: ts(g.expireTime) }),
+});
+
+export function simulateAnswerV2(a: SimulateAnswer): z.output<typeof simulateResponseSchema> {
+  return {
+    changes: a.changes.map((c) => ({ ...c })),
+    deltas: a.deltas.map((d) => ({
+      identity: { ...d.identity },
+      capability: d.capability,
+      group: { ...d.group },
+      effect: d.effect,
+      before: d.before.map(grantV2),
+      after: d.after.map(grantV2),
+      unchangedBelow: [...d.unchangedBelow],
+    })),
+    ...(a.nextPageToken ? { nextPageToken: a.nextPageToken } : {}),
+    totalCount: a.totalCount,
+  };
+}

@@ -1,0 +1,195 @@
+import type { Capability } from '../../src/auth/capabilities.js';
+import { can, path, type Caller, type ModelBinding, type ModelWorld } from './access-model.js';
+
+/**
+ * The access delta of a change set, written to be obviously right rather than fast: the
+ * worlds before and after are built as lists, and every identity, capability and group is
+ * asked whether it is held before and after (`can`, a scan over every binding). A change
+ * is a GAIN at a group that is held after and not before while its parent is not such a
+ * group; a LOSE the other way round; the holes below are the tops of what is held both
+ * before and after. Property tests compare `access:simulate` with it.
+ *
+ * Rules besides access-model.ts's:
+ * 6. Changes apply in order, each to the world the ones before left. One naming a group,
+ *    identity, role or binding that does not exist there or that the caller may not list
+ *    (judged on the caller's grants before the set) is not applied. A built-in role is not
+ *    edited. A group delete takes everything below it: bindings there, identities there
+ *    with all their bindings. A created binding with an expiry in the past grants nothing.
+ * 7. Only bindings that count for the caller count (access-model rule 4), before and after;
+ *    a created binding counts where the caller may list bindings, or when it is its own.
+ */
+export type ModelChange =
+  | {
+      createRoleBinding: {
+        groupUid: string;
+        identityUid: string;
+        roleUid: string;
+        expireTime?: string;
+      };
+    }
+  | { deleteRoleBinding: { uid: string } }
+  | { updateRole: { uid: string; capabilities: Capability[] } }
+  | { deleteIdentity: { uid: string } }
+  | { deleteGroup: { uid: string } };
+
+/** A binding of a simulated world; `key` is its uid, or `#i` for one change i creates. */
+interface SimBinding extends ModelBinding {
+  changeIndex?: number;
+}
+
+export interface ModelDelta {
+  identity: string;
+  capability: Capability;
+  group: string;
+  effect: 'GAIN' | 'LOSE';
+  before: { binding: string; groupUid: string; path: string[] }[];
+  after: { binding: string; groupUid: string; path: string[] }[];
+  unchangedBelow: string[];
+}
+
+const covers = (scope: string, uid: string) => uid === scope || uid.startsWith(`${scope}/`);
+const parent = (uid: string) =>
+  uid.includes('/') ? uid.slice(0, uid.lastIndexOf('/')) : undefined;
+
+export function simulate(
+  w: ModelWorld,
+  c: Caller,
+  changes: readonly ModelChange[],
+  now: number,
+  capabilities: readonly Capability[],
+): { applied: boolean[]; deltas: ModelDelta[] } {
+  const callerCan = (cap: Capability, uid: string) => c === 'admin' || can(w, c, cap, uid);
+  let groups = [...w.groups];
+  let identities = [...w.identities];
+  const roles = new Map(w.roles);
+  let bindings: SimBinding[] = w.bindings.map((b) => ({ ...b }));
+  const applied: boolean[] = [];
+  for (const [i, ch] of changes.entries()) {
+    let ok = false;
+    if ('createRoleBinding' in ch) {
+      const { groupUid, identityUid, roleUid, expireTime } = ch.createRoleBinding;
+      const roleHere = roleAlive(roleUid, groups, w);
+      ok =
+        groups.includes(groupUid) &&
+        callerCan('groups.list', groupUid) &&
+        identities.includes(identityUid) &&
+        callerCan('identity.list', identityUid) &&
+        roleHere &&
+        (w.builtin.has(roleUid) || callerCan('roles.list', roleUid));
+      if (ok)
+        bindings.push({
+          uid: `#${i}`,
+          changeIndex: i,
+          group: groupUid,
+          identity: identityUid,
+          role: roleUid,
+          caps: roles.get(roleUid)!,
+          expired: expireTime !== undefined && Date.parse(expireTime) <= now,
+        });
+    } else if ('deleteRoleBinding' in ch) {
+      const uid = ch.deleteRoleBinding.uid;
+      ok = bindings.some((b) => b.uid === uid) && callerCan('role_bindings.list', uid);
+      if (ok) bindings = bindings.filter((b) => b.uid !== uid);
+    } else if ('updateRole' in ch) {
+      const { uid, capabilities: caps } = ch.updateRole;
+      ok = roleAlive(uid, groups, w) && !w.builtin.has(uid) && callerCan('roles.list', uid);
+      if (ok) {
+        const set = new Set(caps);
+        roles.set(uid, set);
+        bindings = bindings.map((b) => (b.role === uid ? { ...b, caps: set } : b));
+      }
+    } else if ('deleteIdentity' in ch) {
+      const uid = ch.deleteIdentity.uid;
+      ok = identities.includes(uid) && callerCan('identity.list', uid);
+      if (ok) {
+        identities = identities.filter((x) => x !== uid);
+        bindings = bindings.filter((b) => b.identity !== uid);
+      }
+    } else {
+      const uid = ch.deleteGroup.uid;
+      ok = groups.includes(uid) && callerCan('groups.list', uid);
+      if (ok) {
+        groups = groups.filter((g) => !covers(uid, g));
+        identities = identities.filter((x) => !covers(uid, x));
+        bindings = bindings.filter((b) => !covers(uid, b.group) && !covers(uid, b.identity));
+      }
+    }
+    applied.push(ok);
+  }
+  const counts = (b: SimBinding) =>
+    c === 'admin' ||
+    b.identity === c ||
+    can(w, c, 'role_bindings.list', b.changeIndex === undefined ? b.uid : b.group);
+  const before = w.bindings.filter(counts);
+  const after = bindings.filter(counts);
+  return { applied, deltas: deltasOf(w, before, after, capabilities) };
+}
+
+/** Whether a custom role is still there: custom roles live at the organization. */
+function roleAlive(uid: string, groups: readonly string[], w: ModelWorld): boolean {
+  if (!w.roles.has(uid)) return false;
+  return w.builtin.has(uid) || groups.includes(w.roleGroup);
+}
+
+function deltasOf(
+  w: ModelWorld,
+  before: readonly SimBinding[],
+  after: readonly SimBinding[],
+  capabilities: readonly Capability[],
+): ModelDelta[] {
+  const world = (bs: readonly SimBinding[]): ModelWorld => ({ ...w, bindings: [...bs] });
+  const w0 = world(before);
+  const w1 = world(after);
+  const ids = [...new Set([...before, ...after].map((b) => b.identity))];
+  const out: ModelDelta[] = [];
+  const grants = (bs: readonly SimBinding[], id: string, cap: Capability, g: string) =>
+    bs
+      .filter((b) => b.identity === id && !b.expired && b.caps.has(cap) && covers(b.group, g))
+      .map((b) => ({ binding: b.uid, groupUid: b.group, path: path(b.group, g) }))
+      .sort((x, y) => (keyOf(x.binding) < keyOf(y.binding) ? -1 : 1));
+  for (const id of ids)
+    for (const cap of capabilities)
+      for (const g of w.groups) {
+        const h0 = (u: string) => can(w0, id, cap, u);
+        const h1 = (u: string) => can(w1, id, cap, u);
+        const up = parent(g);
+        const top = (held: (u: string) => boolean, other: (u: string) => boolean) =>
+          held(g) && !other(g) && (up === undefined || !(held(up) && !other(up)));
+        // The tops of what is held both before and after, strictly below.
+        const holes = () =>
+          w.groups
+            .filter((h) => h.startsWith(`${g}/`) && h0(h) && h1(h))
+            .filter((h) => !(h0(parent(h)!) && h1(parent(h)!)))
+            .sort();
+        if (top(h1, h0))
+          out.push({
+            identity: id,
+            capability: cap,
+            group: g,
+            effect: 'GAIN',
+            before: [],
+            after: grants(after, id, cap, g),
+            unchangedBelow: holes(),
+          });
+        if (top(h0, h1))
+          out.push({
+            identity: id,
+            capability: cap,
+            group: g,
+            effect: 'LOSE',
+            before: grants(before, id, cap, g),
+            after: [],
+            unchangedBelow: holes(),
+          });
+      }
+  return out.sort((a, b) => {
+    const ka = `${a.identity}\0${a.capability}\0${a.group}`;
+    const kb = `${b.identity}\0${b.capability}\0${b.group}`;
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
+}
+
+/** Existing bindings by uid first, then created ones by change. */
+function keyOf(binding: string): string {
+  return binding.startsWith('#') ? `~${binding.slice(1).padStart(8, '0')}` : binding;
+}

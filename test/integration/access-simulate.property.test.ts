@@ -1,0 +1,283 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { CAPABILITIES, type Capability } from '../../src/auth/capabilities.js';
+import { ADMIN, type Principal } from '../../src/auth/principal.js';
+import type { SimulateAnswer } from '../../src/resources/access/simulate.js';
+import { BUILTIN_ROLES } from '../../src/resources/roles/builtin-roles.js';
+import type * as model from '../helpers/access-model.js';
+import { ISSUER } from '../helpers/iam-fixtures.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import * as sim from '../helpers/simulate-model.js';
+
+/**
+ * access:simulate against an independent model of the delta (test/helpers/simulate-model.ts)
+ * on random worlds (trees, identities, custom and built-in roles, bindings, some expired)
+ * and random change sets asked by random callers: bindings created (no expiry, expired,
+ * expiring) and deleted (existing, or missing), custom and built-in roles edited,
+ * identities and groups deleted. Every verdict's `applied`, every delta (identity,
+ * capability, group, effect, proofs before and after, holes) and the total must agree,
+ * paged with a random page size. A fixed seed; ARBOR_SIM_WORLDS, ARBOR_SIM_SEED for more.
+ */
+const WORLDS = Number(process.env.ARBOR_SIM_WORLDS ?? 20);
+const SETS = 60;
+const SEED = Number(process.env.ARBOR_SIM_SEED ?? 20261127);
+
+const POOL: Capability[] = [
+  'groups.list',
+  'identity.list',
+  'role_bindings.list',
+  'role_bindings.create',
+  'roles.list',
+  'repo.list',
+];
+
+let s: TestServer;
+test.before(async () => {
+  s = await startServer();
+});
+test.after.always(async () => {
+  await s?.close();
+});
+
+interface WorldShape {
+  parents: number[];
+  identityAt: number[];
+  roles: Capability[][];
+  bindings: { identity: number; role: number; group: number; expired: boolean }[];
+}
+
+const worldArb: fc.Arbitrary<WorldShape> = fc.record({
+  parents: fc.array(fc.nat(), { minLength: 1, maxLength: 7 }),
+  identityAt: fc.array(fc.nat(), { minLength: 2, maxLength: 4 }),
+  roles: fc.array(fc.subarray(POOL, { minLength: 1 }), { minLength: 1, maxLength: 3 }),
+  bindings: fc.array(
+    fc.record({ identity: fc.nat(), role: fc.nat(), group: fc.nat(), expired: fc.boolean() }),
+    { maxLength: 12 },
+  ),
+});
+
+let worldNo = 0;
+
+/** Build `shape` through the services as the admin; answer the model of what was built. */
+async function build(shape: WorldShape): Promise<model.ModelWorld> {
+  const sv = s.arbor.services;
+  const n = worldNo++;
+  const org = (await sv.groups.create(ADMIN, undefined, { name: `sim-${n}` })).uid;
+  const groups = [org];
+  for (const [i, p] of shape.parents.entries())
+    groups.push((await sv.groups.create(ADMIN, groups[p % groups.length], { name: `g${i}` })).uid);
+  const identities: string[] = [];
+  for (const [i, at] of shape.identityAt.entries()) {
+    const body = { name: `i${i}`, claimMatch: { issuer: ISSUER, subject: `s${n}-${i}` } };
+    identities.push((await sv.identities.create(ADMIN, groups[at % groups.length], body)).uid);
+  }
+  const roles = new Map<string, ReadonlySet<Capability>>();
+  const roleUids: string[] = [];
+  for (const [i, caps] of shape.roles.entries()) {
+    const uid = (await sv.roles.create(ADMIN, org, { name: `r${i}`, capabilities: caps })).uid;
+    roles.set(uid, new Set(caps));
+    roleUids.push(uid);
+  }
+  for (const r of BUILTIN_ROLES) {
+    roles.set(r.uid, new Set(r.capabilities));
+    roleUids.push(r.uid);
+  }
+  const bindings: model.ModelBinding[] = [];
+  const seen = new Set<string>();
+  for (const b of shape.bindings) {
+    const identity = identities[b.identity % identities.length]!;
+    const role = roleUids[b.role % roleUids.length]!;
+    const group = groups[b.group % groups.length]!;
+    const key = `${group} ${identity} ${role}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const expireTime = new Date(Date.now() + 3_600_000).toISOString();
+    const body = { identityUid: identity, roleUid: role, ...(b.expired ? { expireTime } : {}) };
+    const uid = (await sv.roleBindings.create(ADMIN, group, body)).uid;
+    // As time would: the expiry passes.
+    if (b.expired)
+      await s.db
+        .knex('role_bindings')
+        .where({ uid })
+        .update({ expire_time: new Date(0) });
+    bindings.push({ uid, group, identity, role, caps: roles.get(role)!, expired: b.expired });
+  }
+  s.arbor.authz.grantsChanged();
+  const builtin = new Set(BUILTIN_ROLES.map((r) => r.uid));
+  return { groups, identities, roles, builtin, roleGroup: org, bindings };
+}
+
+type ChangeShape =
+  | {
+      kind: 'create';
+      group: number;
+      identity: number;
+      role: number;
+      expiry: 'none' | 'past' | 'future';
+    }
+  | { kind: 'unbind'; binding: number; missing: boolean }
+  | { kind: 'editRole'; role: number; caps: Capability[] }
+  | { kind: 'deleteIdentity'; identity: number }
+  | { kind: 'deleteGroup'; group: number };
+
+const changeArb: fc.Arbitrary<ChangeShape> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('create' as const),
+      group: fc.nat(),
+      identity: fc.nat(),
+      role: fc.nat(),
+      expiry: fc.constantFrom('none' as const, 'none' as const, 'past' as const, 'future' as const),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('unbind' as const),
+      binding: fc.nat(),
+      missing: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('editRole' as const),
+      role: fc.nat(),
+      caps: fc.subarray(POOL, { minLength: 1 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('deleteIdentity' as const), identity: fc.nat() }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('deleteGroup' as const), group: fc.nat() }),
+  },
+);
+
+const setArb = fc.record({
+  caller: fc.nat(),
+  pageSize: fc.constantFrom(0, 1, 3, 200),
+  changes: fc.array(changeArb, { minLength: 1, maxLength: 5 }),
+});
+
+const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
+
+function changeOf(w: model.ModelWorld, c: ChangeShape): sim.ModelChange {
+  switch (c.kind) {
+    case 'create': {
+      const at = { past: -3_600_000, future: 3_600_000, none: 0 }[c.expiry];
+      return {
+        createRoleBinding: {
+          groupUid: pick(w.groups, c.group),
+          identityUid: pick(w.identities, c.identity),
+          roleUid: pick([...w.roles.keys()], c.role),
+          ...(at === 0 ? {} : { expireTime: new Date(Date.now() + at).toISOString() }),
+        },
+      };
+    }
+    case 'unbind': {
+      const missing = c.missing || w.bindings.length === 0;
+      const uid = missing
+        ? `${pick(w.groups, c.binding)}/00000000000000aa`
+        : pick(w.bindings, c.binding).uid;
+      return { deleteRoleBinding: { uid } };
+    }
+    case 'editRole':
+      return { updateRole: { uid: pick([...w.roles.keys()], c.role), capabilities: c.caps } };
+    case 'deleteIdentity':
+      return { deleteIdentity: { uid: pick(w.identities, c.identity) } };
+    case 'deleteGroup':
+      return { deleteGroup: { uid: pick(w.groups, c.group) } };
+  }
+}
+
+function callerOf(w: model.ModelWorld, i: number): model.Caller {
+  const k = i % (w.identities.length + 1);
+  return k === w.identities.length ? 'admin' : w.identities[k]!;
+}
+
+function principal(c: model.Caller): Principal {
+  return c === 'admin' ? ADMIN : { kind: 'identity', uid: c };
+}
+
+/** Every page of one simulation, following the cursor. */
+async function simulateAll(c: model.Caller, changes: sim.ModelChange[], pageSize: number) {
+  const pages: SimulateAnswer[] = [];
+  let token: string | undefined;
+  do {
+    const body = { changes, pageSize, ...(token ? { pageToken: token } : {}) };
+    const page = await s.arbor.services.accessSimulator.simulate(principal(c), body);
+    pages.push(page);
+    token = page.nextPageToken;
+  } while (token);
+  return pages;
+}
+
+const shapeGrant = (g: {
+  bindingUid?: string;
+  changeIndex?: number;
+  groupUid: string;
+  path: string[];
+}) => ({
+  binding: g.bindingUid ?? `#${g.changeIndex}`,
+  groupUid: g.groupUid,
+  path: g.path,
+});
+
+test('access:simulate agrees with the model of the delta on random change sets', async (t) => {
+  let sets = 0;
+  let nonEmpty = 0;
+  let notApplied = 0;
+  const kinds = new Map<string, number>();
+  await fc.assert(
+    fc.asyncProperty(
+      worldArb,
+      fc.array(setArb, { minLength: SETS, maxLength: SETS }),
+      async (shape, asks) => {
+        const w = await build(shape);
+        for (const a of asks) {
+          const c = callerOf(w, a.caller);
+          const changes = a.changes.map((x) => changeOf(w, x));
+          const expected = sim.simulate(w, c, changes, Date.now(), CAPABILITIES);
+          const pages = await simulateAll(c, changes, a.pageSize);
+          const real = {
+            applied: pages[0]!.changes.map((v) => v.applied),
+            deltas: pages.flatMap((p) =>
+              p.deltas.map((d) => ({
+                identity: d.identity.uid,
+                capability: d.capability,
+                group: d.group.uid,
+                effect: d.effect,
+                before: d.before.map(shapeGrant),
+                after: d.after.map(shapeGrant),
+                unchangedBelow: d.unchangedBelow,
+              })),
+            ),
+            totals: [...new Set(pages.map((p) => p.totalCount))],
+          };
+          const want = { ...expected, totals: [String(expected.deltas.length)] };
+          sets++;
+          if (want.deltas.length > 0) nonEmpty++;
+          notApplied += want.applied.filter((x) => !x).length;
+          for (const d of want.deltas) kinds.set(d.effect, (kinds.get(d.effect) ?? 0) + 1);
+          if (JSON.stringify(real) !== JSON.stringify(want))
+            throw new Error(
+              `simulate disagrees\ncaller: ${c}\nchanges: ${JSON.stringify(changes)}\nreal:  ${JSON.stringify(real)}\nmodel: ${JSON.stringify(want)}`,
+            );
+        }
+      },
+    ),
+    { numRuns: WORLDS, seed: SEED, endOnFailure: true },
+  );
+  t.log(
+    `${sets} change sets in ${WORLDS} worlds: ${nonEmpty} with a delta, ${notApplied} changes not applied, ${JSON.stringify(Object.fromEntries(kinds))}`,
+  );
+  t.true(sets >= 1000);
+  // None of the comparisons is idle: deltas of both kinds and refused changes happened.
+  t.true(nonEmpty > sets / 4);
+  t.true((kinds.get('GAIN') ?? 0) > 0 && (kinds.get('LOSE') ?? 0) > 0);
+  t.true(notApplied > 0);
+});
