@@ -204,6 +204,17 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
         description: 'the same, as a duration from now: 90m, 2h, 7d',
         from: 'for',
       },
+      {
+        flag: '--not-before <time>',
+        key: 'notBefore',
+        description: 'a scheduled grant: when the binding starts granting (RFC 3339)',
+      },
+      {
+        flag: '--from <duration>',
+        key: 'notBefore',
+        description: 'the same, as a duration from now (--for also counts from now)',
+        from: 'for',
+      },
     ],
     columns: [
       {
@@ -216,6 +227,8 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
       { header: 'GROUP', value: (b) => at('groupPath')(b) || at('group', 'name')(b), whole: true },
       // Left out of a table where no binding expires.
       { header: 'EXPIRES', value: when('expireTime') },
+      // Left out of a table where no binding is scheduled.
+      { header: 'FROM', value: when('notBefore') },
       UID,
     ],
     wide: [

@@ -84,6 +84,8 @@ export interface RoleBindingSpec extends CommonSpec {
   roleUid?: string;
   /** RFC 3339; set once, at create. */
   expireTime?: string;
+  /** RFC 3339, before expireTime: a scheduled grant, from this instant; set once, at create. */
+  notBefore?: string;
 }
 
 /** A custom resource as the reconciler reads it: namespaced, named, with our status. */
