@@ -1,4 +1,5 @@
 import type { Presented } from '../resources/audit/audit-event.js';
+import { ACCESS_REQUEST_TYPE } from '../resources/access-requests/access-request.js';
 import { ACCOUNT_ASSOCIATION_TYPE } from '../resources/account-associations/account-association.js';
 import { ADVISORY_TYPE } from '../resources/advisories/advisory.js';
 import { GROUP_INVITE_TYPE } from '../resources/group-invites/group-invite.js';
@@ -10,6 +11,7 @@ import { ROLE_BINDING_TYPE } from '../resources/role-bindings/role-binding.js';
 import { ROLE_TYPE } from '../resources/roles/role.js';
 import { SUBSCRIPTION_TYPE } from '../resources/subscriptions/subscription.js';
 import { TAG_TYPE } from '../resources/tags/tag.js';
+import { accessRequestV2 } from './access-request-wire.js';
 import { accountAssociationV2 } from './account-association-wire.js';
 import { advisoryV2 } from './advisory-wire.js';
 import { groupInviteV2 } from './group-invite-wire.js';
@@ -37,6 +39,7 @@ const V2: Readonly<Record<string, AnyWire>> = {
   [ACCOUNT_ASSOCIATION_TYPE]: accountAssociationV2,
   [GROUP_INVITE_TYPE]: groupInviteV2,
   [SUBSCRIPTION_TYPE]: subscriptionV2,
+  [ACCESS_REQUEST_TYPE]: accessRequestV2,
 };
 
 /**

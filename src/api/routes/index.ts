@@ -15,6 +15,7 @@ import { mountAdminRoutes } from './admin-routes.js';
 import { mountAccessRoutes } from './access-routes.js';
 import { mountNameRoutes } from './name-routes.js';
 // @route-imports
+import { mountAccessRequestRoutes } from './access-request-routes.js';
 
 /** Every authenticated API route, v2beta1 and v1. */
 export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): void {
@@ -33,4 +34,5 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountAccessRoutes(t, s.access, s.tokenTester, bodyLimit);
   mountNameRoutes(t, s.names);
   // @routes
+  mountAccessRequestRoutes(t, s.accessRequests, bodyLimit);
 }
