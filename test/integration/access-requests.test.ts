@@ -257,3 +257,16 @@ test.serial('a scheduled request: the binding starts at notBefore', async (t) =>
   t.true(binding.body.pending);
   t.is((await on.other!.get(`/iam/v2beta1/identities/${target}`)).status, 404, 'not yet');
 });
+
+test.serial(
+  'an approver who asks cannot approve its own request, though it could bind',
+  async (t) => {
+    // a1 could create this binding itself; asking, it still needs two others.
+    const own = await ask('a1');
+    const self = await on.a1!.post(`${R}:approve`, { uid: own.uid });
+    t.is(self.status, 403);
+    t.regex(self.body.message, /own request/);
+    t.is((await on.a2!.post(`${R}:approve`, { uid: own.uid })).body.state, 'PENDING');
+    t.is((await on.a3!.post(`${R}:approve`, { uid: own.uid })).body.state, 'APPROVED');
+  },
+);
