@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { registerAccessCommands } from './access-commands.js';
+import { registerRequestCommands } from './request-commands.js';
 import { apiUrlOption, outputOption, registerResourceCommands } from './resource-commands.js';
 
 /**
@@ -11,6 +12,7 @@ import { apiUrlOption, outputOption, registerResourceCommands } from './resource
 export function registerEverydayCommands(program: Command): void {
   registerResourceCommands(program);
   registerAccessCommands(program);
+  registerRequestCommands(program);
 
   program
     .command('tree')

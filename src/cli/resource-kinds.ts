@@ -345,6 +345,35 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
       { header: 'TYPES', value: list('types'), list: true },
     ],
   },
+  {
+    // Asked with `arbor request`, decided with `arbor approve` / `arbor deny` (request-commands.ts).
+    command: 'requests',
+    noun: 'access request',
+    path: '/iam/v2beta1/accessRequests',
+    plural: 'accessRequests',
+    verbs: ['list', 'get'],
+    filters: {
+      state: 'only in this state: PENDING, APPROVED, DENIED, CANCELLED, EXPIRED',
+      requester: 'only of this requesting identity uid',
+      role: 'only for this role uid',
+    },
+    fields: [],
+    columns: [
+      { header: 'STATE', value: at('state') },
+      {
+        header: 'APPROVALS',
+        value: (r) => `${((r.approvals as unknown[]) ?? []).length}/${str(r.approvalsRequired)}`,
+      },
+      { header: 'REASON', value: at('reason') },
+      { header: 'CREATED', value: when('createTime') },
+      UID,
+    ],
+    wide: [
+      { header: 'REQUESTER', value: at('requesterUid'), uid: true },
+      { header: 'ROLE', value: at('roleUid'), uid: true },
+      { header: 'BINDING', value: at('bindingUid'), uid: true },
+    ],
+  },
 ];
 
 /** `identity` → `identities`, `advisory` → `advisories`, `group` → `groups`. */
