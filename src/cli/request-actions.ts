@@ -9,10 +9,14 @@ type Item = Record<string, unknown>;
 
 const PATH = '/iam/v2beta1/accessRequests';
 
+/** A field of an answer as text: strings and numbers as they are, anything else empty. */
+const text = (v: unknown): string =>
+  typeof v === 'string' || typeof v === 'number' ? String(v) : '';
+
 function print(o: Opts, item: Item, line: string): void {
   if (o.output === 'json') process.stdout.write(`${JSON.stringify(item, null, 2)}\n`);
   else if (o.output === 'yaml') process.stdout.write(stringify(item));
-  else if (o.output === 'name') process.stdout.write(`${String(item.uid ?? '')}\n`);
+  else if (o.output === 'name') process.stdout.write(`${text(item.uid)}\n`);
   else process.stdout.write(`${line}\n`);
 }
 
@@ -38,7 +42,7 @@ export async function request(args: unknown[], o: Opts): Promise<number> {
       ...(notBefore === undefined ? {} : { notBefore }),
     },
   });
-  print(o, r, `requested: ${String(r.uid)} (${String(r.approvalsRequired)} approval(s) needed)`);
+  print(o, r, `requested: ${text(r.uid)} (${text(r.approvalsRequired)} approval(s) needed)`);
   return EXIT.OK;
 }
 
@@ -51,11 +55,11 @@ async function decide(verb: string, args: unknown[], o: Opts): Promise<number> {
     },
   });
   const approvals = (r.approvals as unknown[] | undefined)?.length ?? 0;
-  const binding = r.bindingUid ? `, binding ${String(r.bindingUid)}` : '';
+  const binding = r.bindingUid ? `, binding ${text(r.bindingUid)}` : '';
   print(
     o,
     r,
-    `${String(r.uid)}: ${String(r.state)} (${approvals}/${String(r.approvalsRequired)} approvals${binding})`,
+    `${text(r.uid)}: ${text(r.state)} (${approvals}/${text(r.approvalsRequired)} approvals${binding})`,
   );
   return EXIT.OK;
 }
@@ -82,7 +86,7 @@ export async function policy(_args: unknown[], o: Opts): Promise<number> {
         }
       : { groupUid },
   });
-  const from = r.groupUid ? `set at ${String(r.groupUid)}` : 'the defaults';
-  print(o, r, `approvals: ${String(r.approvals)}, timeout: ${String(r.timeoutSeconds)}s (${from})`);
+  const from = r.groupUid ? `set at ${text(r.groupUid)}` : 'the defaults';
+  print(o, r, `approvals: ${text(r.approvals)}, timeout: ${text(r.timeoutSeconds)}s (${from})`);
   return EXIT.OK;
 }
