@@ -56,7 +56,7 @@ export interface AccessRequestServiceDeps {
 
 type Body = Record<string, unknown>;
 
-export const ACCESS_REQUEST_POLICY_TYPE = 'iam.arbor.dev/AccessRequestPolicy';
+const ACCESS_REQUEST_POLICY_TYPE = 'iam.arbor.dev/AccessRequestPolicy';
 const TIMEOUT = systemPrincipal('access-request-timeout', { door: 'system' });
 const BATCH = 100;
 

@@ -20,7 +20,7 @@ export const notBeforeSchema = z.iso
 const refs = { identityUid: uidField, roleUid: uidField };
 
 /** Where both ends are set the window must not be empty. */
-export function windowIsOrdered(w: { notBefore?: Date; expireTime?: Date }): boolean {
+function windowIsOrdered(w: { notBefore?: Date; expireTime?: Date }): boolean {
   return !w.notBefore || !w.expireTime || w.notBefore.getTime() < w.expireTime.getTime();
 }
 
