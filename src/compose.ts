@@ -283,6 +283,7 @@ function backgroundWorkers(
     audit,
     retentionMs: config.bindingRetentionMs,
     intervalMs: config.bindingSweepMs,
+    alsoSweep: () => layer.services.accessRequests.closeTimedOut(),
     log: logger.child({ component: 'binding-expiry' }),
   });
   return { sinkTransport, delivery, bindingSweeper };

@@ -45,6 +45,7 @@ import { RegistryEventService } from './resources/registry-auth/registry-event-s
 import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
 import { RepoService } from './resources/repos/repo-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
+import { AccessRequestService } from './resources/access-requests/access-request-service.js';
 import { RoleService } from './resources/roles/role-service.js';
 import { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { TokenTester } from './resources/sts/token-tester.js';
@@ -150,6 +151,7 @@ async function resourceServices(
     serverLogin,
     secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
   });
+  const roleBindings = new RoleBindingService({ ...common, bindings: st.roleBindings });
   return {
     health: new HealthService(uow, st.pinger),
     groups: new GroupService({
@@ -164,7 +166,7 @@ async function resourceServices(
       allowInsecureIssuers,
     }),
     roles: new RoleService({ ...common, roles: st.roles }),
-    roleBindings: new RoleBindingService({ ...common, bindings: st.roleBindings }),
+    roleBindings,
     access: new AccessService({
       uow,
       authz,
@@ -208,6 +210,12 @@ async function resourceServices(
       resealSecrets: () => identityProviders.resealClientSecrets(),
     }),
     // @services
+    accessRequests: new AccessRequestService({
+      ...common,
+      requests: st.accessRequests,
+      bindings: st.roleBindings,
+      bindable: (p, t) => roleBindings.requireCreatable(p, t),
+    }),
   };
 }
 

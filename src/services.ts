@@ -20,6 +20,7 @@ import type { AccessSimulator } from './resources/access/access-simulator.js';
 import type { TokenTester } from './resources/sts/token-tester.js';
 import type { NameResolver } from './resources/names/name-resolver.js';
 // @service-imports
+import type { AccessRequestService } from './resources/access-requests/access-request-service.js';
 
 /** Everything the front doors may call. Built once, in compose.ts. */
 export interface Services {
@@ -48,4 +49,5 @@ export interface Services {
   /** Names and paths of names to groups, identities and roles. */
   names: NameResolver;
   // @service-types
+  accessRequests: AccessRequestService;
 }

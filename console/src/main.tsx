@@ -15,6 +15,7 @@ import { AccessView } from './views/access';
 import { AuditView } from './views/audit';
 import { BuilderView } from './views/builder';
 import { GroupView } from './views/group';
+import { RequestsView } from './views/requests';
 import { SignIn } from './views/sign-in';
 import { TreeView } from './views/tree';
 
@@ -23,6 +24,7 @@ const NAV: Array<[string, string]> = [
   ['access', 'Access'],
   ['builder', 'Identity builder'],
   ['audit', 'Audit'],
+  ['requests', 'Requests'],
 ];
 
 function Shell({ onSignOut }: { onSignOut: () => void }) {
@@ -41,6 +43,8 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
         return <BuilderView key={place} groupUid={route.arg} />;
       case 'audit':
         return <AuditView key={place} query={route.query} />;
+      case 'requests':
+        return <RequestsView key={place} query={route.query} />;
       default:
         return <TreeView key={place} uid={route.arg} query={route.query} />;
     }

@@ -13,11 +13,25 @@ export interface Grant {
    * on every decision, so a remembered grant stops granting at that instant on every worker.
    */
   expiresAt?: number;
+  /**
+   * Epoch ms from which the grant holds (a binding's `notBefore`); absent: already. Checked
+   * like `expiresAt`, so a grant remembered before it starts begins to grant on time.
+   */
+  startsAt?: number;
 }
 
-/** Whether `g` (a grant, or a binding with its expiry) still grants at `now` (epoch ms). */
-export function isLive(g: { readonly expiresAt?: number }, now: number): boolean {
-  return g.expiresAt === undefined || now < g.expiresAt;
+/**
+ * Whether `g` (a grant, or a binding with its window) grants at `now` (epoch ms): from
+ * `startsAt` (inclusive) until `expiresAt` (exclusive).
+ */
+export function isLive(
+  g: { readonly expiresAt?: number; readonly startsAt?: number },
+  now: number,
+): boolean {
+  return (
+    (g.startsAt === undefined || g.startsAt <= now) &&
+    (g.expiresAt === undefined || now < g.expiresAt)
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Option, type Command } from './commander.js';
 import { registerAccessCommands } from './access-commands.js';
+import { registerRequestCommands } from './request-commands.js';
 import { apiUrlOption, outputOption, registerResourceCommands } from './resource-commands.js';
 
 /**
@@ -14,6 +15,7 @@ export function registerEverydayCommands(
 ): void {
   registerResourceCommands(program, wantedKind);
   registerAccessCommands(program);
+  registerRequestCommands(program);
 
   program
     .command('tree')

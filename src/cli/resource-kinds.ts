@@ -211,6 +211,17 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
         description: 'the same, as a duration from now: 90m, 2h, 7d',
         from: 'for',
       },
+      {
+        flag: '--not-before <time>',
+        key: 'notBefore',
+        description: 'a scheduled grant: when the binding starts granting (RFC 3339)',
+      },
+      {
+        flag: '--from <duration>',
+        key: 'notBefore',
+        description: 'the same, as a duration from now (--for also counts from now)',
+        from: 'for',
+      },
     ],
     columns: [
       {
@@ -223,6 +234,8 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
       { header: 'GROUP', value: (b) => at('groupPath')(b) || at('group', 'name')(b), whole: true },
       // Left out of a table where no binding expires.
       { header: 'EXPIRES', value: when('expireTime') },
+      // Left out of a table where no binding is scheduled.
+      { header: 'FROM', value: when('notBefore') },
       UID,
     ],
     wide: [
@@ -341,6 +354,35 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     wide: [
       { header: 'SINK', value: at('sink') },
       { header: 'TYPES', value: list('types'), list: true },
+    ],
+  },
+  {
+    // Asked with `arbor request`, decided with `arbor approve` / `arbor deny` (request-commands.ts).
+    command: 'requests',
+    noun: 'access request',
+    path: '/iam/v2beta1/accessRequests',
+    plural: 'accessRequests',
+    verbs: ['list', 'get'],
+    filters: {
+      state: 'only in this state: PENDING, APPROVED, DENIED, CANCELLED, EXPIRED',
+      requester: 'only of this requesting identity uid',
+      role: 'only for this role uid',
+    },
+    fields: [],
+    columns: [
+      { header: 'STATE', value: at('state') },
+      {
+        header: 'APPROVALS',
+        value: (r) => `${((r.approvals as unknown[]) ?? []).length}/${str(r.approvalsRequired)}`,
+      },
+      { header: 'REASON', value: at('reason') },
+      { header: 'CREATED', value: when('createTime') },
+      UID,
+    ],
+    wide: [
+      { header: 'REQUESTER', value: at('requesterUid'), uid: true },
+      { header: 'ROLE', value: at('roleUid'), uid: true },
+      { header: 'BINDING', value: at('bindingUid'), uid: true },
     ],
   },
 ];

@@ -698,6 +698,147 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/iam/v2beta1/accessRequests': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List access requests
+     * @description Visible access requests, a page at a time, in the List envelope (spec §2, §4.1).
+     */
+    get: operations['iam.accessRequests.list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessRequests:approve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Approve a request
+     * @description One approval by an identity (not the requester) that could create the binding itself now: `role_bindings.create` at the group and every capability of the role. The approval that reaches the group's `approvals` makes the binding, expiring `durationSeconds` after it starts, and answers the request APPROVED with its `bindingUid`.
+     */
+    post: operations['iam.accessRequests.approve'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessRequests:cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a request
+     * @description Closes a pending request as CANCELLED; its requester only.
+     */
+    post: operations['iam.accessRequests.cancel'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessRequests:deny': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deny a request
+     * @description Closes a pending request as DENIED; any approver (role_bindings.create at its group).
+     */
+    post: operations['iam.accessRequests.deny'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessRequests:getPolicy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A group's request policy
+     * @description The policy in force: the group's own, or its nearest ancestor's, or the defaults (1 approval, 7 days).
+     */
+    post: operations['iam.accessRequests.getPolicy'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessRequests:setPolicy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a group's request policy
+     * @description How many distinct approvers requests at this group and below need (1–10), and how long they wait (default 7 days); needs `groups.update`. Requests made before keep theirs.
+     */
+    post: operations['iam.accessRequests.setPolicy'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessRequests/{uid}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get an access request */
+    get: operations['iam.accessRequests.get'];
+    put?: never;
+    /**
+     * Create an access request under a group
+     * @description The parent is in the path; the body holds only the access request's fields.
+     */
+    post: operations['iam.accessRequests.create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/iam/v2beta1/accountAssociations': {
     parameters: {
       query?: never;
@@ -1391,6 +1532,74 @@ export interface components {
         path: string[];
       }[];
     };
+    /** @description A request for a role at a group, for a while, and its decision. */
+    AccessRequest: {
+      uid: string;
+      /** @description The group the role is asked at. */
+      groupUid: string;
+      /** @description The identity that asked (the caller, always). */
+      requesterUid: string;
+      roleUid: string;
+      reason: string;
+      /** @description How long the binding lasts once it starts. */
+      durationSeconds: number;
+      /**
+       * Format: date-time
+       * @description The binding starts here if approved before; absent: at approval.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      notBefore?: string;
+      /** @enum {string} */
+      state: 'PENDING' | 'APPROVED' | 'DENIED' | 'CANCELLED' | 'EXPIRED';
+      /** @description Distinct approvers it takes: the group's policy when the request was made. */
+      approvalsRequired: number;
+      approvals: {
+        approver: string;
+        /**
+         * Format: date-time
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        time: string;
+        reason: string;
+      }[];
+      /** @description Who denied or cancelled it. */
+      closedBy?: string;
+      closeReason?: string;
+      /** @description The role binding the final approval made (it expires on its own). */
+      bindingUid?: string;
+      /**
+       * Format: date-time
+       * @description Still pending at this instant, the request is closed as EXPIRED.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      timeoutTime: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      createTime: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      updateTime: string;
+    };
+    AccessRequestCreate: {
+      roleUid: string;
+      durationSeconds: number;
+      reason: string;
+      /** Format: date-time */
+      notBefore?: string;
+    };
+    /** @description A group's access-request policy, inherited below it. */
+    AccessRequestPolicy: {
+      /** @description Distinct approvers a request needs (1–10). */
+      approvals: number;
+      /** @description How long a request waits for them. */
+      timeoutSeconds: number;
+      /** @description The group whose policy this is (this one or an ancestor); absent: defaults. */
+      groupUid?: string;
+    };
     /** @description The cloud accounts associated with one group. */
     AccountAssociation: {
       /** @description The group's uid: one association per group. */
@@ -1574,6 +1783,10 @@ export interface components {
        */
       updateTime: string;
     };
+    ApproveAccessRequestBody: {
+      uid: string;
+      reason?: string;
+    };
     /** @description One change: who made it, through which door, before and after. */
     AuditEvent: {
       id: string;
@@ -1744,6 +1957,9 @@ export interface components {
        * @example 2026-01-31T12:00:00.000Z
        */
       expiry: string;
+    };
+    GetPolicyAccessRequestBody: {
+      groupUid: string;
     };
     /** @description A group: an organization (a root) or a folder below one. */
     Group: {
@@ -2199,6 +2415,15 @@ export interface components {
         [key: string]: unknown;
       })[];
     };
+    ListAccessRequestsResponse: {
+      accessRequests: components['schemas']['AccessRequest'][];
+      /** @description Absent on the last page; expires after three days. */
+      nextPageToken?: string;
+      /** @description All matching results across pages (int64 as a decimal string). */
+      totalCount: string;
+      /** @description How many results `skip` skipped. */
+      skipped: number;
+    };
     ListAccountAssociationsResponse: {
       accountAssociations: components['schemas']['AccountAssociation'][];
       /** @description Absent on the last page; expires after three days. */
@@ -2538,12 +2763,22 @@ export interface components {
       expireTime?: string;
       /** @description The binding has passed its expireTime: it grants nothing until swept. */
       expired: boolean;
+      /**
+       * Format: date-time
+       * @description A scheduled grant: before this instant the binding grants nothing; absent: it grants from creation. Set once, at create, and before expireTime.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      notBefore?: string;
+      /** @description Present and true while the binding has not reached its notBefore. */
+      pending?: boolean;
     };
     RoleBindingCreate: {
       identityUid: string;
       roleUid: string;
       /** Format: date-time */
       expireTime?: string;
+      /** Format: date-time */
+      notBefore?: string;
     };
     RoleBindingPatch: {
       identityUid?: string;
@@ -2752,6 +2987,11 @@ export interface components {
     RoleV1List: {
       items: components['schemas']['RoleV1'][];
     };
+    SetPolicyAccessRequestBody: {
+      groupUid: string;
+      approvals: number;
+      timeoutSeconds?: number;
+    };
     SimulateAccessRequest: {
       /** @description Applied in order, each to the world the ones before it left. */
       changes: (
@@ -2850,7 +3090,7 @@ export interface components {
         index: number;
         /** @description Whether the delta counts it: false when it names something that does not exist (at that point of the set) or that the caller cannot see, which read alike. */
         applied: boolean;
-        /** @description Whether the caller could make this change itself now: the same capability and no-escalation checks as the real call. */
+        /** @description Whether the caller could make this change itself now: the same capability and no-escalation checks as the real call; always false when not `applied`. */
         permitted: boolean;
         /** @description Why it is not applied or not permitted; absent when it is both. */
         reason?: string;
@@ -5707,6 +5947,292 @@ export interface operations {
       401: components['responses']['Unauthenticated'];
       403: components['responses']['PermissionDenied'];
       404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessRequests.list': {
+    parameters: {
+      query?: {
+        /**
+         * @description Results per page (default 50; 0 means the default; larger values are taken as 200).
+         * @example 20
+         */
+        page_size?: number;
+        /** @description The nextPageToken of the previous page; bound to the same filters and order. */
+        page_token?: string;
+        /** @description A field to order by, optionally followed by ` asc` or ` desc`. Allowed: `uid`, `created_at`. Default: `created_at desc`. */
+        order_by?:
+          'uid' | 'uid asc' | 'uid desc' | 'created_at' | 'created_at asc' | 'created_at desc';
+        /** @description Results to skip before the page starts (at most 10000; follow nextPageToken for deeper pages). Echoed as `skipped`. */
+        skip?: number;
+        /** @description Only what lies anywhere below this group (not itself). */
+        'uidp.descendants_of'?: string;
+        /** @description Only the direct children of this group. */
+        'uidp.children_of'?: string;
+        /**
+         * @description Filter: exact match.
+         * @example PENDING
+         */
+        state?: string;
+        /** @description Filter: a uid path, exact match. */
+        requester?: string;
+        /** @description Filter: a uid path, exact match. */
+        role?: string;
+      };
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of access requests. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ListAccessRequestsResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessRequests.approve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ApproveAccessRequestBody'];
+      };
+    };
+    responses: {
+      /** @description The request as it stands now. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessRequest'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessRequests.cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ApproveAccessRequestBody'];
+      };
+    };
+    responses: {
+      /** @description The request as it stands now. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessRequest'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessRequests.deny': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ApproveAccessRequestBody'];
+      };
+    };
+    responses: {
+      /** @description The request as it stands now. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessRequest'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessRequests.getPolicy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['GetPolicyAccessRequestBody'];
+      };
+    };
+    responses: {
+      /** @description The policy in force at the group. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessRequestPolicy'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessRequests.setPolicy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetPolicyAccessRequestBody'];
+      };
+    };
+    responses: {
+      /** @description The policy in force at the group. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessRequestPolicy'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessRequests.get': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
+      path: {
+        /** @description The access request's uid. A uid path: send its `/` as they are or as %2F. */
+        uid: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The access request. */
+      200: {
+        headers: {
+          /** @description The version of the resource; send it back in If-Match. */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessRequest'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessRequests.create': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The parent group's uid. A uid path: send its `/` as they are or as %2F. */
+        uid: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AccessRequestCreate'];
+      };
+    };
+    responses: {
+      /** @description The new access request. */
+      200: {
+        headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessRequest'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };

@@ -49,6 +49,8 @@ import { AdvisoriesService } from '../gen/arbor/vulnerabilities/v2beta1/advisori
 import type { Services } from '../services.js';
 import { mountAdvisoryImport } from './advisory-import.js';
 import { mountNameRpcs } from './name-rpcs.js';
+import { mountAccessRequestRpcs } from './access-request-rpcs.js';
+import { AccessRequestsService } from '../gen/arbor/iam/v2beta1/access_requests_pb.js';
 import type { ListPage } from '../resources/list-types.js';
 import { principalOf } from './authn.js';
 import { bodyOf, mountCrud } from './crud.js';
@@ -68,6 +70,7 @@ export const API_SERVICES = [
   AdvisoriesService,
   StsService,
   AccessService,
+  AccessRequestsService,
 ] as const;
 
 /**
@@ -112,6 +115,7 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
   mountAdvisoryImport(router, auth, s.advisoryImport);
   mountNameRpcs(router, auth, s.names);
   mountAccess(router, d);
+  mountAccessRequestRpcs(router, auth, s.accessRequests);
   // The STS authenticates with the workload's own OIDC token, not an Arbor principal.
   router.rpc(StsService.method.exchange, async (req, ctx) => {
     const upstream = bearerToken(ctx.requestHeader.get('authorization') ?? undefined);

@@ -21,8 +21,8 @@ import type { ArborObject, KindName, RoleBindingSpec } from './resources.js';
 /**
  * RoleBinding custom resources ↔ Arbor role bindings: an identity (`identityRef` or
  * `identityUid`) holds a role (`role` by name, or `roleUid`) at a group (`groupRef` or
- * `groupUid`), until `expireTime` if set. A binding's group and expiry never change in
- * Arbor; its identity and role may.
+ * `groupUid`), from `notBefore` and until `expireTime` if set. A binding's group and window
+ * never change in Arbor; its identity and role may.
  */
 export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
   readonly kind = 'RoleBinding' as const;
@@ -78,9 +78,18 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
         this.bindings.create(p, groupUid, {
           ...want,
           ...(spec.expireTime ? { expireTime: spec.expireTime } : {}),
+          ...(spec.notBefore ? { notBefore: spec.notBefore } : {}),
         }),
       uidOf: (b) => b.uid,
       check: (b) => {
+        const startAt = spec.notBefore ? Date.parse(spec.notBefore) : undefined;
+        if (b.notBefore?.getTime() !== startAt) {
+          throw invalidField(
+            'spec.notBefore',
+            `role binding ${b.uid} starts at ${b.notBefore?.toISOString() ?? 'creation'}, ` +
+              'and a start is set once; delete this RoleBinding and create a new one',
+          );
+        }
         if (b.expireTime?.getTime() !== expireAt) {
           throw invalidField(
             'spec.expireTime',

@@ -4,6 +4,10 @@ import {
   ACCOUNT_ASSOCIATION_LIST,
   ACCOUNT_ASSOCIATION_TYPE,
 } from '../resources/account-associations/account-association.js';
+import {
+  ACCESS_REQUEST_LIST,
+  ACCESS_REQUEST_TYPE,
+} from '../resources/access-requests/access-request.js';
 import { ADVISORY_LIST, ADVISORY_TYPE } from '../resources/advisories/advisory.js';
 import { GROUP_INVITE_LIST, GROUP_INVITE_TYPE } from '../resources/group-invites/group-invite.js';
 import { GROUP_LIST, GROUP_TYPE } from '../resources/groups/group.js';
@@ -14,6 +18,7 @@ import { ROLE_BINDING_LIST, ROLE_BINDING_TYPE } from '../resources/role-bindings
 import { ROLE_LIST, ROLE_TYPE } from '../resources/roles/role.js';
 import { SUBSCRIPTION_LIST, SUBSCRIPTION_TYPE } from '../resources/subscriptions/subscription.js';
 import { TAG_LIST, TAG_TYPE } from '../resources/tags/tag.js';
+import { accessRequestV2, accessRequestV2Schema } from './access-request-wire.js';
 import { accountAssociationV2, accountAssociationV2Schema } from './account-association-wire.js';
 import { advisoryV2, advisoryV2Schema } from './advisory-wire.js';
 import { groupInviteV2, groupInviteV2Schema } from './group-invite-wire.js';
@@ -171,6 +176,16 @@ export const SUBSCRIPTION_KIND = kind({
   toWire: subscriptionV2,
 });
 
+export const ACCESS_REQUEST_KIND = kind({
+  type: ACCESS_REQUEST_TYPE,
+  name: 'AccessRequest',
+  plural: 'accessRequests',
+  path: '/iam/v2beta1/accessRequests',
+  spec: ACCESS_REQUEST_LIST,
+  wireSchema: accessRequestV2Schema,
+  toWire: accessRequestV2,
+});
+
 /** A descriptor of some kind, its item type forgotten (for tables over every kind). */
 export interface AnyKind {
   type: string;
@@ -196,4 +211,5 @@ export const KINDS: readonly AnyKind[] = [
   TAG_KIND,
   ADVISORY_KIND,
   SUBSCRIPTION_KIND,
+  ACCESS_REQUEST_KIND,
 ];

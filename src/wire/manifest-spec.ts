@@ -54,6 +54,8 @@ export interface RoleBindingSpec extends CommonSpec {
   roleUid?: string;
   /** RFC 3339; set once, at create. */
   expireTime?: string;
+  /** RFC 3339, before expireTime: a scheduled grant, from this instant; set once, at create. */
+  notBefore?: string;
 }
 
 /** A group's own fields as a Group object asks for them (`name` defaults to the object's). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isExpired, type RoleBinding } from '../resources/role-bindings/role-binding.js';
+import { isExpired, isPending, type RoleBinding } from '../resources/role-bindings/role-binding.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -17,6 +17,14 @@ export const roleBindingV2Schema = z
     }),
     expired: z.boolean().meta({
       description: 'The binding has passed its expireTime: it grants nothing until swept.',
+    }),
+    notBefore: timestampSchema.optional().meta({
+      description:
+        'A scheduled grant: before this instant the binding grants nothing; absent: it grants ' +
+        'from creation. Set once, at create, and before expireTime.',
+    }),
+    pending: z.boolean().optional().meta({
+      description: 'Present and true while the binding has not reached its notBefore.',
     }),
   })
   .meta({ description: 'A role granted to an identity at a group, its references hydrated.' });
@@ -44,6 +52,7 @@ export function roleBindingV2(b: RoleBinding): RoleBindingV2 {
     createTime: ts(b.createTime),
     ...(b.expireTime ? { expireTime: ts(b.expireTime) } : {}),
     expired: isExpired(b),
+    ...(b.notBefore ? { notBefore: ts(b.notBefore), pending: isPending(b) } : {}),
   };
 }
 

@@ -359,3 +359,57 @@ run('a replica that is gone is skipped: reads are answered by the primary', asyn
   // The reads that tried it failed over to the primary.
   t.true(after.failed > before.failed);
 });
+
+run(
+  'an access request approved: read on the replica with its token, and denied 1 ms after it ends',
+  async (t) => {
+    const team = await createGroup(s.admin, 'requests-team', org);
+    const target = await createIdentity(s.admin, team, 'requests-target');
+    const reader = await createRole(s.admin, org, 'requests-reader', [
+      'groups.list',
+      'identity.list',
+    ]);
+    const looker = await createRole(s.admin, org, 'requests-looker', ['groups.list', 'roles.list']);
+    const granter = await createRole(s.admin, org, 'requests-granter', [
+      'groups.list',
+      'identity.list',
+      'roles.list',
+      'role_bindings.create',
+    ]);
+    const asker = await createIdentity(s.admin, org, 'requests-asker');
+    const approver = await createIdentity(s.admin, org, 'requests-approver');
+    await createBinding(s.admin, org, asker, looker);
+    await createBinding(s.admin, org, approver, granter);
+    const sign = async (uid: string) =>
+      (await s.arbor.tokens.sign(uid, { iss: ISSUER, sub: `sub-${uid}` })).token;
+    const asking = s.client(await sign(asker));
+    const approving = s.client(await sign(approver));
+    const use = async () => (await asking.get(`/iam/v2beta1/identities/${target}`)).status;
+    const asked = await asking.post(`/iam/v2beta1/accessRequests/${team}`, {
+      roleUid: reader,
+      durationSeconds: 2,
+      reason: 'replica',
+    });
+    t.is(asked.status, 200, JSON.stringify(asked.body));
+    t.is(await use(), 404);
+    const approved = await approving.post('/iam/v2beta1/accessRequests:approve', {
+      uid: asked.body.uid,
+    });
+    t.is(approved.body.state, 'APPROVED');
+    const token = approved.headers.get(HEADER);
+    if (!token) return t.fail('the approval answered without a consistency token');
+    // Read back with the token, wherever it is served: the approval and its binding.
+    const request = await s.admin.raw(`/iam/v2beta1/accessRequests/${asked.body.uid}`, {
+      headers: { [HEADER]: token },
+    });
+    t.is(request.body.state, 'APPROVED');
+    const binding = await s.admin.raw(`/iam/v2beta1/roleBindings/${approved.body.bindingUid}`, {
+      headers: { [HEADER]: token },
+    });
+    t.is(binding.status, 200);
+    const endAt = Date.parse(binding.body.expireTime);
+    t.is(await use(), 200, 'granted: authorization reads the primary');
+    while (Date.now() < endAt + 1) await new Promise((r) => setTimeout(r, 5));
+    t.is(await use(), 404, 'denied 1 ms after it ends');
+  },
+);

@@ -6,7 +6,8 @@ import type { Capability } from '../../src/auth/capabilities.js';
  * service against it; a mismatch is a bug in one of the two.
  *
  * 1. A live binding of a role at G grants the role's capabilities at G and below it.
- * 2. A binding whose expiry has passed grants nothing.
+ * 2. A binding grants only inside its window: from its start (`notBefore`, inclusive) until
+ *    its end (`expireTime`, exclusive); before it starts and once it has ended, nothing.
  * 3. No escalation: a binding is created only by a caller holding `role_bindings.create`
  *    at its group and every capability of its role there, who may list the identity and
  *    the role (built-in roles are visible to all). Refused, the answer says why: NOT_FOUND
@@ -26,7 +27,15 @@ export interface ModelBinding {
   identity: string;
   role: string;
   caps: ReadonlySet<Capability>;
-  expired: boolean;
+  /** Epoch ms of `notBefore`; absent: from creation. */
+  start?: number;
+  /** Epoch ms of `expireTime`; absent: never ends. */
+  end?: number;
+}
+
+/** Rule 2: whether `b` grants now. */
+export function live(b: ModelBinding, now = Date.now()): boolean {
+  return (b.start === undefined || b.start <= now) && (b.end === undefined || now < b.end);
 }
 
 export interface ModelWorld {
@@ -48,7 +57,7 @@ const covers = (scope: string, uid: string) => uid === scope || uid.startsWith(`
 
 export function can(w: ModelWorld, identity: string, cap: Capability, uid: string): boolean {
   return w.bindings.some(
-    (b) => b.identity === identity && !b.expired && b.caps.has(cap) && covers(b.group, uid),
+    (b) => b.identity === identity && live(b) && b.caps.has(cap) && covers(b.group, uid),
   );
 }
 
@@ -91,7 +100,7 @@ function granting(
     .filter(
       (b) =>
         b.identity === identity &&
-        !b.expired &&
+        live(b) &&
         b.caps.has(cap) &&
         covers(b.group, group) &&
         counts(w, c, b),
@@ -143,7 +152,7 @@ export function whatCan(
   identity: string,
 ): 'not found' | ModelGroupAccess[] {
   if (!mayAskAbout(w, c, identity)) return 'not found';
-  const mine = w.bindings.filter((b) => b.identity === identity && !b.expired && counts(w, c, b));
+  const mine = w.bindings.filter((b) => b.identity === identity && live(b) && counts(w, c, b));
   const groups = [...new Set(mine.map((b) => b.group))].sort();
   const capsOf = (bs: ModelBinding[]) => [...new Set(bs.flatMap((b) => [...b.caps]))].sort();
   return groups.map((g) => ({

@@ -1,5 +1,12 @@
 import type { Capability } from '../../src/auth/capabilities.js';
-import { can, path, type Caller, type ModelBinding, type ModelWorld } from './access-model.js';
+import {
+  can,
+  live,
+  path,
+  type Caller,
+  type ModelBinding,
+  type ModelWorld,
+} from './access-model.js';
 
 /**
  * The access delta of a change set, written to be obviously right rather than fast: the
@@ -84,7 +91,7 @@ export function simulate(
           identity: identityUid,
           role: roleUid,
           caps: roles.get(roleUid)!,
-          expired: expireTime !== undefined && Date.parse(expireTime) <= now,
+          ...(expireTime === undefined ? {} : { end: Date.parse(expireTime) }),
         });
     } else if ('deleteRoleBinding' in ch) {
       const uid = ch.deleteRoleBinding.uid;
@@ -122,7 +129,7 @@ export function simulate(
     can(w, c, 'role_bindings.list', b.changeIndex === undefined ? b.uid : b.group);
   const before = w.bindings.filter(counts);
   const after = bindings.filter(counts);
-  return { applied, deltas: deltasOf(w, before, after, capabilities) };
+  return { applied, deltas: deltasOf(w, before, after, capabilities, now) };
 }
 
 /** Whether a custom role is still there: custom roles live at the organization. */
@@ -136,6 +143,7 @@ function deltasOf(
   before: readonly SimBinding[],
   after: readonly SimBinding[],
   capabilities: readonly Capability[],
+  now: number,
 ): ModelDelta[] {
   const world = (bs: readonly SimBinding[]): ModelWorld => ({ ...w, bindings: [...bs] });
   const w0 = world(before);
@@ -144,7 +152,7 @@ function deltasOf(
   const out: ModelDelta[] = [];
   const grants = (bs: readonly SimBinding[], id: string, cap: Capability, g: string) =>
     bs
-      .filter((b) => b.identity === id && !b.expired && b.caps.has(cap) && covers(b.group, g))
+      .filter((b) => b.identity === id && live(b, now) && b.caps.has(cap) && covers(b.group, g))
       .map((b) => ({ binding: b.uid, groupUid: b.group, path: path(b.group, g) }))
       .sort((x, y) => (keyOf(x.binding) < keyOf(y.binding) ? -1 : 1));
   for (const id of ids)

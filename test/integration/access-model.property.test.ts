@@ -13,7 +13,8 @@ import { startServer, type TestServer } from '../helpers/server.js';
 /**
  * The real authorizer, check, who-can, what-can, binding create and group delete against
  * the reference model (test/helpers/access-model.ts), on random trees, custom and built-in
- * roles, bindings (some expired) and questions asked by random callers; a refusal must
+ * roles, bindings (some expired, some scheduled to start later, some started on schedule,
+ * some scheduled and expiring) and questions asked by random callers; a refusal must
  * carry the code the model gives (NOT_FOUND, INVALID_ARGUMENT, PERMISSION_DENIED,
  * FAILED_PRECONDITION), not just be a refusal. A fixed seed; ARBOR_MODEL_WORLDS and
  * ARBOR_MODEL_SEED for more. Each world is built once through the services and then
@@ -44,20 +45,51 @@ interface WorldShape {
   parents: number[];
   identityAt: number[];
   roles: Capability[][];
-  bindings: { identity: number; role: number; group: number; expired: boolean }[];
+  bindings: { identity: number; role: number; group: number; window: Window }[];
 }
+
+/**
+ * A binding's window relative to now: none, ended (expireTime passed), scheduled (notBefore
+ * an hour ahead), started (notBefore passed, expiring in an hour), or scheduled and ending.
+ */
+type Window = 'always' | 'ended' | 'scheduled' | 'started' | 'scheduledEnding';
+const WINDOWS: Window[] = ['always', 'ended', 'scheduled', 'started', 'scheduledEnding'];
 
 const worldArb: fc.Arbitrary<WorldShape> = fc.record({
   parents: fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
   identityAt: fc.array(fc.nat(), { minLength: 2, maxLength: 5 }),
   roles: fc.array(fc.subarray(POOL, { minLength: 1 }), { minLength: 1, maxLength: 4 }),
   bindings: fc.array(
-    fc.record({ identity: fc.nat(), role: fc.nat(), group: fc.nat(), expired: fc.boolean() }),
+    fc.record({
+      identity: fc.nat(),
+      role: fc.nat(),
+      group: fc.nat(),
+      window: fc.constantFrom(...WINDOWS),
+    }),
     { maxLength: 10 },
   ),
 });
 
 let worldNo = 0;
+
+const HOUR = 3_600_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The create fields of a window; `ended` is made to expire later, then moved into the past. */
+function windowOf(w: Window, now: number): { notBefore?: string; expireTime?: string } {
+  switch (w) {
+    case 'always':
+      return {};
+    case 'ended':
+      return { expireTime: iso(now + HOUR) };
+    case 'scheduled':
+      return { notBefore: iso(now + HOUR) };
+    case 'started':
+      return { notBefore: iso(now - HOUR), expireTime: iso(now + HOUR) };
+    case 'scheduledEnding':
+      return { notBefore: iso(now + HOUR), expireTime: iso(now + 2 * HOUR) };
+  }
+}
 
 /** Build `shape` through the services as the admin; answer the model of what was built. */
 async function build(shape: WorldShape): Promise<model.ModelWorld> {
@@ -94,21 +126,31 @@ async function build(shape: WorldShape): Promise<model.ModelWorld> {
     const key = `${group} ${identity} ${role}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const expireTime = new Date(Date.now() + 3_600_000).toISOString();
-    const uid = (
-      await sv.roleBindings.create(ADMIN, group, {
-        identityUid: identity,
-        roleUid: role,
-        ...(b.expired ? { expireTime } : {}),
-      })
-    ).uid;
+    const made = await sv.roleBindings.create(ADMIN, group, {
+      identityUid: identity,
+      roleUid: role,
+      ...windowOf(b.window, Date.now()),
+    });
+    const uid = made.uid;
     // As time would: the expiry passes.
-    if (b.expired)
+    if (b.window === 'ended')
       await s.db
         .knex('role_bindings')
         .where({ uid })
         .update({ expire_time: new Date(0) });
-    bindings.push({ uid, group, identity, role, caps: roles.get(role)!, expired: b.expired });
+    bindings.push({
+      uid,
+      group,
+      identity,
+      role,
+      caps: roles.get(role)!,
+      ...(made.notBefore ? { start: made.notBefore.getTime() } : {}),
+      ...(b.window === 'ended'
+        ? { end: 0 }
+        : made.expireTime
+          ? { end: made.expireTime.getTime() }
+          : {}),
+    });
   }
   // The SQL above went round the services: forget remembered grants.
   s.arbor.authz.grantsChanged();
@@ -302,7 +344,7 @@ async function ask(w: model.ModelWorld, q: Question): Promise<[unknown, unknown]
         });
         // The world has changed: the model learns the new binding too.
         const caps = w.roles.get(role)!;
-        w.bindings.push({ uid: created.uid, group, identity, role, caps, expired: false });
+        w.bindings.push({ uid: created.uid, group, identity, role, caps });
       } catch (e) {
         outcome = refusal(e) as model.BindOutcome;
       }

@@ -100,7 +100,14 @@ async function build(shape: WorldShape): Promise<model.ModelWorld> {
         .knex('role_bindings')
         .where({ uid })
         .update({ expire_time: new Date(0) });
-    bindings.push({ uid, group, identity, role, caps: roles.get(role)!, expired: b.expired });
+    bindings.push({
+      uid,
+      group,
+      identity,
+      role,
+      caps: roles.get(role)!,
+      ...(b.expired ? { end: 0 } : {}),
+    });
   }
   s.arbor.authz.grantsChanged();
   const builtin = new Set(BUILTIN_ROLES.map((r) => r.uid));

@@ -461,3 +461,83 @@ serial(
     t.true(after.includes(first));
   },
 );
+
+/**
+ * Binds `role` to `identity` at the organisation from 2.5 s from now (a scheduled grant,
+ * through worker a), and holds `grants()` (asked of worker b) to it: false, with `cache`
+ * answering from memory meanwhile, until the binding's instant, and true from it on, though
+ * no write announces that. A cache that ignored the start would grant early or late.
+ */
+async function startsOnTime(
+  t: ExecutionContext,
+  identity: string,
+  role: string,
+  grants: () => Promise<boolean>,
+  cache: () => { hits: number },
+): Promise<void> {
+  const startAt = Date.now() + 2_500;
+  const scheduled = await a.admin.post(`/iam/v2beta1/roleBindings/${org}`, {
+    identityUid: identity,
+    roleUid: role,
+    notBefore: new Date(startAt).toISOString(),
+  });
+  t.is(scheduled.status, 200);
+  await settledSince(Date.now());
+  const hits = cache().hits;
+  while (Date.now() < startAt - 200) t.false(await grants());
+  t.true(cache().hits > hits, 'answered from memory before the binding started');
+  while (Date.now() < startAt) await new Promise((r) => setTimeout(r, 10));
+  t.true(await grants(), 'granted from its instant on');
+}
+
+serial(
+  'a scheduled binding starts granting at its instant through the grant, check and who-can caches',
+  async (t) => {
+    const folder = await createGroup(a.admin, 'scheduled-at', org);
+    const viewer = await builtinRole(a.admin, 'viewer');
+    // The grant cache: the identity's own reads on worker b.
+    const reading = await createIdentity(a.admin, org, 'scheduled-reader');
+    const onB = b.client(await tokenFor(b, reading));
+    await startsOnTime(
+      t,
+      reading,
+      reader,
+      async () => (await onB.get(`${G}/${folder}`)).status === 200,
+      () => b.arbor.readCaches.grants!,
+    );
+    // The remembered self check (a built-in role: the answer itself is kept).
+    const checking = await createIdentity(a.admin, org, 'scheduled-checker');
+    const onB2 = b.client(await tokenFor(b, checking));
+    await startsOnTime(
+      t,
+      checking,
+      viewer,
+      async () =>
+        (
+          (
+            await onB2.post('/iam/v2beta1/access:check', {
+              capability: 'groups.list',
+              groupUid: folder,
+            })
+          ).body as { allowed: boolean }
+        ).allowed,
+      () => b.arbor.readCaches.self_checks!,
+    );
+    // Who-can's remembered first page (and its count).
+    const holding = await createIdentity(a.admin, org, 'scheduled-holder');
+    await startsOnTime(
+      t,
+      holding,
+      reader,
+      async () => {
+        const r = await b.admin.get(
+          `/iam/v2beta1/access:whoCan?group=${folder}&capability=groups.list`,
+        );
+        return (r.body as { identities: Array<{ identityUid: string }> }).identities.some(
+          (h) => h.identityUid === holding,
+        );
+      },
+      () => b.arbor.readCaches.holders!,
+    );
+  },
+);

@@ -63,6 +63,7 @@ const bindingKeys: Record<keyof RoleBindingSpec, true> = {
   role: true,
   roleUid: true,
   expireTime: true,
+  notBefore: true,
   deletionPolicy: true,
   adoptUid: true,
 };

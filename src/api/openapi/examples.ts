@@ -196,6 +196,8 @@ export const EXAMPLES: Readonly<Record<string, ResourceExamples>> = {
     create: { role: VIEWER, ttl: '72h', email: 'new.hire@example.com' },
     list: { group: ORG },
   },
+  // Create is asked by an identity's own token, which the examples test does not hold.
+  accessRequests: { list: { page_size: 20, state: 'PENDING' } },
   events: { list: { ...list, operation: 'update', resource_type: 'iam.arbor.dev/Group' } },
   subscriptions: {
     uid: U.subscription,

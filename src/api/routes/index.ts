@@ -16,6 +16,7 @@ import { mountAccessRoutes } from './access-routes.js';
 import { mountNameRoutes } from './name-routes.js';
 import { mountSimulateRoute } from './simulate-route.js';
 // @route-imports
+import { mountAccessRequestRoutes } from './access-request-routes.js';
 
 /** Every authenticated API route, v2beta1 and v1. */
 export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): void {
@@ -35,4 +36,5 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountNameRoutes(t, s.names);
   mountSimulateRoute(t, s.accessSimulator, bodyLimit);
   // @routes
+  mountAccessRequestRoutes(t, s.accessRequests, bodyLimit);
 }

@@ -24,14 +24,20 @@ interface Row {
   capabilities: unknown;
   /** Only where a query selects it (bindingsOf, whose answer a cache may keep). */
   expire_time?: Date | null;
+  not_before?: Date | null;
 }
 
-/** A binding grants from creation until its expiry (exclusive); NULL never expires. */
-const LIVE = '(rb.expire_time IS NULL OR rb.expire_time > now())';
+/** Not yet expired: the binding grants now or will once its `not_before` comes. */
+const UNEXPIRED = '(rb.expire_time IS NULL OR rb.expire_time > now())';
+/**
+ * A binding grants from its `not_before` (inclusive; NULL: from creation) until its expiry
+ * (exclusive; NULL: never).
+ */
+const LIVE = `(${UNEXPIRED} AND (rb.not_before IS NULL OR rb.not_before <= now()))`;
 
 const SELECT = `SELECT rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
                        r.name AS role_name, r.description AS role_description, r.capabilities,
-                       rb.expire_time
+                       rb.expire_time, rb.not_before
                   FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid`;
 
 function toGrant(r: Row): BindingGrant {
@@ -42,6 +48,7 @@ function toGrant(r: Row): BindingGrant {
     role: { uid: r.role_uid, name: r.role_name, description: r.role_description },
     capabilities: storedCapabilities(r.capabilities),
     ...(r.expire_time ? { expiresAt: r.expire_time.getTime() } : {}),
+    ...(r.not_before ? { startsAt: r.not_before.getTime() } : {}),
   };
 }
 
@@ -99,7 +106,7 @@ export class KnexAccessStore implements AccessStore {
   }
 
   bindingsOf(tx: Tx, identityUid: string): Promise<BindingGrant[]> {
-    return rows(tx, `${SELECT} WHERE rb.identity_uid = ? AND ${LIVE} ORDER BY rb.uid`, [
+    return rows(tx, `${SELECT} WHERE rb.identity_uid = ? AND ${UNEXPIRED} ORDER BY rb.uid`, [
       identityUid,
     ]);
   }
@@ -129,7 +136,7 @@ export class KnexAccessStore implements AccessStore {
       if (typeof after === 'string') b.where('rb.identity_uid', desc ? '<' : '>', after);
     });
     // The distinct identities of the merged scans, and when the first binding counted
-    // expires (the count may change then, with no write).
+    // expires or the first scheduled one starts (the count may change then, with no write).
     const count = async (): Promise<{ total: string; totalUntil?: number }> => {
       const all = holders(tx, groupUid, roles, seen, false, undefined, true);
       const found = await shaped(
@@ -137,7 +144,9 @@ export class KnexAccessStore implements AccessStore {
            SELECT identity_uid, min(expire_time) AS e FROM (${all.sql}) u GROUP BY identity_uid
          ) s`,
       ).rows<{ n: string | number; until: Date | null }>(kx(tx), [...all.bindings]);
-      const until = found[0]?.until?.getTime();
+      const starts = await firstStart(tx, groupUid, roles, seen);
+      const ends = found[0]?.until?.getTime();
+      const until = ends === undefined ? starts : Math.min(ends, starts ?? ends);
       return {
         total: String(found[0]?.n ?? 0),
         ...(until === undefined ? {} : { totalUntil: until }),
@@ -210,6 +219,25 @@ function visibleTo(q: Knex.QueryBuilder, seen: SeenBy): Knex.QueryBuilder {
   if (seen.bindings.kind !== 'all') q.where(either('rb.uid', seen.bindings));
   if (seen.identities.kind !== 'all') q.where(either('rb.identity_uid', seen.identities));
   return q;
+}
+
+/**
+ * When the first scheduled binding (not started, not expired) of `roles` on the asked
+ * group's ancestry that would count for the caller starts; undefined: none is scheduled.
+ */
+async function firstStart(
+  tx: Tx,
+  groupUid: string,
+  roles: readonly string[],
+  seen: SeenBy,
+): Promise<number | undefined> {
+  const q = kx(tx)('role_bindings as rb')
+    .whereIn('rb.parent_uid', ancestryOf(groupUid))
+    .whereIn('rb.role_uid', [...roles])
+    .whereRaw(`rb.not_before > now() AND ${UNEXPIRED}`);
+  const row = (await visibleTo(q, seen).min('rb.not_before as at').first()) as
+    { at: Date | null } | undefined;
+  return row?.at?.getTime();
 }
 
 /**

@@ -7,16 +7,17 @@ import { storedCapabilities } from './role-store.js';
 
 /** Runs whenever an identity's grants are not remembered: a fixed, prepared statement. */
 const GRANTS = new Statement(
-  `SELECT rb.parent_uid AS scope, r.capabilities, rb.expire_time
+  `SELECT rb.parent_uid AS scope, r.capabilities, rb.expire_time, rb.not_before
      FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
     WHERE rb.identity_uid = $1 AND (rb.expire_time IS NULL OR rb.expire_time > now())`,
 );
 
 /**
  * What an identity holds: one query over its unexpired role bindings joined to their
- * roles, one grant per group and expiry it is bound at (several roles at one group with
- * the same expiry are merged). Each grant carries its expiry, so a remembered grant lapses
- * on time (`Authorizer` checks it on every decision).
+ * roles, one grant per group and window it is bound at (several roles at one group with
+ * the same window are merged). Each grant carries its window, so a remembered grant lapses
+ * and, when scheduled (`not_before`), begins on time (`Authorizer` checks it on every
+ * decision); scheduled bindings are read before they start for that reason.
  */
 export class KnexGrantSource implements GrantSource {
   constructor(private readonly uow: UnitOfWork) {}
@@ -35,17 +36,20 @@ export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Gra
     scope: string;
     capabilities: unknown;
     expire_time: Date | null;
+    not_before: Date | null;
   }>(kx(tx), [identityUid]);
   const byKey = new Map<string, Grant & { capabilities: Set<Capability> }>();
   for (const row of rows) {
     const expiresAt = row.expire_time?.getTime();
-    const key = `${row.scope}\0${expiresAt ?? ''}`;
+    const startsAt = row.not_before?.getTime();
+    const key = `${row.scope}\0${expiresAt ?? ''}\0${startsAt ?? ''}`;
     let g = byKey.get(key);
     if (!g) {
       g = {
         scope: row.scope,
         capabilities: new Set(),
         ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(startsAt === undefined ? {} : { startsAt }),
       };
       byKey.set(key, g);
     }

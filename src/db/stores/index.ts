@@ -17,6 +17,7 @@ import { KnexOutboxStore } from './outbox-store.js';
 import { KnexSubscriptionStore } from './subscription-store.js';
 import { KnexNameStore } from './name-store.js';
 import { KnexSimulationStore } from './simulation-store.js';
+import { KnexAccessRequestStore } from './access-request-store.js';
 
 /** One instance of every store; they are stateless and shared by all services. */
 export function createStores() {
@@ -40,5 +41,6 @@ export function createStores() {
     subscriptions: new KnexSubscriptionStore(),
     outbox: new KnexOutboxStore(),
     names: new KnexNameStore(),
+    accessRequests: new KnexAccessRequestStore(),
   };
 }

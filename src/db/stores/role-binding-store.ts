@@ -30,6 +30,7 @@ interface BindingRow {
   role_name: string;
   role_description: string;
   expire_time: Date | null;
+  not_before: Date | null;
 }
 
 const COLUMNS = [
@@ -46,6 +47,7 @@ const COLUMNS = [
   'r.name as role_name',
   'r.description as role_description',
   'role_bindings.expire_time',
+  'role_bindings.not_before',
 ];
 
 /** The hydration: three joins and the claim fields, one query for one row or a page. */
@@ -78,6 +80,7 @@ function toBinding(r: BindingRow): RoleBinding {
     createTime: r.created_at,
     updateTime: r.updated_at,
     ...(r.expire_time ? { expireTime: r.expire_time } : {}),
+    ...(r.not_before ? { notBefore: r.not_before } : {}),
   };
 }
 
@@ -141,6 +144,7 @@ export class KnexRoleBindingStore implements RoleBindingStore {
         identity_uid: b.identityUid,
         role_uid: b.roleUid,
         expire_time: b.expireTime ?? null,
+        not_before: b.notBefore ?? null,
       });
     } catch (e) {
       throw translateWrite(e, b.parentUid);

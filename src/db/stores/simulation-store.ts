@@ -14,6 +14,7 @@ interface Row {
   role_description: string;
   capabilities: unknown;
   expire_time: Date | null;
+  not_before: Date | null;
 }
 
 /** Rows per `IN (…)`: far below PostgreSQL's 65,535 parameters. */
@@ -38,6 +39,8 @@ function toGrant(r: Row): BindingGrant {
     role: { uid: r.role_uid, name: r.role_name, description: r.role_description },
     capabilities: storedCapabilities(r.capabilities),
     ...(r.expire_time ? { expiresAt: r.expire_time.getTime() } : {}),
+    // A scheduled binding grants from its start: isLive decides with both ends.
+    ...(r.not_before ? { startsAt: r.not_before.getTime() } : {}),
   };
 }
 
@@ -50,6 +53,7 @@ const bindingColumns = [
   'r.description as role_description',
   'r.capabilities',
   'rb.expire_time',
+  'rb.not_before',
 ];
 
 export class KnexSimulationStore implements SimulationStore {

@@ -1,4 +1,4 @@
-import type { Authorizer } from '../../auth/authorizer.js';
+import { isLive, type Authorizer } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ListRequest } from '../../core/list-request.js';
@@ -52,6 +52,12 @@ export interface HoldersRead {
 /** Until when a who-can read stays true with no write: its first expiring binding's instant. */
 export function validUntilOf(r: HoldersRead): number {
   return r.page.totalUntil ?? Number.POSITIVE_INFINITY;
+}
+
+/** The bindings of `all` that grant now (scheduled ones not yet started do not). */
+function live(all: BindingGrant[]): BindingGrant[] {
+  const now = Date.now();
+  return all.filter((b) => isLive(b, now));
 }
 
 /** The groups from `from` down to `to` (which is `from` or below it), both included. */
@@ -215,7 +221,7 @@ export class AccessService {
     await this.requireIdentity(p, identityUid);
     const bindings = await this.counted(
       p,
-      await this.d.uow.read((tx) => this.d.access.bindingsOf(tx, identityUid)),
+      live(await this.d.uow.read((tx) => this.d.access.bindingsOf(tx, identityUid))),
     );
     const groups = [...new Set(bindings.map((b) => b.groupUid))];
     const items: GroupAccess[] = [];
@@ -264,7 +270,7 @@ export class AccessService {
         throw notFound(GROUP_TYPE, t.groupUid);
     const held = new Map<string, BindingGrant[]>();
     const existing = await this.d.uow.read(async (tx) => {
-      for (const uid of identities) held.set(uid, await this.d.access.bindingsOf(tx, uid));
+      for (const uid of identities) held.set(uid, live(await this.d.access.bindingsOf(tx, uid)));
       return this.d.access.existingGroups(tx, [...listable.keys()]);
     });
     // A group that is gone is NOT_FOUND, as its Get is, to whoever may list groups there.

@@ -14,6 +14,8 @@ export interface BindingGrant {
   capabilities: readonly Capability[];
   /** Epoch ms from which the binding grants nothing (its `expireTime`); absent: never. */
   expiresAt?: number;
+  /** Epoch ms from which the binding grants (its `notBefore`); absent: from creation. */
+  startsAt?: number;
 }
 
 /**
@@ -42,7 +44,10 @@ export interface AccessStore {
   identityExists(tx: Tx, uid: string): Promise<boolean>;
   /** Which of `uids` are groups that exist. */
   existingGroups(tx: Tx, uids: readonly string[]): Promise<Set<string>>;
-  /** Every live binding of one identity. */
+  /**
+   * Every unexpired binding of one identity, scheduled ones (not started) included, so that
+   * a remembered answer starts to grant on time: readers keep those `isLive` now.
+   */
   bindingsOf(tx: Tx, identityUid: string): Promise<BindingGrant[]>;
   /**
    * One keyset page of the identities (uids, in `q.order`) holding `cap` at `groupUid` by a

@@ -39,8 +39,8 @@ interface Kept {
  * An answer about an existing group whose proofs name only built-in roles (visible to
  * everyone) is a function of those two cache entries alone, which the caches replace, as
  * new objects, on any change announced for the identity's bindings, the group, or any
- * role; and of time only through expiry. It is kept until the next instant at which one of
- * the bindings expires, and served only while both entries are the ones it was made from
+ * role; and of time only through expiry and scheduled starts. It is kept until the next
+ * instant at which one of the bindings expires or starts, and served only while both entries are the ones it was made from
  * and that instant has not come.
  */
 export class RememberedSelfChecks {
@@ -100,7 +100,7 @@ export class RememberedSelfChecks {
       identityExists: true,
       bindings: held.value.filter((b) => isLive(b, now) && isSelfOrBelow(b.groupUid, groupUid)),
     };
-    const until = nextExpiry(held.value, now);
+    const until = nextChange(held.value, now);
     return {
       facts,
       keep: (result) => {
@@ -116,10 +116,11 @@ export class RememberedSelfChecks {
   }
 }
 
-/** The first instant after `now` at which one of `bindings` expires (never: +∞). */
-function nextExpiry(bindings: readonly BindingGrant[], now: number): number {
+/** The first instant after `now` at which one of `bindings` expires or starts (never: +∞). */
+function nextChange(bindings: readonly BindingGrant[], now: number): number {
   let next = Number.POSITIVE_INFINITY;
   for (const b of bindings)
-    if (b.expiresAt !== undefined && b.expiresAt > now && b.expiresAt < next) next = b.expiresAt;
+    for (const at of [b.expiresAt, b.startsAt])
+      if (at !== undefined && at > now && at < next) next = at;
   return next;
 }

@@ -15,6 +15,8 @@ export interface BindingExpirySweeperDeps {
   /** How often to look. */
   intervalMs: number;
   now?: () => number;
+  /** Other timed work done on the same beat (closing timed-out access requests). */
+  alsoSweep?: () => Promise<unknown>;
   log?: { warn(o: object, msg: string): void };
 }
 
@@ -51,6 +53,7 @@ export class BindingExpirySweeper {
       if (n < BATCH) break;
     }
     if (total > 0) this.d.authz.grantsChanged();
+    await this.d.alsoSweep?.();
     return total;
   }
 

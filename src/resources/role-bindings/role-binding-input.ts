@@ -12,13 +12,29 @@ export const expireTimeSchema = z.iso
   .transform((s) => new Date(s))
   .refine((d) => d.getTime() > Date.now(), { error: 'expireTime must be in the future' });
 
+/** When a scheduled binding starts granting: an RFC 3339 instant (a past one: at once). */
+export const notBeforeSchema = z.iso
+  .datetime({ offset: true, error: 'notBefore must be an RFC 3339 timestamp' })
+  .transform((s) => new Date(s));
+
 const refs = { identityUid: uidField, roleUid: uidField };
 
-export const roleBindingCreateSchema = z.strictObject({
-  ...refs,
-  expireTime: expireTimeSchema.optional(),
-});
-/** An update re-points a binding; its expiry is set once, at create. */
+/** Where both ends are set the window must not be empty. */
+function windowIsOrdered(w: { notBefore?: Date; expireTime?: Date }): boolean {
+  return !w.notBefore || !w.expireTime || w.notBefore.getTime() < w.expireTime.getTime();
+}
+
+export const roleBindingCreateSchema = z
+  .strictObject({
+    ...refs,
+    expireTime: expireTimeSchema.optional(),
+    notBefore: notBeforeSchema.optional(),
+  })
+  .refine(windowIsOrdered, {
+    path: ['notBefore'],
+    error: 'notBefore must be before expireTime',
+  });
+/** An update re-points a binding; its window (notBefore, expiry) is set once, at create. */
 export const roleBindingPatchSchema = z.strictObject(refs).partial();
 
 const orgOf = (uid: string) => uid.slice(0, 40);

@@ -94,6 +94,16 @@ export class RoleBindingService {
     return visibleBinding(this.d.authz, p, created);
   }
 
+  /**
+   * Whether `p` could create this binding now, by `create`'s own checks, without writing
+   * (an access request's approver must be able to: access-request-service.ts).
+   * @throws RpcError as `create`.
+   */
+  async requireCreatable(p: Principal, t: Target): Promise<void> {
+    await this.d.authz.require(p, 'role_bindings.create', t.groupUid, 'groups.list', GROUP_TYPE);
+    await this.check(p, t);
+  }
+
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
   async get(p: Principal, uid: string): Promise<RoleBinding> {
     requireUid(uid);

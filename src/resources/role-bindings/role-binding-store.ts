@@ -17,6 +17,7 @@ export interface NewRoleBinding {
   identityUid: string;
   roleUid: string;
   expireTime?: Date;
+  notBefore?: Date;
 }
 
 export interface RoleBindingStore {

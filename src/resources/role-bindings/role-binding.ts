@@ -23,6 +23,13 @@ export interface RoleBinding {
   updateTime: Date;
   /** From this instant the binding grants nothing; listed as expired until swept. */
   expireTime?: Date;
+  /** A scheduled grant: before this instant the binding grants nothing; absent: from creation. */
+  notBefore?: Date;
+}
+
+/** Whether `b` is scheduled and has not started at `now` (epoch ms). */
+export function isPending(b: Pick<RoleBinding, 'notBefore'>, now = Date.now()): boolean {
+  return b.notBefore !== undefined && now < b.notBefore.getTime();
 }
 
 /** Whether `b` has expired at `now` (epoch ms). */
@@ -41,5 +48,5 @@ export const ROLE_BINDING_LIST: ListSpec = {
 
 export const ROLE_BINDING_UPDATE: UpdateSpec = {
   mutable: { identityUid: '', roleUid: '' },
-  outputOnly: ['uid', 'identity', 'group', 'role', 'createTime', 'expired'],
+  outputOnly: ['uid', 'identity', 'group', 'role', 'createTime', 'expired', 'pending'],
 };

@@ -1,0 +1,41 @@
+import type { JsonValue } from '@bufbuild/protobuf';
+import type { Authenticator } from '../auth/authenticator.js';
+import { AccessRequestsService } from '../gen/arbor/iam/v2beta1/access_requests_pb.js';
+import type { AccessRequestService } from '../resources/access-requests/access-request-service.js';
+import { accessRequestV2 } from '../wire/access-request-wire.js';
+import { ACCESS_REQUEST_KIND } from '../wire/kinds.js';
+import { principalOf } from './authn.js';
+import { mountCrud } from './crud.js';
+import type { GrpcRouter } from './json-rpc.js';
+
+/**
+ * AccessRequestsService: Create, Get and List as every kind's, and Approve, Deny and
+ * Cancel as REST's `:approve`, `:deny` and `:cancel` (the same service, the same wire).
+ */
+export function mountAccessRequestRpcs(
+  router: GrpcRouter,
+  auth: Authenticator,
+  s: AccessRequestService,
+): void {
+  mountCrud(
+    router,
+    auth,
+    AccessRequestsService,
+    { create: s.create.bind(s), get: s.get.bind(s), list: s.list.bind(s) },
+    ACCESS_REQUEST_KIND,
+  );
+  const decisions = [
+    [AccessRequestsService.method.approveAccessRequest, s.approve],
+    [AccessRequestsService.method.denyAccessRequest, s.deny],
+    [AccessRequestsService.method.cancelAccessRequest, s.cancel],
+  ] as const;
+  for (const [method, decide] of decisions) {
+    router.jsonRpc(method, async (req, ctx) => {
+      const body = {
+        uid: req.uid,
+        ...(typeof req.reason === 'string' ? { reason: req.reason } : {}),
+      };
+      return accessRequestV2(await decide.call(s, await principalOf(auth, ctx), body)) as JsonValue;
+    });
+  }
+}

@@ -1,0 +1,365 @@
+import type { Authorizer } from '../../auth/authorizer.js';
+import { systemPrincipal, type Principal } from '../../auth/principal.js';
+import type { ListRequest } from '../../core/list-request.js';
+import {
+  failedPrecondition,
+  invalidArgument,
+  invalidField,
+  isRpcError,
+  notFound,
+  permissionDenied,
+} from '../../core/rpc-error.js';
+import { newChildUid } from '../../core/uidp.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
+import { GROUP_TYPE } from '../groups/group.js';
+import { requireUid } from '../groups/group-service.js';
+import type { ListPager } from '../list-pager.js';
+import type { ListPage } from '../list-types.js';
+import { canSeeRole } from '../reference-visibility.js';
+import { ROLE_BINDING_TYPE } from '../role-bindings/role-binding.js';
+import { placementViolations } from '../role-bindings/role-binding-input.js';
+import type { RoleBindingStore } from '../role-bindings/role-binding-store.js';
+import type { Tx, UnitOfWork } from '../tx.js';
+import { parseInput, withoutKeys } from '../validate.js';
+import {
+  ACCESS_REQUEST_LIST,
+  ACCESS_REQUEST_TYPE,
+  ACCESS_REQUEST_UPDATE,
+  DEFAULT_TIMEOUT_SECONDS,
+  type AccessRequest,
+} from './access-request.js';
+import {
+  accessRequestCreateSchema,
+  decisionSchema,
+  policyQuerySchema,
+  policySchema,
+} from './access-request-input.js';
+import type { AccessRequestStore, RequestPolicy } from './access-request-store.js';
+
+/** The binding an approval would make: the caller must be able to create it directly. */
+export type Bindable = (
+  p: Principal,
+  t: { groupUid: string; identityUid: string; roleUid: string },
+) => Promise<void>;
+
+export interface AccessRequestServiceDeps {
+  uow: UnitOfWork;
+  authz: Authorizer;
+  pager: ListPager;
+  requests: AccessRequestStore;
+  bindings: RoleBindingStore;
+  audit: ChangeRecorder;
+  /** The role binding service's own create checks, run without writing (service-layer.ts). */
+  bindable: Bindable;
+  now?: () => number;
+}
+
+type Body = Record<string, unknown>;
+
+const ACCESS_REQUEST_POLICY_TYPE = 'iam.arbor.dev/AccessRequestPolicy';
+const TIMEOUT = systemPrincipal('access-request-timeout', { door: 'system' });
+const BATCH = 100;
+
+/**
+ * Access requests (docs/access-requests.md): an identity asks for a role at a group for a
+ * while; those who could create that binding themselves (`role_bindings.create` there, and
+ * every capability of the role) approve or deny; the group's policy says how many distinct
+ * approvers it takes. Nobody approves their own request. The final approval makes the
+ * expiring binding in the same transaction. A request is visible to its requester and to
+ * whoever holds `role_bindings.create` at its group; to anyone else it does not exist.
+ */
+export class AccessRequestService {
+  constructor(private readonly d: AccessRequestServiceDeps) {}
+
+  private now(): number {
+    return (this.d.now ?? Date.now)();
+  }
+
+  /**
+   * Ask for `roleUid` at `groupUid`. The requester is the caller, always.
+   * @throws RpcError INVALID_ARGUMENT (malformed, the caller is not an identity, the role
+   *   is unknown, invisible or cannot be bound there), NOT_FOUND (a group the caller may
+   *   not list).
+   */
+  async create(p: Principal, groupUid: string | undefined, body: Body): Promise<AccessRequest> {
+    if (groupUid === undefined) throw invalidField('parent', 'a group uid is required');
+    requireUid(groupUid, 'parent');
+    const input = parseInput(
+      accessRequestCreateSchema,
+      withoutKeys(body, ACCESS_REQUEST_UPDATE.outputOnly),
+    );
+    if (p.kind !== 'identity')
+      throw invalidField('requester', 'only an identity can ask for access; use its API token');
+    if (!(await this.d.authz.can(p, 'groups.list', groupUid))) throw notFound(GROUP_TYPE, groupUid);
+    const placement = placementViolations(groupUid, p.uid, input.roleUid);
+    if (placement.length > 0)
+      throw invalidArgument(
+        placement.map((v) => ({ ...v, field: v.field === 'identityUid' ? 'requester' : v.field })),
+      );
+    const refs = await this.d.uow.read((tx) =>
+      this.d.bindings.refs(tx, groupUid, p.uid, input.roleUid),
+    );
+    if (!refs.groupExists) throw notFound(GROUP_TYPE, groupUid);
+    if (!refs.roleCapabilities || !(await canSeeRole(this.d.authz, p, input.roleUid)))
+      throw invalidField('roleUid', 'role not found');
+    return this.d.uow.run(async (tx) => {
+      const policy = await this.d.requests.policyAt(tx, groupUid);
+      const made = await this.d.requests.insert(tx, {
+        uid: newChildUid(groupUid),
+        parentUid: groupUid,
+        requesterUid: p.uid,
+        roleUid: input.roleUid,
+        reason: input.reason,
+        durationSeconds: input.durationSeconds,
+        ...(input.notBefore ? { notBefore: input.notBefore } : {}),
+        approvalsRequired: policy.approvals,
+        timeoutSeconds: policy.timeoutSeconds,
+      });
+      await this.record(tx, p, undefined, made);
+      return made;
+    });
+  }
+
+  /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or not the caller's to see). */
+  async get(p: Principal, uid: string): Promise<AccessRequest> {
+    requireUid(uid);
+    const found = await this.d.uow.replicaRead((tx) => this.d.requests.get(tx, uid));
+    if (!found || !(await this.sees(p, found))) throw notFound(ACCESS_REQUEST_TYPE, uid);
+    return found;
+  }
+
+  /**
+   * The requests the caller may see: its own, and those at groups where it holds
+   * `role_bindings.create` (an approver's inbox: `?state=PENDING`).
+   */
+  async list(p: Principal, req: ListRequest): Promise<ListPage<AccessRequest>> {
+    const visibility = await this.d.authz.visibility(p, 'role_bindings.create');
+    const self = p.kind === 'identity' ? p.uid : undefined;
+    return this.d.pager.page(
+      ACCESS_REQUEST_LIST,
+      req,
+      visibility,
+      (q) => this.d.uow.replicaRead((tx) => this.d.requests.list(tx, q, self)),
+      undefined,
+      self === undefined ? '' : `requester:${self}`,
+    );
+  }
+
+  /**
+   * One approval. The approver must be able to create the binding itself, now; the N-th
+   * distinct approval makes it, expiring `durationSeconds` after it starts.
+   * @throws RpcError NOT_FOUND, PERMISSION_DENIED (own request; cannot create the binding),
+   *   FAILED_PRECONDITION (REQUEST_CLOSED, REQUEST_TIMED_OUT, ALREADY_APPROVED),
+   *   ALREADY_EXISTS (the requester already holds the role there).
+   */
+  async approve(p: Principal, body: Body): Promise<AccessRequest> {
+    const { uid, reason = '' } = parseInput(decisionSchema, body);
+    const r = await this.visible(p, uid);
+    if (this.isRequester(p, r)) throw permissionDenied('nobody approves their own request');
+    await this.requireBindable(p, r);
+    const approver = approverOf(p);
+    const result = await this.d.uow.run(async (tx) => {
+      const cur = await this.pending(tx, uid);
+      if (cur.approvals.some((a) => a.approver === approver))
+        throw failedPrecondition('ALREADY_APPROVED', 'this approver has already approved', uid);
+      const now = this.now();
+      const approvals = [...cur.approvals, { approver, time: new Date(now), reason }];
+      if (approvals.length < cur.approvalsRequired) {
+        const after = await this.d.requests.addApproval(tx, uid, approvals);
+        await this.record(tx, p, cur, after);
+        return { after, granted: false };
+      }
+      const bindingUid = await this.bind(tx, p, cur, now);
+      const after = await this.d.requests.close(tx, uid, {
+        state: 'APPROVED',
+        approvals,
+        bindingUid,
+      });
+      await this.record(tx, p, cur, after, bindingUid);
+      return { after, granted: true };
+    });
+    if (result.granted) this.d.authz.grantsChanged();
+    return result.after;
+  }
+
+  /**
+   * Close a pending request as denied: any approver (not the requester; it cancels).
+   * @throws RpcError NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION (REQUEST_CLOSED).
+   */
+  async deny(p: Principal, body: Body): Promise<AccessRequest> {
+    const { uid, reason = '' } = parseInput(decisionSchema, body);
+    const r = await this.visible(p, uid);
+    if (this.isRequester(p, r))
+      throw permissionDenied('a requester cancels its own request rather than denying it');
+    await this.d.authz.require(p, 'role_bindings.create', r.parentUid, 'groups.list', GROUP_TYPE);
+    return this.closeAs(p, uid, 'DENIED', reason);
+  }
+
+  /**
+   * The requester withdraws its pending request.
+   * @throws RpcError NOT_FOUND, PERMISSION_DENIED (not the requester), FAILED_PRECONDITION.
+   */
+  async cancel(p: Principal, body: Body): Promise<AccessRequest> {
+    const { uid, reason = '' } = parseInput(decisionSchema, body);
+    const r = await this.visible(p, uid);
+    if (!this.isRequester(p, r)) throw permissionDenied('only the requester cancels a request');
+    return this.closeAs(p, uid, 'CANCELLED', reason);
+  }
+
+  /** Close every pending request past its timeout as EXPIRED, each audited; answers how many. */
+  async closeTimedOut(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.d.uow.run(async (tx) => {
+        const due = await this.d.requests.timedOut(tx, BATCH);
+        for (const r of due) {
+          const after = await this.d.requests.close(tx, r.uid, { state: 'EXPIRED' });
+          await this.record(tx, TIMEOUT, r, after);
+        }
+        return due.length;
+      });
+      total += n;
+      if (n < BATCH) return total;
+    }
+  }
+
+  /** The policy in force at a group. @throws RpcError NOT_FOUND (a group the caller may not list). */
+  async policy(p: Principal, body: Body): Promise<RequestPolicy> {
+    const { groupUid } = parseInput(policyQuerySchema, body);
+    await this.d.authz.require(p, 'groups.list', groupUid, 'groups.list', GROUP_TYPE);
+    return this.d.uow.read((tx) => this.d.requests.policyAt(tx, groupUid));
+  }
+
+  /**
+   * Set a group's policy (inherited below it); applies to requests made from now on.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED (no `groups.update`).
+   */
+  async setPolicy(p: Principal, body: Body): Promise<RequestPolicy> {
+    const { groupUid, ...input } = parseInput(policySchema, body);
+    await this.d.authz.require(p, 'groups.update', groupUid, 'groups.list', GROUP_TYPE);
+    const next = {
+      approvals: input.approvals,
+      timeoutSeconds: input.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+    };
+    return this.d.uow.run(async (tx) => {
+      const before = await this.d.requests.policyAt(tx, groupUid);
+      await this.d.requests.setPolicy(tx, groupUid, next);
+      const after = { ...next, groupUid };
+      await this.d.audit.record(tx, p, {
+        type: ACCESS_REQUEST_POLICY_TYPE,
+        operation: 'update',
+        uid: groupUid,
+        before,
+        after,
+      });
+      return after;
+    });
+  }
+
+  private async closeAs(
+    p: Principal,
+    uid: string,
+    state: 'DENIED' | 'CANCELLED',
+    reason: string,
+  ): Promise<AccessRequest> {
+    return this.d.uow.run(async (tx) => {
+      const cur = await this.pending(tx, uid);
+      const after = await this.d.requests.close(tx, uid, {
+        state,
+        closedBy: approverOf(p),
+        closeReason: reason,
+      });
+      await this.record(tx, p, cur, after);
+      return after;
+    });
+  }
+
+  /** The request locked, still pending and not timed out. */
+  private async pending(tx: Tx, uid: string): Promise<AccessRequest> {
+    const cur = await this.d.requests.lock(tx, uid);
+    if (!cur) throw notFound(ACCESS_REQUEST_TYPE, uid);
+    if (cur.state !== 'PENDING')
+      throw failedPrecondition('REQUEST_CLOSED', `the request is ${cur.state.toLowerCase()}`, uid);
+    if (cur.timeoutTime.getTime() <= this.now())
+      throw failedPrecondition('REQUEST_TIMED_OUT', 'the request has timed out', uid);
+    return cur;
+  }
+
+  /** Make the request's binding as the approver, in the approving transaction. */
+  private async bind(tx: Tx, p: Principal, r: AccessRequest, now: number): Promise<string> {
+    const start = r.notBefore && r.notBefore.getTime() > now ? r.notBefore : undefined;
+    const binding = await this.d.bindings.insert(tx, {
+      uid: newChildUid(r.parentUid),
+      parentUid: r.parentUid,
+      identityUid: r.requesterUid,
+      roleUid: r.roleUid,
+      expireTime: new Date((start?.getTime() ?? now) + r.durationSeconds * 1000),
+      ...(start ? { notBefore: start } : {}),
+    });
+    await this.d.audit.record(tx, p, {
+      type: ROLE_BINDING_TYPE,
+      operation: 'create',
+      uid: binding.uid,
+      after: binding,
+    });
+    return binding.uid;
+  }
+
+  /** An approver must be able to create the binding itself: anything less is a refusal. */
+  private async requireBindable(p: Principal, r: AccessRequest): Promise<void> {
+    try {
+      await this.d.bindable(p, {
+        groupUid: r.parentUid,
+        identityUid: r.requesterUid,
+        roleUid: r.roleUid,
+      });
+    } catch (e) {
+      if (isRpcError(e) && (e.code === 3 || e.code === 5 || e.code === 7))
+        throw permissionDenied(`an approver must be able to create this binding: ${e.message}`);
+      throw e;
+    }
+  }
+
+  private async visible(p: Principal, uid: string): Promise<AccessRequest> {
+    requireUid(uid);
+    const found = await this.d.uow.read((tx) => this.d.requests.get(tx, uid));
+    if (!found || !(await this.sees(p, found))) throw notFound(ACCESS_REQUEST_TYPE, uid);
+    return found;
+  }
+
+  private isRequester(p: Principal, r: AccessRequest): boolean {
+    return p.kind === 'identity' && p.uid === r.requesterUid;
+  }
+
+  private async sees(p: Principal, r: AccessRequest): Promise<boolean> {
+    return this.isRequester(p, r) || (await this.d.authz.can(p, 'role_bindings.create', r.uid));
+  }
+
+  private record(
+    tx: Tx,
+    p: Principal,
+    before: AccessRequest | undefined,
+    after: AccessRequest,
+    bindingUid?: string,
+  ): Promise<void> {
+    return this.d.audit.record(tx, p, {
+      type: ACCESS_REQUEST_TYPE,
+      operation: before ? 'update' : 'create',
+      uid: after.uid,
+      ...(before ? { before } : {}),
+      after,
+      ...(bindingUid
+        ? {
+            cascaded: [
+              { resourceType: ROLE_BINDING_TYPE, resourceUid: bindingUid, operation: 'create' },
+            ],
+          }
+        : {}),
+    });
+  }
+}
+
+/** How an approval or a close names its actor: the identity's uid, or the admin token. */
+function approverOf(p: Principal): string {
+  return p.kind === 'identity' ? p.uid : p.kind === 'admin' ? 'admin' : `system:${p.name}`;
+}

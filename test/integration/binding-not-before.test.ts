@@ -1,0 +1,154 @@
+import test from 'ava';
+import { createGroup } from '../helpers/fixtures.js';
+import { ISSUER, createIdentity, createRole, fields } from '../helpers/iam-fixtures.js';
+import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * Scheduled grants (`notBefore`), mirroring binding-expiry.test.ts: validated at create,
+ * shown on the binding, and granting from their instant on every worker, even one whose
+ * grant cache remembered the identity's grants before the start.
+ */
+let db: TestDatabase;
+/** Two Arbor instances over one database: two workers, each with its own grant cache. */
+let a: TestServer;
+let b: TestServer;
+let org: string;
+let reader: string;
+const B = '/iam/v2beta1/roleBindings';
+
+test.before(async () => {
+  db = await freshDatabase();
+  a = await startServer({}, { database: db });
+  b = await startServer({}, { database: { ...db, close: () => Promise.resolve() } });
+  org = await createGroup(a.admin, 'scheduled-org');
+  reader = await createRole(a.admin, org, 'reader', ['groups.list', 'repo.list']);
+});
+test.after.always(async () => {
+  await b?.close();
+  await a?.close();
+});
+
+async function tokenFor(s: TestServer, uid: string, name: string): Promise<string> {
+  return (await s.arbor.tokens.sign(uid, { iss: ISSUER, sub: `sub-${name}` })).token;
+}
+
+/** Resolves once the wall clock has reached `at` (a condition, not a guess at a delay). */
+async function until(at: number): Promise<void> {
+  while (Date.now() < at) await new Promise((r) => setTimeout(r, Math.min(20, at - Date.now())));
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+test.serial(
+  'notBefore: validated, before expireTime, set once, shown on the binding',
+  async (t) => {
+    const id = await createIdentity(a.admin, org, 'validated');
+    const garbage = await a.admin.post(`${B}/${org}`, {
+      identityUid: id,
+      roleUid: reader,
+      notBefore: 'next week',
+    });
+    t.is(garbage.status, 400);
+    t.deepEqual(fields(garbage.body), ['notBefore']);
+    const start = Date.now() + 3_600_000;
+    for (const end of [start, start - 1]) {
+      const inverted = await a.admin.post(`${B}/${org}`, {
+        identityUid: id,
+        roleUid: reader,
+        notBefore: iso(start),
+        expireTime: iso(end),
+      });
+      t.is(inverted.status, 400, 'an empty window is refused');
+      t.deepEqual(fields(inverted.body), ['notBefore']);
+    }
+    const ok = await a.admin.post(`${B}/${org}`, {
+      identityUid: id,
+      roleUid: reader,
+      notBefore: iso(start),
+      expireTime: iso(start + 1),
+    });
+    t.is(ok.status, 200);
+    t.is(new Date(ok.body.notBefore).getTime(), start);
+    t.true(ok.body.pending);
+    t.false(ok.body.expired);
+    const moved = await a.admin.patch(`${B}/${ok.body.uid}?updateMask=notBefore`, {
+      notBefore: iso(start + 60_000),
+    });
+    t.is(moved.status, 400, 'a start is set once, at create');
+    // Server-owned: `pending` in a body is ignored, never stored.
+    const echoed = await a.admin.post(`${B}/${org}`, {
+      identityUid: await createIdentity(a.admin, org, 'echo'),
+      roleUid: reader,
+      pending: true,
+    });
+    t.is(echoed.status, 200);
+    t.is(echoed.body.pending, undefined);
+    t.is(echoed.body.notBefore, undefined);
+  },
+);
+
+test.serial(
+  'start: from notBefore on, every worker grants, even from a grant cache warmed before it',
+  async (t) => {
+    const id = await createIdentity(a.admin, org, 'scheduled');
+    const startAt = Date.now() + 1_500;
+    const created = await a.admin.post(`${B}/${org}`, {
+      identityUid: id,
+      roleUid: reader,
+      notBefore: iso(startAt),
+    });
+    t.is(created.status, 200);
+    const onA = a.client(await tokenFor(a, id, 'scheduled'));
+    const onB = b.client(await tokenFor(b, id, 'scheduled'));
+    const ask = () =>
+      b.admin.post('/iam/v2beta1/access:check', {
+        identityUid: id,
+        capability: 'groups.list',
+        groupUid: org,
+      });
+    // Warm both workers' grant caches shortly before the start: they remember the
+    // scheduled grant, which must not grant yet, and must grant at its instant.
+    // An answer finished before the start was decided before it: it must deny. (A loaded
+    // machine may finish one after the start; that one proves nothing either way.)
+    const before = (what: string, denied: boolean) => {
+      if (Date.now() < startAt) t.true(denied, `${what}: granted before its start`);
+    };
+    await until(startAt - 600);
+    before('a', (await onA.get(`/iam/v2beta1/groups/${org}`)).status === 404);
+    before('b', (await onB.get(`/iam/v2beta1/groups/${org}`)).status === 404);
+    before('check', !(await ask()).body.allowed);
+    const who = await b.admin.get(`/iam/v2beta1/access:whoCan?group=${org}&capability=repo.list`);
+    before('who-can', !JSON.stringify(who.body).includes(id));
+    await until(startAt);
+    // Well inside the caches' one second: the remembered grant carries its start.
+    t.is((await onB.get(`/iam/v2beta1/groups/${org}`)).status, 200);
+    t.is((await onA.get(`/iam/v2beta1/groups/${org}`)).status, 200);
+    t.true((await ask()).body.allowed);
+    const after = await b.admin.get(`/iam/v2beta1/access:whoCan?group=${org}&capability=repo.list`);
+    t.true(JSON.stringify(after.body).includes(id), 'a holder from its start');
+    const listed = await a.admin.get(`${B}?identity=${id}`);
+    t.false(listed.body.roleBindings[0].pending);
+  },
+);
+
+test.serial('a window: denied before, granted inside, denied 1 ms after it ends', async (t) => {
+  const id = await createIdentity(a.admin, org, 'windowed');
+  const startAt = Date.now() + 1_200;
+  const endAt = startAt + 1_000;
+  const created = await a.admin.post(`${B}/${org}`, {
+    identityUid: id,
+    roleUid: reader,
+    notBefore: iso(startAt),
+    expireTime: iso(endAt),
+  });
+  t.is(created.status, 200);
+  const on = b.client(await tokenFor(b, id, 'windowed'));
+  const get = async () => (await on.get(`/iam/v2beta1/groups/${org}`)).status;
+  const early = await get();
+  if (Date.now() < startAt) t.is(early, 404, 'denied before its start');
+  await until(startAt);
+  t.is(await get(), 200);
+  await until(endAt + 1);
+  t.is(await get(), 404);
+});

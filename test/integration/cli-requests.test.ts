@@ -1,0 +1,135 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { runArbor, type CliRun } from '../helpers/cli-run.js';
+import { createGroup } from '../helpers/fixtures.js';
+import { createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * `arbor request`, `arbor approve`, `arbor deny`, `arbor requests list|get|cancel|policy`
+ * as processes against a real Arbor (PGlite or PostgreSQL, by ARBOR_TEST_DB).
+ */
+let s: TestServer;
+let home: string;
+let org: string;
+let asker: string;
+let approver: string;
+
+test.before(async () => {
+  s = await startServer();
+  home = mkdtempSync(join(tmpdir(), 'arbor-cli-requests-'));
+  org = await createGroup(s.admin, 'cli-requests');
+  const looker = await createRole(s.admin, org, 'looker', ['groups.list', 'roles.list']);
+  const granter = await createRole(s.admin, org, 'granter', [
+    'groups.list',
+    'identity.list',
+    'roles.list',
+    'role_bindings.create',
+  ]);
+  await createRole(s.admin, org, 'reader', ['groups.list', 'identity.list']);
+  const a = await createIdentity(s.admin, org, 'asker');
+  const b = await createIdentity(s.admin, org, 'approver');
+  await createBinding(s.admin, org, a, looker);
+  await createBinding(s.admin, org, b, granter);
+  asker = (await s.arbor.tokens.sign(a, { iss: 'https://x.example', sub: 'asker' })).token;
+  approver = (await s.arbor.tokens.sign(b, { iss: 'https://x.example', sub: 'approver' })).token;
+});
+test.after.always(async () => {
+  await s?.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+function arbor(args: string[], token: string): Promise<CliRun> {
+  return runArbor([...args, '--api', s.url], { HOME: home, ARBOR_TOKEN: token });
+}
+
+test.serial('request by role name, the inbox, approve; deny; cancel; policy', async (t) => {
+  const policy = await arbor(
+    ['requests', 'policy', '--group', 'cli-requests', '--approvals', '1', '--timeout', '2d'],
+    ADMIN_TOKEN,
+  );
+  t.is(policy.code, 0, policy.stderr);
+  t.regex(policy.stdout, /approvals: 1, timeout: 172800s/);
+
+  const asked = await arbor(
+    [
+      'request',
+      'reader',
+      '--group',
+      'cli-requests',
+      '--for',
+      '2h',
+      '--reason',
+      'deploy',
+      '-o',
+      'json',
+    ],
+    asker,
+  );
+  t.is(asked.code, 0, asked.stderr);
+  const r = JSON.parse(asked.stdout) as { uid: string; durationSeconds: number; state: string };
+  t.is(r.durationSeconds, 7200);
+  t.is(r.state, 'PENDING');
+
+  const inbox = await arbor(['requests', 'list', '--state', 'PENDING'], approver);
+  t.is(inbox.code, 0, inbox.stderr);
+  t.regex(inbox.stdout, /^STATE\s+APPROVALS\s+REASON\s+CREATED\s+UID$/m);
+  t.true(inbox.stdout.includes(r.uid));
+
+  const own = await arbor(['approve', r.uid], asker);
+  t.is(own.code, 6, 'PERMISSION_DENIED: not one’s own');
+  const ok = await arbor(['approve', r.uid, '--reason', 'fine'], approver);
+  t.is(ok.code, 0, ok.stderr);
+  t.regex(ok.stdout, new RegExp(`${r.uid}: APPROVED \\(1/1 approvals, binding `));
+
+  const second = JSON.parse(
+    (
+      await arbor(
+        [
+          'request',
+          'reader',
+          '--group',
+          'cli-requests',
+          '--for',
+          '1h',
+          '--reason',
+          'x',
+          '-o',
+          'json',
+        ],
+        asker,
+      )
+    ).stdout,
+  ) as { uid: string };
+  const denied = await arbor(['deny', second.uid, '--reason', 'no'], approver);
+  t.regex(denied.stdout, /DENIED/);
+  const third = JSON.parse(
+    (
+      await arbor(
+        [
+          'request',
+          'reader',
+          '--group',
+          'cli-requests',
+          '--for',
+          '1h',
+          '--reason',
+          'y',
+          '--from',
+          '1h',
+          '-o',
+          'json',
+        ],
+        asker,
+      )
+    ).stdout,
+  ) as { uid: string; notBefore?: string };
+  t.truthy(third.notBefore);
+  const cancelled = await arbor(['requests', 'cancel', third.uid], asker);
+  t.is(cancelled.code, 0, cancelled.stderr);
+  t.regex(cancelled.stdout, /CANCELLED/);
+  const got = await arbor(['requests', 'get', third.uid, '-o', 'json'], asker);
+  t.is((JSON.parse(got.stdout) as { state: string }).state, 'CANCELLED');
+});
