@@ -11,7 +11,6 @@ import { KINDS, rpcPlural } from '../../src/wire/kinds.js';
 /** Kinds the CLI does not drive as `arbor <kinds> …`, and why. */
 const NOT_IN_CLI: Readonly<Record<string, string>> = {
   accountAssociations: 'set up by people signing in, not typed',
-  accessRequests: 'verbs of their own: arbor request, approve, deny, requests',
 };
 
 test("every CLI kind is a descriptor's kind, at its path and with its list array", (t) => {
