@@ -16,6 +16,7 @@ import type { AuditService } from './resources/audit/audit-service.js';
 import type { SubscriptionService } from './resources/subscriptions/subscription-service.js';
 import type { AdminService } from './resources/admin/admin-service.js';
 import type { AccessService } from './resources/access/access-service.js';
+import type { UnusedAccessService } from './resources/usage/unused-access-service.js';
 import type { TokenTester } from './resources/sts/token-tester.js';
 import type { NameResolver } from './resources/names/name-resolver.js';
 // @service-imports
@@ -40,6 +41,8 @@ export interface Services {
   subscriptions: SubscriptionService;
   admin: AdminService;
   access: AccessService;
+  /** Unused-access findings (bindings and identities unused for a window). */
+  unusedAccess: UnusedAccessService;
   /** The claim tester (a dry run of the STS exchange). */
   tokenTester: TokenTester;
   /** Names and paths of names to groups, identities and roles. */

@@ -16,6 +16,7 @@ import { KnexAuditStore } from './audit-store.js';
 import { KnexOutboxStore } from './outbox-store.js';
 import { KnexSubscriptionStore } from './subscription-store.js';
 import { KnexNameStore } from './name-store.js';
+import { KnexUsageStore } from './usage-store.js';
 
 /** One instance of every store; they are stateless and shared by all services. */
 export function createStores() {
@@ -38,5 +39,6 @@ export function createStores() {
     subscriptions: new KnexSubscriptionStore(),
     outbox: new KnexOutboxStore(),
     names: new KnexNameStore(),
+    usage: new KnexUsageStore(),
   };
 }
