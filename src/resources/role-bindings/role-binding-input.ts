@@ -18,8 +18,13 @@ export const roleBindingCreateSchema = z.strictObject({
   ...refs,
   expireTime: expireTimeSchema.optional(),
 });
-/** An update re-points a binding; its expiry is set once, at create. */
-export const roleBindingPatchSchema = z.strictObject(refs).partial();
+/**
+ * An update re-points a binding, or brings its expiry forward (the unused-access remedy,
+ * "expire in N days"): an expiry is set at create, or by an update that only shortens it.
+ */
+export const roleBindingPatchSchema = z
+  .strictObject({ ...refs, expireTime: expireTimeSchema })
+  .partial();
 
 const orgOf = (uid: string) => uid.slice(0, 40);
 
