@@ -32,7 +32,11 @@ export interface UsageFlusherDeps {
 export class UsageFlusher {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
-  readonly stats = { flushes: 0, failures: 0 };
+  /**
+   * `lastWritten`: the latest use (epoch ms) the last successful flush wrote; what a crash
+   * would lose is what was recorded after it.
+   */
+  readonly stats = { flushes: 0, failures: 0, lastWritten: 0 };
 
   constructor(private readonly d: UsageFlusherDeps) {}
 
@@ -49,6 +53,8 @@ export class UsageFlusher {
     try {
       await this.d.uow.run((tx) => this.d.writer.record(tx, batch));
       this.stats.flushes++;
+      for (const m of [batch.bindings, batch.identities])
+        for (const at of m.values()) if (at > this.stats.lastWritten) this.stats.lastWritten = at;
     } catch (e) {
       this.stats.failures++;
       this.d.recorder.restore(batch);
