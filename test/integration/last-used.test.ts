@@ -115,7 +115,6 @@ test.serial('a check answered from the read caches still records its bindings', 
   // Until the caches have the facts (loaded in the background), checks go to the database.
   const hits = () => s.arbor.readCaches.self_checks?.hits ?? 0;
   const before = hits();
-  let second: number | undefined;
   for (let i = 0; i < 200; i++) {
     await new Promise((r) => setTimeout(r, 10));
     t.true((await ask()).body.allowed);
@@ -123,7 +122,7 @@ test.serial('a check answered from the read caches still records its bindings', 
   }
   if (TEST_BACKEND === 'postgres') t.true(hits() > before, 'answered from memory');
   await s.arbor.usage!.flusher.flush();
-  second = await lastUsed(bindings.check!);
+  const second = await lastUsed(bindings.check!);
   t.true(second! > first!, 'the cached answer moved last used');
   // Also over gRPC (the unary fast path), about the caller itself.
   const caller = s.grpc(await tokenFor(ids.check!));
