@@ -6,7 +6,9 @@ import { GroupsService } from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
 import { TEST_BACKEND } from '../helpers/db.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
+import { TOKEN_USE } from '../../src/auth/token-issuer.js';
 import { builtinRole } from '../helpers/authority.js';
+import { basic } from '../helpers/registry-fixtures.js';
 import { ISSUER, createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 
 /**
@@ -21,7 +23,16 @@ let folder: string;
 let viewer: string;
 const ids: Record<string, string> = {};
 const bindings: Record<string, string> = {};
-const DOORS = ['restFast', 'restKoa', 'grpcFast', 'grpcConnect', 'check', 'unusedRole'] as const;
+const DOORS = [
+  'restFast',
+  'restKoa',
+  'grpcFast',
+  'grpcConnect',
+  'check',
+  'unusedRole',
+  'registry',
+] as const;
+const SERVICE = 'registry.last-used.test';
 
 const tokenFor = async (uid: string) =>
   (await s.arbor.tokens.sign(uid, { iss: ISSUER, sub: `sub-${uid}` })).token;
@@ -42,7 +53,7 @@ async function lastSeen(identity: string): Promise<number> {
 }
 
 test.before(async () => {
-  s = await startGrpcServer();
+  s = await startGrpcServer({ ARBOR_REGISTRY_SERVICE: SERVICE });
   org = await createGroup(s.admin, 'used-org');
   folder = await createGroup(s.admin, 'used-folder', org);
   // A built-in role: only answers naming built-in roles are kept by the self-check cache.
@@ -135,6 +146,35 @@ test.serial('a check answered from the read caches still records its bindings', 
   await s.arbor.usage!.flusher.flush();
   t.true((await lastUsed(bindings.check!))! > second!);
 });
+
+test.serial(
+  'the registry token server records the identity and the binding it grants by',
+  async (t) => {
+    const repo = await s.admin.post(`/registry/v2beta1/repos/${folder}`, { name: 'app' });
+    t.is(repo.status, 200);
+    const puller = await builtinRole(s.admin, 'registry.pull');
+    const pullBinding = await createBinding(s.admin, folder, ids.registry!, puller);
+    // A registry-login token, as the STS issues for the registry's audience.
+    const login = await s.arbor.tokens.signFor(
+      TOKEN_USE.registryLogin,
+      SERVICE,
+      ids.registry!,
+      {},
+      600,
+    );
+    const before = await lastSeen(ids.registry!);
+    await new Promise((r) => setTimeout(r, 5));
+    const res = await s
+      .client()
+      .raw(`/auth/registry/token?service=${SERVICE}&scope=repository:${folder}/app:pull`, {
+        headers: { authorization: basic('_token', login.token) },
+      });
+    t.is(res.status, 200);
+    await s.arbor.usage!.flusher.flush();
+    t.true((await lastSeen(ids.registry!)) > before, 'the identity authenticated');
+    t.truthy(await lastUsed(pullBinding), 'the pull binding granted the pull');
+  },
+);
 
 test.serial('a denied decision records nothing', async (t) => {
   const api = s.client(await tokenFor(ids.unusedRole!));
