@@ -51,7 +51,8 @@ export class UsageFlusher {
   async #write(): Promise<void> {
     const batch = this.d.recorder.drain();
     try {
-      await this.d.uow.run((tx) => this.d.writer.record(tx, batch));
+      // Nothing a read cache holds: the caches keep serving through a flush.
+      await this.d.uow.run((tx) => this.d.writer.record(tx, batch), { uncached: true });
       this.stats.flushes++;
       for (const m of [batch.bindings, batch.identities])
         for (const at of m.values()) if (at > this.stats.lastWritten) this.stats.lastWritten = at;
