@@ -53,7 +53,11 @@ test('a decision records every binding whose own role holds the capability, and 
     bindings: [{ uid: 'gone', capabilities: caps('groups.list') }],
   };
   const r = new UsageRecorder();
-  const authz = new Authorizer({ grantsOf: async () => [grant, other, expired] }, () => 10, r);
+  const authz = new Authorizer(
+    { grantsOf: () => Promise.resolve([grant, other, expired]) },
+    () => 10,
+    r,
+  );
   const p = { kind: 'identity', uid: `${G}/fedcba9876543210` } as const;
   t.true(await authz.can(p, 'groups.list', G));
   t.deepEqual([...r.drain().bindings.keys()].sort(), ['deleter', 'viewer']);
