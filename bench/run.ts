@@ -4,7 +4,8 @@
  * process, load the gRPC cases and their REST twins with the closed-loop generator, and
  * write bench/results/<date>-<scale>.{json,md} plus the captured SQL and the plans.
  * `--only=cli-startup` alone times `arbor --help` and `--version` against `node -e 0` instead
- * (bench/cli-startup.ts): no database, no load.
+ * (bench/cli-startup.ts): no database, no load. `--only=last-used` alone compares the access
+ * check with last-used recording on and off (bench/last-used-bench.ts).
  */
 import { execSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -262,6 +263,21 @@ async function main(): Promise<void> {
 if (only?.length === 1 && only[0] === 'cli-startup') {
   const runs = Number(args.find((a) => a.startsWith('--runs='))?.slice(7) ?? '20');
   (await import('./cli-startup.js')).benchCliStartup(runs);
+  process.exit(0);
+}
+
+// `--only=last-used`: the check with last-used recording on and off (bench/last-used-bench.ts).
+if (only?.length === 1 && only[0] === 'last-used') {
+  const num = (name: string, d: number) =>
+    Number(args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? d);
+  await (
+    await import('./last-used-bench.js')
+  ).benchLastUsed({
+    seconds: num('seconds', 5),
+    rounds: num('rounds', 6),
+    concurrency: num('concurrency', 32),
+    log,
+  });
   process.exit(0);
 }
 

@@ -12,6 +12,7 @@ import type { Authenticator } from './auth/authenticator.js';
 import type { TrustedIssuerKeys } from './auth/remote-key-sets.js';
 import type { SignInToken } from './auth/sign-in-token.js';
 import { TOKEN_USE, type TokenIssuer } from './auth/token-issuer.js';
+import { UsageRecorder } from './auth/usage-recorder.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
 import { openDatabase, type Database } from './db/connect.js';
@@ -38,6 +39,7 @@ import type { SinkTransport } from './resources/events/sink-transport.js';
 import { ListPager } from './resources/list-pager.js';
 import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-sweeper.js';
 import type { SecurityTokenService } from './resources/sts/security-token-service.js';
+import { UsageFlusher } from './resources/usage/usage-flusher.js';
 import { serviceLayer, type ServiceFoundation, type ServiceLayer } from './service-layer.js';
 import type { Services } from './services.js';
 import { presentResource } from './wire/resource-presenter.js';
@@ -65,6 +67,11 @@ export interface Arbor {
   delivery: DeliveryWorker;
   /** Deletes role bindings past expiry and retention; `arbor serve` starts it. */
   bindingSweeper: BindingExpirySweeper;
+  /**
+   * Writes recorded last-used times every ARBOR_LAST_USED_FLUSH_MS; `arbor serve` starts it,
+   * `close()` writes what is left. Undefined when ARBOR_LAST_USED=false.
+   */
+  usage: { recorder: UsageRecorder; flusher: UsageFlusher } | undefined;
   /** The read caches' counters, by cache (empty when the cache is off). */
   readCaches: Readonly<Record<string, ReadCacheStats>>;
   close(): Promise<void>;
@@ -113,6 +120,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const stores = createStores();
     const caches = readCaches(db, uow, stores, metrics);
     const audit = opts.audit === false ? NO_AUDIT : new AuditLog(stores.audit, presentResource);
+    const usage = config.lastUsed ? usageOf(config, uow, stores, logger) : undefined;
     const layer = await serviceLayer({
       config,
       db,
@@ -125,6 +133,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       audit,
       trustedKeys: opts.trustedKeys,
       signInToken: opts.signInToken,
+      usage: usage?.recorder,
     });
     const workers = backgroundWorkers(config, opts, logger, { uow, stores, audit, layer });
     const door = restDoor(config, opts, logger, metrics, layer);
@@ -141,9 +150,12 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       metrics,
       delivery: workers.delivery,
       bindingSweeper: workers.bindingSweeper,
+      usage,
       readCaches: caches.readCaches,
       close: async () => {
         await workers.bindingSweeper.stop();
+        // Graceful shutdown writes the last-used times recorded since the last flush.
+        await usage?.flusher.stop();
         await workers.delivery.stop();
         if (workers.sinkTransport instanceof HttpSinkTransport) workers.sinkTransport.close();
         await db.close();
@@ -287,6 +299,24 @@ function backgroundWorkers(
     log: logger.child({ component: 'binding-expiry' }),
   });
   return { sinkTransport, delivery, bindingSweeper };
+}
+
+/** The last-used recorder every decision and authentication notes into, and its flush. */
+function usageOf(
+  config: Readonly<Config>,
+  uow: KnexUnitOfWork,
+  stores: ReturnType<typeof createStores>,
+  logger: Logger,
+): { recorder: UsageRecorder; flusher: UsageFlusher } {
+  const recorder = new UsageRecorder();
+  const flusher = new UsageFlusher({
+    uow,
+    writer: stores.usage,
+    recorder,
+    intervalMs: config.lastUsedFlushMs,
+    log: logger.child({ component: 'last-used' }),
+  });
+  return { recorder, flusher };
 }
 
 /** The doors step: the REST door (Koa and the fast reads beside it) with the public routes. */

@@ -76,6 +76,10 @@ export interface Config {
   bindingRetentionMs: number;
   /** How often the expiry sweeper looks for bindings past their retention. */
   bindingSweepMs: number;
+  /** ARBOR_LAST_USED: record when bindings grant and identities authenticate (default on). */
+  lastUsed: boolean;
+  /** ARBOR_LAST_USED_FLUSH_MS: how often recorded last-used times are written (at most lost in a crash). */
+  lastUsedFlushMs: number;
   /** `ARBOR_WORKERS`: processes serving the API (`arbor serve`); unset → one per core. */
   workers: number | undefined;
   /**
@@ -265,6 +269,8 @@ export const environmentSchema = z.object({
   ARBOR_EVENTS_CONCURRENCY: integer(16, 1, 1024),
   ARBOR_BINDING_RETENTION_SECONDS: integer(7 * 24 * 3600, 0, 366 * 24 * 3600),
   ARBOR_BINDING_SWEEP_SECONDS: integer(60, 1, 24 * 3600),
+  ARBOR_LAST_USED: flag(true),
+  ARBOR_LAST_USED_FLUSH_MS: integer(5_000, 100, 60_000),
   ARBOR_WORKERS: z
     .string()
     .regex(/^\d+$/, { error: 'must be a whole number from 1 to 256' })
@@ -414,6 +420,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     eventsConcurrency: e.ARBOR_EVENTS_CONCURRENCY,
     bindingRetentionMs: e.ARBOR_BINDING_RETENTION_SECONDS * 1000,
     bindingSweepMs: e.ARBOR_BINDING_SWEEP_SECONDS * 1000,
+    lastUsed: e.ARBOR_LAST_USED,
+    lastUsedFlushMs: e.ARBOR_LAST_USED_FLUSH_MS,
     workers: e.ARBOR_WORKERS,
     tls,
     http: httpLimitsOf(e),

@@ -8,6 +8,7 @@ import type { SignInToken } from './auth/sign-in-token.js';
 import { loadSecretKeys } from './auth/secret-keys.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
+import type { UsageRecorder } from './auth/usage-recorder.js';
 import type { RegistryAuthRouteDeps } from './api/routes/registry-auth-routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
@@ -55,6 +56,7 @@ import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.
 import { UserService } from './resources/users/user-service.js';
 import { UserSignIn } from './resources/users/user-sign-in.js';
 import type { Services } from './services.js';
+import { UnusedAccessService } from './resources/usage/unused-access-service.js';
 // @service-layer-imports
 
 /** What the services are built on: the infrastructure and cache steps of compose(). */
@@ -77,6 +79,8 @@ export interface ServiceFoundation {
   trustedKeys: TrustedIssuerKeys | undefined;
   /** A development run's sign-in token, accepted as the bootstrap admin (cli/serve.ts). */
   signInToken: SignInToken | undefined;
+  /** Where decisions and authentications record last use (undefined: ARBOR_LAST_USED=false). */
+  usage: UsageRecorder | undefined;
 }
 
 /** The services and the token machinery the doors are given. */
@@ -101,7 +105,7 @@ type ResourceServices = Omit<Services, 'tokenTester' | 'names'>;
  * uses them (signing, the STS, people's sign-in, the registry's token server).
  */
 export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> {
-  const authz = new Authorizer(f.grants);
+  const authz = new Authorizer(f.grants, Date.now, f.usage);
   const { loginIssuer, loginClientId } = f.config;
   const serverLogin =
     loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;
@@ -125,7 +129,7 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
   const services: Services = { ...base, tokenTester, names };
   const authenticator = new ChainAuthenticator(
     f.config.adminToken,
-    new ApiTokenAuthenticator(tokens),
+    new ApiTokenAuthenticator(tokens, undefined, undefined, f.usage),
     f.signInToken,
   );
   const registryAuth = registryAuthOf(f, authz, services, { tokens, sts, authenticator });
@@ -175,6 +179,14 @@ async function resourceServices(
       ...(f.checkCache ? { cache: f.checkCache } : {}),
       ...(f.selfChecks ? { selfChecks: f.selfChecks } : {}),
       ...(f.holdersCache ? { holders: f.holdersCache } : {}),
+      ...(f.usage ? { usage: f.usage } : {}),
+    }),
+    unusedAccess: new UnusedAccessService({
+      uow,
+      authz,
+      pager,
+      usage: st.usage,
+      access: st.access,
     }),
     accessSimulator: new AccessSimulator({ uow, authz, pager, simulation: st.simulation }),
     repos: new RepoService({ ...common, repos: st.repos }),
@@ -263,6 +275,7 @@ function tokenServices(
   const sts = new SecurityTokenService(base.identities, remoteKeys, tokens, {
     allowInsecureIssuers,
     people: users,
+    ...(f.usage ? { usage: f.usage } : {}),
   });
   // The claim tester runs the exchange's own rules (and key lookups), so it comes with the STS.
   const tokenTester = new TokenTester(base.identities, sts, async (p) => {
@@ -285,7 +298,7 @@ function registryAuthOf(
   if (service !== undefined) t.sts.acceptAudience(service);
   if (!service) return undefined;
   return {
-    credentials: new RegistryCredentials(t.authenticator, t.tokens, t.sts, service),
+    credentials: new RegistryCredentials(t.authenticator, t.tokens, t.sts, service, f.usage),
     tokens: new RegistryTokenService({
       uow: f.uow,
       authz,

@@ -17,6 +17,7 @@ import type { SubscriptionService } from './resources/subscriptions/subscription
 import type { AdminService } from './resources/admin/admin-service.js';
 import type { AccessService } from './resources/access/access-service.js';
 import type { AccessSimulator } from './resources/access/access-simulator.js';
+import type { UnusedAccessService } from './resources/usage/unused-access-service.js';
 import type { TokenTester } from './resources/sts/token-tester.js';
 import type { NameResolver } from './resources/names/name-resolver.js';
 // @service-imports
@@ -44,6 +45,8 @@ export interface Services {
   access: AccessService;
   /** `access:simulate`: the access delta of a change set, changing nothing. */
   accessSimulator: AccessSimulator;
+  /** Unused-access findings (bindings and identities unused for a window). */
+  unusedAccess: UnusedAccessService;
   /** The claim tester (a dry run of the STS exchange). */
   tokenTester: TokenTester;
   /** Names and paths of names to groups, identities and roles. */

@@ -3,6 +3,7 @@ import { isSelfOrBelow } from '../core/uidp.js';
 import type { Visibility } from '../core/visibility.js';
 import type { Capability } from './capabilities.js';
 import type { Principal } from './principal.js';
+import type { UsageRecorder } from './usage-recorder.js';
 
 /** A capability set held at a group and, by inheritance, everywhere below it. */
 export interface Grant {
@@ -18,6 +19,17 @@ export interface Grant {
    * like `expiresAt`, so a grant remembered before it starts begins to grant on time.
    */
   startsAt?: number;
+  /**
+   * The role bindings this grant is made of, each with what its own role grants: a
+   * decision records as used only those whose role holds the capability decided.
+   */
+  bindings?: readonly GrantBinding[];
+}
+
+/** One role binding behind a grant. */
+export interface GrantBinding {
+  uid: string;
+  capabilities: ReadonlySet<Capability>;
 }
 
 /**
@@ -57,10 +69,21 @@ export interface GrantSource {
 export class Authorizer {
   readonly #grants = new WeakMap<Principal, Promise<Grant[]>>();
 
+  /**
+   * `usage`: where a decision's granting bindings are recorded as used (last used); absent:
+   * nothing is recorded, and `can` stops at the first grant that holds.
+   */
   constructor(
     private readonly source: GrantSource,
     private readonly now: () => number = Date.now,
+    private readonly usage?: UsageRecorder,
   ) {}
+
+  /** Record `g`'s bindings holding `cap` as used at `now`: a map write, nothing awaited. */
+  private used(g: Grant, cap: Capability, now: number): void {
+    if (g.bindings === undefined || this.usage === undefined) return;
+    for (const b of g.bindings) if (b.capabilities.has(cap)) this.usage.bindingUsed(b.uid, now);
+  }
 
   /** Grants are read once per principal object, i.e. once per request. */
   private grants(p: Principal): Promise<Grant[]> | undefined {
@@ -94,7 +117,16 @@ export class Authorizer {
     if (this.isSuperuser(p)) return true;
     const grants = (await this.grants(p)) ?? [];
     const now = this.now();
-    return grants.some((g) => grantsAt(g, cap, uid, now));
+    let allowed = false;
+    // Every grant that holds is recorded as used, not only the first: a binding that
+    // grants a decision another also grants is in use, not a finding.
+    for (const g of grants) {
+      if (!grantsAt(g, cap, uid, now)) continue;
+      if (this.usage === undefined) return true;
+      allowed = true;
+      this.used(g, cap, now);
+    }
+    return allowed;
   }
 
   /**
@@ -111,6 +143,7 @@ export class Authorizer {
     for (const g of grants) {
       if (!grantsAt(g, cap, uid, now)) continue;
       until = Math.max(until ?? 0, g.expiresAt ?? Infinity);
+      this.used(g, cap, now);
     }
     return until;
   }
@@ -120,9 +153,9 @@ export class Authorizer {
     if (this.isSuperuser(p)) return { kind: 'all' };
     const grants = (await this.grants(p)) ?? [];
     const now = this.now();
-    const scopes = grants
-      .filter((g) => g.capabilities.has(cap) && isLive(g, now))
-      .map((g) => g.scope);
+    const holding = grants.filter((g) => g.capabilities.has(cap) && isLive(g, now));
+    for (const g of holding) this.used(g, cap, now);
+    const scopes = holding.map((g) => g.scope);
     // Drop scopes already covered by a wider one: fewer OR branches in every list query.
     const minimal = scopes.filter((s) => !scopes.some((o) => o !== s && isSelfOrBelow(o, s)));
     return { kind: 'scopes', scopes: [...new Set(minimal)] };

@@ -84,4 +84,29 @@ export function registerAccessCommands(program: Command): void {
       '\nExit status: 0 when the token would assume the identity (any of them), 1 when not.',
     )
     .action(act('testToken'));
+
+  program
+    .command('access')
+    .description('access findings')
+    .command('unused')
+    .description(
+      'bindings that granted nothing and identities that did not sign in for a window; --expire-in expires them',
+    )
+    .option('--group <group>', 'only at or below this group: a uid or a path of names')
+    .option('--window <days>', 'unused for this long: 1d to 365d (default 90d)')
+    .addOption(new Option('--kind <kind>', 'one kind only').choices(['roleBinding', 'identity']))
+    .option(
+      '--expire-in <duration>',
+      'set every binding found (an identity: each of its bindings) to expire this far from now, e.g. 30d',
+    )
+    .option('--page-size <n>', 'findings per page (the API caps it at 200)')
+    .option('--page-token <token>', 'continue where the last page ended')
+    .option('--all', 'follow nextPageToken to the end and print every page')
+    .addOption(outputOption())
+    .addOption(apiUrlOption())
+    .action(async (...args: unknown[]) => {
+      const cmd = args[args.length - 1] as Command;
+      const { accessUnused } = await import('./unused-actions.js');
+      process.exitCode = await accessUnused([], cmd.opts<Opts>());
+    });
 }

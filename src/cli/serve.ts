@@ -216,6 +216,8 @@ function startServing(
   arbor.delivery.start();
   // Every replica sweeps expired bindings; each locks its batch and skips the others'.
   arbor.bindingSweeper.start();
+  // Every process writes its own last-used times, through its primary pool (never a replica).
+  arbor.usage?.flusher.start();
   announce(logger, config, url, arbor.db.kind, signIn);
 }
 

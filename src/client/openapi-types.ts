@@ -658,6 +658,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/iam/v2beta1/access:unused': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Bindings and identities unused for a window
+     * @description Live role bindings that granted no decision, and identities that did not authenticate (STS exchange, API token, registry credentials), for `window` days (`Nd`, 1–365, default `90d`); never used counts from createTime. `group` keeps those at or below a group the caller may list; `kind` (`roleBinding` or `identity`) keeps one kind. By uid. A caller sees the bindings it may list (`role_bindings.list`) and the identities it may list (`identity.list`), as their Lists show them. Last use is written every few seconds (ARBOR_LAST_USED_FLUSH_MS), so it may lag by that much. Each finding names the bindings to expire as its remedy.
+     */
+    get: operations['iam.access.unused'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/iam/v2beta1/access:whatCan': {
     parameters: {
       query?: never;
@@ -2783,6 +2803,8 @@ export interface components {
     RoleBindingPatch: {
       identityUid?: string;
       roleUid?: string;
+      /** Format: date-time */
+      expireTime?: string;
     };
     RoleBindingV1: {
       id: string;
@@ -3356,6 +3378,46 @@ export interface components {
       }[];
       /** @description Testing against all of your identities: the next page, if any. */
       nextPageToken?: string;
+    };
+    /** @description A live role binding that granted no decision, or an identity that did not authenticate, within the window. */
+    UnusedAccessFinding: {
+      /** @enum {string} */
+      kind: 'roleBinding' | 'identity';
+      uid: string;
+      /** @description The group it hangs under (null: a root-level person’s identity). */
+      groupUid: string | null;
+      /** @description The binding's identity; an identity's own uid. */
+      identityUid: string;
+      /** @description The binding's role. */
+      roleUid?: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      createTime: string;
+      /**
+       * Format: date-time
+       * @description When the binding last granted a decision, or the identity last authenticated; absent: never since it was created (the window counts from createTime).
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      lastUsedTime?: string;
+      /**
+       * Format: date-time
+       * @description The binding’s expiry, when it has one already.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      expireTime?: string;
+      /** @description The one-step remedy: the live bindings to expire (the binding itself, or every binding of the identity the caller may list), each by `PATCH /iam/v2beta1/roleBindings/{uid}?updateMask=expireTime` with `expireTime` N days from now; `arbor access unused --expire-in Nd` does it. */
+      expireBindings: string[];
+    };
+    UnusedAccessResponse: {
+      findings: components['schemas']['UnusedAccessFinding'][];
+      /** @description Absent on the last page; expires after three days. */
+      nextPageToken?: string;
+      /** @description All matching results across pages (int64 as a decimal string). */
+      totalCount: string;
+      /** @description How many results `skip` skipped. */
+      skipped: number;
     };
     WhatCanResponse: {
       groups: components['schemas']['GroupAccess'][];
@@ -5850,6 +5912,56 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['TestTokenResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.access.unused': {
+    parameters: {
+      query?: {
+        /**
+         * @description Results per page (default 50; 0 means the default; larger values are taken as 200).
+         * @example 20
+         */
+        page_size?: number;
+        /** @description The nextPageToken of the previous page; bound to the same filters and order. */
+        page_token?: string;
+        /** @description A field to order by, optionally followed by ` asc` or ` desc`. Allowed: `uid`. Default: `uid asc`. */
+        order_by?: 'uid' | 'uid asc' | 'uid desc';
+        /** @description Results to skip before the page starts (at most 10000; follow nextPageToken for deeper pages). Echoed as `skipped`. */
+        skip?: number;
+        /**
+         * @description Filter: a uid path, exact match.
+         * @example 6f1ed002ab5595859014ebf0951522d9f8b4c3a1/1a2b3c4d5e6f7081
+         */
+        group?: string;
+        /**
+         * @description Filter: exact match.
+         * @example 90d
+         */
+        window?: string;
+        /** @description Filter: exact match. */
+        kind?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Bindings and identities unused for a window */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnusedAccessResponse'];
         };
       };
       400: components['responses']['BadRequest'];

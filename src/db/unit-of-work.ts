@@ -64,7 +64,7 @@ export class KnexUnitOfWork implements UnitOfWork {
    * colliding again. Then the client gets ABORTED. `fn` may therefore run more than once:
    * everything it does goes through its transaction (audit and outbox rows included).
    */
-  async run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async run<T>(fn: (tx: Tx) => Promise<T>, o: { uncached?: boolean } = {}): Promise<T> {
     try {
       const pre = pendingPrecondition();
       for (let attempt = 1; ; attempt++) {
@@ -73,6 +73,7 @@ export class KnexUnitOfWork implements UnitOfWork {
             if (pre) await enforce(trx, pre);
             return fn(trx as unknown as Tx);
           });
+          if (o.uncached) return out;
           this.feed?.committed();
           await this.earnToken();
           return out;
@@ -85,7 +86,7 @@ export class KnexUnitOfWork implements UnitOfWork {
     } catch (e) {
       throw translateDbError(e);
     } finally {
-      this.#generation++;
+      if (!o.uncached) this.#generation++;
     }
   }
 

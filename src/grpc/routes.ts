@@ -7,6 +7,8 @@ import { MAX_TEST_TOKEN_BODY_BYTES } from '../resources/sts/token-tester.js';
 import { toBinary } from '@bufbuild/protobuf';
 import { invalidField } from '../core/rpc-error.js';
 import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../resources/access/access.js';
+import { UNUSED_LIST } from '../resources/usage/unused-access.js';
+import { unusedFindingV2 } from '../wire/unused-access-wire.js';
 import { parseListRequest } from '../core/list-request.js';
 import { listQueryOf } from './list-query.js';
 import type { JsonValue } from '@bufbuild/protobuf';
@@ -155,6 +157,13 @@ function mountAccess(router: GrpcRouter, d: GrpcRouteDeps): void {
       WHAT_CAN_LIST,
     );
     return page('groups', await s.whatCan(await who(ctx), q), groupAccessV2);
+  });
+  router.jsonRpc(m.unusedAccess, async (req, ctx) => {
+    const q = parseListRequest(
+      listQueryOf(bodyOf(m.unusedAccess.input, req) as JsonValue),
+      UNUSED_LIST,
+    );
+    return page('findings', await d.services.unusedAccess.list(await who(ctx), q), unusedFindingV2);
   });
   router.jsonRpc(m.testToken, async (req, ctx) => {
     const p = await who(ctx);

@@ -9,8 +9,12 @@ export interface Tx {
 }
 
 export interface UnitOfWork {
-  /** Run `fn` in one transaction; commit when it resolves, roll back when it throws. */
-  run<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Run `fn` in one transaction; commit when it resolves, roll back when it throws.
+   * `o.uncached`: it writes nothing a read cache or a shared count holds (the last-used
+   * flush), so the caches need not pause for it nor counts be forgotten.
+   */
+  run<T>(fn: (tx: Tx) => Promise<T>, o?: { uncached?: boolean }): Promise<T>;
   /**
    * Run reads in one read-only REPEATABLE READ transaction: every statement sees the same
    * snapshot, and a write inside fails. For answers that must be one consistent picture.

@@ -90,6 +90,8 @@ test.serial(
       'roots need the admin token',
     );
 
+    // The exchange records its use in memory; the last-used flush writes it.
+    await s.arbor.usage?.flusher.flush();
     const after = (await s.admin.get(`/iam/v2beta1/identities/${identity}`)).body.lastSeenTime;
     t.true(Date.parse(after) > Date.parse(before));
   },

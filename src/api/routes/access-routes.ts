@@ -18,6 +18,9 @@ import {
 } from '../../wire/access-wire.js';
 import { MAX_TEST_TOKEN_BODY_BYTES, type TokenTester } from '../../resources/sts/token-tester.js';
 import { principalOf } from '../middleware/authn.js';
+import { UNUSED_LIST } from '../../resources/usage/unused-access.js';
+import type { UnusedAccessService } from '../../resources/usage/unused-access-service.js';
+import { unusedFindingSchema, unusedFindingV2 } from '../../wire/unused-access-wire.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Call, Read } from '../fast-reads.js';
 import { madeOnce } from '../made-once.js';
@@ -137,10 +140,41 @@ export function mountAccessRoutes(
   s: AccessService,
   tester: TokenTester,
   bodyLimit: number,
+  unused?: UnusedAccessService,
 ): void {
   mountChecks(t, s, bodyLimit);
   mountAccessLists(t, s);
   mountTestToken(t, tester, bodyLimit);
+  if (unused) mountUnused(t, unused);
+}
+
+/** `access:unused`: unused-access findings, a List like any other. */
+function mountUnused(t: RouteTarget, s: UnusedAccessService): void {
+  list(
+    t,
+    {
+      path: `${BASE}:unused`,
+      operationId: 'iam.access.unused',
+      summary: 'Bindings and identities unused for a window',
+      description:
+        'Live role bindings that granted no decision, and identities that did not ' +
+        'authenticate (STS exchange, API token, registry credentials), for `window` days ' +
+        '(`Nd`, 1–365, default `90d`); never used counts from createTime. `group` keeps ' +
+        'those at or below a group the caller may list; `kind` (`roleBinding` or ' +
+        '`identity`) keeps one kind. By uid. A caller sees the bindings it may list ' +
+        '(`role_bindings.list`) and the identities it may list (`identity.list`), as their ' +
+        'Lists show them. Last use is written every few seconds (ARBOR_LAST_USED_FLUSH_MS), ' +
+        'so it may lag by that much. Each finding names the bindings to expire as its remedy.',
+      spec: UNUSED_LIST,
+      plural: 'findings',
+      name: 'UnusedAccessResponse',
+      item: { name: 'UnusedAccessFinding', schema: unusedFindingSchema },
+      example: { group: EXAMPLE_UIDS.folder, window: '90d', page_size: 20 },
+      required: [],
+      toWire: unusedFindingV2,
+    },
+    (p, q) => s.list(p, q),
+  );
 }
 
 /** `access:check` and `access:batchCheck`. */

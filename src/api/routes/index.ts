@@ -32,7 +32,7 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountEventRoutes(t, s.audit, s.subscriptions, bodyLimit);
   mountAdvisoryImportRoute(t, s.advisoryImport);
   mountAdminRoutes(t, s.admin);
-  mountAccessRoutes(t, s.access, s.tokenTester, bodyLimit);
+  mountAccessRoutes(t, s.access, s.tokenTester, bodyLimit, s.unusedAccess);
   mountNameRoutes(t, s.names);
   mountSimulateRoute(t, s.accessSimulator, bodyLimit);
   // @routes

@@ -17,6 +17,7 @@ import * as m0017 from './0017-binding-expiry.js';
 import * as m0018 from './0018-change-notifications.js';
 import * as m0019 from './0019-binding-holders-index.js';
 import * as m0020 from './0020-revocations-recorded.js';
+import * as m0021 from './0021-last-used.js';
 import * as m0022 from './0022-binding-not-before.js';
 import * as m0023 from './0023-access-requests.js';
 
@@ -45,6 +46,7 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0018-change-notifications', m0018],
   ['0019-binding-holders-index', m0019],
   ['0020-revocations-recorded', m0020],
+  ['0021-last-used', m0021],
   ['0022-binding-not-before', m0022],
   ['0023-access-requests', m0023],
 ];

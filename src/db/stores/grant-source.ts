@@ -1,4 +1,4 @@
-import type { Grant, GrantSource } from '../../auth/authorizer.js';
+import type { Grant, GrantBinding, GrantSource } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Tx, UnitOfWork } from '../../resources/tx.js';
 import { Statement } from '../prepared.js';
@@ -7,7 +7,7 @@ import { storedCapabilities } from './role-store.js';
 
 /** Runs whenever an identity's grants are not remembered: a fixed, prepared statement. */
 const GRANTS = new Statement(
-  `SELECT rb.parent_uid AS scope, r.capabilities, rb.expire_time, rb.not_before
+  `SELECT rb.uid, rb.parent_uid AS scope, r.capabilities, rb.expire_time, rb.not_before
      FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
     WHERE rb.identity_uid = $1 AND (rb.expire_time IS NULL OR rb.expire_time > now())`,
 );
@@ -15,9 +15,9 @@ const GRANTS = new Statement(
 /**
  * What an identity holds: one query over its unexpired role bindings joined to their
  * roles, one grant per group and window it is bound at (several roles at one group with
- * the same window are merged). Each grant carries its window, so a remembered grant lapses
- * and, when scheduled (`not_before`), begins on time (`Authorizer` checks it on every
- * decision); scheduled bindings are read before they start for that reason.
+ * the same window are merged, and it names them all). Each grant carries its window, so a
+ * remembered grant lapses and, when scheduled (`not_before`), begins on time (`Authorizer`
+ * checks it on every decision); scheduled bindings are read before they start for that reason.
  */
 export class KnexGrantSource implements GrantSource {
   constructor(private readonly uow: UnitOfWork) {}
@@ -33,12 +33,16 @@ export class KnexGrantSource implements GrantSource {
  */
 export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Grant[]> {
   const rows = await GRANTS.rows<{
+    uid: string;
     scope: string;
     capabilities: unknown;
     expire_time: Date | null;
     not_before: Date | null;
   }>(kx(tx), [identityUid]);
-  const byKey = new Map<string, Grant & { capabilities: Set<Capability> }>();
+  const byKey = new Map<
+    string,
+    Grant & { capabilities: Set<Capability>; bindings: GrantBinding[] }
+  >();
   for (const row of rows) {
     const expiresAt = row.expire_time?.getTime();
     const startsAt = row.not_before?.getTime();
@@ -48,12 +52,15 @@ export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Gra
       g = {
         scope: row.scope,
         capabilities: new Set(),
+        bindings: [],
         ...(expiresAt === undefined ? {} : { expiresAt }),
         ...(startsAt === undefined ? {} : { startsAt }),
       };
       byKey.set(key, g);
     }
-    for (const c of storedCapabilities(row.capabilities)) g.capabilities.add(c);
+    const own = new Set(storedCapabilities(row.capabilities));
+    for (const c of own) g.capabilities.add(c);
+    g.bindings.push({ uid: row.uid, capabilities: own });
   }
   return [...byKey.values()];
 }

@@ -18,6 +18,7 @@ import { KnexSubscriptionStore } from './subscription-store.js';
 import { KnexNameStore } from './name-store.js';
 import { KnexSimulationStore } from './simulation-store.js';
 import { KnexAccessRequestStore } from './access-request-store.js';
+import { KnexUsageStore } from './usage-store.js';
 
 /** One instance of every store; they are stateless and shared by all services. */
 export function createStores() {
@@ -42,5 +43,6 @@ export function createStores() {
     outbox: new KnexOutboxStore(),
     names: new KnexNameStore(),
     accessRequests: new KnexAccessRequestStore(),
+    usage: new KnexUsageStore(),
   };
 }

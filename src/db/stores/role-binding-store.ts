@@ -155,14 +155,19 @@ export class KnexRoleBindingStore implements RoleBindingStore {
   async update(
     tx: Tx,
     uid: string,
-    refs: { identityUid: string; roleUid: string },
+    refs: { identityUid: string; roleUid: string; expireTime?: Date },
   ): Promise<RoleBinding | undefined> {
     const k = kx(tx);
     let n: number;
     try {
       n = await k('role_bindings')
         .where({ uid })
-        .update({ identity_uid: refs.identityUid, role_uid: refs.roleUid, updated_at: k.fn.now() });
+        .update({
+          identity_uid: refs.identityUid,
+          role_uid: refs.roleUid,
+          ...(refs.expireTime === undefined ? {} : { expire_time: refs.expireTime }),
+          updated_at: k.fn.now(),
+        });
     } catch (e) {
       throw translateWrite(e, uid);
     }

@@ -1,6 +1,7 @@
 import { isLive, type Authorizer } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
+import type { UsageRecorder } from '../../auth/usage-recorder.js';
 import type { ListRequest } from '../../core/list-request.js';
 import { invalidField, notFound } from '../../core/rpc-error.js';
 import { ancestryOf, isSelfOrBelow } from '../../core/uidp.js';
@@ -41,6 +42,8 @@ export interface AccessServiceDeps {
    * until the first binding it counted expires (`validUntilOf`).
    */
   holders?: ReadCache<HoldersRead>;
+  /** Where an allowed check records the bindings it cites as used (absent: nowhere). */
+  usage?: UsageRecorder;
 }
 
 /** One page of holders as the store read it, and the bindings that make them holders. */
@@ -94,7 +97,7 @@ export class AccessService {
     const known = self
       ? this.d.selfChecks?.lookup(identityUid, req.groupUid, req.capability)
       : undefined;
-    if (known !== undefined && 'answer' in known) return known.answer;
+    if (known !== undefined && 'answer' in known) return this.used(known.answer);
     if (!self && !(await this.d.authz.can(p, 'identity.list', identityUid)))
       throw notFound(IDENTITY_TYPE, identityUid);
     const listable = await this.d.authz.can(p, 'groups.list', req.groupUid);
@@ -117,13 +120,24 @@ export class AccessService {
       allowed: grants.length > 0,
       grants,
     };
-    return known === undefined ? result : known.keep(result);
+    return this.used(known === undefined ? result : known.keep(result));
+  }
+
+  /**
+   * An allowed check is a decision its proofs grant (a service asking on its caller's
+   * behalf, or the caller itself, even from memory): those bindings are recorded as used.
+   */
+  private used(r: CheckResult): CheckResult {
+    if (r.allowed && this.d.usage) this.d.usage.bindingsUsed(r.grants.map((g) => g.bindingUid));
+    return r;
   }
 
   /** Up to 100 checks; all answer or the call fails (fields prefixed `checks[i].`). */
   async batchCheck(p: Principal, body: Record<string, unknown>): Promise<CheckResult[]> {
     const { checks } = parseInput(batchCheckSchema, body);
-    return this.checkAll(p, checks, (i) => `checks[${i}].identityUid`);
+    const results = await this.checkAll(p, checks, (i) => `checks[${i}].identityUid`);
+    for (const r of results) this.used(r);
+    return results;
   }
 
   /**

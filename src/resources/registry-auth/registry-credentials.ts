@@ -6,6 +6,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import type { SecurityTokenService } from '../sts/security-token-service.js';
 import { TOKEN_USE, type TokenIssuer } from '../../auth/token-issuer.js';
+import type { UsageRecorder } from '../../auth/usage-recorder.js';
 
 /**
  * Who a registry client is, from the Basic credentials `docker login` and credential
@@ -22,6 +23,8 @@ export class RegistryCredentials {
     private readonly tokens: TokenIssuer,
     private readonly sts: SecurityTokenService,
     private readonly service: string,
+    /** Where a registry-login token records its identity as used (the others record themselves). */
+    private readonly usage?: UsageRecorder,
   ) {}
 
   /**
@@ -49,7 +52,10 @@ export class RegistryCredentials {
           this.service,
           TOKEN_USE.registryLogin,
         );
-        if (isValidUidp(sub)) return Object.freeze({ kind: 'identity', uid: sub });
+        if (isValidUidp(sub)) {
+          this.usage?.identityUsed(sub);
+          return Object.freeze({ kind: 'identity', uid: sub });
+        }
       } catch {
         /* answered below */
       }

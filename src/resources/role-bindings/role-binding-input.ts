@@ -34,8 +34,13 @@ export const roleBindingCreateSchema = z
     path: ['notBefore'],
     error: 'notBefore must be before expireTime',
   });
-/** An update re-points a binding; its window (notBefore, expiry) is set once, at create. */
-export const roleBindingPatchSchema = z.strictObject(refs).partial();
+/**
+ * An update re-points a binding, or brings its expiry forward (the unused-access remedy,
+ * "expire in N days"): the window is set at create; an update may only shorten its end.
+ */
+export const roleBindingPatchSchema = z
+  .strictObject({ ...refs, expireTime: expireTimeSchema })
+  .partial();
 
 const orgOf = (uid: string) => uid.slice(0, 40);
 

@@ -156,10 +156,22 @@ export class RoleBindingService {
     );
     const cur = await this.d.uow.read((tx) => this.d.bindings.get(tx, uid));
     if (!cur) throw notFound(ROLE_BINDING_TYPE, uid);
+    const expireTime = patch.expireTime;
+    // Only forward: a later expiry would extend access, which only a new binding grants.
+    if (expireTime !== undefined && cur.expireTime !== undefined && expireTime > cur.expireTime)
+      throw invalidField('expireTime', 'an update may only bring a binding’s expiry forward');
+    // A scheduled binding's window stays non-empty (the table's check would refuse it as a
+    // fault otherwise).
+    if (expireTime !== undefined && cur.notBefore !== undefined && expireTime <= cur.notBefore)
+      throw invalidField(
+        'expireTime',
+        `must be after the binding's notBefore (${cur.notBefore.toISOString()})`,
+      );
     const target = {
       groupUid: cur.parentUid,
       identityUid: patch.identityUid ?? cur.identity.uid,
       roleUid: patch.roleUid ?? cur.role.uid,
+      ...(expireTime === undefined ? {} : { expireTime }),
     };
     await this.check(p, target);
     const updated = await this.d.authz.changingGrants(

@@ -28,11 +28,11 @@ export interface RoleBindingStore {
    *   (identity or role gone meanwhile), NOT_FOUND (group gone meanwhile).
    */
   insert(tx: Tx, binding: NewRoleBinding): Promise<RoleBinding>;
-  /** @throws RpcError like `insert`. */
+  /** @throws RpcError like `insert`. `expireTime` absent: unchanged. */
   update(
     tx: Tx,
     uid: string,
-    refs: { identityUid: string; roleUid: string },
+    refs: { identityUid: string; roleUid: string; expireTime?: Date },
   ): Promise<RoleBinding | undefined>;
   /**
    * Delete the bindings `uids`: the one statement that deletes binding rows, called only by

@@ -47,6 +47,7 @@ export const ROLE_BINDING_LIST: ListSpec = {
 };
 
 export const ROLE_BINDING_UPDATE: UpdateSpec = {
-  mutable: { identityUid: '', roleUid: '' },
+  // expireTime reset by a mask (absent from the body) leaves it as it is: never removed.
+  mutable: { identityUid: '', roleUid: '', expireTime: undefined },
   outputOnly: ['uid', 'identity', 'group', 'role', 'createTime', 'expired', 'pending'],
 };

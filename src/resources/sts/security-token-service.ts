@@ -7,6 +7,7 @@ import {
   jwtVerify,
   type JWTPayload,
 } from 'jose';
+import type { UsageRecorder } from '../../auth/usage-recorder.js';
 import { Code } from '../../core/rpc-code.js';
 import {
   invalidField,
@@ -63,6 +64,11 @@ export interface StsOptions {
   allowInsecureIssuers?: boolean;
   /** Resolves people's providers; without it, a person's identity cannot be named. */
   people?: PersonProviders;
+  /**
+   * Where an exchange records the identity as used (written in the background, batched);
+   * absent: the exchange writes lastSeenTime itself, at most once a minute per identity.
+   */
+  usage?: UsageRecorder;
   now?: () => number;
 }
 
@@ -84,6 +90,7 @@ export class SecurityTokenService {
   private readonly now: () => number;
   private readonly allowInsecure: boolean;
   private readonly people: PersonProviders | undefined;
+  private readonly usage: UsageRecorder | undefined;
 
   constructor(
     private readonly identities: ExchangeIdentities,
@@ -94,6 +101,7 @@ export class SecurityTokenService {
     this.now = o.now ?? Date.now;
     this.allowInsecure = o.allowInsecureIssuers ?? false;
     this.people = o.people;
+    this.usage = o.usage;
   }
 
   /**
@@ -327,6 +335,7 @@ export class SecurityTokenService {
    */
   private async touch(uid: string): Promise<void> {
     const now = this.now();
+    if (this.usage !== undefined) return this.usage.identityUsed(uid, now);
     const last = this.#touched.get(uid);
     if (last !== undefined && now - last < LAST_SEEN_RESOLUTION_MS) return;
     if (this.#touched.size >= 10_000) this.#touched.clear();

@@ -21,7 +21,7 @@ import type { JsonObject, Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_access: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZiJQChdCYXRjaENoZWNrQWNjZXNzUmVxdWVzdBI1CgZjaGVja3MYASADKAsyJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QiUQoYQmF0Y2hDaGVja0FjY2Vzc1Jlc3BvbnNlEjUKB3Jlc3VsdHMYASADKAsyJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdCJ5Cg1XaG9DYW5SZXF1ZXN0Eg0KBWdyb3VwGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSJTCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YihAEKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiewoOV2hhdENhblJlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eSJSCglCb3VuZFJvbGUSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZSKGAQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJIoABCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUi1gEKEFRlc3RUb2tlblJlcXVlc3QSDwoFdG9rZW4YASABKAlIABIpCgZjbGFpbXMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAASFgoMaWRlbnRpdHlfdWlkGAMgASgJSAESNAoLY2xhaW1fbWF0Y2gYBCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoSAESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAlCBwoFaW5wdXRCCAoGdGFyZ2V0Ij0KC1Rva2VuQ2xhdXNlEg4KBmNsYXVzZRgBIAEoCRIOCgZwYXNzZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIpsBCg9Ub2tlblRlc3RSZXN1bHQSGQoMaWRlbnRpdHlfdWlkGAEgASgJSACIAQESFQoNaWRlbnRpdHlfbmFtZRgCIAEoCRIUCgx3b3VsZF9hc3N1bWUYAyABKAgSLwoHY2xhdXNlcxgEIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLlRva2VuQ2xhdXNlQg8KDV9pZGVudGl0eV91aWQiYQoRVGVzdFRva2VuUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlRva2VuVGVzdFJlc3VsdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkilwEKFFNpbXVsYXRlZFJvbGVCaW5kaW5nEhEKCWdyb3VwX3VpZBgBIAEoCRIUCgxpZGVudGl0eV91aWQYAiABKAkSEAoIcm9sZV91aWQYAyABKAkSNAoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQFCDgoMX2V4cGlyZV90aW1lIh4KD1NpbXVsYXRlZERlbGV0ZRILCgN1aWQYASABKAkiOAoTU2ltdWxhdGVkUm9sZVVwZGF0ZRILCgN1aWQYASABKAkSFAoMY2FwYWJpbGl0aWVzGAIgAygJIuACCg9TaW11bGF0ZWRDaGFuZ2USRgoTY3JlYXRlX3JvbGVfYmluZGluZxgBIAEoCzInLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVCaW5kaW5nSAASQQoTZGVsZXRlX3JvbGVfYmluZGluZxgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAEj0KC3VwZGF0ZV9yb2xlGAMgASgLMiYuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkUm9sZVVwZGF0ZUgAEj0KD2RlbGV0ZV9pZGVudGl0eRgEIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAEjoKDGRlbGV0ZV9ncm91cBgFIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAQggKBmNoYW5nZSJzChVTaW11bGF0ZUFjY2Vzc1JlcXVlc3QSMwoHY2hhbmdlcxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZENoYW5nZRIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCSJiCg1DaGFuZ2VWZXJkaWN0Eg0KBWluZGV4GAEgASgFEg8KB2FwcGxpZWQYAiABKAgSEQoJcGVybWl0dGVkGAMgASgIEhMKBnJlYXNvbhgEIAEoCUgAiAEBQgkKB19yZWFzb24i/wEKDlNpbXVsYXRlZEdyYW50EhgKC2JpbmRpbmdfdWlkGAEgASgJSACIAQESGQoMY2hhbmdlX2luZGV4GAIgASgFSAGIAQESMAoEcm9sZRgDIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYBCABKAkSDAoEcGF0aBgFIAMoCRI0CgtleHBpcmVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUIOCgxfYmluZGluZ191aWRCDwoNX2NoYW5nZV9pbmRleEIOCgxfZXhwaXJlX3RpbWUiJQoITmFtZWRSZWYSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkiigIKC0FjY2Vzc0RlbHRhEi0KCGlkZW50aXR5GAEgASgLMhsuYXJib3IuaWFtLnYyYmV0YTEuTmFtZWRSZWYSEgoKY2FwYWJpbGl0eRgCIAEoCRIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhcKD3VuY2hhbmdlZF9iZWxvdxgHIAMoCSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMyuAQKDUFjY2Vzc1NlcnZpY2USWgoLQ2hlY2tBY2Nlc3MSJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdBJrChBCYXRjaENoZWNrQWNjZXNzEiouYXJib3IuaWFtLnYyYmV0YTEuQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QaKy5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVzcG9uc2USTQoGV2hvQ2FuEiAuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVxdWVzdBohLmFyYm9yLmlhbS52MmJldGExLldob0NhblJlc3BvbnNlElAKB1doYXRDYW4SIS5hcmJvci5pYW0udjJiZXRhMS5XaGF0Q2FuUmVxdWVzdBoiLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXNwb25zZRJWCglUZXN0VG9rZW4SIy5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXF1ZXN0GiQuYXJib3IuaWFtLnYyYmV0YTEuVGVzdFRva2VuUmVzcG9uc2USZQoOU2ltdWxhdGVBY2Nlc3MSKC5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZUFjY2Vzc1JlcXVlc3QaKS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZUFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
+    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZiJQChdCYXRjaENoZWNrQWNjZXNzUmVxdWVzdBI1CgZjaGVja3MYASADKAsyJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QiUQoYQmF0Y2hDaGVja0FjY2Vzc1Jlc3BvbnNlEjUKB3Jlc3VsdHMYASADKAsyJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdCJ5Cg1XaG9DYW5SZXF1ZXN0Eg0KBWdyb3VwGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSJTCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YihAEKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiewoOV2hhdENhblJlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eSJSCglCb3VuZFJvbGUSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZSKGAQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJIoABCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUi1gEKEFRlc3RUb2tlblJlcXVlc3QSDwoFdG9rZW4YASABKAlIABIpCgZjbGFpbXMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAASFgoMaWRlbnRpdHlfdWlkGAMgASgJSAESNAoLY2xhaW1fbWF0Y2gYBCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoSAESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAlCBwoFaW5wdXRCCAoGdGFyZ2V0Ij0KC1Rva2VuQ2xhdXNlEg4KBmNsYXVzZRgBIAEoCRIOCgZwYXNzZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIpsBCg9Ub2tlblRlc3RSZXN1bHQSGQoMaWRlbnRpdHlfdWlkGAEgASgJSACIAQESFQoNaWRlbnRpdHlfbmFtZRgCIAEoCRIUCgx3b3VsZF9hc3N1bWUYAyABKAgSLwoHY2xhdXNlcxgEIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLlRva2VuQ2xhdXNlQg8KDV9pZGVudGl0eV91aWQiYQoRVGVzdFRva2VuUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlRva2VuVGVzdFJlc3VsdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkilwEKFFNpbXVsYXRlZFJvbGVCaW5kaW5nEhEKCWdyb3VwX3VpZBgBIAEoCRIUCgxpZGVudGl0eV91aWQYAiABKAkSEAoIcm9sZV91aWQYAyABKAkSNAoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQFCDgoMX2V4cGlyZV90aW1lIh4KD1NpbXVsYXRlZERlbGV0ZRILCgN1aWQYASABKAkiOAoTU2ltdWxhdGVkUm9sZVVwZGF0ZRILCgN1aWQYASABKAkSFAoMY2FwYWJpbGl0aWVzGAIgAygJIuACCg9TaW11bGF0ZWRDaGFuZ2USRgoTY3JlYXRlX3JvbGVfYmluZGluZxgBIAEoCzInLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVCaW5kaW5nSAASQQoTZGVsZXRlX3JvbGVfYmluZGluZxgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAEj0KC3VwZGF0ZV9yb2xlGAMgASgLMiYuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkUm9sZVVwZGF0ZUgAEj0KD2RlbGV0ZV9pZGVudGl0eRgEIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAEjoKDGRlbGV0ZV9ncm91cBgFIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAQggKBmNoYW5nZSJzChVTaW11bGF0ZUFjY2Vzc1JlcXVlc3QSMwoHY2hhbmdlcxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZENoYW5nZRIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCSJiCg1DaGFuZ2VWZXJkaWN0Eg0KBWluZGV4GAEgASgFEg8KB2FwcGxpZWQYAiABKAgSEQoJcGVybWl0dGVkGAMgASgIEhMKBnJlYXNvbhgEIAEoCUgAiAEBQgkKB19yZWFzb24i/wEKDlNpbXVsYXRlZEdyYW50EhgKC2JpbmRpbmdfdWlkGAEgASgJSACIAQESGQoMY2hhbmdlX2luZGV4GAIgASgFSAGIAQESMAoEcm9sZRgDIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYBCABKAkSDAoEcGF0aBgFIAMoCRI0CgtleHBpcmVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUIOCgxfYmluZGluZ191aWRCDwoNX2NoYW5nZV9pbmRleEIOCgxfZXhwaXJlX3RpbWUiJQoITmFtZWRSZWYSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkiigIKC0FjY2Vzc0RlbHRhEi0KCGlkZW50aXR5GAEgASgLMhsuYXJib3IuaWFtLnYyYmV0YTEuTmFtZWRSZWYSEgoKY2FwYWJpbGl0eRgCIAEoCRIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhcKD3VuY2hhbmdlZF9iZWxvdxgHIAMoCSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMitgEKE1VudXNlZEFjY2Vzc1JlcXVlc3QSEgoFZ3JvdXAYASABKAlIAIgBARITCgZ3aW5kb3cYAiABKAlIAYgBARIRCgRraW5kGAMgASgJSAKIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIICgZfZ3JvdXBCCQoHX3dpbmRvd0IHCgVfa2luZCK/AgoTVW51c2VkQWNjZXNzRmluZGluZxIMCgRraW5kGAEgASgJEgsKA3VpZBgCIAEoCRIWCglncm91cF91aWQYAyABKAlIAIgBARIUCgxpZGVudGl0eV91aWQYBCABKAkSFQoIcm9sZV91aWQYBSABKAlIAYgBARIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF91c2VkX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9leHBpcmVfYmluZGluZ3MYCSADKAlCDAoKX2dyb3VwX3VpZEILCglfcm9sZV91aWQijwEKFFVudXNlZEFjY2Vzc1Jlc3BvbnNlEjgKCGZpbmRpbmdzGAEgAygLMiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzRmluZGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBTKZBQoNQWNjZXNzU2VydmljZRJaCgtDaGVja0FjY2VzcxIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdBokLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0EmsKEEJhdGNoQ2hlY2tBY2Nlc3MSKi5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRJNCgZXaG9DYW4SIC5hcmJvci5pYW0udjJiZXRhMS5XaG9DYW5SZXF1ZXN0GiEuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVzcG9uc2USUAoHV2hhdENhbhIhLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXF1ZXN0GiIuYXJib3IuaWFtLnYyYmV0YTEuV2hhdENhblJlc3BvbnNlElYKCVRlc3RUb2tlbhIjLmFyYm9yLmlhbS52MmJldGExLlRlc3RUb2tlblJlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXNwb25zZRJlCg5TaW11bGF0ZUFjY2VzcxIoLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVxdWVzdBopLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVzcG9uc2USXwoMVW51c2VkQWNjZXNzEiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzUmVxdWVzdBonLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
     [
       file_arbor_iam_v2beta1_identities,
       file_arbor_iam_v2beta1_role_bindings,
@@ -973,6 +973,172 @@ export const SimulateAccessResponseSchema: GenMessage<SimulateAccessResponse> =
   messageDesc(file_arbor_iam_v2beta1_access, 25);
 
 /**
+ * @generated from message arbor.iam.v2beta1.UnusedAccessRequest
+ */
+export type UnusedAccessRequest = Message<'arbor.iam.v2beta1.UnusedAccessRequest'> & {
+  /**
+   * Only findings at or below this group (one the caller may list).
+   *
+   * @generated from field: optional string group = 1;
+   */
+  group?: string | undefined;
+
+  /**
+   * `Nd`, 1 to 365 days; empty: 90d.
+   *
+   * @generated from field: optional string window = 2;
+   */
+  window?: string | undefined;
+
+  /**
+   * `roleBinding` or `identity`; empty: both.
+   *
+   * @generated from field: optional string kind = 3;
+   */
+  kind?: string | undefined;
+
+  /**
+   * Default 50, at most 200.
+   *
+   * @generated from field: int32 page_size = 10;
+   */
+  pageSize: number;
+
+  /**
+   * @generated from field: string page_token = 11;
+   */
+  pageToken: string;
+
+  /**
+   * `uid [asc|desc]`.
+   *
+   * @generated from field: string order_by = 12;
+   */
+  orderBy: string;
+
+  /**
+   * @generated from field: int32 skip = 13;
+   */
+  skip: number;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.UnusedAccessRequest.
+ * Use `create(UnusedAccessRequestSchema)` to create a new message.
+ */
+export const UnusedAccessRequestSchema: GenMessage<UnusedAccessRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 26);
+
+/**
+ * A live role binding that granted no decision, or an identity that did not authenticate,
+ * within the window.
+ *
+ * @generated from message arbor.iam.v2beta1.UnusedAccessFinding
+ */
+export type UnusedAccessFinding = Message<'arbor.iam.v2beta1.UnusedAccessFinding'> & {
+  /**
+   * `roleBinding` or `identity`.
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string uid = 2;
+   */
+  uid: string;
+
+  /**
+   * The group it hangs under; absent for a root-level person's identity.
+   *
+   * @generated from field: optional string group_uid = 3;
+   */
+  groupUid?: string | undefined;
+
+  /**
+   * The binding's identity; an identity's own uid.
+   *
+   * @generated from field: string identity_uid = 4;
+   */
+  identityUid: string;
+
+  /**
+   * The binding's role.
+   *
+   * @generated from field: optional string role_uid = 5;
+   */
+  roleUid?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp create_time = 6;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * Absent: never used since it was created.
+   *
+   * @generated from field: google.protobuf.Timestamp last_used_time = 7;
+   */
+  lastUsedTime?: Timestamp | undefined;
+
+  /**
+   * The binding's expiry, when it has one already.
+   *
+   * @generated from field: google.protobuf.Timestamp expire_time = 8;
+   */
+  expireTime?: Timestamp | undefined;
+
+  /**
+   * The remedy: the live bindings to expire (UpdateRoleBinding with expire_time).
+   *
+   * @generated from field: repeated string expire_bindings = 9;
+   */
+  expireBindings: string[];
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.UnusedAccessFinding.
+ * Use `create(UnusedAccessFindingSchema)` to create a new message.
+ */
+export const UnusedAccessFindingSchema: GenMessage<UnusedAccessFinding> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 27);
+
+/**
+ * @generated from message arbor.iam.v2beta1.UnusedAccessResponse
+ */
+export type UnusedAccessResponse = Message<'arbor.iam.v2beta1.UnusedAccessResponse'> & {
+  /**
+   * @generated from field: repeated arbor.iam.v2beta1.UnusedAccessFinding findings = 1;
+   */
+  findings: UnusedAccessFinding[];
+
+  /**
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+
+  /**
+   * @generated from field: int64 total_count = 3;
+   */
+  totalCount: bigint;
+
+  /**
+   * @generated from field: int32 skipped = 4;
+   */
+  skipped: number;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.UnusedAccessResponse.
+ * Use `create(UnusedAccessResponseSchema)` to create a new message.
+ */
+export const UnusedAccessResponseSchema: GenMessage<UnusedAccessResponse> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 28);
+
+/**
  * Access you can explain: check with a proof, who can, what can. An answer counts only the
  * role bindings the caller may list (all for the admin token; its own for an identity
  * asking about itself); expired bindings grant nothing.
@@ -1042,5 +1208,17 @@ export const AccessService: GenService<{
     methodKind: 'unary';
     input: typeof SimulateAccessRequestSchema;
     output: typeof SimulateAccessResponseSchema;
+  };
+  /**
+   * Role bindings that granted no decision, and identities that did not authenticate, for a
+   * window of days (default 90), each with the bindings to expire as its remedy. A caller
+   * sees the bindings and identities its Lists would show it.
+   *
+   * @generated from rpc arbor.iam.v2beta1.AccessService.UnusedAccess
+   */
+  unusedAccess: {
+    methodKind: 'unary';
+    input: typeof UnusedAccessRequestSchema;
+    output: typeof UnusedAccessResponseSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_arbor_iam_v2beta1_access, 0);
