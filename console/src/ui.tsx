@@ -137,3 +137,26 @@ export function Pager(props: {
     </div>
   );
 }
+
+/** A uid shown small, with a button that copies it: for those who need it, out of the way. */
+export function UidCopy({ uid }: { uid: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <span class="uid-copy">
+      <code class="uid small">{uid}</code>{' '}
+      <button
+        type="button"
+        class="copy"
+        aria-label={`Copy uid ${uid}`}
+        onClick={() => {
+          void navigator.clipboard?.writeText(uid).then(
+            () => setCopied(true),
+            () => setCopied(false),
+          );
+        }}
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </span>
+  );
+}

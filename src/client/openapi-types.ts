@@ -3956,6 +3956,8 @@ export interface operations {
         'uidp.children_of'?: string;
         /** @description Filter: exact match. */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -4250,6 +4252,8 @@ export interface operations {
         'uidp.children_of'?: string;
         /** @description Filter: exact match. */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -5026,6 +5030,8 @@ export interface operations {
         'uidp.children_of'?: string;
         /** @description Filter: exact match. */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -5963,6 +5969,8 @@ export interface operations {
         'uidp.children_of'?: string;
         /** @description Filter: exact match. */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -6264,6 +6272,8 @@ export interface operations {
          * @example ci
          */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -6984,6 +6994,8 @@ export interface operations {
          * @example viewer
          */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
