@@ -3211,6 +3211,8 @@ export interface operations {
         resource_type?: string;
         /** @description Filter: a uid path, exact match. */
         resource_uid?: string;
+        /** @description Filter: a uid path, exact match. */
+        within?: string;
         /** @description Filter: exact match. */
         actor?: string;
         /**
