@@ -1,6 +1,7 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { listPage } from './api';
 import { capabilities, didYouMean } from './capability-list';
+import { nameOf } from './names';
 import { ErrorBox, UidCopy } from './ui';
 
 /**
@@ -96,7 +97,7 @@ export function Picker(props: PickerProps) {
   const [open, setOpen] = useState(false);
   const [active, setActive] = useState(0);
   const box = useRef<HTMLDivElement>(null);
-  useEffect(() => setText(props.value?.name ?? ''), [props.value?.uid]);
+  useEffect(() => setText(props.value?.name ?? ''), [props.value?.uid, props.value?.name]);
   const { options, error, for: answered } = useOptions(props.kind, text, open, props.under);
   const pick = (p: Picked) => {
     setText(p.name);
@@ -188,4 +189,26 @@ export function Picker(props: PickerProps) {
       ) : null}
     </div>
   );
+}
+
+/**
+ * A picker's state that starts from a uid (an address like `#/access?identity=<uid>`): the
+ * name is looked up, the uid standing in where the caller cannot read it.
+ */
+export function usePicked(
+  kind: PickKind,
+  uid: string,
+): [Picked | undefined, (p: Picked | undefined) => void] {
+  const [picked, setPicked] = useState<Picked | undefined>(undefined);
+  useEffect(() => {
+    if (!uid) return setPicked(undefined);
+    if (kind === 'capability') return setPicked({ uid, name: uid });
+    let live = true;
+    setPicked((p) => (p?.uid === uid ? p : { uid, name: '' }));
+    void nameOf(kind, uid).then((n) => live && setPicked({ uid, name: n ?? uid }));
+    return () => {
+      live = false;
+    };
+  }, [kind, uid]);
+  return [picked, setPicked];
 }
