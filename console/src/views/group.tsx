@@ -35,8 +35,8 @@ export function GroupView({ uid, tab }: { uid: string; tab: string }) {
       <ErrorBox error={group.error} />
       {g ? (
         <p class="meta">
-          <span class="kind">{kindOf(uid)}</span>{' '}
-          <span class="description">{g.description}</span> <CopyUid uid={uid} label={g.name} />
+          <span class="kind">{kindOf(uid)}</span> <span class="description">{g.description}</span>{' '}
+          <CopyUid uid={uid} label={g.name} />
         </p>
       ) : null}
       {g && can ? <GroupActions group={g} can={can} onRenamed={group.reload} /> : null}

@@ -53,9 +53,7 @@ export function ListSection<T extends { uid: string }>(props: ListSectionProps<T
   );
 }
 
-function Rows<T extends { uid: string }>(
-  props: ListSectionProps<T> & { deletable: boolean },
-) {
+function Rows<T extends { uid: string }>(props: ListSectionProps<T> & { deletable: boolean }) {
   const [tokens, setTokens] = useState<string[]>([]);
   const [again, setAgain] = useState(0);
   const [doomed, setDoomed] = useState<{ row: T; goes: string } | undefined>(undefined);
@@ -101,8 +99,9 @@ function Rows<T extends { uid: string }>(
             setDoomed(undefined);
             setAgain((a) => a + 1);
             props.onDeleted?.();
-            // The button pressed is gone with its row: the focus goes to the list's heading.
-            document.getElementById(props.id)?.focus();
+            // The button pressed is gone with its row: the focus goes to the list's heading,
+            // once the modal dialog (which holds the focus while open) is gone.
+            setTimeout(() => document.getElementById(props.id)?.focus(), 0);
           }}
         >
           This deletes {props.label(doomed.row)}
