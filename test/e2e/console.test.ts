@@ -238,6 +238,7 @@ async function tabTo(text: string, max = 80): Promise<void> {
 
 test('keyboard only: sign in, open a group, create a folder', async (t) => {
   const page = b.page;
+  await page.goto(`${w.s.url}/console/#/tree`);
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to Arbor' }).waitFor();
   await page.locator('body').focus();
@@ -248,6 +249,7 @@ test('keyboard only: sign in, open a group, create a folder', async (t) => {
   await page.keyboard.press('Tab');
   await page.keyboard.press('Enter');
   await page.getByRole('navigation', { name: 'Views' }).waitFor();
+  await page.getByRole('link', { name: 'acme', exact: true }).waitFor();
   await tabTo('acme');
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { level: 1, name: 'acme' }).waitFor();
