@@ -2,7 +2,7 @@ import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { listPage } from './api';
 import { capabilities, didYouMean } from './capability-list';
 import { nameOf } from './names';
-import { ErrorBox, UidCopy } from './ui';
+import { CopyUid, ErrorBox } from './ui';
 
 /**
  * Pickers: a person chooses an identity, a group, a role or a capability by name, with
@@ -185,7 +185,7 @@ export function Picker(props: PickerProps) {
       ) : null}
       {open ? <ErrorBox error={error} /> : null}
       {props.value && props.value.uid !== props.value.name ? (
-        <UidCopy uid={props.value.uid} />
+        <CopyUid uid={props.value.uid} label={props.value.name} />
       ) : null}
     </div>
   );

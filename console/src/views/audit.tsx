@@ -3,7 +3,7 @@ import { listPage, type Page } from '../api';
 import { actorUid } from '../names';
 import { Picker, usePicked } from '../picker';
 import { go, href } from '../route';
-import { ErrorBox, NameOf, Pager, Section, UidCopy, useLoad } from '../ui';
+import { ErrorBox, NameOf, CopyUid, Pager, Section, useLoad } from '../ui';
 import { AuditEntry, type AuditEvent } from './audit-entry';
 
 const OPERATIONS = ['create', 'update', 'delete'] as const;
@@ -150,7 +150,7 @@ export function AuditView({ query }: { query: URLSearchParams }) {
       <Filters query={query} />
       {resource ? (
         <p>
-          Only the changes of one object: <UidCopy uid={resource} />{' '}
+          Only the changes of one object: <CopyUid uid={resource} />{' '}
           <a href={href('audit', '', { group: query.get('group') ?? undefined })}>show all</a>
         </p>
       ) : null}
