@@ -10,6 +10,7 @@ import {
   type Browser,
 } from '../helpers/browser.js';
 import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
+import { pick } from '../helpers/picker.js';
 
 /**
  * The web console in a real Chromium against a real Arbor on PGlite: a person signs in
@@ -161,31 +162,34 @@ test('bind a role on the group page, then see it in the access view and the audi
 
   await page.goto(`${w.s.url}/console/#/access?identity=${encodeURIComponent(bob)}`);
   const what = page.getByRole('table', { name: 'What the identity can do' });
-  const row = what.getByRole('row').filter({ hasText: payments });
+  const row = what.getByRole('row').filter({ hasText: 'payments' });
   await row.waitFor();
   t.regex((await row.textContent()) ?? '', /editor/);
   t.regex((await row.textContent()) ?? '', /repo\.create/);
 
-  await page.getByLabel('Identity uid').nth(1).fill(bob);
-  await page.getByLabel('Capability').nth(1).fill('repo.create');
-  await page.getByLabel('Group uid').nth(1).fill(payments);
-  await page.getByRole('button', { name: 'Check' }).click();
-  const proof = page.locator('#check-h ~ div[role="status"]');
+  const check = page.getByRole('region', { name: 'Check, with the reason' });
+  await pick(page, check, 'Identity', 'bo', 'bob');
+  await pick(page, check, 'Capability', 'repo.cr', 'repo.create');
+  await pick(page, check, 'Group', 'paym', 'payments');
+  await check.getByRole('button', { name: 'Check' }).click();
+  const proof = check.locator('.check-answer');
   await proof.waitFor();
-  t.regex((await proof.textContent()) ?? '', /Allowed/);
-  t.true(((await proof.textContent()) ?? '').includes(binding));
+  t.regex((await proof.textContent()) ?? '', /Allowed: bob may repo\.create in payments/);
+  t.regex((await proof.textContent()) ?? '', /role editor bound at payments \(here\)/);
+  t.false(((await proof.textContent()) ?? '').includes(binding), 'names, not uids');
   await noSeriousAxe(t, 'access');
   await screenshot(page, 'access');
 
   await page.goto(`${w.s.url}/console/#/audit?group=${encodeURIComponent(payments)}`);
-  const entry = page.locator('ol.timeline li').filter({ hasText: binding });
+  const timeline = page.getByRole('list', { name: 'Audit timeline' });
+  const entry = timeline
+    .getByRole('listitem')
+    .filter({ hasText: 'created role binding editor for bob' });
   await entry.waitFor();
-  t.regex((await entry.textContent()) ?? '', /create/);
   t.regex((await entry.textContent()) ?? '', /via rest/);
-  // The folder's own creation, which is not "below" it, has its own timeline.
-  const own = page.locator('#self-h ~ ol.timeline li').filter({ hasText: 'create' });
-  await own.waitFor();
-  t.true(((await own.textContent()) ?? '').includes(payments));
+  t.is(await entry.getByRole('link', { name: binding }).count(), 0, 'no uid as text');
+  // The folder's own creation is on the same timeline as everything below it.
+  await timeline.getByRole('listitem').filter({ hasText: 'created group payments' }).waitFor();
   await noSeriousAxe(t, 'audit');
   await screenshot(page, 'audit');
   t.deepEqual(b.incidents, []);
