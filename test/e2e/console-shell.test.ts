@@ -133,7 +133,7 @@ test('the tree: organizations with their folders, expandable, nav and title foll
   await page.getByRole('heading', { level: 1, name: 'team' }).waitFor();
   // The group page is part of the tree: the nav item stays, the title names the group.
   t.is(await page.locator('nav[aria-label="Views"] [aria-current="page"]').textContent(), 'Tree');
-  await page.waitForFunction(`document.title === 'team · Children · Arbor console'`);
+  await until(`document.title === 'team · Children · Arbor console'`);
   t.is(await page.evaluate('document.activeElement && document.activeElement.tagName'), 'H1');
   const crumbs = page.getByRole('navigation', { name: 'Breadcrumbs' });
   t.is(await crumbs.getByRole('link', { name: 'acme' }).count(), 1);
@@ -208,13 +208,21 @@ async function actionsShown(): Promise<string[]> {
   );
 }
 
-/** Until nothing on the page says it is loading. */
-async function settled(): Promise<void> {
-  await b.page.waitForFunction(
-    `!document.querySelector('[aria-busy="true"]') &&
-     ![...document.querySelectorAll('[role="status"]')].some((e) => e.textContent === 'Loading…')`,
-  );
+/**
+ * Until nothing on the page says it is loading. Polled from here: waitForFunction's own
+ * polling evaluates in the page, which the console's CSP (no unsafe-eval) refuses.
+ */
+async function until(expression: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await b.page.evaluate(expression)) return;
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  throw new Error(`never true: ${expression}`);
 }
+
+const settled = () =>
+  until(`!document.querySelector('[aria-busy="true"]') &&
+    ![...document.querySelectorAll('[role="status"]')].some((e) => e.textContent === 'Loading…')`);
 
 /**
  * Headers, buttons and nav links whose text is one word yet laid out on more than one line
