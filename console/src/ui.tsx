@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api';
+import { useName, type NamedKind } from './names';
 
 /** An API refusal as the API words it: code, reason, message. Text only, like all data. */
 export function ErrorBox({ error }: { error: unknown }) {
@@ -218,4 +219,20 @@ export function ConfirmDialog(props: {
       </div>
     </dialog>
   );
+}
+
+/**
+ * A group, identity or role by name (its uid in the title, for those who need it); the
+ * uid itself, small, where the caller may not read the thing.
+ */
+export function NameOf(props: { kind: NamedKind; uid: string; link?: string }) {
+  const name = useName(props.kind, props.uid);
+  const body = name ? (
+    <span class="name" title={props.uid}>
+      {name}
+    </span>
+  ) : (
+    <code class="uid small">{props.uid}</code>
+  );
+  return props.link ? <a href={props.link}>{body}</a> : body;
 }

@@ -17,7 +17,7 @@ import type { JsonObject, Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_access: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZiJQChdCYXRjaENoZWNrQWNjZXNzUmVxdWVzdBI1CgZjaGVja3MYASADKAsyJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QiUQoYQmF0Y2hDaGVja0FjY2Vzc1Jlc3BvbnNlEjUKB3Jlc3VsdHMYASADKAsyJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdCJ5Cg1XaG9DYW5SZXF1ZXN0Eg0KBWdyb3VwGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSJTCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YihAEKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiewoOV2hhdENhblJlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eSJSCglCb3VuZFJvbGUSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZSKGAQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJIoABCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUi1gEKEFRlc3RUb2tlblJlcXVlc3QSDwoFdG9rZW4YASABKAlIABIpCgZjbGFpbXMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAASFgoMaWRlbnRpdHlfdWlkGAMgASgJSAESNAoLY2xhaW1fbWF0Y2gYBCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoSAESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAlCBwoFaW5wdXRCCAoGdGFyZ2V0Ij0KC1Rva2VuQ2xhdXNlEg4KBmNsYXVzZRgBIAEoCRIOCgZwYXNzZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIpsBCg9Ub2tlblRlc3RSZXN1bHQSGQoMaWRlbnRpdHlfdWlkGAEgASgJSACIAQESFQoNaWRlbnRpdHlfbmFtZRgCIAEoCRIUCgx3b3VsZF9hc3N1bWUYAyABKAgSLwoHY2xhdXNlcxgEIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLlRva2VuQ2xhdXNlQg8KDV9pZGVudGl0eV91aWQiYQoRVGVzdFRva2VuUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlRva2VuVGVzdFJlc3VsdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAky0QMKDUFjY2Vzc1NlcnZpY2USWgoLQ2hlY2tBY2Nlc3MSJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdBJrChBCYXRjaENoZWNrQWNjZXNzEiouYXJib3IuaWFtLnYyYmV0YTEuQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QaKy5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVzcG9uc2USTQoGV2hvQ2FuEiAuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVxdWVzdBohLmFyYm9yLmlhbS52MmJldGExLldob0NhblJlc3BvbnNlElAKB1doYXRDYW4SIS5hcmJvci5pYW0udjJiZXRhMS5XaGF0Q2FuUmVxdWVzdBoiLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXNwb25zZRJWCglUZXN0VG9rZW4SIy5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXF1ZXN0GiQuYXJib3IuaWFtLnYyYmV0YTEuVGVzdFRva2VuUmVzcG9uc2ViBnByb3RvMw',
+    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoLSGVsZEJpbmRpbmcSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCRIZChFyb2xlX2NhcGFiaWxpdGllcxgFIAMoCSLBAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZhIvCgduZWFyZXN0GAYgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuSGVsZEJpbmRpbmciUAoXQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QSNQoGY2hlY2tzGAEgAygLMiUuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXF1ZXN0IlEKGEJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRI1CgdyZXN1bHRzGAEgAygLMiQuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXN1bHQieQoNV2hvQ2FuUmVxdWVzdBINCgVncm91cBgBIAEoCRISCgpjYXBhYmlsaXR5GAIgASgJEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAUiUwoMQWNjZXNzSG9sZGVyEhQKDGlkZW50aXR5X3VpZBgBIAEoCRItCgZncmFudHMYAiADKAsyHS5hcmJvci5pYW0udjJiZXRhMS5HcmFudFByb29mIoQBCg5XaG9DYW5SZXNwb25zZRIzCgppZGVudGl0aWVzGAEgAygLMh8uYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzSG9sZGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFInsKDldoYXRDYW5SZXF1ZXN0EhUKCGlkZW50aXR5GAEgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUILCglfaWRlbnRpdHkiUgoJQm91bmRSb2xlEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUihgEKC0dyb3VwQWNjZXNzEhEKCWdyb3VwX3VpZBgBIAEoCRIuCghiaW5kaW5ncxgCIAMoCzIcLmFyYm9yLmlhbS52MmJldGExLkJvdW5kUm9sZRIUCgxjYXBhYmlsaXRpZXMYAyADKAkSHgoWZWZmZWN0aXZlX2NhcGFiaWxpdGllcxgEIAMoCSKAAQoPV2hhdENhblJlc3BvbnNlEi4KBmdyb3VwcxgBIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwQWNjZXNzEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFItYBChBUZXN0VG9rZW5SZXF1ZXN0Eg8KBXRva2VuGAEgASgJSAASKQoGY2xhaW1zGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAEhYKDGlkZW50aXR5X3VpZBgDIAEoCUgBEjQKC2NsYWltX21hdGNoGAQgASgLMh0uYXJib3IuaWFtLnYyYmV0YTEuQ2xhaW1NYXRjaEgBEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJQgcKBWlucHV0QggKBnRhcmdldCI9CgtUb2tlbkNsYXVzZRIOCgZjbGF1c2UYASABKAkSDgoGcGFzc2VkGAIgASgIEg4KBnJlYXNvbhgDIAEoCSKbAQoPVG9rZW5UZXN0UmVzdWx0EhkKDGlkZW50aXR5X3VpZBgBIAEoCUgAiAEBEhUKDWlkZW50aXR5X25hbWUYAiABKAkSFAoMd291bGRfYXNzdW1lGAMgASgIEi8KB2NsYXVzZXMYBCADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5Ub2tlbkNsYXVzZUIPCg1faWRlbnRpdHlfdWlkImEKEVRlc3RUb2tlblJlc3BvbnNlEjMKB3Jlc3VsdHMYASADKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Ub2tlblRlc3RSZXN1bHQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMtEDCg1BY2Nlc3NTZXJ2aWNlEloKC0NoZWNrQWNjZXNzEiUuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXF1ZXN0GiQuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXN1bHQSawoQQmF0Y2hDaGVja0FjY2VzcxIqLmFyYm9yLmlhbS52MmJldGExLkJhdGNoQ2hlY2tBY2Nlc3NSZXF1ZXN0GisuYXJib3IuaWFtLnYyYmV0YTEuQmF0Y2hDaGVja0FjY2Vzc1Jlc3BvbnNlEk0KBldob0NhbhIgLmFyYm9yLmlhbS52MmJldGExLldob0NhblJlcXVlc3QaIS5hcmJvci5pYW0udjJiZXRhMS5XaG9DYW5SZXNwb25zZRJQCgdXaGF0Q2FuEiEuYXJib3IuaWFtLnYyYmV0YTEuV2hhdENhblJlcXVlc3QaIi5hcmJvci5pYW0udjJiZXRhMS5XaGF0Q2FuUmVzcG9uc2USVgoJVGVzdFRva2VuEiMuYXJib3IuaWFtLnYyYmV0YTEuVGVzdFRva2VuUmVxdWVzdBokLmFyYm9yLmlhbS52MmJldGExLlRlc3RUb2tlblJlc3BvbnNlYgZwcm90bzM',
     [
       file_arbor_iam_v2beta1_identities,
       file_arbor_iam_v2beta1_role_bindings,
@@ -95,6 +95,53 @@ export const GrantProofSchema: GenMessage<GrantProof> =
   messageDesc(file_arbor_iam_v2beta1_access, 1);
 
 /**
+ * A role binding the identity holds at the asked group or above that does not grant the
+ * asked capability: a reason for a denial.
+ *
+ * @generated from message arbor.iam.v2beta1.HeldBinding
+ */
+export type HeldBinding = Message<'arbor.iam.v2beta1.HeldBinding'> & {
+  /**
+   * @generated from field: string binding_uid = 1;
+   */
+  bindingUid: string;
+
+  /**
+   * @generated from field: arbor.iam.v2beta1.RoleBindingRole role = 2;
+   */
+  role?: RoleBindingRole | undefined;
+
+  /**
+   * The group the binding is bound at.
+   *
+   * @generated from field: string group_uid = 3;
+   */
+  groupUid: string;
+
+  /**
+   * From group_uid down to the asked group, both included.
+   *
+   * @generated from field: repeated string path = 4;
+   */
+  path: string[];
+
+  /**
+   * What the role grants; empty where the caller may not list the role.
+   *
+   * @generated from field: repeated string role_capabilities = 5;
+   */
+  roleCapabilities: string[];
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.HeldBinding.
+ * Use `create(HeldBindingSchema)` to create a new message.
+ */
+export const HeldBindingSchema: GenMessage<HeldBinding> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 2);
+
+/**
  * @generated from message arbor.iam.v2beta1.CheckAccessResult
  */
 export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> & {
@@ -122,6 +169,14 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
    * @generated from field: repeated arbor.iam.v2beta1.GrantProof grants = 5;
    */
   grants: GrantProof[];
+
+  /**
+   * When denied: the bindings the identity holds on the group's uid path that the caller
+   * may list, nearest the group first. Empty when allowed.
+   *
+   * @generated from field: repeated arbor.iam.v2beta1.HeldBinding nearest = 6;
+   */
+  nearest: HeldBinding[];
 };
 
 /**
@@ -130,7 +185,7 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
  */
 export const CheckAccessResultSchema: GenMessage<CheckAccessResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 2);
+  messageDesc(file_arbor_iam_v2beta1_access, 3);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessRequest
@@ -148,7 +203,7 @@ export type BatchCheckAccessRequest = Message<'arbor.iam.v2beta1.BatchCheckAcces
  */
 export const BatchCheckAccessRequestSchema: GenMessage<BatchCheckAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 3);
+  messageDesc(file_arbor_iam_v2beta1_access, 4);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessResponse
@@ -166,7 +221,7 @@ export type BatchCheckAccessResponse = Message<'arbor.iam.v2beta1.BatchCheckAcce
  */
 export const BatchCheckAccessResponseSchema: GenMessage<BatchCheckAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 4);
+  messageDesc(file_arbor_iam_v2beta1_access, 5);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanRequest
@@ -217,7 +272,7 @@ export type WhoCanRequest = Message<'arbor.iam.v2beta1.WhoCanRequest'> & {
  */
 export const WhoCanRequestSchema: GenMessage<WhoCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 5);
+  messageDesc(file_arbor_iam_v2beta1_access, 6);
 
 /**
  * An identity holding the capability at the group, and why.
@@ -242,7 +297,7 @@ export type AccessHolder = Message<'arbor.iam.v2beta1.AccessHolder'> & {
  */
 export const AccessHolderSchema: GenMessage<AccessHolder> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 6);
+  messageDesc(file_arbor_iam_v2beta1_access, 7);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanResponse
@@ -275,7 +330,7 @@ export type WhoCanResponse = Message<'arbor.iam.v2beta1.WhoCanResponse'> & {
  */
 export const WhoCanResponseSchema: GenMessage<WhoCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 7);
+  messageDesc(file_arbor_iam_v2beta1_access, 8);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanRequest
@@ -319,7 +374,7 @@ export type WhatCanRequest = Message<'arbor.iam.v2beta1.WhatCanRequest'> & {
  */
 export const WhatCanRequestSchema: GenMessage<WhatCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 8);
+  messageDesc(file_arbor_iam_v2beta1_access, 9);
 
 /**
  * A role bound at a group, by binding.
@@ -344,7 +399,7 @@ export type BoundRole = Message<'arbor.iam.v2beta1.BoundRole'> & {
  */
 export const BoundRoleSchema: GenMessage<BoundRole> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 9);
+  messageDesc(file_arbor_iam_v2beta1_access, 10);
 
 /**
  * What an identity holds at a group it is bound at.
@@ -383,7 +438,7 @@ export type GroupAccess = Message<'arbor.iam.v2beta1.GroupAccess'> & {
  */
 export const GroupAccessSchema: GenMessage<GroupAccess> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 10);
+  messageDesc(file_arbor_iam_v2beta1_access, 11);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanResponse
@@ -416,7 +471,7 @@ export type WhatCanResponse = Message<'arbor.iam.v2beta1.WhatCanResponse'> & {
  */
 export const WhatCanResponseSchema: GenMessage<WhatCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 11);
+  messageDesc(file_arbor_iam_v2beta1_access, 12);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenRequest
@@ -493,7 +548,7 @@ export type TestTokenRequest = Message<'arbor.iam.v2beta1.TestTokenRequest'> & {
  */
 export const TestTokenRequestSchema: GenMessage<TestTokenRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 12);
+  messageDesc(file_arbor_iam_v2beta1_access, 13);
 
 /**
  * One clause of the exchange, judged on the token or claims.
@@ -527,7 +582,7 @@ export type TokenClause = Message<'arbor.iam.v2beta1.TokenClause'> & {
  */
 export const TokenClauseSchema: GenMessage<TokenClause> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 13);
+  messageDesc(file_arbor_iam_v2beta1_access, 14);
 
 /**
  * Whether a token would assume one identity, and why.
@@ -564,7 +619,7 @@ export type TokenTestResult = Message<'arbor.iam.v2beta1.TokenTestResult'> & {
  */
 export const TokenTestResultSchema: GenMessage<TokenTestResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 14);
+  messageDesc(file_arbor_iam_v2beta1_access, 15);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenResponse
@@ -587,7 +642,7 @@ export type TestTokenResponse = Message<'arbor.iam.v2beta1.TestTokenResponse'> &
  */
 export const TestTokenResponseSchema: GenMessage<TestTokenResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 15);
+  messageDesc(file_arbor_iam_v2beta1_access, 16);
 
 /**
  * Access you can explain: check with a proof, who can, what can. An answer counts only the
