@@ -292,6 +292,16 @@ for (const width of [1280, 420])
     const page = b.page;
     await page.setViewportSize({ width, height: 900 });
     await signInWith(ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Arbor' }).waitFor();
+    t.deepEqual(
+      (await axeSerious(page)).map((v) => `${v.id} (${v.impact}): ${v.help}`),
+      [],
+      `axe on sign-in at ${width} px`,
+    );
+    t.deepEqual(await page.evaluate(BROKEN_WORDS), [], `sign-in: a word broken`);
+    await screenshot(page, `sign-in-${width}`);
+    await signInWith(ADMIN_TOKEN);
     for (const [name, address, ready] of VIEWS) {
       await page.goto(`${w.s.url}/console/${address()}`);
       await page.locator(ready).first().waitFor();
@@ -303,6 +313,12 @@ for (const width of [1280, 420])
         `axe on ${name} at ${width} px`,
       );
       const wide = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+      if (wide > width)
+        t.log(
+          await page.evaluate(
+            `[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > ${width}).slice(0, 8).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().width) + ' ' + (e.textContent ?? '').slice(0, 40))`,
+          ),
+        );
       t.true(wide <= width, `${name} at ${width} px is ${wide} px wide`);
       t.deepEqual(await page.evaluate(BROKEN_WORDS), [], `${name}: a word broken`);
       await screenshot(page, `${name}-${width}`);
