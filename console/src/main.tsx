@@ -70,7 +70,14 @@ function Who() {
   return (
     <>
       Signed in as{' '}
-      {me.data ? <strong>{me.data.name}</strong> : <code title={sub}>{sub.slice(-16)}</code>}
+      {me.data ? (
+        <strong>{me.data.name}</strong>
+      ) : me.loading ? (
+        '…'
+      ) : (
+        // An identity that may not read itself: the end of its uid, whole in the title.
+        <code title={sub}>{sub.slice(-16)}</code>
+      )}
     </>
   );
 }

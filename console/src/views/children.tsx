@@ -95,13 +95,16 @@ function ChildTable({ rows }: { rows: Group[] }) {
   );
 }
 
-/** Groups of one exact name below `within` (everywhere the caller sees, when empty). */
+/**
+ * Groups whose name starts with what is typed, below `within` (everywhere the caller sees,
+ * when empty), by name: the API's `name_prefix` filter.
+ */
 export function Search({ within }: { within: string }) {
   const [name, setName] = useState('');
   const [hits, setHits] = useState<Group[] | undefined>(undefined);
   const act = useAction();
   return (
-    <Section id="search-h" title="Find by exact name">
+    <Section id="search-h" title="Find by name">
       <form
         role="search"
         aria-label="Find a group"
@@ -109,7 +112,8 @@ export function Search({ within }: { within: string }) {
           e.preventDefault();
           void act.run(async () => {
             const p = await listPage<Group>(GROUPS, 'groups', {
-              name,
+              name_prefix: name,
+              order_by: 'name',
               ...(within ? { 'uidp.descendants_of': within } : {}),
               page_size: PAGE_SIZE,
             });
@@ -117,7 +121,14 @@ export function Search({ within }: { within: string }) {
           });
         }}
       >
-        <Field label="Group name" name="search" value={name} onInput={setName} required />
+        <Field
+          label="Group name"
+          name="search"
+          value={name}
+          onInput={setName}
+          placeholder="starts with…"
+          required
+        />
         <button type="submit" disabled={act.busy}>
           Search
         </button>
@@ -125,7 +136,9 @@ export function Search({ within }: { within: string }) {
       <ErrorBox error={act.error} />
       {hits ? (
         hits.length === 0 ? (
-          <p role="status">No group of that name{within ? ' below here' : ''}.</p>
+          <p role="status">
+            No group whose name starts with “{name}”{within ? ' below here' : ''}.
+          </p>
         ) : (
           <ul class="hits">
             {hits.map((g) => (

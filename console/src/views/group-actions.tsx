@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { del, listPage, patch } from '../api';
 import type { Can } from '../can';
 import { kindOf, parentOf, plural, type Group } from '../model';
+import { forgetName } from '../names';
 import { go, groupHref, href } from '../route';
 import { ConfirmDialog, ErrorBox, Field, useAction } from '../ui';
 import { GROUPS } from './children';
@@ -75,6 +76,8 @@ function Rename({ group, onDone }: { group: Group; onDone: () => void }) {
         e.preventDefault();
         void act.run(async () => {
           await patch(`${GROUPS}/${group.uid}`, { name });
+          // Views that show the group by name (access, audit) read the new one.
+          forgetName('group', group.uid);
           onDone();
         });
       }}

@@ -136,7 +136,13 @@ export function TreeView() {
         <ErrorBox error={tops.error} />
         {tops.data ? (
           tops.data.groups.length === 0 ? (
-            <p class="count">{admin ? 'No organization yet.' : 'You hold no role binding.'}</p>
+            <p class="count">
+              {tops.data.next
+                ? 'No organization among these groups: More reads on.'
+                : admin
+                  ? 'No organization yet.'
+                  : 'You hold no role binding.'}
+            </p>
           ) : (
             <ul class="tree" aria-labelledby="tree-h">
               {tops.data.groups.map((g) => (
