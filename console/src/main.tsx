@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { onSignedOut } from './api';
+import { get, onSignedOut } from './api';
 import {
   CALLBACK_PATH,
   clearToken,
@@ -9,8 +9,9 @@ import {
   takeTokenFromAddress,
   tokenSubject,
 } from './auth';
-import { href, useRoute } from './route';
-import { ErrorBox } from './ui';
+import type { Identity } from './model';
+import { href, useRoute, type Route } from './route';
+import { ErrorBox, useLoad, useTitle } from './ui';
 import { AccessView } from './views/access';
 import { AuditView } from './views/audit';
 import { BuilderView } from './views/builder';
@@ -27,28 +28,79 @@ const NAV: Array<[string, string]> = [
   ['requests', 'Requests'],
 ];
 
+/** The nav item a view belongs to: every group page is part of the tree. */
+function navOf(view: string): string {
+  return view === 'groups' || view === 'group' ? 'tree' : view;
+}
+
+function View({ route }: { route: Route }) {
+  // A view is remade for each place: no state (page tokens, a form's values) carries over
+  // from one group or identity to another. A group page stays one page across its tabs.
+  const place = `${route.view}/${route.arg}?${route.query.toString()}`;
+  const label = NAV.find(([v]) => v === navOf(route.view))?.[1];
+  // A group page names itself once its name is in (GroupView).
+  const groupPage = navOf(route.view) === 'tree' && route.arg !== '';
+  useTitle(groupPage ? undefined : label);
+  switch (route.view) {
+    case 'groups':
+    case 'group':
+      return <GroupView key={`group/${route.arg}`} uid={route.arg} tab={route.tab} />;
+    case 'access':
+      return <AccessView key={place} query={route.query} />;
+    case 'builder':
+      return <BuilderView key={place} groupUid={route.arg} />;
+    case 'audit':
+      return <AuditView key={place} query={route.query} />;
+    case 'requests':
+      return <RequestsView key={place} query={route.query} />;
+    default:
+      // `#/tree/<uid>`, the old address of a group, is its group page.
+      return route.arg ? (
+        <GroupView key={`group/${route.arg}`} uid={route.arg} tab="children" />
+      ) : (
+        <TreeView key={place} />
+      );
+  }
+}
+
+/** "Signed in as <name>", or the admin token, which is no identity. */
+function Who() {
+  const sub = tokenSubject(getToken() ?? '');
+  const me = useLoad(
+    () => (sub ? get<Identity>(`/iam/v2beta1/identities/${sub}`) : Promise.resolve(undefined)),
+    [sub],
+  );
+  if (!sub) return <>Signed in with the admin token</>;
+  return (
+    <>
+      Signed in as{' '}
+      {me.data ? (
+        <strong>{me.data.name}</strong>
+      ) : me.loading ? (
+        '…'
+      ) : (
+        // An identity that may not read itself: the end of its uid, whole in the title.
+        <code title={sub}>{sub.slice(-16)}</code>
+      )}
+    </>
+  );
+}
+
+/** After every navigation the focus is on the new page's heading, not left on <body>. */
+function useFocusHeading(hash: string): void {
+  useEffect(() => {
+    const h = document.querySelector<HTMLElement>('main h1');
+    if (h) {
+      if (!h.hasAttribute('tabindex')) h.tabIndex = -1;
+      h.focus({ preventScroll: false });
+    }
+  }, [hash]);
+}
+
 function Shell({ onSignOut }: { onSignOut: () => void }) {
   const route = useRoute();
-  const who = tokenSubject(getToken() ?? '');
-  // A view is remade for each place: no state (page tokens, a form's values) carries over
-  // from one group or identity to another.
-  const place = `${route.view}/${route.arg}?${route.query.toString()}`;
-  const view = (() => {
-    switch (route.view) {
-      case 'group':
-        return <GroupView key={place} uid={route.arg} />;
-      case 'access':
-        return <AccessView key={place} query={route.query} />;
-      case 'builder':
-        return <BuilderView key={place} groupUid={route.arg} />;
-      case 'audit':
-        return <AuditView key={place} query={route.query} />;
-      case 'requests':
-        return <RequestsView key={place} query={route.query} />;
-      default:
-        return <TreeView key={place} uid={route.arg} query={route.query} />;
-    }
-  })();
+  useFocusHeading(`${route.view}/${route.arg}/${route.tab}?${route.query.toString()}`);
+  const current = navOf(route.view);
   return (
     <>
       <a
@@ -67,7 +119,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
           <ul>
             {NAV.map(([v, label]) => (
               <li key={v}>
-                <a href={href(v)} aria-current={route.view === v ? 'page' : undefined}>
+                <a href={href(v)} aria-current={current === v ? 'page' : undefined}>
                   {label}
                 </a>
               </li>
@@ -75,20 +127,14 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
           </ul>
         </nav>
         <span class="who">
-          {who ? (
-            <>
-              Signed in as <code>{who}</code>
-            </>
-          ) : (
-            'Signed in'
-          )}{' '}
+          <Who />{' '}
           <button type="button" onClick={onSignOut}>
             Sign out
           </button>
         </span>
       </header>
       <main id="main" tabIndex={-1}>
-        {view}
+        <View route={route} />
       </main>
     </>
   );

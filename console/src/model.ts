@@ -49,3 +49,13 @@ export function parentOf(uid: string): string | undefined {
   const i = uid.lastIndexOf('/');
   return i < 0 ? undefined : uid.slice(0, i);
 }
+
+/** "1 child", "2 children": `many` defaults to `one` + "s". */
+export function plural(n: number | string, one: string, many = `${one}s`): string {
+  return `${n} ${Number(n) === 1 ? one : many}`;
+}
+
+/** What a group is called in sentences. */
+export function kindOf(uid: string): 'organization' | 'folder' {
+  return ROOT_UID.test(uid) ? 'organization' : 'folder';
+}

@@ -4,6 +4,8 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 export interface Route {
   view: string;
   arg: string;
+  /** The part after the uid on a group page (`#/groups/<uid>/<tab>`), else empty. */
+  tab: string;
   query: URLSearchParams;
 }
 
@@ -11,11 +13,20 @@ export function parseRoute(hash: string): Route {
   const h = hash.replace(/^#\/?/, '');
   const [path = '', qs = ''] = h.split('?', 2);
   const [view = '', ...rest] = path.split('/');
+  // A group page's uid is one encoded segment and its tab the next; elsewhere the rest is
+  // the argument, so an address typed with the uid's slashes raw still works.
+  const paged = view === 'groups';
   return {
     view: view || 'tree',
-    arg: decodeURIComponent(rest.join('/')),
+    arg: decodeURIComponent(paged ? (rest[0] ?? '') : rest.join('/')),
+    tab: paged ? (rest[1] ?? '') : '',
     query: new URLSearchParams(qs),
   };
+}
+
+/** A group page, on one of its tabs (`children` when none is named). */
+export function groupHref(uid: string, tab = ''): string {
+  return `#/groups/${encodeURIComponent(uid)}${tab ? `/${tab}` : ''}`;
 }
 
 /** A link target inside the console; every part is encoded (uids carry `/`). */

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api';
+import { useName, type NamedKind } from './names';
 
 /** An API refusal as the API words it: code, reason, message. Text only, like all data. */
 export function ErrorBox({ error }: { error: unknown }) {
@@ -52,7 +53,9 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
 export function Section(props: { title: string; id: string; children: ComponentChildren }) {
   return (
     <section aria-labelledby={props.id} class="panel">
-      <h2 id={props.id}>{props.title}</h2>
+      <h2 id={props.id} tabIndex={-1}>
+        {props.title}
+      </h2>
       {props.children}
     </section>
   );
@@ -136,4 +139,100 @@ export function Pager(props: {
       </button>
     </div>
   );
+}
+
+/** A uid, small, with a button that copies it (a uid is for pasting, not for reading). */
+export function CopyUid({ uid, label }: { uid: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <span class="copy-uid">
+      <Uid uid={uid} />{' '}
+      <button
+        type="button"
+        class="small"
+        aria-label={`Copy the uid${label ? ` of ${label}` : ''}`}
+        onClick={() =>
+          void navigator.clipboard?.writeText(uid).then(
+            () => setCopied(true),
+            () => setCopied(false),
+          )
+        }
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </span>
+  );
+}
+
+/** The tab's title follows the view: "<what> · Arbor console". */
+export function useTitle(what: string | undefined): void {
+  useEffect(() => {
+    document.title = what ? `${what} · Arbor console` : 'Arbor console';
+  }, [what]);
+}
+
+/**
+ * A modal question before something is destroyed: it names what goes (`children`), opens
+ * with the focus on its confirm button, and stays open with the API's refusal if the
+ * action fails. Escape or Cancel closes it with nothing done.
+ */
+export function ConfirmDialog(props: {
+  title: string;
+  confirm: string;
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  const act = useAction();
+  useEffect(() => {
+    dialog.current?.showModal();
+    button.current?.focus();
+  }, []);
+  return (
+    <dialog
+      ref={dialog}
+      class="confirm"
+      aria-labelledby="confirm-h"
+      onCancel={(e) => {
+        e.preventDefault();
+        props.onClose();
+      }}
+    >
+      <h2 id="confirm-h">{props.title}</h2>
+      <p>{props.children}</p>
+      <ErrorBox error={act.error} />
+      <div class="dialog-actions">
+        <button
+          ref={button}
+          type="button"
+          class="danger"
+          disabled={act.busy}
+          onClick={() => void act.run(props.onConfirm)}
+        >
+          {props.confirm}
+        </button>
+        <button type="button" class="secondary" onClick={props.onClose}>
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/**
+ * A group, identity or role by name (its uid in the title, for those who need it); the
+ * uid itself, small, where the caller may not read the thing.
+ */
+export function NameOf(props: { kind: NamedKind; uid: string; link?: string }) {
+  const name = useName(props.kind, props.uid);
+  const body = name ? (
+    <span class="name" title={props.uid}>
+      {name}
+    </span>
+  ) : (
+    <code class="uid small">{props.uid}</code>
+  );
+  return props.link ? <a href={props.link}>{body}</a> : body;
 }

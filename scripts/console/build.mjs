@@ -31,9 +31,14 @@ await build({
   tsconfig: join(root, 'console', 'tsconfig.json'),
   logLevel: 'warning',
 });
+// One stylesheet: app.css, then the stylesheets of the pickers and the access views.
 await build({
-  entryPoints: { app: join(root, 'console', 'app.css') },
-  outdir: out,
+  stdin: {
+    contents: "@import './app.css';\n@import './access.css';\n",
+    resolveDir: join(root, 'console'),
+    loader: 'css',
+  },
+  outfile: join(out, 'app.css'),
   bundle: true,
   minify: true,
   logLevel: 'warning',

@@ -1943,6 +1943,69 @@ export interface components {
         /** @description The groups from the bound group down to the asked group, both included. */
         path: string[];
       }[];
+      /** @description When denied, why: the bindings the identity holds on the group's uid path that the caller may list (as who-can counts them), nearest the group first, none of which grants the capability. Empty when allowed. */
+      nearest: {
+        bindingUid: string;
+        /** @description The role; name and description only where the caller may list it. */
+        role: {
+          uid: string;
+          name: string;
+          description: string;
+        };
+        /** @description The group the binding is bound at. */
+        groupUid: string;
+        /** @description The groups from the bound group down to the asked group, both included. */
+        path: string[];
+        /** @description What the role grants; empty where the caller may not list the role. */
+        roleCapabilities: (
+          | 'groups.create'
+          | 'groups.update'
+          | 'groups.list'
+          | 'groups.delete'
+          | 'group_invites.create'
+          | 'group_invites.list'
+          | 'group_invites.delete'
+          | 'roles.create'
+          | 'roles.update'
+          | 'roles.list'
+          | 'roles.delete'
+          | 'role_bindings.create'
+          | 'role_bindings.update'
+          | 'role_bindings.list'
+          | 'role_bindings.delete'
+          | 'account_associations.create'
+          | 'account_associations.update'
+          | 'account_associations.list'
+          | 'account_associations.delete'
+          | 'identity.create'
+          | 'identity.update'
+          | 'identity.list'
+          | 'identity.delete'
+          | 'identity_providers.create'
+          | 'identity_providers.update'
+          | 'identity_providers.list'
+          | 'identity_providers.delete'
+          | 'repo.create'
+          | 'repo.update'
+          | 'repo.list'
+          | 'repo.delete'
+          | 'repo.blobs.get'
+          | 'tag.create'
+          | 'tag.update'
+          | 'tag.list'
+          | 'tag.delete'
+          | 'manifest.create'
+          | 'manifest.update'
+          | 'manifest.list'
+          | 'manifest.delete'
+          | 'advisories.list'
+          | 'audit.list'
+          | 'subscriptions.create'
+          | 'subscriptions.update'
+          | 'subscriptions.list'
+          | 'subscriptions.delete'
+        )[];
+      }[];
     };
     DatabaseStatus: {
       /** @enum {string} */
@@ -3689,6 +3752,8 @@ export interface operations {
         resource_type?: string;
         /** @description Filter: a uid path, exact match. */
         resource_uid?: string;
+        /** @description Filter: a uid path, exact match. */
+        within?: string;
         /** @description Filter: exact match. */
         actor?: string;
         /**
@@ -4497,6 +4562,8 @@ export interface operations {
         'uidp.children_of'?: string;
         /** @description Filter: exact match. */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -4791,6 +4858,8 @@ export interface operations {
         'uidp.children_of'?: string;
         /** @description Filter: exact match. */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -5567,6 +5636,8 @@ export interface operations {
         'uidp.children_of'?: string;
         /** @description Filter: exact match. */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -6870,6 +6941,8 @@ export interface operations {
         'uidp.children_of'?: string;
         /** @description Filter: exact match. */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -7171,6 +7244,8 @@ export interface operations {
          * @example ci
          */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -7891,6 +7966,8 @@ export interface operations {
          * @example viewer
          */
         name?: string;
+        /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
+        name_prefix?: string;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */

@@ -9,7 +9,7 @@ export const MAX_PAGE_SIZE = 200;
 export const MAX_SKIP = 10_000;
 
 /** How an exact-match filter's value is checked before it reaches a query. */
-export type FilterKind = 'string' | 'uid' | 'boolean' | 'timestamp';
+export type FilterKind = 'string' | 'uid' | 'boolean' | 'timestamp' | 'prefix';
 
 /** What one List endpoint accepts. Every List in the service is described by one of these. */
 export interface ListSpec {
@@ -45,6 +45,7 @@ const ALIASES: Record<string, string> = {
   orderBy: 'order_by',
   'uidp.descendantsOf': 'uidp.descendants_of',
   'uidp.childrenOf': 'uidp.children_of',
+  namePrefix: 'name_prefix',
 };
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
@@ -167,6 +168,7 @@ function checkFilter(kind: FilterKind, value: string): string | undefined {
         ? undefined
         : 'must be an RFC 3339 timestamp';
     case 'string':
+    case 'prefix':
       return undefined;
   }
 }

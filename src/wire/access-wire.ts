@@ -20,6 +20,19 @@ export const grantProofSchema = z
   })
   .meta({ description: 'A role binding that grants the asked capability at the asked group.' });
 
+export const heldBindingSchema = z
+  .object({
+    ...grantProofSchema.shape,
+    roleCapabilities: z.array(capability).meta({
+      description: 'What the role grants; empty where the caller may not list the role.',
+    }),
+  })
+  .meta({
+    description:
+      'A role binding the identity holds at the asked group or above that does not grant ' +
+      'the asked capability.',
+  });
+
 export const checkResultSchema = z
   .object({
     identityUid: uidSchema,
@@ -28,6 +41,12 @@ export const checkResultSchema = z
     allowed: z.boolean(),
     grants: z.array(grantProofSchema).meta({
       description: 'Every binding that grants it, by binding uid; empty when denied.',
+    }),
+    nearest: z.array(heldBindingSchema).meta({
+      description:
+        "When denied, why: the bindings the identity holds on the group's uid path that the " +
+        'caller may list (as who-can counts them), nearest the group first, none of which ' +
+        'grants the capability. Empty when allowed.',
     }),
   })
   .meta({
@@ -58,7 +77,11 @@ export const groupAccessSchema = z
 const proof = (g: GrantProof) => ({ ...g, role: { ...g.role }, path: [...g.path] });
 
 export function checkResultV2(r: CheckResult): z.output<typeof checkResultSchema> {
-  return { ...r, grants: r.grants.map(proof) };
+  return {
+    ...r,
+    grants: r.grants.map(proof),
+    nearest: r.nearest.map((h) => ({ ...proof(h), roleCapabilities: [...h.roleCapabilities] })),
+  };
 }
 
 export function holderV2(h: Holder): z.output<typeof holderSchema> {

@@ -143,17 +143,25 @@ test('hostile names, descriptions and claim values are shown as text in every vi
   t.regex((await page.getByRole('alert').textContent()) ?? '', /^INVALID_ARGUMENT: /);
   await nothingRan(t, 'tree (refused create)');
 
-  await page.goto(`${w.s.url}/console/#/group/${encodeURIComponent(folder)}`);
+  // Every tab of the group page, each its own address.
+  const tab = (name: string) =>
+    page.goto(`${w.s.url}/console/#/groups/${encodeURIComponent(folder)}/${name}`);
+  await tab('bindings');
   await page
     .getByRole('table', { name: 'Role bindings' })
     .getByRole('cell', { name: NAME, exact: true })
     .waitFor();
+  await nothingRan(t, 'group (bindings)');
+  await screenshot(page, 'hostile-group');
+  await tab('registry');
   await page
     .getByRole('table', { name: 'Repos' })
     .getByRole('cell', { name: NAME, exact: true })
     .waitFor();
-  await nothingRan(t, 'group');
-  await screenshot(page, 'hostile-group');
+  await nothingRan(t, 'group (registry)');
+  await tab('identities');
+  await page.getByRole('table', { name: 'Identities' }).waitFor();
+  await nothingRan(t, 'group (identities)');
 
   await page.goto(`${w.s.url}/console/#/access?identity=${encodeURIComponent(person)}`);
   await page.getByRole('table', { name: 'What the identity can do' }).waitFor();

@@ -46,7 +46,12 @@ test('sign in through the login provider with PKCE; the person gets their own id
   t.deepEqual(await b.context.cookies(), []);
   const sub = String(decodeJwt(token).sub);
   t.regex(sub, /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/);
-  t.true(((await page.locator('.who').textContent()) ?? '').includes(sub));
+  // The header names the person: by the identity's name where it may read itself, else by
+  // its uid (the end shown, the whole in the title), never a bare "Signed in".
+  const who = page.locator('.who');
+  await who.locator('strong, code').waitFor();
+  if (await who.locator('strong').count()) t.is(await who.locator('strong').textContent(), 'Carol');
+  else t.is(await who.locator('code').getAttribute('title'), sub);
   // The token is an Arbor API token the API accepts, for the person the provider named.
   const me = await w.s.admin.get(`/iam/v2beta1/identities/${sub}`);
   t.is(me.status, 200);

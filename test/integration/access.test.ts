@@ -84,6 +84,7 @@ test('check: allowed with the binding, its role, where it is bound and the path 
         path: [org, folder, sub],
       },
     ],
+    nearest: [],
   });
   t.is(res.body.grants[0].role.name, 'org-reader');
 });

@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
 import { listPage, post, type Page } from '../api';
 import type { Named } from '../model';
+import { Picker, usePicked, type Picked } from '../picker';
 import { go, href } from '../route';
-import { ErrorBox, Field, Section, Uid, useAction, useLoad } from '../ui';
+import { ErrorBox, NameOf, Section, useAction, useLoad } from '../ui';
+import { CheckAnswer, type CheckResult, type Grant } from './check-answer';
 
 interface GroupAccess {
   groupUid: string;
@@ -10,36 +12,19 @@ interface GroupAccess {
   capabilities: string[];
   effectiveCapabilities?: string[];
 }
-interface Grant {
-  bindingUid: string;
-  role: Named;
-  groupUid: string;
-  path: string[];
-}
 interface Holder {
   identityUid: string;
   grants: Grant[];
 }
-interface CheckResult {
-  allowed: boolean;
-  grants: Grant[];
-}
 
-function Grants({ grants }: { grants: Grant[] }) {
-  return (
-    <ul class="grants">
-      {grants.map((g) => (
-        <li key={g.bindingUid}>
-          role <strong>{g.role.name || g.role.uid}</strong> bound at{' '}
-          <a href={href('tree', g.groupUid)}>
-            <Uid uid={g.groupUid} />
-          </a>{' '}
-          by binding <Uid uid={g.bindingUid} />
-          {g.path.length > 1 ? <> (down through {g.path.length - 1} level(s))</> : null}
-        </li>
-      ))}
-    </ul>
-  );
+/** Role names of a group's bindings; a role the caller cannot read by its uid. */
+function roleNames(bindings: GroupAccess['bindings']) {
+  return bindings.map((b, i) => (
+    <span key={b.bindingUid}>
+      {i > 0 ? ', ' : ''}
+      {b.role.name || <NameOf kind="role" uid={b.role.uid} />}
+    </span>
+  ));
 }
 
 /** What an identity can do, where, and through which bindings (`access:whatCan`). */
@@ -55,38 +40,31 @@ function WhatCan({ identity }: { identity: string }) {
     [identity],
   );
   if (!identity) return null;
+  if (page.error) return <ErrorBox error={page.error} />;
+  if (!page.data) return null;
+  if (page.data.items.length === 0)
+    return <p role="status">This identity holds no role binding you can see.</p>;
   return (
-    <div>
-      <ErrorBox error={page.error} />
-      {page.data ? (
-        page.data.items.length === 0 ? (
-          <p role="status">This identity can do nothing you can see.</p>
-        ) : (
-          <table class="rows" aria-label="What the identity can do">
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Bound roles</th>
-                <th scope="col">Capabilities</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.items.map((a) => (
-                <tr key={a.groupUid}>
-                  <td>
-                    <a href={href('tree', a.groupUid)}>
-                      <Uid uid={a.groupUid} />
-                    </a>
-                  </td>
-                  <td>{a.bindings.map((b) => b.role.name || b.role.uid).join(', ')}</td>
-                  <td class="caps">{(a.effectiveCapabilities ?? a.capabilities).join(' ')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )
-      ) : null}
-    </div>
+    <table class="rows" aria-label="What the identity can do">
+      <thead>
+        <tr>
+          <th scope="col">Group</th>
+          <th scope="col">Roles</th>
+          <th scope="col">Capabilities</th>
+        </tr>
+      </thead>
+      <tbody>
+        {page.data.items.map((a) => (
+          <tr key={a.groupUid}>
+            <td>
+              <NameOf kind="group" uid={a.groupUid} link={href('group', a.groupUid)} />
+            </td>
+            <td>{roleNames(a.bindings)}</td>
+            <td class="caps">{(a.effectiveCapabilities ?? a.capabilities).join(' ')}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -103,130 +81,155 @@ function WhoCan({ group, capability }: { group: string; capability: string }) {
     [group, capability],
   );
   if (!group || !capability) return null;
+  if (page.error) return <ErrorBox error={page.error} />;
+  if (!page.data) return null;
+  if (page.data.items.length === 0)
+    return <p role="status">No one holds {capability} here by a binding you can see.</p>;
   return (
-    <div>
-      <ErrorBox error={page.error} />
-      {page.data ? (
-        <ul class="holders" aria-label="Who can">
-          {page.data.items.map((h) => (
-            <li key={h.identityUid}>
-              <a href={href('access', '', { identity: h.identityUid })}>
-                <Uid uid={h.identityUid} />
-              </a>
-              <Grants grants={h.grants} />
-            </li>
+    <ul class="holders" aria-label="Who can">
+      {page.data.items.map((h) => (
+        <li key={h.identityUid}>
+          <NameOf
+            kind="identity"
+            uid={h.identityUid}
+            link={href('access', '', { identity: h.identityUid })}
+          />
+          {' through '}
+          {h.grants.map((g, i) => (
+            <span key={g.bindingUid}>
+              {i > 0 ? '; ' : ''}
+              {g.role.name || <NameOf kind="role" uid={g.role.uid} />} at{' '}
+              <NameOf kind="group" uid={g.groupUid} />
+            </span>
           ))}
-        </ul>
-      ) : null}
-    </div>
+        </li>
+      ))}
+    </ul>
   );
 }
 
-function Check() {
-  const [identityUid, setIdentity] = useState('');
-  const [capability, setCapability] = useState('');
-  const [groupUid, setGroup] = useState('');
+function Check(props: { identity?: Picked; group?: Picked; capability?: Picked }) {
+  const [identity, setIdentity] = useState(props.identity);
+  const [capability, setCapability] = useState(props.capability);
+  const [group, setGroup] = useState(props.group);
   const [result, setResult] = useState<CheckResult | undefined>(undefined);
   const act = useAction();
   return (
-    <Section id="check-h" title="Check, with proof">
+    <Section id="check-h" title="Check, with the reason">
       <form
         onSubmit={(e) => {
           e.preventDefault();
+          if (!identity || !capability || !group) return;
           void act.run(async () => {
             setResult(undefined);
             setResult(
               await post<CheckResult>('/iam/v2beta1/access:check', {
-                identityUid,
-                capability,
-                groupUid,
+                identityUid: identity.uid,
+                capability: capability.uid,
+                groupUid: group.uid,
               }),
             );
           });
         }}
       >
-        <Field
-          label="Identity uid"
+        <Picker
+          kind="identity"
+          label="Identity"
           name="check-identity"
-          value={identityUid}
-          onInput={setIdentity}
+          value={identity}
+          onPick={setIdentity}
           required
         />
-        <Field
+        <Picker
+          kind="capability"
           label="Capability"
           name="check-capability"
           value={capability}
-          onInput={setCapability}
-          placeholder="groups.list"
+          onPick={setCapability}
           required
         />
-        <Field label="Group uid" name="check-group" value={groupUid} onInput={setGroup} required />
-        <button type="submit" disabled={act.busy}>
+        <Picker
+          kind="group"
+          label="Group"
+          name="check-group"
+          value={group}
+          onPick={setGroup}
+          required
+        />
+        <button type="submit" disabled={act.busy || !identity || !capability || !group}>
           Check
         </button>
       </form>
       <ErrorBox error={act.error} />
-      {result ? (
-        <div role="status">
-          <p class={result.allowed ? 'allowed' : 'denied'}>
-            {result.allowed ? 'Allowed' : 'Denied'}
-          </p>
-          <Grants grants={result.grants} />
-        </div>
+      {result && identity && group ? (
+        <CheckAnswer result={result} identityName={identity.name} groupName={group.name} />
       ) : null}
     </Section>
   );
 }
 
-/** The access inspector: what-can for an identity, who-can for a group, a check with proof. */
+/**
+ * The access inspector: what an identity can do, who can do something at a group, and a
+ * check that says why. Everything is chosen by name; the address keeps the uids, so a view
+ * can be linked to.
+ */
 export function AccessView({ query }: { query: URLSearchParams }) {
-  const identity = query.get('identity') ?? '';
-  const group = query.get('group') ?? '';
-  const capability = query.get('capability') ?? '';
-  const [idText, setIdText] = useState(identity);
-  const [groupText, setGroupText] = useState(group);
-  const [capText, setCapText] = useState(capability);
+  const identityUid = query.get('identity') ?? '';
+  const groupUid = query.get('group') ?? '';
+  const capabilityName = query.get('capability') ?? '';
+  const [identity] = usePicked('identity', identityUid);
+  const [group] = usePicked('group', groupUid);
+  const [capability] = usePicked('capability', capabilityName);
+  const to = (q: Record<string, string | undefined>) =>
+    go(
+      href('access', '', {
+        identity: identityUid,
+        group: groupUid,
+        capability: capabilityName,
+        ...q,
+      }),
+    );
   return (
     <div>
       <h1>Access</h1>
       <Section id="whatcan-h" title="What can an identity do?">
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            go(href('access', '', { identity: idText, group, capability }));
-          }}
-        >
-          <Field label="Identity uid" name="identity" value={idText} onInput={setIdText} required />
-          <button type="submit">Show</button>
-        </form>
-        {identity ? (
+        <Picker
+          kind="identity"
+          label="Identity"
+          name="identity"
+          value={identity}
+          onPick={(p) => p && to({ identity: p.uid })}
+        />
+        {identityUid ? (
           <p>
-            <a href={href('audit', '', { resource: identity })}>Audit of this identity</a>
+            <a href={href('audit', '', { actor: identityUid })}>What this identity changed</a>
           </p>
         ) : null}
-        <WhatCan identity={identity} />
+        <WhatCan identity={identityUid} />
       </Section>
       <Section id="whocan-h" title="Who can do this here?">
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            go(href('access', '', { identity, group: groupText, capability: capText }));
-          }}
-        >
-          <Field label="Group uid" name="group" value={groupText} onInput={setGroupText} required />
-          <Field
-            label="Capability"
-            name="capability"
-            value={capText}
-            onInput={setCapText}
-            placeholder="groups.list"
-            required
-          />
-          <button type="submit">Show</button>
-        </form>
-        <WhoCan group={group} capability={capability} />
+        <Picker
+          kind="group"
+          label="Group"
+          name="group"
+          value={group}
+          onPick={(p) => p && to({ group: p.uid })}
+        />
+        <Picker
+          kind="capability"
+          label="Capability"
+          name="capability"
+          value={capability}
+          onPick={(p) => p && to({ capability: p.uid })}
+        />
+        <WhoCan group={groupUid} capability={capabilityName} />
       </Section>
-      <Check />
+      <Check
+        key={`${identity?.name}|${group?.name}|${capabilityName}`}
+        identity={identity}
+        group={group}
+        capability={capability}
+      />
     </div>
   );
 }

@@ -1,22 +1,22 @@
 import { useState } from 'preact/hooks';
 import { listPage, type Page } from '../api';
+import { actorUid } from '../names';
+import { Picker, usePicked } from '../picker';
 import { go, href } from '../route';
-import { ErrorBox, Field, Pager, Section, Uid, useLoad } from '../ui';
+import { ErrorBox, NameOf, CopyUid, Pager, Section, useLoad } from '../ui';
+import { AuditEntry, type AuditEvent } from './audit-entry';
 
-interface AuditEvent {
-  id: string;
-  time: string;
-  actor: string;
-  door: string;
-  resourceType: string;
-  resourceUid: string;
-  operation: string;
-  eventType: string;
-  changedFields?: string[];
-}
+const OPERATIONS = ['create', 'update', 'delete'] as const;
+/** The time filter's choices: how far back, in ms. */
+const SINCE: Record<string, number> = {
+  hour: 3_600_000,
+  day: 86_400_000,
+  week: 7 * 86_400_000,
+  month: 30 * 86_400_000,
+};
 
-/** One paged timeline: newest first, 50 a page, "Older" and "Newer". */
-function Timeline(props: { id: string; title: string; query: Record<string, string> }) {
+/** One paged timeline: newest first, 50 a page, "Newer" and "Older". */
+function Timeline(props: { query: Record<string, string> }) {
   const [tokens, setTokens] = useState<string[]>([]);
   const token = tokens[tokens.length - 1];
   const key = JSON.stringify(props.query);
@@ -30,89 +30,143 @@ function Timeline(props: { id: string; title: string; query: Record<string, stri
       }),
     [key, token],
   );
+  if (page.error) return <ErrorBox error={page.error} />;
+  if (!page.data) return <p role="status">Loading…</p>;
+  const n = Number(page.data.totalCount);
   return (
-    <Section id={props.id} title={props.title}>
-      <ErrorBox error={page.error} />
-      {page.data ? (
-        <>
-          <p class="count">{page.data.totalCount} events</p>
-          <ol class="timeline">
-            {page.data.items.map((ev) => (
-              <li key={ev.id}>
-                <time dateTime={ev.time}>{ev.time}</time> <strong>{ev.operation}</strong>{' '}
-                {ev.resourceType}{' '}
-                <a href={href('audit', '', { resource: ev.resourceUid })}>
-                  <Uid uid={ev.resourceUid} />
-                </a>{' '}
-                by <span class="actor">{ev.actor}</span> via {ev.door}
-                {ev.changedFields?.length ? <> (changed: {ev.changedFields.join(', ')})</> : null}
-                <span class="event-type"> {ev.eventType}</span>
-              </li>
-            ))}
-          </ol>
-          <Pager
-            tokens={tokens}
-            setTokens={setTokens}
-            next={page.data.nextPageToken}
-            back="Newer"
-            more="Older"
-          />
-        </>
-      ) : null}
-    </Section>
+    <>
+      <p class="count" role="status">
+        {n === 1 ? '1 change' : `${n} changes`}
+        {n === 0 ? ' you can see match these filters.' : ''}
+      </p>
+      <ol class="timeline" aria-label="Audit timeline">
+        {page.data.items.map((ev) => (
+          <AuditEntry key={ev.id} ev={ev} />
+        ))}
+      </ol>
+      <Pager
+        tokens={tokens}
+        setTokens={setTokens}
+        next={page.data.nextPageToken}
+        back="Newer"
+        more="Older"
+      />
+    </>
   );
 }
 
+/** The filters, kept in the address: group (and below), actor, operation, since. */
+function Filters({ query }: { query: URLSearchParams }) {
+  const [group] = usePicked('group', query.get('group') ?? '');
+  const [actor] = usePicked('identity', query.get('actor') ?? '');
+  const set = (k: string, v: string | undefined) => {
+    const q: Record<string, string | undefined> = Object.fromEntries(query.entries());
+    q[k] = v;
+    go(href('audit', '', q));
+  };
+  return (
+    <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
+      <Picker
+        kind="group"
+        label="Group (and everything below)"
+        name="audit-group"
+        value={group}
+        onPick={(p) => p && set('group', p.uid)}
+      />
+      <Picker
+        kind="identity"
+        label="Changed by"
+        name="audit-actor"
+        value={actor}
+        onPick={(p) => p && set('actor', p.uid)}
+      />
+      <label class="field">
+        <span>Operation</span>
+        <select
+          name="audit-operation"
+          value={query.get('operation') ?? ''}
+          onChange={(e) => set('operation', (e.currentTarget as HTMLSelectElement).value)}
+        >
+          <option value="">any</option>
+          {OPERATIONS.map((o) => (
+            <option key={o} value={o}>
+              {o}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label class="field">
+        <span>When</span>
+        <select
+          name="audit-since"
+          value={query.get('since') ?? ''}
+          onChange={(e) => set('since', (e.currentTarget as HTMLSelectElement).value)}
+        >
+          <option value="">any time</option>
+          {Object.keys(SINCE).map((s) => (
+            <option key={s} value={s}>
+              in the last {s}
+            </option>
+          ))}
+        </select>
+      </label>
+      {[...query.keys()].length > 0 ? (
+        <button type="button" onClick={() => go(href('audit'))}>
+          Clear filters
+        </button>
+      ) : null}
+    </form>
+  );
+}
+
+/** The API query of the filters in the address (`since` is turned into a start time). */
+function apiQuery(query: URLSearchParams): Record<string, string> {
+  const q: Record<string, string> = {};
+  const group = query.get('group');
+  const resource = query.get('resource');
+  const actor = query.get('actor');
+  const operation = query.get('operation');
+  const since = SINCE[query.get('since') ?? ''];
+  if (group) q.within = group;
+  if (resource) q.resource_uid = resource;
+  if (actor) q.actor = actorUid(actor) ? actor : `identity:${actor}`;
+  if (operation) q.operation = operation;
+  // Rounded to the minute, so the query (and the timeline's key) is stable while shown.
+  if (since)
+    q.start_time = new Date(Math.floor((Date.now() - since) / 60_000) * 60_000).toISOString();
+  return q;
+}
+
 /**
- * The audit timeline of one object (`resource`), or of a group: its own entries, then
- * everything below it (`uidp.descendants_of`, which leaves the group itself out).
+ * The audit timeline: one list for a group and everything below it (or one object), by
+ * name, in local and relative time, filtered by who, what and when, each change with its
+ * before and after.
  */
 export function AuditView({ query }: { query: URLSearchParams }) {
-  const group = query.get('group') ?? '';
   const resource = query.get('resource') ?? '';
-  const [text, setText] = useState(group || resource);
   return (
     <div>
       <h1>Audit</h1>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          go(href('audit', '', { group: text }));
-        }}
-      >
-        <Field label="Group uid" name="audit-group" value={text} onInput={setText} required />
-        <button type="submit">Show its timeline</button>
-      </form>
-      {group || resource ? (
+      <Filters query={query} />
+      {resource ? (
         <p>
-          <Uid uid={group || resource} />
+          Only the changes of one object: <CopyUid uid={resource} />{' '}
+          <a href={href('audit', '', { group: query.get('group') ?? undefined })}>show all</a>
         </p>
-      ) : (
-        <p>Open a timeline from a group or an object, or give a group uid.</p>
-      )}
-      {group ? (
-        <>
-          <Timeline
-            key={`below:${group}`}
-            id="below-h"
-            title="Everything in the group"
-            query={{ 'uidp.descendants_of': group }}
-          />
-          <Timeline
-            key={`self:${group}`}
-            id="self-h"
-            title="The group itself"
-            query={{ resource_uid: group }}
-          />
-        </>
-      ) : resource ? (
-        <Timeline
-          key={resource}
-          id="object-h"
-          title="This object"
-          query={{ resource_uid: resource }}
-        />
       ) : null}
+      {query.get('group') ? (
+        <p>
+          <NameOf
+            kind="group"
+            uid={query.get('group')!}
+            link={href('group', query.get('group')!)}
+          />{' '}
+          and everything below it.
+        </p>
+      ) : null}
+      <Section id="timeline-h" title="Timeline">
+        <Timeline key={query.toString()} query={apiQuery(query)} />
+      </Section>
     </div>
   );
 }

@@ -1,44 +1,24 @@
-import { useState } from 'preact/hooks';
 import { get } from '../api';
-import type { Group, Identity, Named, RoleBinding } from '../model';
-import { href } from '../route';
-import { ErrorBox, Uid, useLoad } from '../ui';
-import {
-  BindRole,
-  CreateInvite,
-  CreateProvider,
-  CreateRepo,
-  CreateSubscription,
-} from './group-forms';
-import { ListSection } from './list-section';
+import { CanContext, GROUP_PAGE_CAPABILITIES, usePermissions } from '../can';
+import { kindOf, type Group } from '../model';
+import { groupHref, href } from '../route';
+import { CopyUid, ErrorBox, useLoad, useTitle } from '../ui';
+import { GroupActions } from './group-actions';
+import { TABS, TabPanel, tabOf } from './group-tabs';
+import { Breadcrumbs } from './tree';
 
-type Repo = Named;
-interface Tag {
-  uid: string;
-  name: string;
-  digest: string;
-}
-interface Provider extends Named {
-  oidc?: { issuer?: string; clientId?: string };
-}
-interface Invite {
-  uid: string;
-  role?: Named;
-  roleUid?: string;
-  email?: string;
-  expirationTime?: string;
-}
-interface Subscription extends Named {
-  sink: string;
-  types?: string[];
-}
-
-/** Everything that hangs directly under one group, each list with its own create form. */
-export function GroupView({ uid }: { uid: string }) {
+/**
+ * One page per group (`#/groups/<uid>/<tab>`): breadcrumbs, its name, what may be done to
+ * it, and a tab per kind of thing under it, each tab its own address. One batch check
+ * decides which actions every tab offers.
+ */
+export function GroupView({ uid, tab }: { uid: string; tab: string }) {
   const group = useLoad(() => get<Group>(`/iam/v2beta1/groups/${uid}`), [uid]);
-  const [version, setVersion] = useState(0);
-  const bump = () => setVersion((v) => v + 1);
-  const here = { 'uidp.children_of': uid };
+  const can = usePermissions(uid, GROUP_PAGE_CAPABILITIES);
+  const current = tabOf(tab);
+  // The previous group's answer is never shown under this uid.
+  const g = group.data?.uid === uid ? group.data : undefined;
+  useTitle(g ? `${g.name} · ${current.label}` : undefined);
   if (!uid)
     return (
       <p>
@@ -47,152 +27,40 @@ export function GroupView({ uid }: { uid: string }) {
     );
   return (
     <div>
-      <h1>{group.data?.uid === uid ? group.data.name : uid}</h1>
+      <Breadcrumbs uid={uid} />
+      {/* Never the raw uid: a neutral heading while the name loads. */}
+      <h1 tabIndex={-1} aria-busy={g ? undefined : 'true'}>
+        {g ? g.name : group.error ? 'Group' : 'Loading…'}
+      </h1>
       <ErrorBox error={group.error} />
-      <p class="meta">
-        <span class="description">{group.data?.uid === uid ? group.data.description : ''}</span>{' '}
-        <Uid uid={uid} /> <a href={href('tree', uid)}>In the tree</a>{' '}
-        <a href={href('audit', '', { group: uid })}>Audit</a>{' '}
-        <a href={href('builder', uid)}>New identity</a>
-      </p>
-      <ListSection<Identity>
-        id="identities-h"
-        title="Identities"
-        path="/iam/v2beta1/identities"
-        plural="identities"
-        query={here}
-        version={version}
-        // Its role bindings go with it: the bindings panel below must not keep showing them.
-        onDeleted={bump}
-        label={(i) => `identity ${i.name}`}
-        columns={[
-          { header: 'Name', cell: (i) => i.name },
-          { header: 'Description', cell: (i) => i.description },
-          {
-            header: 'Issuer',
-            cell: (i) => i.claimMatch?.issuer ?? i.claimMatch?.issuerPattern ?? '',
-          },
-          {
-            header: 'Links',
-            cell: (i) => (
-              <>
-                <a
-                  href={href('access', '', { identity: i.uid })}
-                  aria-label={`Access of ${i.name}`}
-                >
-                  Access
-                </a>{' '}
-                <a href={href('audit', '', { resource: i.uid })} aria-label={`Audit of ${i.name}`}>
-                  Audit
-                </a>
-              </>
-            ),
-          },
-        ]}
-      />
-      <ListSection<RoleBinding>
-        id="bindings-h"
-        title="Role bindings"
-        path="/iam/v2beta1/roleBindings"
-        plural="roleBindings"
-        query={here}
-        version={version}
-        label={(b) => `binding of ${b.role.name} to ${b.identity.name}`}
-        columns={[
-          { header: 'Identity', cell: (b) => b.identity.name || b.identity.uid },
-          { header: 'Role', cell: (b) => b.role.name || b.role.uid },
-          { header: 'Expires', cell: (b) => b.expireTime ?? 'never' },
-          {
-            header: 'Links',
-            cell: (b) => (
+      {g ? (
+        <p class="meta">
+          <span class="kind">{kindOf(uid)}</span> <span class="description">{g.description}</span>{' '}
+          <CopyUid uid={uid} label={g.name} />
+        </p>
+      ) : null}
+      {g && can ? <GroupActions group={g} can={can} onRenamed={group.reload} /> : null}
+      <nav aria-label="Group sections" class="tabs">
+        <ul>
+          {TABS.map((t) => (
+            <li key={t.id}>
               <a
-                href={href('audit', '', { resource: b.uid })}
-                aria-label={`Audit of binding ${b.uid}`}
+                href={groupHref(uid, t.id)}
+                aria-current={t.id === current.id ? 'page' : undefined}
               >
-                Audit
+                {t.label}
               </a>
-            ),
-          },
-        ]}
-      >
-        <BindRole group={uid} onBound={bump} />
-      </ListSection>
-      <ListSection<Repo>
-        id="repos-h"
-        title="Repos"
-        path="/registry/v2beta1/repos"
-        plural="repos"
-        query={here}
-        version={version}
-        label={(r) => `repo ${r.name}`}
-        columns={[
-          { header: 'Name', cell: (r) => r.name },
-          { header: 'Description', cell: (r) => r.description },
-        ]}
-      >
-        <CreateRepo group={uid} onCreated={bump} />
-      </ListSection>
-      <ListSection<Tag>
-        id="tags-h"
-        title="Tags (in this group’s repos)"
-        path="/registry/v2beta1/tags"
-        plural="tags"
-        query={{ 'uidp.descendants_of': uid }}
-        version={version}
-        label={(t) => `tag ${t.name}`}
-        columns={[
-          { header: 'Tag', cell: (t) => t.name },
-          { header: 'Digest', cell: (t) => <code>{t.digest}</code> },
-        ]}
-      />
-      <ListSection<Provider>
-        id="idps-h"
-        title="Identity providers"
-        path="/iam/v2beta1/identityProviders"
-        plural="identityProviders"
-        query={here}
-        version={version}
-        label={(p) => `identity provider ${p.name}`}
-        columns={[
-          { header: 'Name', cell: (p) => p.name },
-          { header: 'Issuer', cell: (p) => p.oidc?.issuer ?? '' },
-          { header: 'Client', cell: (p) => p.oidc?.clientId ?? '' },
-        ]}
-      >
-        <CreateProvider group={uid} onCreated={bump} />
-      </ListSection>
-      <ListSection<Invite>
-        id="invites-h"
-        title="Invites"
-        path="/iam/v2beta1/groupInvites"
-        plural="groupInvites"
-        query={here}
-        version={version}
-        label={(i) => `invite ${i.uid}`}
-        columns={[
-          { header: 'Role', cell: (i) => i.role?.name ?? i.roleUid ?? '' },
-          { header: 'Email', cell: (i) => i.email ?? 'anyone with the code' },
-          { header: 'Expires', cell: (i) => i.expirationTime ?? '' },
-        ]}
-      >
-        <CreateInvite group={uid} onCreated={bump} />
-      </ListSection>
-      <ListSection<Subscription>
-        id="subs-h"
-        title="Event subscriptions"
-        path="/events/v2beta1/subscriptions"
-        plural="subscriptions"
-        query={here}
-        version={version}
-        label={(s) => `subscription ${s.name}`}
-        columns={[
-          { header: 'Name', cell: (s) => s.name },
-          { header: 'Sink', cell: (s) => s.sink },
-          { header: 'Types', cell: (s) => (s.types ?? ['*']).join(', ') },
-        ]}
-      >
-        <CreateSubscription group={uid} onCreated={bump} />
-      </ListSection>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      {can ? (
+        <CanContext.Provider value={can}>
+          <TabPanel key={current.id} tab={current.id} uid={uid} name={g?.name ?? ''} />
+        </CanContext.Provider>
+      ) : (
+        <p role="status">Loading…</p>
+      )}
     </div>
   );
 }

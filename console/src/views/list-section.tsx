@@ -1,94 +1,153 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { del, listPage, type Page } from '../api';
-import { ErrorBox, Pager, Section, useAction, useLoad } from '../ui';
+import { useCan } from '../can';
+import { plural } from '../model';
+import { ConfirmDialog, ErrorBox, Pager, Section, useLoad } from '../ui';
 
 export interface Column<T> {
   header: string;
   cell: (row: T) => ComponentChildren;
 }
 
-/**
- * One kind of thing under a group: its first page (and the next ones on request) with the
- * total, a delete button per row, and whatever create form the caller passes in.
- */
-export function ListSection<T extends { uid: string }>(props: {
+export interface ListSectionProps<T> {
   id: string;
   title: string;
   path: string;
   plural: string;
+  /** The row's noun, singular and plural: "1 role binding", "you cannot list role bindings". */
+  noun: [string, string];
+  /** The capabilities to list and to delete rows here (the page's batch check answers). */
+  listCap: string;
+  deleteCap: string;
   query: Record<string, string>;
   columns: Column<T>[];
-  /** What a row is called in its delete button's label. */
+  /** What a row is called in its delete button's label and its confirmation. */
   label: (row: T) => string;
-  canDelete?: boolean;
+  /** What goes with a row when it is deleted, as " and its 2 role bindings" ("" for nothing). */
+  consequence?: (row: T) => Promise<string>;
   /** After a delete: for what went with the row elsewhere (an identity's role bindings). */
   onDeleted?: () => void;
   version?: number;
   children?: ComponentChildren;
-}) {
+}
+
+/**
+ * One kind of thing under a group: its first page (and the next ones on request) with the
+ * total, a delete button per row when the caller may delete (each asks first), and
+ * whatever create form the caller passes in. A list the caller may not read says so
+ * instead of showing an empty list.
+ */
+export function ListSection<T extends { uid: string }>(props: ListSectionProps<T>) {
+  const can = useCan();
+  const readable = can(props.listCap);
+  return (
+    <Section id={props.id} title={props.title}>
+      {readable ? (
+        <Rows {...props} deletable={can(props.deleteCap)} />
+      ) : (
+        <p class="count cannot">You cannot list {props.noun[1]} here.</p>
+      )}
+      {props.children}
+    </Section>
+  );
+}
+
+function Rows<T extends { uid: string }>(props: ListSectionProps<T> & { deletable: boolean }) {
   const [tokens, setTokens] = useState<string[]>([]);
-  const [deleted, setDeleted] = useState(0);
+  const [again, setAgain] = useState(0);
+  const [doomed, setDoomed] = useState<{ row: T; goes: string } | undefined>(undefined);
+  const [probeError, setProbeError] = useState<unknown>(undefined);
   const token = tokens[tokens.length - 1];
   const page = useLoad<Page<T>>(
     () =>
       listPage<T>(props.path, props.plural, { ...props.query, page_size: 50, page_token: token }),
-    [props.path, JSON.stringify(props.query), token, deleted, props.version],
+    [props.path, JSON.stringify(props.query), token, again, props.version],
   );
-  const act = useAction();
+  const ask = (row: T) => {
+    setProbeError(undefined);
+    (props.consequence ?? (() => Promise.resolve('')))(row).then(
+      (goes) => setDoomed({ row, goes }),
+      (e: unknown) => setProbeError(e),
+    );
+  };
   return (
-    <Section id={props.id} title={props.title}>
+    <>
       <ErrorBox error={page.error} />
-      <ErrorBox error={act.error} />
+      <ErrorBox error={probeError} />
       {page.data ? (
         <>
-          <p class="count">{page.data.totalCount} in all</p>
+          <p class="count">
+            {plural(page.data.totalCount, props.noun[0], props.noun[1])}
+            {page.data.totalCount === '0' ? '' : ' in all'}
+          </p>
           {page.data.items.length > 0 ? (
-            <table class="rows" aria-labelledby={props.id}>
-              <thead>
-                <tr>
-                  {props.columns.map((c) => (
-                    <th scope="col" key={c.header}>
-                      {c.header}
-                    </th>
-                  ))}
-                  {props.canDelete === false ? null : <th scope="col">Actions</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.items.map((row) => (
-                  <tr key={row.uid} data-uid={row.uid}>
-                    {props.columns.map((c) => (
-                      <td key={c.header}>{c.cell(row)}</td>
-                    ))}
-                    {props.canDelete === false ? null : (
-                      <td>
-                        <button
-                          type="button"
-                          class="danger"
-                          aria-label={`Delete ${props.label(row)}`}
-                          disabled={act.busy}
-                          onClick={() =>
-                            void act.run(async () => {
-                              await del(`${props.path}/${row.uid}`);
-                              setDeleted((d) => d + 1);
-                              props.onDeleted?.();
-                            })
-                          }
-                        >
-                          Delete
-                        </button>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <RowTable {...props} rows={page.data.items} onDelete={ask} />
           ) : null}
           <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
         </>
+      ) : page.loading ? (
+        <p role="status">Loading…</p>
       ) : null}
-      {props.children}
-    </Section>
+      {doomed ? (
+        <ConfirmDialog
+          title={`Delete ${props.label(doomed.row)}?`}
+          confirm="Yes, delete"
+          onClose={() => setDoomed(undefined)}
+          onConfirm={async () => {
+            await del(`${props.path}/${doomed.row.uid}`);
+            setDoomed(undefined);
+            setAgain((a) => a + 1);
+            props.onDeleted?.();
+            // The button pressed is gone with its row: the focus goes to the list's heading,
+            // once the modal dialog (which holds the focus while open) is gone.
+            setTimeout(() => document.getElementById(props.id)?.focus(), 0);
+          }}
+        >
+          This deletes {props.label(doomed.row)}
+          {doomed.goes}. It cannot be undone.
+        </ConfirmDialog>
+      ) : null}
+    </>
+  );
+}
+
+function RowTable<T extends { uid: string }>(
+  props: ListSectionProps<T> & { deletable: boolean; rows: T[]; onDelete: (row: T) => void },
+) {
+  return (
+    <table class="rows" aria-labelledby={props.id}>
+      <thead>
+        <tr>
+          {props.columns.map((c) => (
+            <th scope="col" key={c.header}>
+              {c.header}
+            </th>
+          ))}
+          {props.deletable ? <th scope="col">Actions</th> : null}
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.map((row) => (
+          <tr key={row.uid} data-uid={row.uid}>
+            {props.columns.map((c) => (
+              <td key={c.header}>{c.cell(row)}</td>
+            ))}
+            {props.deletable ? (
+              <td>
+                <button
+                  type="button"
+                  class="danger"
+                  aria-label={`Delete ${props.label(row)}`}
+                  onClick={() => props.onDelete(row)}
+                >
+                  Delete
+                </button>
+              </td>
+            ) : null}
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

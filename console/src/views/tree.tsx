@@ -1,19 +1,23 @@
 import { useState } from 'preact/hooks';
-import { del, get, listPage, patch, post, type Page } from '../api';
-import { ancestry, parentOf, ROOT_UID, type Group } from '../model';
-import { go, href } from '../route';
-import { ErrorBox, Field, Pager, Section, Uid, useAction, useLoad } from '../ui';
+import { get, listPage } from '../api';
+import { getToken, tokenSubject } from '../auth';
+import { isAdminToken } from '../can';
+import { ancestry, kindOf, plural, ROOT_UID, type Group, type RoleBinding } from '../model';
+import { go, groupHref, href } from '../route';
+import { ErrorBox, Pager, Section, useLoad, useTitle } from '../ui';
+import { CreateFolder, GROUPS, Search, useChildren } from './children';
 
-const PAGE_SIZE = 50;
-const GROUPS = '/iam/v2beta1/groups';
-
-/** Breadcrumbs from the organization down; a group the caller may not read shows its uid. */
-function Breadcrumbs({ uid }: { uid: string }) {
+/** Breadcrumbs from the organization down; a group the caller may not read says so. */
+export function Breadcrumbs({ uid }: { uid: string }) {
   const chain = useLoad(
     () =>
       Promise.all(
         ancestry(uid).map((u) =>
-          get<Group>(`${GROUPS}/${u}`).catch(() => ({ uid: u, name: u, description: '' })),
+          get<Group>(`${GROUPS}/${u}`).catch(() => ({
+            uid: u,
+            name: `(a ${kindOf(u)} you cannot see)`,
+            description: '',
+          })),
         ),
       ),
     [uid],
@@ -29,7 +33,7 @@ function Breadcrumbs({ uid }: { uid: string }) {
             {i === all.length - 1 ? (
               <span aria-current="page">{g.name}</span>
             ) : (
-              <a href={href('tree', g.uid)}>{g.name}</a>
+              <a href={groupHref(g.uid)}>{g.name}</a>
             )}
           </li>
         ))}
@@ -38,246 +42,121 @@ function Breadcrumbs({ uid }: { uid: string }) {
   );
 }
 
-/**
- * One page of children at a time (keyset page tokens), so the DOM holds at most a page
- * whatever the size of the folder; "More" moves on, "Back" returns (tokens kept in a stack).
- */
-function Children({ uid }: { uid: string }) {
+/** A group in the tree: its link, and its children on demand, one page at a time. */
+function TreeNode({ g }: { g: Group }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <li>
+      <button
+        type="button"
+        class="twisty"
+        aria-expanded={open}
+        aria-label={`Folders in ${g.name}`}
+        onClick={() => setOpen(!open)}
+      >
+        {open ? '▾' : '▸'}
+      </button>{' '}
+      <a href={groupHref(g.uid)}>{g.name}</a> <span class="kind">{kindOf(g.uid)}</span>
+      {open ? <Branch uid={g.uid} name={g.name} /> : null}
+    </li>
+  );
+}
+
+/** Never more than a page of children in the DOM, however large the folder. */
+function Branch({ uid, name }: { uid: string; name: string }) {
   const [tokens, setTokens] = useState<string[]>([]);
-  const token = tokens[tokens.length - 1];
-  // The rows on screen stay while the next page loads: their position comes with them,
-  // not from the stack, or "showing 51–100" would label rows 1–50 meanwhile.
-  const at = tokens.length * PAGE_SIZE;
-  const loaded = useLoad<{ first: number; page: Page<Group> }>(
-    async () => ({
-      first: at,
-      page: await listPage<Group>(GROUPS, 'groups', {
-        ...(uid ? { 'uidp.children_of': uid } : {}),
-        page_size: PAGE_SIZE,
-        page_token: token,
-      }),
-    }),
-    [uid, token],
-  );
-  const page = { ...loaded, data: loaded.data?.page };
+  const loaded = useChildren(uid, tokens);
+  const page = loaded.data?.page;
   const first = loaded.data?.first ?? 0;
+  if (loaded.error) return <ErrorBox error={loaded.error} />;
+  if (!page) return <p role="status">Loading…</p>;
   return (
-    <Section id="children-h" title={uid ? 'Folders here' : 'Organizations and folders you can see'}>
-      <ErrorBox error={page.error} />
-      {page.data ? (
-        <>
-          <p class="count" role="status">
-            {page.data.totalCount} {uid ? 'children' : 'groups'}
-            {page.data.items.length > 0
-              ? `, showing ${first + 1}–${first + page.data.items.length}`
-              : ''}
-          </p>
-          {page.data.items.length > 0 ? (
-            <table class="rows" aria-labelledby="children-h">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Pages</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.items.map((g) => (
-                  <tr key={g.uid} data-uid={g.uid}>
-                    <td>
-                      <a href={href('tree', g.uid)}>{g.name}</a>
-                    </td>
-                    <td>{g.description}</td>
-                    <td>{ROOT_UID.test(g.uid) ? 'organization' : 'folder'}</td>
-                    <td>
-                      <a href={href('group', g.uid)} aria-label={`Group page of ${g.name}`}>
-                        Group
-                      </a>{' '}
-                      <a
-                        href={href('audit', '', { group: g.uid })}
-                        aria-label={`Audit of ${g.name}`}
-                      >
-                        Audit
-                      </a>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : null}
-          <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
-        </>
-      ) : page.loading ? (
-        <p role="status">Loading…</p>
+    <div class="branch">
+      <p class="count">
+        {plural(page.totalCount, 'child', 'children')}
+        {page.items.length > 0 && page.totalCount !== String(page.items.length)
+          ? `, showing ${first + 1}–${first + page.items.length}`
+          : ''}
+      </p>
+      {page.items.length > 0 ? (
+        <ul class="tree" aria-label={`Folders in ${name}`}>
+          {page.items.map((c) => (
+            <TreeNode key={c.uid} g={c} />
+          ))}
+        </ul>
       ) : null}
-    </Section>
+      <Pager
+        tokens={tokens}
+        setTokens={setTokens}
+        next={page.nextPageToken}
+        back={`Back (${name})`}
+        more={`More (${name})`}
+      />
+    </div>
   );
 }
 
-function Search({ within }: { within: string }) {
-  const [name, setName] = useState('');
-  const [hits, setHits] = useState<Group[] | undefined>(undefined);
-  const act = useAction();
+/**
+ * Where the tree starts. The API has no "organizations only" filter: for the admin token,
+ * the organizations among all groups (200 scanned a page); for an identity, the topmost
+ * groups its own role bindings are at, which is where what it may see begins.
+ */
+function useTops(tokens: string[]) {
+  const admin = isAdminToken();
+  return useLoad(async () => {
+    if (admin) {
+      const p = await listPage<Group>(GROUPS, 'groups', {
+        page_size: 200,
+        page_token: tokens[tokens.length - 1],
+      });
+      return { groups: p.items.filter((g) => ROOT_UID.test(g.uid)), next: p.nextPageToken };
+    }
+    const sub = tokenSubject(getToken() ?? '') ?? '';
+    const p = await listPage<RoleBinding>('/iam/v2beta1/roleBindings', 'roleBindings', {
+      identity: sub,
+      page_size: 200,
+    });
+    const at = [...new Set(p.items.map((b) => b.group.uid))];
+    const tops = at.filter((u) => !ancestry(u).some((a) => a !== u && at.includes(a)));
+    const groups = p.items.map((b) => b.group).filter((g) => tops.includes(g.uid));
+    return { groups: [...new Map(groups.map((g) => [g.uid, g])).values()], next: undefined };
+  }, [tokens[tokens.length - 1]]);
+}
+
+/** The tree: organizations (or where the caller's access begins), expandable, paged. */
+export function TreeView() {
+  useTitle('Tree');
+  const [tokens, setTokens] = useState<string[]>([]);
+  const tops = useTops(tokens);
+  const admin = isAdminToken();
   return (
-    <Section id="search-h" title="Find by exact name">
-      <form
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void act.run(async () => {
-            const p = await listPage<Group>(GROUPS, 'groups', {
-              name,
-              ...(within ? { 'uidp.descendants_of': within } : {}),
-              page_size: PAGE_SIZE,
-            });
-            setHits(p.items);
-          });
-        }}
-      >
-        <Field label="Group name" name="search" value={name} onInput={setName} required />
-        <button type="submit" disabled={act.busy}>
-          Search
-        </button>
-      </form>
-      <ErrorBox error={act.error} />
-      {hits ? (
-        hits.length === 0 ? (
-          <p role="status">No group of that name{within ? ' below here' : ''}.</p>
+    <div>
+      <h1 tabIndex={-1}>Groups</h1>
+      <Section id="tree-h" title={admin ? 'Organizations' : 'Where your access begins'}>
+        <ErrorBox error={tops.error} />
+        {tops.data ? (
+          tops.data.groups.length === 0 ? (
+            <p class="count">
+              {tops.data.next
+                ? 'No organization among these groups: More reads on.'
+                : admin
+                  ? 'No organization yet.'
+                  : 'You hold no role binding.'}
+            </p>
+          ) : (
+            <ul class="tree" aria-labelledby="tree-h">
+              {tops.data.groups.map((g) => (
+                <TreeNode key={g.uid} g={g} />
+              ))}
+            </ul>
+          )
         ) : (
-          <ul class="hits">
-            {hits.map((g) => (
-              <li key={g.uid}>
-                <a href={href('tree', g.uid)}>{g.name}</a> <Uid uid={g.uid} />
-              </li>
-            ))}
-          </ul>
-        )
-      ) : null}
-    </Section>
-  );
-}
-
-function CreateFolder({ parent, onCreated }: { parent: string; onCreated: (g: Group) => void }) {
-  const [name, setName] = useState('');
-  const [description, setDescription] = useState('');
-  const act = useAction();
-  return (
-    <Section id="create-h" title={parent ? 'New folder' : 'New organization'}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void act.run(async () => {
-            const body = { name, ...(description ? { description } : {}) };
-            const g = await post<Group>(parent ? `${GROUPS}/${parent}` : GROUPS, body);
-            setName('');
-            setDescription('');
-            onCreated(g);
-          });
-        }}
-      >
-        <Field label="Name" name="name" value={name} onInput={setName} required />
-        <Field
-          label="Description"
-          name="description"
-          value={description}
-          onInput={setDescription}
-        />
-        <button type="submit" disabled={act.busy}>
-          Create
-        </button>
-      </form>
-      <ErrorBox error={act.error} />
-    </Section>
-  );
-}
-
-function GroupActions({ group, onChanged }: { group: Group; onChanged: () => void }) {
-  const [name, setName] = useState(group.name);
-  const [confirming, setConfirming] = useState(false);
-  const act = useAction();
-  return (
-    <Section id="actions-h" title="Rename or delete">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void act.run(async () => {
-            await patch(`${GROUPS}/${group.uid}`, { name });
-            onChanged();
-          });
-        }}
-      >
-        <Field label="New name" name="rename" value={name} onInput={setName} required />
-        <button type="submit" disabled={act.busy}>
-          Rename
-        </button>
-      </form>
-      {confirming ? (
-        <p>
-          Delete <strong>{group.name}</strong>?{' '}
-          <button
-            type="button"
-            class="danger"
-            disabled={act.busy}
-            onClick={() =>
-              void act.run(async () => {
-                setConfirming(false);
-                await del(`${GROUPS}/${group.uid}`);
-                go(href('tree', parentOf(group.uid) ?? ''));
-              })
-            }
-          >
-            Yes, delete
-          </button>{' '}
-          <button type="button" onClick={() => setConfirming(false)}>
-            Keep it
-          </button>
-        </p>
-      ) : (
-        <button type="button" class="danger" onClick={() => setConfirming(true)}>
-          Delete
-        </button>
-      )}
-      <ErrorBox error={act.error} />
-    </Section>
-  );
-}
-
-/** The tree explorer: a group, its children one page at a time, and what can be done here. */
-export function TreeView({ uid }: { uid: string; query: URLSearchParams }) {
-  const group = useLoad(
-    () => (uid ? get<Group>(`${GROUPS}/${uid}`) : Promise.resolve(undefined)),
-    [uid],
-  );
-  const [version, setVersion] = useState(0);
-  // The last answer may still be the previous group's while this one loads: never show it
-  // (or rename or delete it) under this uid.
-  const current = group.data?.uid === uid ? group.data : undefined;
-  return (
-    <div key={`${uid}:${version}`}>
-      {uid ? <Breadcrumbs uid={uid} /> : null}
-      <h1>{uid ? (current?.name ?? uid) : 'Groups'}</h1>
-      <ErrorBox error={group.error} />
-      {current ? (
-        <p class="meta">
-          <span class="description">{current.description}</span> <Uid uid={current.uid} />{' '}
-          <a href={href('group', uid)}>Group page</a>{' '}
-          <a href={href('audit', '', { group: uid })}>Audit</a>
-        </p>
-      ) : null}
-      <Children uid={uid} />
-      <Search within={uid} />
-      <CreateFolder parent={uid} onCreated={() => setVersion((v) => v + 1)} />
-      {current ? (
-        <GroupActions
-          key={current.uid}
-          group={current}
-          onChanged={() => {
-            group.reload();
-            setVersion((v) => v + 1);
-          }}
-        />
-      ) : null}
+          <p role="status">Loading…</p>
+        )}
+        {tops.data ? <Pager tokens={tokens} setTokens={setTokens} next={tops.data.next} /> : null}
+      </Section>
+      <Search within="" />
+      {admin ? <CreateFolder parent="" onCreated={(g) => go(groupHref(g.uid))} /> : null}
     </div>
   );
 }

@@ -20,6 +20,10 @@ const FILTERS: Readonly<Record<FilterKind, { schema: JsonSchema; what: string }>
   uid: { schema: UID, what: 'a uid path, exact match' },
   boolean: { schema: { type: 'boolean' }, what: '`true` or `false`' },
   timestamp: { schema: { type: 'string', format: 'date-time' }, what: 'an RFC 3339 timestamp' },
+  prefix: {
+    schema: { type: 'string', maxLength: 1024 },
+    what: 'the value starts with this text, case-sensitive (`%` and `_` are plain characters)',
+  },
 };
 
 function query(name: string, description: string, schema: JsonSchema): ParameterContract {

@@ -79,6 +79,10 @@ const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
 const FILTERS: Record<string, (qb: Knex.QueryBuilder, v: string) => void> = {
   resource_type: (qb, v) => void qb.where('a.resource_type', v),
   resource_uid: (qb, v) => void qb.where('a.resource_uid', v),
+  within: (qb, v) =>
+    void qb.where((w) => {
+      w.where('a.resource_uid', v).orWhere((b) => whereBelow(b, 'a.resource_uid', v));
+    }),
   actor: (qb, v) => void qb.where('a.actor', v),
   operation: (qb, v) => void qb.where('a.operation', v),
   door: (qb, v) => void qb.where('a.door', v),

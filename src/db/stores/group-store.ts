@@ -12,6 +12,7 @@ import type { Tx } from '../../resources/tx.js';
 import { GROUP_CHILD_TABLES } from '../child-tables.js';
 import { isForeignKeyViolation } from '../errors.js';
 import { finishPage, keysetPage, whereVisible } from '../keyset.js';
+import { whereNamePrefix } from '../name-prefix.js';
 import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
 
@@ -229,6 +230,8 @@ export class KnexGroupStore implements GroupStore {
       select = (qb) => qb.select(columns);
     }
     if (q.filters.name !== undefined) base.where(sort.name as string, q.filters.name);
+    if (q.filters.name_prefix !== undefined)
+      whereNamePrefix(base, sort.name as string, q.filters.name_prefix);
     whereVisible(base, sort.uid as string, q.visibility);
     const counted = maintainedCount(q);
     const page = await keysetPage<GroupRow>(

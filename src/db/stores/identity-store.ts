@@ -1,3 +1,4 @@
+import { whereNamePrefix } from '../name-prefix.js';
 import type { Grant } from '../../auth/authorizer.js';
 import { notFound } from '../../core/rpc-error.js';
 import { GROUP_TYPE } from '../../resources/groups/group.js';
@@ -73,7 +74,10 @@ function json(v: ClaimMatch | StaticKeys | null): string | null {
 const LIST: StandardListSpec = {
   table: 'identities',
   sort: { name: 'name', created_at: 'created_at' },
-  filters: { name: 'identities.name' },
+  filters: {
+    name: 'identities.name',
+    name_prefix: (qb, v) => whereNamePrefix(qb, 'identities.name', v),
+  },
   select: COLUMNS.map((c) => `identities.${c}`),
 };
 

@@ -1,3 +1,4 @@
+import { whereNamePrefix } from '../name-prefix.js';
 import type { Capability } from '../../auth/capabilities.js';
 import { isCapability } from '../../auth/capabilities.js';
 import { failedPrecondition, notFound } from '../../core/rpc-error.js';
@@ -54,7 +55,10 @@ function inUse(uid: string) {
 const LIST: StandardListSpec = {
   table: 'roles',
   sort: { name: 'name', created_at: 'created_at' },
-  filters: { name: 'roles.name' },
+  filters: {
+    name: 'roles.name',
+    name_prefix: (qb, v) => whereNamePrefix(qb, 'roles.name', v),
+  },
   select: COLUMNS.map((c) => `roles.${c}`),
   alwaysVisible: (qb) => void qb.whereNull('roles.parent_uid'),
 };

@@ -20,6 +20,7 @@ import {
   type CheckResult,
   type GrantProof,
   type GroupAccess,
+  type HeldBinding,
   type Holder,
 } from './access.js';
 import { batchCheckSchema, capabilitySchema, checkSchema, plainCheck } from './access-input.js';
@@ -109,17 +110,8 @@ export class AccessService {
     if (!self && !facts.identityExists) throw notFound(IDENTITY_TYPE, identityUid);
     if (!self && !listable) throw notFound(GROUP_TYPE, req.groupUid);
     if (!facts.groupExists && listable) throw notFound(GROUP_TYPE, req.groupUid);
-    const granting = (answerable(facts.groupExists, listable) ? facts.bindings : []).filter((b) =>
-      b.capabilities.includes(req.capability),
-    );
-    const grants = await this.proofs(p, await this.counted(p, granting), req.groupUid);
-    const result: CheckResult = {
-      identityUid,
-      capability: req.capability,
-      groupUid: req.groupUid,
-      allowed: grants.length > 0,
-      grants,
-    };
+    const onPath = answerable(facts.groupExists, listable) ? facts.bindings : [];
+    const result = await this.answer(p, { ...req, identityUid }, onPath);
     return this.used(known === undefined ? result : known.keep(result));
   }
 
@@ -297,19 +289,45 @@ export class AccessService {
     return Promise.all(
       targets.map(async (t) => {
         const asked = answerable(existing.has(t.groupUid), listable.get(t.groupUid) === true);
-        const granting = (asked ? (held.get(t.identityUid) ?? []) : []).filter(
-          (b) => b.capabilities.includes(t.capability) && isSelfOrBelow(b.groupUid, t.groupUid),
+        const onPath = (asked ? (held.get(t.identityUid) ?? []) : []).filter((b) =>
+          isSelfOrBelow(b.groupUid, t.groupUid),
         );
-        const grants = await this.proofs(p, await this.counted(p, granting), t.groupUid);
-        return {
-          identityUid: t.identityUid,
-          capability: t.capability,
-          groupUid: t.groupUid,
-          allowed: grants.length > 0,
-          grants,
-        };
+        return this.answer(p, t, onPath);
       }),
     );
+  }
+
+  /**
+   * One check's answer from the identity's bindings on the group's path: the granting ones
+   * as proofs; when none grants, the rest as the reason, nearest first. Both only of the
+   * bindings that count for the caller (`counted`), so a denial names no binding the caller
+   * could not list, and a role's capabilities only where it may list the role.
+   */
+  private async answer(
+    p: Principal,
+    t: Required<CheckRequest>,
+    onPath: BindingGrant[],
+  ): Promise<CheckResult> {
+    const seen = await this.counted(p, onPath);
+    const granting = seen.filter((b) => b.capabilities.includes(t.capability));
+    const grants = await this.proofs(p, granting, t.groupUid);
+    const nearest: HeldBinding[] = [];
+    if (grants.length === 0) {
+      const near = [...seen].sort((x, y) => y.groupUid.length - x.groupUid.length);
+      for (const [i, proof] of (await this.proofs(p, near, t.groupUid, false)).entries()) {
+        const b = near[i] as BindingGrant;
+        const visible = proof.role.name !== '' || isBuiltInRole(b.role.uid);
+        nearest.push({ ...proof, roleCapabilities: visible ? sorted(b.capabilities) : [] });
+      }
+    }
+    return {
+      identityUid: t.identityUid,
+      capability: t.capability,
+      groupUid: t.groupUid,
+      allowed: grants.length > 0,
+      grants,
+      nearest,
+    };
   }
 
   private isSelf(p: Principal, identityUid: string): boolean {
@@ -358,13 +376,18 @@ export class AccessService {
     return bindings.filter((_, i) => keep[i]);
   }
 
+  /** Proofs of `granting`, by binding uid (or in the order given, `byUid` false). */
   private async proofs(
     p: Principal,
     granting: BindingGrant[],
     groupUid: string,
+    byUid = true,
   ): Promise<GrantProof[]> {
     const proofs: GrantProof[] = [];
-    for (const b of [...granting].sort((x, y) => (x.uid < y.uid ? -1 : x.uid > y.uid ? 1 : 0)))
+    const order = byUid
+      ? [...granting].sort((x, y) => (x.uid < y.uid ? -1 : x.uid > y.uid ? 1 : 0))
+      : granting;
+    for (const b of order)
       proofs.push({
         bindingUid: b.uid,
         role: isBuiltInRole(b.role.uid) ? b.role : await visibleRoleRef(this.d.authz, p, b.role),

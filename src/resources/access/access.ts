@@ -12,6 +12,15 @@ export interface GrantProof {
   path: string[];
 }
 
+/**
+ * A binding the identity holds at the asked group or above that does not grant what was
+ * asked: why a check is denied, nearest the group first.
+ */
+export interface HeldBinding extends GrantProof {
+  /** What its role grants; empty when the caller may not list the role. */
+  roleCapabilities: Capability[];
+}
+
 export interface CheckRequest {
   /** Absent: the caller itself. */
   identityUid?: string;
@@ -26,6 +35,12 @@ export interface CheckResult {
   allowed: boolean;
   /** Every binding that grants it (empty when denied), by binding uid. */
   grants: GrantProof[];
+  /**
+   * When denied: the identity's bindings on the group's uid path that the caller may list
+   * (the bindings who-can counts), nearest the group first; none grants the capability.
+   * Empty when allowed.
+   */
+  nearest: HeldBinding[];
 }
 
 /** An identity that holds the asked capability at the asked group. */

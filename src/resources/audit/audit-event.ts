@@ -58,7 +58,8 @@ export interface AuditEvent {
 
 /**
  * `GET /audit/v2beta1/events`: newest first by default; `uidp.*` select by the changed
- * resource's uid; `start_time` is inclusive and `end_time` exclusive.
+ * resource's uid, as does `within` (the uid itself or below it); `start_time` is inclusive
+ * and `end_time` exclusive.
  */
 export const AUDIT_LIST: ListSpec = {
   kind: 'audit_events',
@@ -67,6 +68,8 @@ export const AUDIT_LIST: ListSpec = {
   filters: {
     resource_type: 'string',
     resource_uid: 'uid',
+    /** The resource itself or anything below it: one timeline for a group and its subtree. */
+    within: 'uid',
     actor: 'string',
     operation: 'string',
     door: 'string',

@@ -19,7 +19,7 @@ export const GROUP_LIST: ListSpec = {
   kind: 'groups',
   orderBy: ['uid', 'name', 'created_at'],
   defaultOrder: { field: 'uid', direction: 'asc' },
-  filters: { name: 'string' },
+  filters: { name: 'string', name_prefix: 'prefix' },
 };
 
 export const GROUP_UPDATE: UpdateSpec = {

@@ -52,7 +52,7 @@ export const IDENTITY_LIST: ListSpec = {
   kind: 'identities',
   orderBy: ['uid', 'name', 'created_at'],
   defaultOrder: { field: 'uid', direction: 'asc' },
-  filters: { name: 'string' },
+  filters: { name: 'string', name_prefix: 'prefix' },
 };
 
 export const IDENTITY_UPDATE: UpdateSpec = {

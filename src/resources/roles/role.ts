@@ -21,7 +21,7 @@ export const ROLE_LIST: ListSpec = {
   kind: 'roles',
   orderBy: ['uid', 'name', 'created_at'],
   defaultOrder: { field: 'uid', direction: 'asc' },
-  filters: { name: 'string' },
+  filters: { name: 'string', name_prefix: 'prefix' },
 };
 
 export const ROLE_UPDATE: UpdateSpec = {

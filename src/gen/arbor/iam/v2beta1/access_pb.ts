@@ -21,7 +21,7 @@ import type { JsonObject, Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_access: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZiJQChdCYXRjaENoZWNrQWNjZXNzUmVxdWVzdBI1CgZjaGVja3MYASADKAsyJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QiUQoYQmF0Y2hDaGVja0FjY2Vzc1Jlc3BvbnNlEjUKB3Jlc3VsdHMYASADKAsyJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdCJ5Cg1XaG9DYW5SZXF1ZXN0Eg0KBWdyb3VwGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSJTCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YihAEKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUiewoOV2hhdENhblJlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eSJSCglCb3VuZFJvbGUSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZSKGAQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJIoABCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUi1gEKEFRlc3RUb2tlblJlcXVlc3QSDwoFdG9rZW4YASABKAlIABIpCgZjbGFpbXMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAASFgoMaWRlbnRpdHlfdWlkGAMgASgJSAESNAoLY2xhaW1fbWF0Y2gYBCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoSAESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAlCBwoFaW5wdXRCCAoGdGFyZ2V0Ij0KC1Rva2VuQ2xhdXNlEg4KBmNsYXVzZRgBIAEoCRIOCgZwYXNzZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIpsBCg9Ub2tlblRlc3RSZXN1bHQSGQoMaWRlbnRpdHlfdWlkGAEgASgJSACIAQESFQoNaWRlbnRpdHlfbmFtZRgCIAEoCRIUCgx3b3VsZF9hc3N1bWUYAyABKAgSLwoHY2xhdXNlcxgEIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLlRva2VuQ2xhdXNlQg8KDV9pZGVudGl0eV91aWQiYQoRVGVzdFRva2VuUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlRva2VuVGVzdFJlc3VsdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkilwEKFFNpbXVsYXRlZFJvbGVCaW5kaW5nEhEKCWdyb3VwX3VpZBgBIAEoCRIUCgxpZGVudGl0eV91aWQYAiABKAkSEAoIcm9sZV91aWQYAyABKAkSNAoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQFCDgoMX2V4cGlyZV90aW1lIh4KD1NpbXVsYXRlZERlbGV0ZRILCgN1aWQYASABKAkiOAoTU2ltdWxhdGVkUm9sZVVwZGF0ZRILCgN1aWQYASABKAkSFAoMY2FwYWJpbGl0aWVzGAIgAygJIuACCg9TaW11bGF0ZWRDaGFuZ2USRgoTY3JlYXRlX3JvbGVfYmluZGluZxgBIAEoCzInLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVCaW5kaW5nSAASQQoTZGVsZXRlX3JvbGVfYmluZGluZxgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAEj0KC3VwZGF0ZV9yb2xlGAMgASgLMiYuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkUm9sZVVwZGF0ZUgAEj0KD2RlbGV0ZV9pZGVudGl0eRgEIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAEjoKDGRlbGV0ZV9ncm91cBgFIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZERlbGV0ZUgAQggKBmNoYW5nZSJzChVTaW11bGF0ZUFjY2Vzc1JlcXVlc3QSMwoHY2hhbmdlcxgBIAMoCzIiLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZENoYW5nZRIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCSJiCg1DaGFuZ2VWZXJkaWN0Eg0KBWluZGV4GAEgASgFEg8KB2FwcGxpZWQYAiABKAgSEQoJcGVybWl0dGVkGAMgASgIEhMKBnJlYXNvbhgEIAEoCUgAiAEBQgkKB19yZWFzb24i/wEKDlNpbXVsYXRlZEdyYW50EhgKC2JpbmRpbmdfdWlkGAEgASgJSACIAQESGQoMY2hhbmdlX2luZGV4GAIgASgFSAGIAQESMAoEcm9sZRgDIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYBCABKAkSDAoEcGF0aBgFIAMoCRI0CgtleHBpcmVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUIOCgxfYmluZGluZ191aWRCDwoNX2NoYW5nZV9pbmRleEIOCgxfZXhwaXJlX3RpbWUiJQoITmFtZWRSZWYSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkiigIKC0FjY2Vzc0RlbHRhEi0KCGlkZW50aXR5GAEgASgLMhsuYXJib3IuaWFtLnYyYmV0YTEuTmFtZWRSZWYSEgoKY2FwYWJpbGl0eRgCIAEoCRIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhcKD3VuY2hhbmdlZF9iZWxvdxgHIAMoCSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMitgEKE1VudXNlZEFjY2Vzc1JlcXVlc3QSEgoFZ3JvdXAYASABKAlIAIgBARITCgZ3aW5kb3cYAiABKAlIAYgBARIRCgRraW5kGAMgASgJSAKIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIICgZfZ3JvdXBCCQoHX3dpbmRvd0IHCgVfa2luZCK/AgoTVW51c2VkQWNjZXNzRmluZGluZxIMCgRraW5kGAEgASgJEgsKA3VpZBgCIAEoCRIWCglncm91cF91aWQYAyABKAlIAIgBARIUCgxpZGVudGl0eV91aWQYBCABKAkSFQoIcm9sZV91aWQYBSABKAlIAYgBARIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF91c2VkX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9leHBpcmVfYmluZGluZ3MYCSADKAlCDAoKX2dyb3VwX3VpZEILCglfcm9sZV91aWQijwEKFFVudXNlZEFjY2Vzc1Jlc3BvbnNlEjgKCGZpbmRpbmdzGAEgAygLMiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzRmluZGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBTKZBQoNQWNjZXNzU2VydmljZRJaCgtDaGVja0FjY2VzcxIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdBokLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0EmsKEEJhdGNoQ2hlY2tBY2Nlc3MSKi5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRJNCgZXaG9DYW4SIC5hcmJvci5pYW0udjJiZXRhMS5XaG9DYW5SZXF1ZXN0GiEuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVzcG9uc2USUAoHV2hhdENhbhIhLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXF1ZXN0GiIuYXJib3IuaWFtLnYyYmV0YTEuV2hhdENhblJlc3BvbnNlElYKCVRlc3RUb2tlbhIjLmFyYm9yLmlhbS52MmJldGExLlRlc3RUb2tlblJlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXNwb25zZRJlCg5TaW11bGF0ZUFjY2VzcxIoLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVxdWVzdBopLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVzcG9uc2USXwoMVW51c2VkQWNjZXNzEiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzUmVxdWVzdBonLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
+    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoLSGVsZEJpbmRpbmcSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCRIZChFyb2xlX2NhcGFiaWxpdGllcxgFIAMoCSLBAQoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZhIvCgduZWFyZXN0GAYgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuSGVsZEJpbmRpbmciUAoXQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QSNQoGY2hlY2tzGAEgAygLMiUuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXF1ZXN0IlEKGEJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRI1CgdyZXN1bHRzGAEgAygLMiQuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXN1bHQieQoNV2hvQ2FuUmVxdWVzdBINCgVncm91cBgBIAEoCRISCgpjYXBhYmlsaXR5GAIgASgJEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAUiUwoMQWNjZXNzSG9sZGVyEhQKDGlkZW50aXR5X3VpZBgBIAEoCRItCgZncmFudHMYAiADKAsyHS5hcmJvci5pYW0udjJiZXRhMS5HcmFudFByb29mIoQBCg5XaG9DYW5SZXNwb25zZRIzCgppZGVudGl0aWVzGAEgAygLMh8uYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzSG9sZGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFInsKDldoYXRDYW5SZXF1ZXN0EhUKCGlkZW50aXR5GAEgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUILCglfaWRlbnRpdHkiUgoJQm91bmRSb2xlEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUihgEKC0dyb3VwQWNjZXNzEhEKCWdyb3VwX3VpZBgBIAEoCRIuCghiaW5kaW5ncxgCIAMoCzIcLmFyYm9yLmlhbS52MmJldGExLkJvdW5kUm9sZRIUCgxjYXBhYmlsaXRpZXMYAyADKAkSHgoWZWZmZWN0aXZlX2NhcGFiaWxpdGllcxgEIAMoCSKAAQoPV2hhdENhblJlc3BvbnNlEi4KBmdyb3VwcxgBIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwQWNjZXNzEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFItYBChBUZXN0VG9rZW5SZXF1ZXN0Eg8KBXRva2VuGAEgASgJSAASKQoGY2xhaW1zGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAEhYKDGlkZW50aXR5X3VpZBgDIAEoCUgBEjQKC2NsYWltX21hdGNoGAQgASgLMh0uYXJib3IuaWFtLnYyYmV0YTEuQ2xhaW1NYXRjaEgBEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJQgcKBWlucHV0QggKBnRhcmdldCI9CgtUb2tlbkNsYXVzZRIOCgZjbGF1c2UYASABKAkSDgoGcGFzc2VkGAIgASgIEg4KBnJlYXNvbhgDIAEoCSKbAQoPVG9rZW5UZXN0UmVzdWx0EhkKDGlkZW50aXR5X3VpZBgBIAEoCUgAiAEBEhUKDWlkZW50aXR5X25hbWUYAiABKAkSFAoMd291bGRfYXNzdW1lGAMgASgIEi8KB2NsYXVzZXMYBCADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5Ub2tlbkNsYXVzZUIPCg1faWRlbnRpdHlfdWlkImEKEVRlc3RUb2tlblJlc3BvbnNlEjMKB3Jlc3VsdHMYASADKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Ub2tlblRlc3RSZXN1bHQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIpcBChRTaW11bGF0ZWRSb2xlQmluZGluZxIRCglncm91cF91aWQYASABKAkSFAoMaWRlbnRpdHlfdWlkGAIgASgJEhAKCHJvbGVfdWlkGAMgASgJEjQKC2V4cGlyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQg4KDF9leHBpcmVfdGltZSIeCg9TaW11bGF0ZWREZWxldGUSCwoDdWlkGAEgASgJIjgKE1NpbXVsYXRlZFJvbGVVcGRhdGUSCwoDdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLgAgoPU2ltdWxhdGVkQ2hhbmdlEkYKE2NyZWF0ZV9yb2xlX2JpbmRpbmcYASABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRSb2xlQmluZGluZ0gAEkEKE2RlbGV0ZV9yb2xlX2JpbmRpbmcYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI9Cgt1cGRhdGVfcm9sZRgDIAEoCzImLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVVcGRhdGVIABI9Cg9kZWxldGVfaWRlbnRpdHkYBCABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI6CgxkZWxldGVfZ3JvdXAYBSABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIAEIICgZjaGFuZ2UicwoVU2ltdWxhdGVBY2Nlc3NSZXF1ZXN0EjMKB2NoYW5nZXMYASADKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRDaGFuZ2USEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkiYgoNQ2hhbmdlVmVyZGljdBINCgVpbmRleBgBIAEoBRIPCgdhcHBsaWVkGAIgASgIEhEKCXBlcm1pdHRlZBgDIAEoCBITCgZyZWFzb24YBCABKAlIAIgBAUIJCgdfcmVhc29uIv8BCg5TaW11bGF0ZWRHcmFudBIYCgtiaW5kaW5nX3VpZBgBIAEoCUgAiAEBEhkKDGNoYW5nZV9pbmRleBgCIAEoBUgBiAEBEjAKBHJvbGUYAyABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAQgASgJEgwKBHBhdGgYBSADKAkSNAoLZXhwaXJlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQFCDgoMX2JpbmRpbmdfdWlkQg8KDV9jaGFuZ2VfaW5kZXhCDgoMX2V4cGlyZV90aW1lIiUKCE5hbWVkUmVmEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJIooCCgtBY2Nlc3NEZWx0YRItCghpZGVudGl0eRgBIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEhIKCmNhcGFiaWxpdHkYAiABKAkSKgoFZ3JvdXAYAyABKAsyGy5hcmJvci5pYW0udjJiZXRhMS5OYW1lZFJlZhIOCgZlZmZlY3QYBCABKAkSMQoGYmVmb3JlGAUgAygLMiEuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkR3JhbnQSMAoFYWZ0ZXIYBiADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIXCg91bmNoYW5nZWRfYmVsb3cYByADKAkiqQEKFlNpbXVsYXRlQWNjZXNzUmVzcG9uc2USMQoHY2hhbmdlcxgBIAMoCzIgLmFyYm9yLmlhbS52MmJldGExLkNoYW5nZVZlcmRpY3QSLgoGZGVsdGFzGAIgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzRGVsdGESFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJEhMKC3RvdGFsX2NvdW50GAQgASgDIrYBChNVbnVzZWRBY2Nlc3NSZXF1ZXN0EhIKBWdyb3VwGAEgASgJSACIAQESEwoGd2luZG93GAIgASgJSAGIAQESEQoEa2luZBgDIAEoCUgCiAEBEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAVCCAoGX2dyb3VwQgkKB193aW5kb3dCBwoFX2tpbmQivwIKE1VudXNlZEFjY2Vzc0ZpbmRpbmcSDAoEa2luZBgBIAEoCRILCgN1aWQYAiABKAkSFgoJZ3JvdXBfdWlkGAMgASgJSACIAQESFAoMaWRlbnRpdHlfdWlkGAQgASgJEhUKCHJvbGVfdWlkGAUgASgJSAGIAQESLwoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmxhc3RfdXNlZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPZXhwaXJlX2JpbmRpbmdzGAkgAygJQgwKCl9ncm91cF91aWRCCwoJX3JvbGVfdWlkIo8BChRVbnVzZWRBY2Nlc3NSZXNwb25zZRI4CghmaW5kaW5ncxgBIAMoCzImLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc0ZpbmRpbmcSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUymQUKDUFjY2Vzc1NlcnZpY2USWgoLQ2hlY2tBY2Nlc3MSJS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3VsdBJrChBCYXRjaENoZWNrQWNjZXNzEiouYXJib3IuaWFtLnYyYmV0YTEuQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QaKy5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVzcG9uc2USTQoGV2hvQ2FuEiAuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVxdWVzdBohLmFyYm9yLmlhbS52MmJldGExLldob0NhblJlc3BvbnNlElAKB1doYXRDYW4SIS5hcmJvci5pYW0udjJiZXRhMS5XaGF0Q2FuUmVxdWVzdBoiLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXNwb25zZRJWCglUZXN0VG9rZW4SIy5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXF1ZXN0GiQuYXJib3IuaWFtLnYyYmV0YTEuVGVzdFRva2VuUmVzcG9uc2USZQoOU2ltdWxhdGVBY2Nlc3MSKC5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZUFjY2Vzc1JlcXVlc3QaKS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZUFjY2Vzc1Jlc3BvbnNlEl8KDFVudXNlZEFjY2VzcxImLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc1JlcXVlc3QaJy5hcmJvci5pYW0udjJiZXRhMS5VbnVzZWRBY2Nlc3NSZXNwb25zZWIGcHJvdG8z',
     [
       file_arbor_iam_v2beta1_identities,
       file_arbor_iam_v2beta1_role_bindings,
@@ -100,6 +100,53 @@ export const GrantProofSchema: GenMessage<GrantProof> =
   messageDesc(file_arbor_iam_v2beta1_access, 1);
 
 /**
+ * A role binding the identity holds at the asked group or above that does not grant the
+ * asked capability: a reason for a denial.
+ *
+ * @generated from message arbor.iam.v2beta1.HeldBinding
+ */
+export type HeldBinding = Message<'arbor.iam.v2beta1.HeldBinding'> & {
+  /**
+   * @generated from field: string binding_uid = 1;
+   */
+  bindingUid: string;
+
+  /**
+   * @generated from field: arbor.iam.v2beta1.RoleBindingRole role = 2;
+   */
+  role?: RoleBindingRole | undefined;
+
+  /**
+   * The group the binding is bound at.
+   *
+   * @generated from field: string group_uid = 3;
+   */
+  groupUid: string;
+
+  /**
+   * From group_uid down to the asked group, both included.
+   *
+   * @generated from field: repeated string path = 4;
+   */
+  path: string[];
+
+  /**
+   * What the role grants; empty where the caller may not list the role.
+   *
+   * @generated from field: repeated string role_capabilities = 5;
+   */
+  roleCapabilities: string[];
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.HeldBinding.
+ * Use `create(HeldBindingSchema)` to create a new message.
+ */
+export const HeldBindingSchema: GenMessage<HeldBinding> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 2);
+
+/**
  * @generated from message arbor.iam.v2beta1.CheckAccessResult
  */
 export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> & {
@@ -127,6 +174,14 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
    * @generated from field: repeated arbor.iam.v2beta1.GrantProof grants = 5;
    */
   grants: GrantProof[];
+
+  /**
+   * When denied: the bindings the identity holds on the group's uid path that the caller
+   * may list, nearest the group first. Empty when allowed.
+   *
+   * @generated from field: repeated arbor.iam.v2beta1.HeldBinding nearest = 6;
+   */
+  nearest: HeldBinding[];
 };
 
 /**
@@ -135,7 +190,7 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
  */
 export const CheckAccessResultSchema: GenMessage<CheckAccessResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 2);
+  messageDesc(file_arbor_iam_v2beta1_access, 3);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessRequest
@@ -153,7 +208,7 @@ export type BatchCheckAccessRequest = Message<'arbor.iam.v2beta1.BatchCheckAcces
  */
 export const BatchCheckAccessRequestSchema: GenMessage<BatchCheckAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 3);
+  messageDesc(file_arbor_iam_v2beta1_access, 4);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessResponse
@@ -171,7 +226,7 @@ export type BatchCheckAccessResponse = Message<'arbor.iam.v2beta1.BatchCheckAcce
  */
 export const BatchCheckAccessResponseSchema: GenMessage<BatchCheckAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 4);
+  messageDesc(file_arbor_iam_v2beta1_access, 5);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanRequest
@@ -222,7 +277,7 @@ export type WhoCanRequest = Message<'arbor.iam.v2beta1.WhoCanRequest'> & {
  */
 export const WhoCanRequestSchema: GenMessage<WhoCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 5);
+  messageDesc(file_arbor_iam_v2beta1_access, 6);
 
 /**
  * An identity holding the capability at the group, and why.
@@ -247,7 +302,7 @@ export type AccessHolder = Message<'arbor.iam.v2beta1.AccessHolder'> & {
  */
 export const AccessHolderSchema: GenMessage<AccessHolder> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 6);
+  messageDesc(file_arbor_iam_v2beta1_access, 7);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanResponse
@@ -280,7 +335,7 @@ export type WhoCanResponse = Message<'arbor.iam.v2beta1.WhoCanResponse'> & {
  */
 export const WhoCanResponseSchema: GenMessage<WhoCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 7);
+  messageDesc(file_arbor_iam_v2beta1_access, 8);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanRequest
@@ -324,7 +379,7 @@ export type WhatCanRequest = Message<'arbor.iam.v2beta1.WhatCanRequest'> & {
  */
 export const WhatCanRequestSchema: GenMessage<WhatCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 8);
+  messageDesc(file_arbor_iam_v2beta1_access, 9);
 
 /**
  * A role bound at a group, by binding.
@@ -349,7 +404,7 @@ export type BoundRole = Message<'arbor.iam.v2beta1.BoundRole'> & {
  */
 export const BoundRoleSchema: GenMessage<BoundRole> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 9);
+  messageDesc(file_arbor_iam_v2beta1_access, 10);
 
 /**
  * What an identity holds at a group it is bound at.
@@ -388,7 +443,7 @@ export type GroupAccess = Message<'arbor.iam.v2beta1.GroupAccess'> & {
  */
 export const GroupAccessSchema: GenMessage<GroupAccess> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 10);
+  messageDesc(file_arbor_iam_v2beta1_access, 11);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanResponse
@@ -421,7 +476,7 @@ export type WhatCanResponse = Message<'arbor.iam.v2beta1.WhatCanResponse'> & {
  */
 export const WhatCanResponseSchema: GenMessage<WhatCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 11);
+  messageDesc(file_arbor_iam_v2beta1_access, 12);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenRequest
@@ -498,7 +553,7 @@ export type TestTokenRequest = Message<'arbor.iam.v2beta1.TestTokenRequest'> & {
  */
 export const TestTokenRequestSchema: GenMessage<TestTokenRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 12);
+  messageDesc(file_arbor_iam_v2beta1_access, 13);
 
 /**
  * One clause of the exchange, judged on the token or claims.
@@ -532,7 +587,7 @@ export type TokenClause = Message<'arbor.iam.v2beta1.TokenClause'> & {
  */
 export const TokenClauseSchema: GenMessage<TokenClause> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 13);
+  messageDesc(file_arbor_iam_v2beta1_access, 14);
 
 /**
  * Whether a token would assume one identity, and why.
@@ -569,7 +624,7 @@ export type TokenTestResult = Message<'arbor.iam.v2beta1.TokenTestResult'> & {
  */
 export const TokenTestResultSchema: GenMessage<TokenTestResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 14);
+  messageDesc(file_arbor_iam_v2beta1_access, 15);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenResponse
@@ -592,7 +647,7 @@ export type TestTokenResponse = Message<'arbor.iam.v2beta1.TestTokenResponse'> &
  */
 export const TestTokenResponseSchema: GenMessage<TestTokenResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 15);
+  messageDesc(file_arbor_iam_v2beta1_access, 16);
 
 /**
  * A role binding the change set creates.
@@ -629,7 +684,7 @@ export type SimulatedRoleBinding = Message<'arbor.iam.v2beta1.SimulatedRoleBindi
  */
 export const SimulatedRoleBindingSchema: GenMessage<SimulatedRoleBinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 16);
+  messageDesc(file_arbor_iam_v2beta1_access, 17);
 
 /**
  * Something the change set deletes, by uid.
@@ -649,7 +704,7 @@ export type SimulatedDelete = Message<'arbor.iam.v2beta1.SimulatedDelete'> & {
  */
 export const SimulatedDeleteSchema: GenMessage<SimulatedDelete> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 17);
+  messageDesc(file_arbor_iam_v2beta1_access, 18);
 
 /**
  * A custom role's capabilities, replaced.
@@ -674,7 +729,7 @@ export type SimulatedRoleUpdate = Message<'arbor.iam.v2beta1.SimulatedRoleUpdate
  */
 export const SimulatedRoleUpdateSchema: GenMessage<SimulatedRoleUpdate> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 18);
+  messageDesc(file_arbor_iam_v2beta1_access, 19);
 
 /**
  * One change: exactly one of these.
@@ -734,7 +789,7 @@ export type SimulatedChange = Message<'arbor.iam.v2beta1.SimulatedChange'> & {
  */
 export const SimulatedChangeSchema: GenMessage<SimulatedChange> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 19);
+  messageDesc(file_arbor_iam_v2beta1_access, 20);
 
 /**
  * @generated from message arbor.iam.v2beta1.SimulateAccessRequest
@@ -768,7 +823,7 @@ export type SimulateAccessRequest = Message<'arbor.iam.v2beta1.SimulateAccessReq
  */
 export const SimulateAccessRequestSchema: GenMessage<SimulateAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 20);
+  messageDesc(file_arbor_iam_v2beta1_access, 21);
 
 /**
  * What became of one change.
@@ -809,7 +864,7 @@ export type ChangeVerdict = Message<'arbor.iam.v2beta1.ChangeVerdict'> & {
  */
 export const ChangeVerdictSchema: GenMessage<ChangeVerdict> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 21);
+  messageDesc(file_arbor_iam_v2beta1_access, 22);
 
 /**
  * A binding granting the capability at the delta's group, before or after.
@@ -858,7 +913,7 @@ export type SimulatedGrant = Message<'arbor.iam.v2beta1.SimulatedGrant'> & {
  */
 export const SimulatedGrantSchema: GenMessage<SimulatedGrant> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 22);
+  messageDesc(file_arbor_iam_v2beta1_access, 23);
 
 /**
  * A uid with its name, where the caller may list it (otherwise empty).
@@ -883,7 +938,7 @@ export type NamedRef = Message<'arbor.iam.v2beta1.NamedRef'> & {
  */
 export const NamedRefSchema: GenMessage<NamedRef> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 23);
+  messageDesc(file_arbor_iam_v2beta1_access, 24);
 
 /**
  * One identity gaining or losing one capability at a group and below it.
@@ -937,7 +992,7 @@ export type AccessDelta = Message<'arbor.iam.v2beta1.AccessDelta'> & {
  */
 export const AccessDeltaSchema: GenMessage<AccessDelta> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 24);
+  messageDesc(file_arbor_iam_v2beta1_access, 25);
 
 /**
  * @generated from message arbor.iam.v2beta1.SimulateAccessResponse
@@ -970,7 +1025,7 @@ export type SimulateAccessResponse = Message<'arbor.iam.v2beta1.SimulateAccessRe
  */
 export const SimulateAccessResponseSchema: GenMessage<SimulateAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 25);
+  messageDesc(file_arbor_iam_v2beta1_access, 26);
 
 /**
  * @generated from message arbor.iam.v2beta1.UnusedAccessRequest
@@ -1028,7 +1083,7 @@ export type UnusedAccessRequest = Message<'arbor.iam.v2beta1.UnusedAccessRequest
  */
 export const UnusedAccessRequestSchema: GenMessage<UnusedAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 26);
+  messageDesc(file_arbor_iam_v2beta1_access, 27);
 
 /**
  * A live role binding that granted no decision, or an identity that did not authenticate,
@@ -1103,7 +1158,7 @@ export type UnusedAccessFinding = Message<'arbor.iam.v2beta1.UnusedAccessFinding
  */
 export const UnusedAccessFindingSchema: GenMessage<UnusedAccessFinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 27);
+  messageDesc(file_arbor_iam_v2beta1_access, 28);
 
 /**
  * @generated from message arbor.iam.v2beta1.UnusedAccessResponse
@@ -1136,7 +1191,7 @@ export type UnusedAccessResponse = Message<'arbor.iam.v2beta1.UnusedAccessRespon
  */
 export const UnusedAccessResponseSchema: GenMessage<UnusedAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 28);
+  messageDesc(file_arbor_iam_v2beta1_access, 29);
 
 /**
  * Access you can explain: check with a proof, who can, what can. An answer counts only the

@@ -1,0 +1,83 @@
+import { createContext } from 'preact';
+import { useContext } from 'preact/hooks';
+import { post } from './api';
+import { getToken, tokenSubject } from './auth';
+import { useLoad } from './ui';
+
+/**
+ * What the console offers is what the caller may do: one `access:batchCheck` per page asks
+ * every capability the page's actions need, at the page's group, about the caller itself.
+ * Hiding is a courtesy, never the guard: the API decides every request again.
+ */
+export type Can = (capability: string) => boolean;
+
+const EVERYTHING: Can = () => true;
+const NOTHING: Can = () => false;
+
+/**
+ * The admin token (and any token that is no identity's, which a self check cannot ask
+ * about) holds every capability: everything is offered, as the server will allow it.
+ */
+export function isAdminToken(): boolean {
+  return tokenSubject(getToken() ?? '') === undefined;
+}
+
+/** The capabilities any group page asks about (at most 100: batchCheck's limit). */
+export const GROUP_PAGE_CAPABILITIES = [
+  'groups.create',
+  'groups.update',
+  'groups.delete',
+  'identity.list',
+  'identity.create',
+  'identity.delete',
+  'role_bindings.list',
+  'role_bindings.create',
+  'role_bindings.delete',
+  'repo.list',
+  'repo.create',
+  'repo.delete',
+  'tag.list',
+  'tag.delete',
+  'identity_providers.list',
+  'identity_providers.create',
+  'identity_providers.delete',
+  'group_invites.list',
+  'group_invites.create',
+  'group_invites.delete',
+  'subscriptions.list',
+  'subscriptions.create',
+  'subscriptions.delete',
+  'audit.list',
+] as const;
+
+interface BatchAnswer {
+  results: Array<{ allowed: boolean }>;
+}
+
+/**
+ * One batch check of `capabilities` at `groupUid` for the caller. Undefined while the
+ * answer is out (nothing is offered meanwhile). If the check itself fails, everything is
+ * offered: the API still refuses what the caller lacks, in its own words.
+ */
+export function usePermissions(groupUid: string, capabilities: readonly string[]): Can | undefined {
+  const admin = isAdminToken();
+  const answer = useLoad(async () => {
+    if (admin || !groupUid) return new Set<string>();
+    const r = await post<BatchAnswer>('/iam/v2beta1/access:batchCheck', {
+      checks: capabilities.map((capability) => ({ capability, groupUid })),
+    });
+    return new Set(capabilities.filter((_, i) => r.results[i]?.allowed === true));
+  }, [groupUid, capabilities.join(',')]);
+  if (admin) return EVERYTHING;
+  if (answer.error !== undefined) return EVERYTHING;
+  if (answer.loading || answer.data === undefined) return undefined;
+  const allowed = answer.data;
+  return (c) => allowed.has(c);
+}
+
+/** The page's answer, for the sections and forms inside it. */
+export const CanContext = createContext<Can>(NOTHING);
+
+export function useCan(): Can {
+  return useContext(CanContext);
+}

@@ -1,0 +1,144 @@
+import { useState } from 'preact/hooks';
+import { actorUid } from '../names';
+import { href } from '../route';
+import { NameOf } from '../ui';
+
+export interface AuditEvent {
+  id: string;
+  time: string;
+  actor: string;
+  door: string;
+  resourceType: string;
+  resourceUid: string;
+  operation: string;
+  eventType: string;
+  changedFields?: string[];
+  before?: Record<string, unknown> | null;
+  after?: Record<string, unknown> | null;
+}
+
+const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['year', 365 * 86_400],
+  ['month', 30 * 86_400],
+  ['week', 7 * 86_400],
+  ['day', 86_400],
+  ['hour', 3_600],
+  ['minute', 60],
+  ['second', 1],
+];
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+/** "5 minutes ago", "yesterday". */
+export function ago(iso: string, now = Date.now()): string {
+  const s = (Date.parse(iso) - now) / 1000;
+  for (const [unit, size] of UNITS)
+    if (Math.abs(s) >= size || unit === 'second')
+      return relative.format(Math.round(s / size), unit);
+  return '';
+}
+
+/** `iam.arbor.dev/RoleBinding` → `role binding`. */
+function kindWords(type: string): string {
+  const k = type.slice(type.lastIndexOf('/') + 1);
+  return k.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+function Actor({ actor }: { actor: string }) {
+  const uid = actorUid(actor);
+  if (uid) return <NameOf kind="identity" uid={uid} link={href('audit', '', { actor: uid })} />;
+  if (actor === 'admin') return <span>the admin token</span>;
+  return <span>Arbor ({actor.replace(/^system:/, '')})</span>;
+}
+
+const show = (v: unknown) => (v === undefined ? '—' : JSON.stringify(v, null, 1));
+
+/** The fields that changed, before and after, side by side. */
+function Diff({ ev }: { ev: AuditEvent }) {
+  const before = ev.before ?? {};
+  const after = ev.after ?? {};
+  const fields = ev.changedFields?.length
+    ? ev.changedFields
+    : [...new Set([...Object.keys(before), ...Object.keys(after)])];
+  const [open, setOpen] = useState(false);
+  return (
+    <details onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+      <summary>
+        {ev.operation === 'update' ? `What changed (${fields.join(', ')})` : 'Details'}
+      </summary>
+      {open ? <DiffTable fields={fields} before={before} after={after} /> : null}
+    </details>
+  );
+}
+
+function DiffTable(props: {
+  fields: string[];
+  before: Record<string, unknown>;
+  after: Record<string, unknown>;
+}) {
+  const { fields, before, after } = props;
+  return (
+    <table class="diff" aria-label="Before and after">
+      <thead>
+        <tr>
+          <th scope="col">Field</th>
+          <th scope="col">Before</th>
+          <th scope="col">After</th>
+        </tr>
+      </thead>
+      <tbody>
+        {fields.map((f) => (
+          <tr key={f}>
+            <th scope="row">{f}</th>
+            <td>
+              <code>{show(before[f])}</code>
+            </td>
+            <td>
+              <code>{show(after[f])}</code>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+const uidIn = (x: unknown): string | undefined =>
+  typeof x === 'object' && x !== null && typeof (x as { uid?: unknown }).uid === 'string'
+    ? (x as { uid: string }).uid
+    : undefined;
+
+/**
+ * What the record's thing is called: its name; for a binding, its role for its identity
+ * (a record keeps references as uids alone, so their names are read as the caller may).
+ */
+function Title({ ev }: { ev: AuditEvent }) {
+  const shown = ev.after ?? ev.before ?? {};
+  if (typeof shown.name === 'string' && shown.name) return <>{shown.name}</>;
+  const role = uidIn(shown.role);
+  const identity = uidIn(shown.identity);
+  if (role && identity)
+    return (
+      <>
+        <NameOf kind="role" uid={role} /> for <NameOf kind="identity" uid={identity} />
+      </>
+    );
+  return <code class="uid small">{ev.resourceUid}</code>;
+}
+
+/** One change: when (local and relative), who, what it did to which thing, by name. */
+export function AuditEntry({ ev }: { ev: AuditEvent }) {
+  return (
+    <li>
+      <time dateTime={ev.time} title={ev.time}>
+        {new Date(ev.time).toLocaleString()}
+      </time>{' '}
+      <span class="rel">({ago(ev.time)})</span>: <Actor actor={ev.actor} />{' '}
+      <strong class="op">{ev.operation}d</strong> {kindWords(ev.resourceType)}{' '}
+      <a href={href('audit', '', { resource: ev.resourceUid })} title={ev.resourceUid}>
+        <Title ev={ev} />
+      </a>{' '}
+      <span class="door">via {ev.door}</span>
+      <Diff ev={ev} />
+    </li>
+  );
+}

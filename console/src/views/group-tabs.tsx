@@ -1,0 +1,325 @@
+import { useState } from 'preact/hooks';
+import { listPage } from '../api';
+import { useCan } from '../can';
+import type { Identity, Named, RoleBinding } from '../model';
+import { plural } from '../model';
+import { href } from '../route';
+import { Section } from '../ui';
+import { ChildrenTab } from './children';
+import {
+  BindRole,
+  CreateInvite,
+  CreateProvider,
+  CreateRepo,
+  CreateSubscription,
+} from './group-forms';
+import { ListSection } from './list-section';
+
+interface Tag {
+  uid: string;
+  name: string;
+  digest: string;
+}
+interface Provider extends Named {
+  oidc?: { issuer?: string; clientId?: string };
+}
+interface Invite {
+  uid: string;
+  role?: Named;
+  roleUid?: string;
+  email?: string;
+  expirationTime?: string;
+}
+interface Subscription extends Named {
+  sink: string;
+  types?: string[];
+}
+
+export const TABS = [
+  { id: 'children', label: 'Children' },
+  { id: 'identities', label: 'Identities' },
+  { id: 'bindings', label: 'Role bindings' },
+  { id: 'registry', label: 'Registry' },
+  { id: 'providers', label: 'Providers' },
+  { id: 'invites', label: 'Invites' },
+  { id: 'events', label: 'Events' },
+  { id: 'audit', label: 'Audit' },
+] as const;
+
+export type TabId = (typeof TABS)[number]['id'];
+
+/** The tab an address names; an unknown or missing one is the children. */
+export function tabOf(id: string): (typeof TABS)[number] {
+  return TABS.find((t) => t.id === id) ?? TABS[0];
+}
+
+interface TabProps {
+  uid: string;
+  name: string;
+}
+
+const PANELS: Record<TabId, (p: TabProps) => preact.JSX.Element> = {
+  children: ({ uid }) => <ChildrenTab uid={uid} />,
+  identities: IdentitiesTab,
+  bindings: BindingsTab,
+  registry: RegistryTab,
+  providers: ProvidersTab,
+  invites: InvitesTab,
+  events: EventsTab,
+  audit: AuditTab,
+};
+
+export function TabPanel({ tab, uid, name }: TabProps & { tab: TabId }) {
+  const Panel = PANELS[tab];
+  return (
+    <div class="tab-panel">
+      <Panel uid={uid} name={name} />
+    </div>
+  );
+}
+
+const here = (uid: string) => ({ 'uidp.children_of': uid });
+
+/** An identity's role bindings go with it: the confirmation counts them. */
+async function bindingsOf(i: Identity): Promise<string> {
+  const p = await listPage('/iam/v2beta1/roleBindings', 'roleBindings', {
+    identity: i.uid,
+    page_size: 1,
+  }).catch(() => undefined);
+  if (p === undefined) return ' and any role bindings it holds';
+  return p.totalCount === '0' ? '' : ` and its ${plural(p.totalCount, 'role binding')}`;
+}
+
+function IdentitiesTab({ uid }: TabProps) {
+  const can = useCan();
+  return (
+    <ListSection<Identity>
+      id="identities-h"
+      title="Identities"
+      path="/iam/v2beta1/identities"
+      plural="identities"
+      noun={['identity', 'identities']}
+      listCap="identity.list"
+      deleteCap="identity.delete"
+      query={here(uid)}
+      label={(i) => `identity ${i.name}`}
+      consequence={bindingsOf}
+      columns={[
+        { header: 'Name', cell: (i) => i.name },
+        { header: 'Description', cell: (i) => i.description },
+        {
+          header: 'Issuer',
+          cell: (i) => i.claimMatch?.issuer ?? i.claimMatch?.issuerPattern ?? '',
+        },
+        {
+          header: 'Links',
+          cell: (i) => (
+            <>
+              <a href={href('access', '', { identity: i.uid })} aria-label={`Access of ${i.name}`}>
+                Access
+              </a>{' '}
+              <a href={href('audit', '', { resource: i.uid })} aria-label={`Audit of ${i.name}`}>
+                Audit
+              </a>
+            </>
+          ),
+        },
+      ]}
+    >
+      {can('identity.create') ? (
+        <p>
+          <a href={href('builder', uid)}>New identity</a> (the identity builder tests its claims
+          first)
+        </p>
+      ) : null}
+    </ListSection>
+  );
+}
+
+function BindingsTab({ uid }: TabProps) {
+  const can = useCan();
+  const [version, setVersion] = useState(0);
+  return (
+    <ListSection<RoleBinding>
+      id="bindings-h"
+      title="Role bindings"
+      path="/iam/v2beta1/roleBindings"
+      plural="roleBindings"
+      noun={['role binding', 'role bindings']}
+      listCap="role_bindings.list"
+      deleteCap="role_bindings.delete"
+      query={here(uid)}
+      version={version}
+      label={(b) => `the binding of ${b.role.name} to ${b.identity.name}`}
+      columns={[
+        { header: 'Identity', cell: (b) => b.identity.name || b.identity.uid },
+        { header: 'Role', cell: (b) => b.role.name || b.role.uid },
+        { header: 'Expires', cell: (b) => b.expireTime ?? 'never' },
+        {
+          header: 'Links',
+          cell: (b) => (
+            <a
+              href={href('audit', '', { resource: b.uid })}
+              aria-label={`Audit of the binding of ${b.role.name} to ${b.identity.name}`}
+            >
+              Audit
+            </a>
+          ),
+        },
+      ]}
+    >
+      {can('role_bindings.create') ? (
+        <BindRole group={uid} onBound={() => setVersion((v) => v + 1)} />
+      ) : null}
+    </ListSection>
+  );
+}
+
+function RegistryTab({ uid }: TabProps) {
+  const can = useCan();
+  const [version, setVersion] = useState(0);
+  const bump = () => setVersion((v) => v + 1);
+  return (
+    <>
+      <ListSection<Named>
+        id="repos-h"
+        title="Repos"
+        path="/registry/v2beta1/repos"
+        plural="repos"
+        noun={['repo', 'repos']}
+        listCap="repo.list"
+        deleteCap="repo.delete"
+        query={here(uid)}
+        version={version}
+        // Only an empty repo may go: the tags list below is read again after a delete.
+        onDeleted={bump}
+        label={(r) => `repo ${r.name}`}
+        consequence={() => Promise.resolve(' (only an empty repo can be deleted)')}
+        columns={[
+          { header: 'Name', cell: (r) => r.name },
+          { header: 'Description', cell: (r) => r.description },
+        ]}
+      >
+        {can('repo.create') ? <CreateRepo group={uid} onCreated={bump} /> : null}
+      </ListSection>
+      <ListSection<Tag>
+        id="tags-h"
+        title="Tags (in this group’s repos)"
+        path="/registry/v2beta1/tags"
+        plural="tags"
+        noun={['tag', 'tags']}
+        listCap="tag.list"
+        deleteCap="tag.delete"
+        query={{ 'uidp.descendants_of': uid }}
+        version={version}
+        label={(t) => `tag ${t.name}`}
+        columns={[
+          { header: 'Tag', cell: (t) => t.name },
+          { header: 'Digest', cell: (t) => <code class="digest">{t.digest}</code> },
+        ]}
+      />
+    </>
+  );
+}
+
+function ProvidersTab({ uid }: TabProps) {
+  const can = useCan();
+  const [version, setVersion] = useState(0);
+  return (
+    <ListSection<Provider>
+      id="idps-h"
+      title="Identity providers"
+      path="/iam/v2beta1/identityProviders"
+      plural="identityProviders"
+      noun={['identity provider', 'identity providers']}
+      listCap="identity_providers.list"
+      deleteCap="identity_providers.delete"
+      query={here(uid)}
+      version={version}
+      label={(p) => `identity provider ${p.name}`}
+      columns={[
+        { header: 'Name', cell: (p) => p.name },
+        { header: 'Issuer', cell: (p) => p.oidc?.issuer ?? '' },
+        { header: 'Client', cell: (p) => p.oidc?.clientId ?? '' },
+      ]}
+    >
+      {can('identity_providers.create') ? (
+        <CreateProvider group={uid} onCreated={() => setVersion((v) => v + 1)} />
+      ) : null}
+    </ListSection>
+  );
+}
+
+function InvitesTab({ uid }: TabProps) {
+  const can = useCan();
+  const [version, setVersion] = useState(0);
+  return (
+    <ListSection<Invite>
+      id="invites-h"
+      title="Invites"
+      path="/iam/v2beta1/groupInvites"
+      plural="groupInvites"
+      noun={['invite', 'invites']}
+      listCap="group_invites.list"
+      deleteCap="group_invites.delete"
+      query={here(uid)}
+      version={version}
+      label={(i) => `the invite with role ${i.role?.name ?? ''}${i.email ? ` for ${i.email}` : ''}`}
+      columns={[
+        { header: 'Role', cell: (i) => i.role?.name ?? i.roleUid ?? '' },
+        { header: 'Email', cell: (i) => i.email ?? 'anyone with the code' },
+        { header: 'Expires', cell: (i) => i.expirationTime ?? '' },
+      ]}
+    >
+      {can('group_invites.create') ? (
+        <CreateInvite group={uid} onCreated={() => setVersion((v) => v + 1)} />
+      ) : null}
+    </ListSection>
+  );
+}
+
+function EventsTab({ uid }: TabProps) {
+  const can = useCan();
+  const [version, setVersion] = useState(0);
+  return (
+    <ListSection<Subscription>
+      id="subs-h"
+      title="Event subscriptions"
+      path="/events/v2beta1/subscriptions"
+      plural="subscriptions"
+      noun={['subscription', 'subscriptions']}
+      listCap="subscriptions.list"
+      deleteCap="subscriptions.delete"
+      query={here(uid)}
+      version={version}
+      label={(s) => `subscription ${s.name}`}
+      columns={[
+        { header: 'Name', cell: (s) => s.name },
+        { header: 'Sink', cell: (s) => s.sink },
+        { header: 'Types', cell: (s) => (s.types ?? ['*']).join(', ') },
+      ]}
+    >
+      {can('subscriptions.create') ? (
+        <CreateSubscription group={uid} onCreated={() => setVersion((v) => v + 1)} />
+      ) : null}
+    </ListSection>
+  );
+}
+
+/** The audit trail is its own view; this tab says what it holds and leads there. */
+function AuditTab({ uid, name }: TabProps) {
+  const can = useCan();
+  return (
+    <Section id="audit-h" title="Audit">
+      {can('audit.list') ? (
+        <p>
+          <a href={href('audit', '', { group: uid })}>
+            The audit timeline of {name || 'this group'} and everything below it
+          </a>
+        </p>
+      ) : (
+        <p class="count cannot">You cannot read the audit trail here.</p>
+      )}
+    </Section>
+  );
+}
