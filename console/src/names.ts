@@ -30,6 +30,11 @@ export function nameOf(kind: NamedKind, uid: string): Promise<string | undefined
   return p;
 }
 
+/** Forget a name (after a rename the console made itself: views/group-actions.tsx). */
+export function forgetName(kind: NamedKind, uid: string): void {
+  known.delete(`${kind}:${uid}`);
+}
+
 /** `nameOf` as a hook: undefined while loading or unreadable. */
 export function useName(kind: NamedKind, uid: string | undefined): string | undefined {
   const [name, setName] = useState<string | undefined>(undefined);
