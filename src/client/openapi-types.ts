@@ -2850,7 +2850,7 @@ export interface components {
         index: number;
         /** @description Whether the delta counts it: false when it names something that does not exist (at that point of the set) or that the caller cannot see, which read alike. */
         applied: boolean;
-        /** @description Whether the caller could make this change itself now: the same capability and no-escalation checks as the real call. */
+        /** @description Whether the caller could make this change itself now: the same capability and no-escalation checks as the real call; always false when not `applied`. */
         permitted: boolean;
         /** @description Why it is not applied or not permitted; absent when it is both. */
         reason?: string;
