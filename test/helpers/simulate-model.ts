@@ -58,6 +58,88 @@ const covers = (scope: string, uid: string) => uid === scope || uid.startsWith(`
 const parent = (uid: string) =>
   uid.includes('/') ? uid.slice(0, uid.lastIndexOf('/')) : undefined;
 
+/** The world as a change set leaves it, change by change. */
+interface State {
+  groups: string[];
+  identities: string[];
+  roles: Map<string, ReadonlySet<Capability>>;
+  bindings: SimBinding[];
+}
+
+/** Rule 6 for a created binding. */
+function bindOne(
+  w: ModelWorld,
+  st: State,
+  b: { groupUid: string; identityUid: string; roleUid: string; expireTime?: string },
+  i: number,
+  callerCan: (cap: Capability, uid: string) => boolean,
+  now: number,
+): boolean {
+  const ok =
+    st.groups.includes(b.groupUid) &&
+    callerCan('groups.list', b.groupUid) &&
+    st.identities.includes(b.identityUid) &&
+    callerCan('identity.list', b.identityUid) &&
+    roleAlive(b.roleUid, st.groups, w) &&
+    (w.builtin.has(b.roleUid) || callerCan('roles.list', b.roleUid));
+  if (ok)
+    st.bindings.push({
+      uid: `#${i}`,
+      changeIndex: i,
+      group: b.groupUid,
+      identity: b.identityUid,
+      role: b.roleUid,
+      caps: st.roles.get(b.roleUid)!,
+      ...(b.expireTime === undefined ? {} : { end: Date.parse(b.expireTime) }),
+    });
+  return ok;
+}
+
+/** Rule 6 for one change: whether it applies, and the state after it. */
+function applyOne(
+  w: ModelWorld,
+  st: State,
+  ch: ModelChange,
+  i: number,
+  callerCan: (cap: Capability, uid: string) => boolean,
+  now: number,
+): boolean {
+  if ('createRoleBinding' in ch) return bindOne(w, st, ch.createRoleBinding, i, callerCan, now);
+  if ('deleteRoleBinding' in ch) {
+    const uid = ch.deleteRoleBinding.uid;
+    const ok = st.bindings.some((b) => b.uid === uid) && callerCan('role_bindings.list', uid);
+    if (ok) st.bindings = st.bindings.filter((b) => b.uid !== uid);
+    return ok;
+  }
+  if ('updateRole' in ch) {
+    const { uid, capabilities: caps } = ch.updateRole;
+    const ok = roleAlive(uid, st.groups, w) && !w.builtin.has(uid) && callerCan('roles.list', uid);
+    if (ok) {
+      const set = new Set(caps);
+      st.roles.set(uid, set);
+      st.bindings = st.bindings.map((b) => (b.role === uid ? { ...b, caps: set } : b));
+    }
+    return ok;
+  }
+  if ('deleteIdentity' in ch) {
+    const uid = ch.deleteIdentity.uid;
+    const ok = st.identities.includes(uid) && callerCan('identity.list', uid);
+    if (ok) {
+      st.identities = st.identities.filter((x) => x !== uid);
+      st.bindings = st.bindings.filter((b) => b.identity !== uid);
+    }
+    return ok;
+  }
+  const uid = ch.deleteGroup.uid;
+  const ok = st.groups.includes(uid) && callerCan('groups.list', uid);
+  if (ok) {
+    st.groups = st.groups.filter((g) => !covers(uid, g));
+    st.identities = st.identities.filter((x) => !covers(uid, x));
+    st.bindings = st.bindings.filter((b) => !covers(uid, b.group) && !covers(uid, b.identity));
+  }
+  return ok;
+}
+
 export function simulate(
   w: ModelWorld,
   c: Caller,
@@ -66,63 +148,14 @@ export function simulate(
   capabilities: readonly Capability[],
 ): { applied: boolean[]; deltas: ModelDelta[] } {
   const callerCan = (cap: Capability, uid: string) => c === 'admin' || can(w, c, cap, uid);
-  let groups = [...w.groups];
-  let identities = [...w.identities];
-  const roles = new Map(w.roles);
-  let bindings: SimBinding[] = w.bindings.map((b) => ({ ...b }));
-  const applied: boolean[] = [];
-  for (const [i, ch] of changes.entries()) {
-    let ok = false;
-    if ('createRoleBinding' in ch) {
-      const { groupUid, identityUid, roleUid, expireTime } = ch.createRoleBinding;
-      const roleHere = roleAlive(roleUid, groups, w);
-      ok =
-        groups.includes(groupUid) &&
-        callerCan('groups.list', groupUid) &&
-        identities.includes(identityUid) &&
-        callerCan('identity.list', identityUid) &&
-        roleHere &&
-        (w.builtin.has(roleUid) || callerCan('roles.list', roleUid));
-      if (ok)
-        bindings.push({
-          uid: `#${i}`,
-          changeIndex: i,
-          group: groupUid,
-          identity: identityUid,
-          role: roleUid,
-          caps: roles.get(roleUid)!,
-          ...(expireTime === undefined ? {} : { end: Date.parse(expireTime) }),
-        });
-    } else if ('deleteRoleBinding' in ch) {
-      const uid = ch.deleteRoleBinding.uid;
-      ok = bindings.some((b) => b.uid === uid) && callerCan('role_bindings.list', uid);
-      if (ok) bindings = bindings.filter((b) => b.uid !== uid);
-    } else if ('updateRole' in ch) {
-      const { uid, capabilities: caps } = ch.updateRole;
-      ok = roleAlive(uid, groups, w) && !w.builtin.has(uid) && callerCan('roles.list', uid);
-      if (ok) {
-        const set = new Set(caps);
-        roles.set(uid, set);
-        bindings = bindings.map((b) => (b.role === uid ? { ...b, caps: set } : b));
-      }
-    } else if ('deleteIdentity' in ch) {
-      const uid = ch.deleteIdentity.uid;
-      ok = identities.includes(uid) && callerCan('identity.list', uid);
-      if (ok) {
-        identities = identities.filter((x) => x !== uid);
-        bindings = bindings.filter((b) => b.identity !== uid);
-      }
-    } else {
-      const uid = ch.deleteGroup.uid;
-      ok = groups.includes(uid) && callerCan('groups.list', uid);
-      if (ok) {
-        groups = groups.filter((g) => !covers(uid, g));
-        identities = identities.filter((x) => !covers(uid, x));
-        bindings = bindings.filter((b) => !covers(uid, b.group) && !covers(uid, b.identity));
-      }
-    }
-    applied.push(ok);
-  }
+  const st: State = {
+    groups: [...w.groups],
+    identities: [...w.identities],
+    roles: new Map(w.roles),
+    bindings: w.bindings.map((b) => ({ ...b })),
+  };
+  const applied = changes.map((ch, i) => applyOne(w, st, ch, i, callerCan, now));
+  const bindings = st.bindings;
   const counts = (b: SimBinding) =>
     c === 'admin' ||
     b.identity === c ||

@@ -282,7 +282,8 @@ test('access:simulate agrees with the model of the delta on random change sets',
   t.log(
     `${sets} change sets in ${WORLDS} worlds: ${nonEmpty} with a delta, ${notApplied} changes not applied, ${JSON.stringify(Object.fromEntries(kinds))}`,
   );
-  t.true(sets >= 1000);
+  // 1,200 by default (issue 40 asks at least 1,000).
+  t.is(sets, WORLDS * SETS);
   // None of the comparisons is idle: deltas of both kinds and refused changes happened.
   t.true(nonEmpty > sets / 4);
   t.true((kinds.get('GAIN') ?? 0) > 0 && (kinds.get('LOSE') ?? 0) > 0);
