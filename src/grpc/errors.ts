@@ -2,6 +2,8 @@ import type { DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import { asRpcError, type ErrorDetail, type RpcError } from '../core/rpc-error.js';
+import { within } from '../tracing/spans.js';
+import { endRpcSpan, rpcCall } from './rpc-span.js';
 import {
   BadRequestSchema,
   ErrorInfoSchema,
@@ -38,11 +40,16 @@ export function toConnectError(e: RpcError): ConnectError {
  * not decode, a deadline) pass; anything else is a fault, logged and answered as INTERNAL
  * with nothing of it shown. Shared by the interceptor and the unary fast path.
  */
-export function connectErrorOf(logger: Logger, e: unknown, rpc: string): ConnectError {
+export function connectErrorOf(
+  logger: Logger,
+  e: unknown,
+  rpc: string,
+  requestId?: string,
+): ConnectError {
   if (e instanceof ConnectError) return e;
   const withRpc = () => ({
-    warn: (o: object, msg: string) => logger.warn({ ...o, rpc }, msg),
-    error: (o: object, msg: string) => logger.error({ ...o, rpc }, msg),
+    warn: (o: object, msg: string) => logger.warn({ ...o, rpc, requestId }, msg),
+    error: (o: object, msg: string) => logger.error({ ...o, rpc, requestId }, msg),
   });
   return toConnectError(asRpcError(e, withRpc));
 }
@@ -57,10 +64,11 @@ export function logCall(
   protocol: string | null,
   code: string,
   started: number,
+  requestId?: string,
 ): void {
   if (logger.isLevelEnabled('info'))
     logger.info(
-      { rpc, protocol, code, ms: Math.round((performance.now() - started) * 10) / 10 },
+      { rpc, protocol, code, ms: Math.round((performance.now() - started) * 10) / 10, requestId },
       'rpc',
     );
 }
@@ -69,12 +77,18 @@ export function logCall(
 export function errorsAndLogging(logger: Logger): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();
+    const protocol = req.header.get('content-type')?.startsWith('application/grpc')
+      ? 'grpc'
+      : 'connect';
+    const call = rpcCall(req, headerRecord(req.header), protocol);
     let code = 'OK';
+    let status: Code | 0 = 0;
     try {
-      return await next(req);
+      return await within(call.span, () => next(req));
     } catch (e) {
-      const out = connectErrorOf(logger, e, req.url);
+      const out = connectErrorOf(logger, e, req.url, call.requestId);
       code = Code[out.code];
+      status = out.code;
       throw out;
     } finally {
       logCall(
@@ -83,7 +97,19 @@ export function errorsAndLogging(logger: Logger): Interceptor {
         req.header.get('content-type'),
         code,
         started,
+        call.requestId,
       );
+      endRpcSpan(call.span, status);
     }
   };
+}
+
+/** The headers a span and the request id read, as a plain record (only those: cheap). */
+function headerRecord(h: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of ['x-request-id', 'traceparent', 'tracestate']) {
+    const v = h.get(k);
+    if (v !== null) out[k] = v;
+  }
+  return out;
 }

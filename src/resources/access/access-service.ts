@@ -1,4 +1,5 @@
 import type { Authorizer } from '../../auth/authorizer.js';
+import { spanEvent } from '../../tracing/spans.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ListRequest } from '../../core/list-request.js';
@@ -88,13 +89,18 @@ export class AccessService {
     const known = self
       ? this.d.selfChecks?.lookup(identityUid, req.groupUid, req.capability)
       : undefined;
+    // The proof walk's steps as events on the request's span (tracing on): their times show
+    // which step a slow check spent its time in.
+    spanEvent('access.remembered', { 'arbor.access.hit': known !== undefined });
     if (known !== undefined && 'answer' in known) return known.answer;
     if (!self && !(await this.d.authz.can(p, 'identity.list', identityUid)))
       throw notFound(IDENTITY_TYPE, identityUid);
     const listable = await this.d.authz.can(p, 'groups.list', req.groupUid);
+    spanEvent('access.authorized', { 'arbor.access.group_listable': listable });
     const facts =
       known?.facts ??
       (await this.d.uow.read((tx) => this.d.access.checkFacts(tx, identityUid, req.groupUid)));
+    spanEvent('access.bindings', { 'arbor.access.bindings': facts.bindings.length });
     // The order of checkAll's refusals: identity, then a group the caller cannot list,
     // then a group that is gone (see there).
     if (!self && !facts.identityExists) throw notFound(IDENTITY_TYPE, identityUid);
@@ -104,6 +110,10 @@ export class AccessService {
       b.capabilities.includes(req.capability),
     );
     const grants = await this.proofs(p, await this.counted(p, granting), req.groupUid);
+    spanEvent('access.decision', {
+      'arbor.access.allowed': grants.length > 0,
+      'arbor.access.capability': req.capability,
+    });
     const result: CheckResult = {
       identityUid,
       capability: req.capability,
@@ -344,13 +354,19 @@ export class AccessService {
     groupUid: string,
   ): Promise<GrantProof[]> {
     const proofs: GrantProof[] = [];
-    for (const b of [...granting].sort((x, y) => (x.uid < y.uid ? -1 : x.uid > y.uid ? 1 : 0)))
+    for (const b of [...granting].sort((x, y) => (x.uid < y.uid ? -1 : x.uid > y.uid ? 1 : 0))) {
       proofs.push({
         bindingUid: b.uid,
         role: isBuiltInRole(b.role.uid) ? b.role : await visibleRoleRef(this.d.authz, p, b.role),
         groupUid: b.groupUid,
         path: pathDown(b.groupUid, groupUid),
       });
+      // Only what the answer itself shows the caller: the binding that counted and its path.
+      spanEvent('access.proof', {
+        'arbor.access.binding_uid': b.uid,
+        'arbor.access.path_length': proofs.at(-1)!.path.length,
+      });
+    }
     return proofs;
   }
 }
