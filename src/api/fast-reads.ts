@@ -11,8 +11,14 @@ import { compress, encodingFor } from './compression.js';
 import { madeOnce } from './made-once.js';
 import { readJsonObjectOf } from './middleware/json-body.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
-import { httpServerAttributes } from './middleware/trace-request.js';
-import { endServerSpan, startServerSpan, within, type ServerSpan } from '../tracing/spans.js';
+import { httpServerAttributes, routeOf } from './middleware/trace-request.js';
+import {
+  endServerSpan,
+  startServerSpan,
+  tracingOn,
+  within,
+  type ServerSpan,
+} from '../tracing/spans.js';
 
 /** A read's answer, serialised once: the JSON text and, for a Get, its entity tag. */
 export interface ReadAnswer {
@@ -220,11 +226,14 @@ export class FastReads {
     failureHeaders: FailureHeaders = () => undefined,
   ): Promise<void> {
     const requestId = requestIdOf(req.headers['x-request-id']);
-    // The same server span Koa's traceRequest makes, when tracing is on.
-    const span = startServerSpan(`${method} ${route.label}`, req.headers, requestId, {
-      ...httpServerAttributes(method, path, req.socket.remoteAddress),
-      'http.route': route.label,
-    });
+    // The same server span Koa's traceRequest makes, when tracing is on (asked first: off,
+    // not even the span's name is made).
+    const span = !tracingOn()
+      ? undefined
+      : startServerSpan(`${method} ${routeOf(route.label)}`, req.headers, requestId, {
+          ...httpServerAttributes(method, path, req.socket.remoteAddress),
+          'http.route': routeOf(route.label),
+        });
     return within(span, () =>
       this.answerIn(req, res, { ...route, method, path, requestId, span }, produce, failureHeaders),
     );

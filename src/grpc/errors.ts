@@ -75,32 +75,35 @@ export function logCall(
 
 /** {@link connectErrorOf} and {@link logCall} as a Connect interceptor. */
 export function errorsAndLogging(logger: Logger): Interceptor {
-  return (next) => async (req) => {
+  return (next) => (req) => {
     const started = performance.now();
     const protocol = req.header.get('content-type')?.startsWith('application/grpc')
       ? 'grpc'
       : 'connect';
     const call = rpcCall(req, headerRecord(req.header), protocol);
-    let code = 'OK';
-    let status: Code | 0 = 0;
-    try {
-      return await within(call.span, () => next(req));
-    } catch (e) {
-      const out = connectErrorOf(logger, e, req.url, call.requestId);
-      code = Code[out.code];
-      status = out.code;
-      throw out;
-    } finally {
-      logCall(
-        logger,
-        `${req.service.typeName}/${req.method.name}`,
-        req.header.get('content-type'),
-        code,
-        started,
-        call.requestId,
-      );
-      endRpcSpan(call.span, status);
-    }
+    // The whole call in its span: the call's log line too carries its trace id.
+    return within(call.span, async () => {
+      let code = 'OK';
+      let status: Code | 0 = 0;
+      try {
+        return await next(req);
+      } catch (e) {
+        const out = connectErrorOf(logger, e, req.url, call.requestId);
+        code = Code[out.code];
+        status = out.code;
+        throw out;
+      } finally {
+        logCall(
+          logger,
+          `${req.service.typeName}/${req.method.name}`,
+          req.header.get('content-type'),
+          code,
+          started,
+          call.requestId,
+        );
+        endRpcSpan(call.span, status);
+      }
+    });
   };
 }
 

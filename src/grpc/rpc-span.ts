@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http2';
 import type { DescMethod } from '@bufbuild/protobuf';
 import { Code } from '@connectrpc/connect';
 import { requestIdOf } from '../core/request-id.js';
-import { endServerSpan, startServerSpan, type ServerSpan } from '../tracing/spans.js';
+import { endServerSpan, startServerSpan, tracingOn, type ServerSpan } from '../tracing/spans.js';
 
 /** One call's request id, and its server span while tracing is on. */
 export interface RpcCall {
@@ -21,6 +21,8 @@ export function rpcCall(
   protocol: string = 'grpc',
 ): RpcCall {
   const requestId = requestIdOf(headers['x-request-id']);
+  // Off, nothing more: not even the span's name is made.
+  if (!tracingOn()) return { requestId, span: undefined };
   const service = entry.method.parent.typeName;
   const span = startServerSpan(`${service}/${entry.method.name}`, headers, requestId, {
     'rpc.system': protocol === 'connect' ? 'connect_rpc' : 'grpc',

@@ -89,8 +89,10 @@ export class OutboundFetcher {
    */
   get(url: string): Promise<string> {
     const u = this.checkUrl(url);
-    return withClientSpan('GET', () => httpClientAttributes('GET', url), (propagate) =>
-      this.fetch(u, url, propagate),
+    return withClientSpan(
+      'GET',
+      () => httpClientAttributes('GET', url),
+      (propagate) => this.fetch(u, url, propagate),
     );
   }
 

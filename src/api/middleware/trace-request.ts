@@ -32,10 +32,10 @@ export function traceRequest() {
         span,
         {
           'http.response.status_code': ctx.status,
-          ...(route === undefined ? {} : { 'http.route': route }),
+          ...(route === undefined ? {} : { 'http.route': routeOf(route) }),
         },
         failed,
-        route === undefined ? ctx.method : `${ctx.method} ${route}`,
+        route === undefined ? ctx.method : `${ctx.method} ${routeOf(route)}`,
       );
     }
   };
@@ -52,4 +52,12 @@ export function httpServerAttributes(
     'url.path': path,
     ...(peer === undefined ? {} : { 'network.peer.address': peer }),
   };
+}
+
+/**
+ * A route template as the semantic conventions want it (`/iam/v2beta1/access:check`), from
+ * the router's spelling, which escapes a literal colon (`access\:check`).
+ */
+export function routeOf(template: string): string {
+  return template.replace(/\\:/g, ':');
 }

@@ -161,8 +161,10 @@ export class DeliveryWorker {
     for (const s of claimed) {
       // One trace per drain while tracing is on: its reads, its requests to the sink (each
       // carrying its traceparent) and its writes, under one span.
-      const d = withSpan('event delivery', () => ({ 'arbor.subscription.uid': s.uid }), () =>
-        this.drain(s),
+      const d = withSpan(
+        'event delivery',
+        () => ({ 'arbor.subscription.uid': s.uid }),
+        () => this.drain(s),
       )
         .catch((e: unknown) => {
           this.log.warn({ err: e, subscription: s.uid }, 'event delivery: drain failed');
