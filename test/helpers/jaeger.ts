@@ -62,7 +62,16 @@ export async function startJaeger(): Promise<Jaeger> {
       `--query.grpc-server.host-port=${at(queryGrpc!)}`,
       `--admin.http.host-port=${at(admin!)}`,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SPAN_STORAGE_TYPE: 'memory' } },
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // In memory, and not tracing itself (it would export to :4317, which nobody serves).
+      env: {
+        ...process.env,
+        SPAN_STORAGE_TYPE: 'memory',
+        OTEL_SDK_DISABLED: 'true',
+        OTEL_TRACES_EXPORTER: 'none',
+      },
+    },
   );
   let logs = '';
   child.stdout!.on('data', (d: Buffer) => (logs += d.toString()));
@@ -84,7 +93,7 @@ export async function startJaeger(): Promise<Jaeger> {
   }
   return {
     otlp: `http://${at(otlpHttp!)}`,
-    logs: () => logs,
+    logs: () => logs.slice(-4000),
     spans: async (traceId) => {
       const r = await fetch(`${base}/api/traces/${traceId}`);
       if (r.status === 404) return [];
