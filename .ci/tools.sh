@@ -10,11 +10,11 @@
 #                                  the install and lint stages)
 #
 # TOOLs: control-plane registry grpcurl cnpg-crds node-lts helm openssl chromium pgbouncer
-#        pg-auto-failover postgres-bin
+#        pg-auto-failover postgres-bin jaeger
 # tools_finish exports ARBOR_TEST_NODE_LTS and ARBOR_PG_BIN for scripts/test.mjs.
 
 ALL_TOOLS=(control-plane registry grpcurl cnpg-crds node-lts helm openssl chromium pgbouncer
-  pg-auto-failover postgres-bin)
+  pg-auto-failover postgres-bin jaeger)
 
 # The name a failure gives, as the tests' own messages name it.
 tool_name() {
@@ -30,6 +30,7 @@ tool_name() {
     pgbouncer) echo 'PgBouncer' ;;
     pg-auto-failover) echo 'pg_auto_failover' ;;
     postgres-bin) echo 'PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup)' ;;
+    jaeger) echo 'Jaeger all-in-one' ;;
     *) echo "unknown tool $1" ;;
   esac
 }
@@ -43,6 +44,7 @@ tool_build() {
     cnpg-crds) echo scripts/cnpg-crds/fetch.sh ;;
     node-lts) echo scripts/node-lts/install.sh ;;
     helm) echo scripts/helm/build.sh ;;
+    jaeger) echo scripts/jaeger/build.sh ;;
   esac
 }
 

@@ -100,12 +100,14 @@ export function buildOnce(): void {
 /**
  * Arbor exactly as deployed: `node dist/src/main.js serve` (built first), logging at warn, with
  * `workers` processes (ARBOR_WORKERS; 1 is the single process the baseline is compared to).
- * `nodeArgs` (e.g. `--cpu-prof`) go before the script, for bench/profile.ts.
+ * `nodeArgs` (e.g. `--cpu-prof`) go before the script, for bench/profile.ts; `env` is added to
+ * the process's environment.
  */
 export async function startArbor(
   databaseUrl: string,
   nodeArgs: string[] = [],
   workers = 1,
+  env: Record<string, string> = {},
 ): Promise<Child> {
   buildOnce();
   const port = await freePort();
@@ -131,6 +133,8 @@ export async function startArbor(
       ARBOR_REGISTRY_SERVICE: REGISTRY_SERVICE,
       // ARBOR_READ_CACHE=false in the bench's environment measures Arbor without its cache.
       ...(process.env.ARBOR_READ_CACHE ? { ARBOR_READ_CACHE: process.env.ARBOR_READ_CACHE } : {}),
+      // A case's own settings (bench/tracing-bench.ts: the OTEL_* variables).
+      ...env,
     },
     `${url}/readyz`,
     url,

@@ -5,7 +5,8 @@
  * write bench/results/<date>-<scale>.{json,md} plus the captured SQL and the plans.
  * `--only=cli-startup` alone times `arbor --help` and `--version` against `node -e 0` instead
  * (bench/cli-startup.ts): no database, no load. `--only=last-used` alone compares the access
- * check with last-used recording on and off (bench/last-used-bench.ts).
+ * check with last-used recording on and off (bench/last-used-bench.ts). `--only=tracing` alone
+ * compares tracing off and on at 10 % sampling (bench/tracing-bench.ts).
  */
 import { execSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -281,7 +282,11 @@ if (only?.length === 1 && only[0] === 'last-used') {
   process.exit(0);
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+// `--only=tracing` is tracing's cost, off against on (bench/tracing-bench.ts): a database of its own.
+if (only?.length === 1 && only[0] === 'tracing') {
+  await import('./tracing-bench.js');
+} else
+  main().catch((e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  });

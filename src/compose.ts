@@ -18,13 +18,14 @@ import { PageTokenCodec } from './core/page-token.js';
 import { openDatabase, type Database } from './db/connect.js';
 import type { DataDirLock } from './db/data-dir-lock.js';
 import { migrateLatest } from './db/migrate.js';
-import { observeQueries, poolStats } from './db/query-observer.js';
+import { observeQueries, poolStats, traceQueries } from './db/query-observer.js';
 import type { ReadCacheStats } from './db/read-cache.js';
 import { serverSecret } from './db/secrets.js';
 import { KnexGrantSource } from './db/stores/grant-source.js';
 import { createStores } from './db/stores/index.js';
 import { KnexUnitOfWork } from './db/unit-of-work.js';
 import { createLogger } from './logger.js';
+import { tracingOn } from './tracing/spans.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { HttpSinkTransport } from './outbound/http-sink-transport.js';
 import { readCachesOf } from './read-caches.js';
@@ -197,8 +198,9 @@ async function infrastructure(
   logger: Logger,
 ): Promise<{ uow: KnexUnitOfWork; pager: ListPager }> {
   observeQueries(db.knex, (seconds, ok) =>
-    metrics.dbQueryDuration.observe({ outcome: ok ? 'ok' : 'error' }, seconds),
+    metrics.observe(metrics.dbQueryDuration, { outcome: ok ? 'ok' : 'error' }, seconds),
   );
+  if (tracingOn()) traceQueries(db.knex);
   metrics.observePool(() => poolStats(db.knex));
   if (opts.migrate !== false) {
     const applied = await migrateLatest(db.knex);

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { pino, type Logger } from 'pino';
+import { pino, symbols, type Logger } from 'pino';
+import { logContext } from './tracing/spans.js';
 import type PinoPretty from 'pino-pretty';
 
 /** `LOG_FORMAT`: JSON lines, lines for a person, or whichever suits where stdout goes. */
@@ -15,7 +16,12 @@ export function createLogger(
   format: LogFormat = 'auto',
   tty: boolean = process.stdout.isTTY === true,
 ): Logger {
-  const options = { level, base: { service: 'arbor' }, timestamp: pino.stdTimeFunctions.isoTime };
+  const options = {
+    level,
+    base: { service: 'arbor' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: requestFields,
+  };
   if (format === 'json' || (format === 'auto' && !tty)) return pino(options);
   // Loaded only for a person: a server writing JSON never pays for it. Synchronous, so a
   // line logged just before process.exit() is on the screen.
@@ -29,4 +35,19 @@ export function createLogger(
       ignore: 'service,pid,hostname',
     }),
   );
+}
+
+/**
+ * What every line logged inside a request carries while tracing is on: its trace and span
+ * ids and its request id (from the request's trace context, so a line logged by a service
+ * through the process's logger carries them too). A request's own child logger already
+ * binds `requestId`; it is not repeated. Without tracing, nothing (the doors' child
+ * loggers bind the request id).
+ */
+function requestFields(_o: object, _level: number, logger: Logger): object {
+  const f = logContext();
+  if (f.requestId === undefined) return f;
+  const bound = (logger as unknown as Record<symbol, string | undefined>)[symbols.chindingsSym];
+  if (bound?.includes('"requestId":') === true) delete f.requestId;
+  return f;
 }

@@ -12,6 +12,8 @@ import { FastReads, type NodeHandler } from './fast-reads.js';
 import { authn } from './middleware/authn.js';
 import { consistency } from './middleware/consistency.js';
 import { httpMetrics } from './middleware/http-metrics.js';
+import { traceRequest } from './middleware/trace-request.js';
+import { tracingOn } from '../tracing/spans.js';
 import { jsonResponse } from './middleware/json-response.js';
 import { requestContext, type State } from './middleware/request-context.js';
 import { Contract, type RouteTarget } from './openapi/contract.js';
@@ -115,6 +117,7 @@ export function createApp(d: AppDeps): ApiApp {
   mountApiRoutes({ router: api, contract, ...(fast ? { fast } : {}) }, d.services, d.bodyLimit);
   const openapi = buildOpenApiDocument(contract, { serverUrl: d.serverUrl });
 
+  if (tracingOn()) app.use(traceRequest());
   if (d.metrics) app.use(httpMetrics(d.metrics));
   // Large answers (lists) compressed when the client accepts it.
   app.use(compress({ ...COMPRESSION }));

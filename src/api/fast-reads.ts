@@ -11,6 +11,14 @@ import { compress, encodingFor } from './compression.js';
 import { madeOnce } from './made-once.js';
 import { readJsonObjectOf } from './middleware/json-body.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
+import { httpServerAttributes, routeOf } from './middleware/trace-request.js';
+import {
+  endServerSpan,
+  startServerSpan,
+  tracingOn,
+  within,
+  type ServerSpan,
+} from '../tracing/spans.js';
 
 /** A read's answer, serialised once: the JSON text and, for a Get, its entity tag. */
 export interface ReadAnswer {
@@ -208,7 +216,7 @@ export class FastReads {
    * success), any failure leaves through `errorAnswerOf` (with `failureHeaders`), and the
    * request is counted and logged as httpMetrics and requestContext count and log it.
    */
-  private async answer(
+  private answer(
     req: IncomingMessage,
     res: ServerResponse,
     route: { label: string },
@@ -217,8 +225,35 @@ export class FastReads {
     produce: (who: Who) => Promise<PublicAnswer | ReadAnswer>,
     failureHeaders: FailureHeaders = () => undefined,
   ): Promise<void> {
-    const started = performance.now();
     const requestId = requestIdOf(req.headers['x-request-id']);
+    // The same server span Koa's traceRequest makes, when tracing is on (asked first: off,
+    // not even the span's name is made).
+    const span = !tracingOn()
+      ? undefined
+      : startServerSpan(`${method} ${routeOf(route.label)}`, req.headers, requestId, {
+          ...httpServerAttributes(method, path, req.socket.remoteAddress),
+          'http.route': routeOf(route.label),
+        });
+    return within(span, () =>
+      this.answerIn(req, res, { ...route, method, path, requestId, span }, produce, failureHeaders),
+    );
+  }
+
+  private async answerIn(
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: {
+      label: string;
+      method: 'GET' | 'POST';
+      path: string;
+      requestId: string;
+      span?: ServerSpan;
+    },
+    produce: (who: Who) => Promise<PublicAnswer | ReadAnswer>,
+    failureHeaders: FailureHeaders,
+  ): Promise<void> {
+    const { method, path, requestId } = r;
+    const started = performance.now();
     let child: Logger | undefined;
     const log = () => (child ??= this.d.logger.child({ requestId }));
     const who: Who = { requestId };
@@ -244,11 +279,12 @@ export class FastReads {
     } finally {
       const m = this.d.metrics;
       if (m) {
-        const labels = { route: route.label, method, code: String(status) };
+        const labels = { route: r.label, method, code: String(status) };
         m.httpRequests.inc(labels);
-        m.httpDuration.observe(labels, (performance.now() - started) / 1000);
+        m.observe(m.httpDuration, labels, (performance.now() - started) / 1000);
       }
       logRequest(this.d.logger, log, method, path, status, started, who.principal);
+      endServerSpan(r.span, { 'http.response.status_code': status }, status >= 500);
     }
   }
 

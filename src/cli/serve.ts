@@ -18,6 +18,7 @@ import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { databaseFailure, listenFailure } from '../startup-error.js';
 import { readTlsFiles, reloadTls } from '../tls-files.js';
+import { startTracing, type StopTracing } from '../tracing/start-tracing.js';
 import { packageVersion } from './package-version.js';
 
 /** Where a command on this machine reaches the server (a wildcard host is loopback here). */
@@ -62,6 +63,9 @@ export async function serveCommand(
   // Before anything uses it (keys, the lock, PGlite): an odd DATA_DIR is one clear line.
   checkDataDir(config.dataDir);
   const logger = opts.logger ?? createLogger(config.logLevel, config.logFormat);
+  // Before anything is composed: the doors install their tracing hooks only when it is on.
+  const tracing = await startTracing(packageVersion());
+  if (tracing) logger.info({ exporter: process.env.OTEL_TRACES_EXPORTER }, 'tracing on');
   const life = new Lifecycle();
   // Read before the port is bound: a bad file stops the process rather than serving without.
   const tls = config.tls ? readTlsFiles(config.tls) : undefined;
@@ -86,7 +90,7 @@ export async function serveCommand(
   lock?.setApiUrl(localUrl(server, config.host, tls !== undefined));
   // Both ports are bound before "listening" is said: a taken METRICS_PORT stops start-up
   // with its name, not after the process has claimed to serve.
-  const metrics = new ApiMetrics(true);
+  const metrics = new ApiMetrics(true, tracing !== undefined);
   const metricsServer = await metricsPort(config, metrics, () => {
     server.close();
     lock?.release();
@@ -115,7 +119,16 @@ export async function serveCommand(
       throw databaseFailure(e, config.databaseUrl);
     }),
   );
-  const stop = stopOnSignal({ config, logger, life, server, started, lock, metricsServer });
+  const stop = stopOnSignal({
+    config,
+    logger,
+    life,
+    server,
+    started,
+    lock,
+    metricsServer,
+    tracing,
+  });
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
@@ -141,6 +154,7 @@ interface Stoppable {
   started: Promise<Arbor>;
   lock: ReturnType<typeof lockDataDir> | undefined;
   metricsServer: { close(): unknown } | undefined;
+  tracing: StopTracing | undefined;
 }
 
 /**
@@ -184,6 +198,8 @@ function stopOnSignal(s: Stoppable): (signal: string) => Promise<void> {
     s.metricsServer?.close();
     await arbor?.close();
     lock?.release();
+    // The last spans (the shutdown's own requests) reach the collector before the exit.
+    await s.tracing?.().catch(() => undefined);
     logger.info('stopped');
     process.exit(0);
   };

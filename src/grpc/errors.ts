@@ -2,6 +2,8 @@ import type { DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import { asRpcError, type ErrorDetail, type RpcError } from '../core/rpc-error.js';
+import { within } from '../tracing/spans.js';
+import { endRpcSpan, rpcCall } from './rpc-span.js';
 import {
   BadRequestSchema,
   ErrorInfoSchema,
@@ -38,11 +40,16 @@ export function toConnectError(e: RpcError): ConnectError {
  * not decode, a deadline) pass; anything else is a fault, logged and answered as INTERNAL
  * with nothing of it shown. Shared by the interceptor and the unary fast path.
  */
-export function connectErrorOf(logger: Logger, e: unknown, rpc: string): ConnectError {
+export function connectErrorOf(
+  logger: Logger,
+  e: unknown,
+  rpc: string,
+  requestId?: string,
+): ConnectError {
   if (e instanceof ConnectError) return e;
   const withRpc = () => ({
-    warn: (o: object, msg: string) => logger.warn({ ...o, rpc }, msg),
-    error: (o: object, msg: string) => logger.error({ ...o, rpc }, msg),
+    warn: (o: object, msg: string) => logger.warn({ ...o, rpc, requestId }, msg),
+    error: (o: object, msg: string) => logger.error({ ...o, rpc, requestId }, msg),
   });
   return toConnectError(asRpcError(e, withRpc));
 }
@@ -57,33 +64,55 @@ export function logCall(
   protocol: string | null,
   code: string,
   started: number,
+  requestId?: string,
 ): void {
   if (logger.isLevelEnabled('info'))
     logger.info(
-      { rpc, protocol, code, ms: Math.round((performance.now() - started) * 10) / 10 },
+      { rpc, protocol, code, ms: Math.round((performance.now() - started) * 10) / 10, requestId },
       'rpc',
     );
 }
 
 /** {@link connectErrorOf} and {@link logCall} as a Connect interceptor. */
 export function errorsAndLogging(logger: Logger): Interceptor {
-  return (next) => async (req) => {
+  return (next) => (req) => {
     const started = performance.now();
-    let code = 'OK';
-    try {
-      return await next(req);
-    } catch (e) {
-      const out = connectErrorOf(logger, e, req.url);
-      code = Code[out.code];
-      throw out;
-    } finally {
-      logCall(
-        logger,
-        `${req.service.typeName}/${req.method.name}`,
-        req.header.get('content-type'),
-        code,
-        started,
-      );
-    }
+    const protocol = req.header.get('content-type')?.startsWith('application/grpc')
+      ? 'grpc'
+      : 'connect';
+    const call = rpcCall(req, headerRecord(req.header), protocol);
+    // The whole call in its span: the call's log line too carries its trace id.
+    return within(call.span, async () => {
+      let code = 'OK';
+      let status: Code | 0 = 0;
+      try {
+        return await next(req);
+      } catch (e) {
+        const out = connectErrorOf(logger, e, req.url, call.requestId);
+        code = Code[out.code];
+        status = out.code;
+        throw out;
+      } finally {
+        logCall(
+          logger,
+          `${req.service.typeName}/${req.method.name}`,
+          req.header.get('content-type'),
+          code,
+          started,
+          call.requestId,
+        );
+        endRpcSpan(call.span, status);
+      }
+    });
   };
+}
+
+/** The headers a span and the request id read, as a plain record (only those: cheap). */
+function headerRecord(h: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of ['x-request-id', 'traceparent', 'tracestate']) {
+    const v = h.get(k);
+    if (v !== null) out[k] = v;
+  }
+  return out;
 }

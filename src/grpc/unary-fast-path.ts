@@ -17,6 +17,8 @@ import { RAW_HEADERS, withConsistencyMetadata, type GrpcRouter } from './json-rp
 import { compressedWithoutEncoding, parseMessage } from './parse-errors.js';
 import { messageOfJson, writeDirectly } from './proto-json.js';
 import { budgetOf, overBudget } from './session-budget.js';
+import { endRpcSpan, rpcCall, type RpcCall } from './rpc-span.js';
+import { within } from '../tracing/spans.js';
 
 /**
  * Why: Connect serves a unary gRPC call through a per-call async-iterable pipeline, a
@@ -126,14 +128,21 @@ export class UnaryFastPath {
     // (its 'close' cancels it), as the compat request swallows it too. Unheard, it would
     // be thrown.
     stream.on('error', ignore);
-    if (this.gate.needsPrincipal(entry.method)) {
-      // From the headers, before a byte of the body is read: an anonymous caller makes
-      // the server hold nothing.
-      void this.gate.authenticate(h).then(
-        (principal) => this.read(stream, h, entry, principal),
-        (e: unknown) => refuse(stream, connectErrorOf(this.logger, e, entry.path)),
-      );
-    } else this.read(stream, h, entry, undefined);
+    const call = rpcCall(entry, h);
+    within(call.span, () => {
+      if (this.gate.needsPrincipal(entry.method)) {
+        // From the headers, before a byte of the body is read: an anonymous caller makes
+        // the server hold nothing.
+        void this.gate.authenticate(h).then(
+          (principal) => this.read(stream, h, entry, principal, call),
+          (e: unknown) => {
+            const err = connectErrorOf(this.logger, e, entry.path, call.requestId);
+            endRpcSpan(call.span, err.code);
+            refuse(stream, err);
+          },
+        );
+      } else this.read(stream, h, entry, undefined, call);
+    });
     return true;
   }
 
@@ -142,8 +151,12 @@ export class UnaryFastPath {
     h: IncomingHttpHeaders,
     entry: Entry,
     principal: unknown,
+    call: RpcCall,
   ): void {
-    if (stream.destroyed) return;
+    if (stream.destroyed) {
+      endRpcSpan(call.span, Code.Canceled);
+      return;
+    }
     const max = this.readMaxBytes;
     const budget = budgetOf(stream.session);
     const chunks: Buffer[] = [];
@@ -152,6 +165,7 @@ export class UnaryFastPath {
     let declared = -1;
     const fail = (e: ConnectError) => {
       failed = true;
+      endRpcSpan(call.span, e.code);
       chunks.length = 0;
       stream.removeListener('data', onData);
       refuse(stream, e);
@@ -188,10 +202,11 @@ export class UnaryFastPath {
       try {
         input = parseSingle(entry.method, Buffer.concat(chunks, size));
       } catch (e) {
+        endRpcSpan(call.span, (e as ConnectError).code);
         respondError(stream, e as ConnectError, undefined);
         return;
       }
-      void this.invoke(stream, h, entry, input, principal);
+      void within(call.span, () => this.invoke(stream, h, entry, input, principal, call));
     });
   }
 
@@ -213,8 +228,10 @@ export class UnaryFastPath {
     entry: Entry,
     input: unknown,
     principal: unknown,
+    call: RpcCall,
   ): Promise<void> {
     const started = performance.now();
+    let status = 0;
     const ctx = new CallContext(entry, h, principal);
     let done = false;
     const onClose = () => {
@@ -229,13 +246,15 @@ export class UnaryFastPath {
       stream.removeListener('close', onClose);
       respondOk(stream, frame, ctx);
     } catch (e) {
-      const err = connectErrorOf(this.logger, e, entry.path);
+      const err = connectErrorOf(this.logger, e, entry.path, call.requestId);
       code = Code[err.code];
+      status = err.code;
       done = true;
       stream.removeListener('close', onClose);
       respondError(stream, err, ctx);
     } finally {
-      logCall(this.logger, entry.rpc, h['content-type'] ?? null, code, started);
+      logCall(this.logger, entry.rpc, h['content-type'] ?? null, code, started, call.requestId);
+      endRpcSpan(call.span, status);
     }
   }
 }

@@ -1,6 +1,15 @@
 import { codeName } from '../core/rpc-code.js';
 import { isRpcError } from '../core/rpc-error.js';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { sampledTraceId } from '../tracing/spans.js';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type LabelValues,
+  type RegistryContentType,
+} from 'prom-client';
 
 /** Latency buckets (seconds) for requests and upstream calls: 5 ms to 10 s. */
 const LATENCY = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -18,20 +27,15 @@ export interface PoolStats {
  * run several): HTTP by route template, STS exchanges, upstream OIDC fetches, the database.
  */
 export class ApiMetrics {
-  readonly registry = new Registry();
+  readonly registry: Registry<RegistryContentType> = new Registry<RegistryContentType>();
+  readonly httpDuration: Histogram<'route' | 'method' | 'code'>;
+  readonly upstreamDuration: Histogram<'kind'>;
+  readonly dbQueryDuration: Histogram<'outcome'>;
 
   readonly httpRequests = new Counter({
     name: 'arbor_http_requests_total',
     help: 'HTTP requests answered, by route template, method and status code.',
     labelNames: ['route', 'method', 'code'] as const,
-    registers: [this.registry],
-  });
-
-  readonly httpDuration = new Histogram({
-    name: 'arbor_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by route template, method and status code.',
-    labelNames: ['route', 'method', 'code'] as const,
-    buckets: LATENCY,
     registers: [this.registry],
   });
 
@@ -49,25 +53,59 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-  readonly upstreamDuration = new Histogram({
-    name: 'arbor_upstream_fetch_duration_seconds',
-    help: 'Time of upstream OIDC document fetches, by kind.',
-    labelNames: ['kind'] as const,
-    buckets: LATENCY,
-    registers: [this.registry],
-  });
-
-  readonly dbQueryDuration = new Histogram({
-    name: 'arbor_db_query_duration_seconds',
-    help: 'Time of database queries, by outcome (ok, error).',
-    labelNames: ['outcome'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [this.registry],
-  });
-
-  /** @param processMetrics also export Node's own (CPU, memory, event loop, GC): processes only. */
-  constructor(processMetrics = false) {
+  /**
+   * @param processMetrics also export Node's own (CPU, memory, event loop, GC): processes only.
+   * @param exemplars the latency histograms carry the trace id of a sampled request as an
+   *   exemplar of its bucket (`trace_id`); exemplars exist only in the OpenMetrics format, so
+   *   the registry then speaks it (Prometheus asks for it; docs/operations.md, "Tracing").
+   */
+  constructor(
+    processMetrics = false,
+    private readonly exemplars = false,
+  ) {
+    if (exemplars) this.registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.httpDuration = new Histogram({
+      name: 'arbor_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by route template, method and status code.',
+      labelNames: ['route', 'method', 'code'] as const,
+      buckets: LATENCY,
+      registers: [this.registry],
+      enableExemplars: this.exemplars,
+    });
+    this.upstreamDuration = new Histogram({
+      name: 'arbor_upstream_fetch_duration_seconds',
+      help: 'Time of upstream OIDC document fetches, by kind.',
+      labelNames: ['kind'] as const,
+      buckets: LATENCY,
+      registers: [this.registry],
+      enableExemplars: this.exemplars,
+    });
+    this.dbQueryDuration = new Histogram({
+      name: 'arbor_db_query_duration_seconds',
+      help: 'Time of database queries, by outcome (ok, error).',
+      labelNames: ['outcome'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [this.registry],
+      enableExemplars: this.exemplars,
+    });
+  }
+
+  /**
+   * `seconds` into the latency histogram `h`, with the active trace's id as the exemplar
+   * when exemplars are on and the request's trace is sampled.
+   */
+  observe<T extends string>(h: Histogram<T>, labels: LabelValues<T>, seconds: number): void {
+    if (!this.exemplars) {
+      h.observe(labels, seconds);
+      return;
+    }
+    const traceId = sampledTraceId();
+    h.observe({
+      labels,
+      value: seconds,
+      ...(traceId === undefined ? {} : { exemplarLabels: { trace_id: traceId } }),
+    } as never);
   }
 
   /** Pool gauges (`arbor_db_pool_connections{state}`), read from `stats` at each scrape. */
@@ -126,7 +164,7 @@ export class ApiMetrics {
     return {
       getJson: async (url: string) => {
         const kind = url.includes('/.well-known/openid-configuration') ? 'discovery' : 'jwks';
-        const end = this.upstreamDuration.startTimer({ kind });
+        const started = performance.now();
         try {
           const doc = await inner.getJson(url);
           this.upstreamFetches.inc({ kind, outcome: 'ok' });
@@ -135,7 +173,7 @@ export class ApiMetrics {
           this.upstreamFetches.inc({ kind, outcome: 'error' });
           throw e;
         } finally {
-          end();
+          this.observe(this.upstreamDuration, { kind }, (performance.now() - started) / 1000);
         }
       },
     };

@@ -1,14 +1,14 @@
 import { createServer, type Server } from 'node:http';
-import type { Registry } from 'prom-client';
+import type { Registry, RegistryContentType } from 'prom-client';
 import { listenFailure } from '../startup-error.js';
 
 /**
- * `/metrics` in the Prometheus text format on a listener of its own, so that scraping
+ * `/metrics` in the Prometheus text format (OpenMetrics when exemplars are on) on a listener of its own, so that scraping
  * needs no API token and the API port exposes nothing about the process.
  * @throws StartupError naming METRICS_PORT when the port is taken; whatever else `listen` throws.
  */
 export async function startMetricsServer(
-  registry: Registry,
+  registry: Registry<RegistryContentType>,
   port: number,
   host: string,
 ): Promise<Server> {

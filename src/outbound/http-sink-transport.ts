@@ -2,6 +2,8 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { withClientSpan } from '../tracing/spans.js';
+import { httpClientAttributes } from './http-client-attributes.js';
 import { isPrivateAddress } from './sink-address-policy.js';
 
 export interface HttpSinkTransportOptions {
@@ -88,7 +90,26 @@ export class HttpSinkTransport {
     this.#agents.https.destroy();
   }
 
+  /**
+   * The request inside an HTTP client span when tracing is on, its `traceparent` sent to the
+   * sink with the caller's headers (which cannot replace it: the trace is the server's).
+   */
   private request(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<SinkAnswer> {
+    return withClientSpan(
+      method,
+      () => httpClientAttributes(method, url),
+      (propagate) => this.send(method, url, { ...headers, ...propagate }, body, signal),
+      (a) => a.status,
+    );
+  }
+
+  private send(
     method: string,
     url: string,
     headers: Record<string, string>,

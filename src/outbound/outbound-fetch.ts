@@ -2,7 +2,9 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { withClientSpan } from '../tracing/spans.js';
 import { forbiddenAddress } from './address-policy.js';
+import { httpClientAttributes } from './http-client-attributes.js';
 
 /** What went wrong, for the server log only: clients are told one thing for all of these. */
 export type OutboundFailure =
@@ -81,9 +83,20 @@ export class OutboundFetcher {
     return v as Record<string, unknown>;
   }
 
-  /** @throws OutboundError for every failure, refused or upstream. */
+  /**
+   * GET `url` (inside an HTTP client span, its `traceparent` sent on, while tracing is on).
+   * @throws OutboundError for every failure, refused or upstream.
+   */
   get(url: string): Promise<string> {
     const u = this.checkUrl(url);
+    return withClientSpan(
+      'GET',
+      () => httpClientAttributes('GET', url),
+      (propagate) => this.fetch(u, url, propagate),
+    );
+  }
+
+  private fetch(u: URL, url: string, propagate: Record<string, string>): Promise<string> {
     this.attempts++;
     const secure = u.protocol === 'https:';
     return new Promise<string>((resolve, reject) => {
@@ -93,7 +106,7 @@ export class OutboundFetcher {
           method: 'GET',
           agent: secure ? this.#agents.https : this.#agents.http,
           ...(this.#lookup ? { lookup: this.#lookup } : {}),
-          headers: { accept: 'application/json', 'user-agent': 'arbor' },
+          headers: { ...propagate, accept: 'application/json', 'user-agent': 'arbor' },
         },
         (res) => {
           const status = res.statusCode ?? 0;

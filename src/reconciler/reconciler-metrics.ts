@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry, type RegistryContentType } from 'prom-client';
 import type { Outcome, WorkQueueObserver } from './work-queue.js';
 
 /** The queue's name in `workqueue_*` series: one queue serves every kind. */
@@ -23,7 +23,7 @@ export class ReconcilerMetrics {
   readonly adds: Counter<'name'>;
   readonly retries: Counter<'name'>;
 
-  constructor(registry: Registry, isLeader: () => boolean) {
+  constructor(registry: Registry<RegistryContentType>, isLeader: () => boolean) {
     const registers = [registry];
     this.reconciles = new Counter({
       name: 'controller_runtime_reconcile_total',

@@ -19,7 +19,7 @@ export function httpMetrics(metrics: ApiMetrics) {
         code: String(ctx.status),
       };
       metrics.httpRequests.inc(labels);
-      metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+      metrics.observe(metrics.httpDuration, labels, (performance.now() - started) / 1000);
     }
   };
 }

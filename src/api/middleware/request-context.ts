@@ -18,7 +18,9 @@ export interface State {
  */
 export function requestContext(logger: Logger) {
   return async function requestContextMiddleware(ctx: Context, next: Next): Promise<void> {
-    const requestId = requestIdOf(ctx.get('x-request-id'));
+    // traceRequest, when tracing is on, has decided it already (its span carries it).
+    const requestId =
+      (ctx.state as Partial<State>).requestId ?? requestIdOf(ctx.get('x-request-id'));
     // The request's child logger is made on first use: at LOG_LEVEL=warn a request that
     // ends well never needs one (pino's child() serialises its bindings every time).
     let child: Logger | undefined;

@@ -1,4 +1,5 @@
 import { isLive, type Authorizer } from '../../auth/authorizer.js';
+import { spanEvent } from '../../tracing/spans.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import type { UsageRecorder } from '../../auth/usage-recorder.js';
@@ -98,13 +99,18 @@ export class AccessService {
     const known = self
       ? this.d.selfChecks?.lookup(identityUid, req.groupUid, req.capability)
       : undefined;
+    // The proof walk's steps as events on the request's span (tracing on): their times show
+    // which step a slow check spent its time in.
+    spanEvent('access.remembered', { 'arbor.access.hit': known !== undefined });
     if (known !== undefined && 'answer' in known) return this.used(known.answer);
     if (!self && !(await this.d.authz.can(p, 'identity.list', identityUid)))
       throw notFound(IDENTITY_TYPE, identityUid);
     const listable = await this.d.authz.can(p, 'groups.list', req.groupUid);
+    spanEvent('access.authorized', { 'arbor.access.group_listable': listable });
     const facts =
       known?.facts ??
       (await this.d.uow.read((tx) => this.d.access.checkFacts(tx, identityUid, req.groupUid)));
+    spanEvent('access.bindings', { 'arbor.access.bindings': facts.bindings.length });
     // The order of checkAll's refusals: identity, then a group the caller cannot list,
     // then a group that is gone (see there).
     if (!self && !facts.identityExists) throw notFound(IDENTITY_TYPE, identityUid);
@@ -112,6 +118,10 @@ export class AccessService {
     if (!facts.groupExists && listable) throw notFound(GROUP_TYPE, req.groupUid);
     const onPath = answerable(facts.groupExists, listable) ? facts.bindings : [];
     const result = await this.answer(p, { ...req, identityUid }, onPath);
+    spanEvent('access.decision', {
+      'arbor.access.allowed': result.allowed,
+      'arbor.access.capability': req.capability,
+    });
     return this.used(known === undefined ? result : known.keep(result));
   }
 
@@ -387,13 +397,21 @@ export class AccessService {
     const order = byUid
       ? [...granting].sort((x, y) => (x.uid < y.uid ? -1 : x.uid > y.uid ? 1 : 0))
       : granting;
-    for (const b of order)
+    for (const b of order) {
       proofs.push({
         bindingUid: b.uid,
         role: isBuiltInRole(b.role.uid) ? b.role : await visibleRoleRef(this.d.authz, p, b.role),
         groupUid: b.groupUid,
         path: pathDown(b.groupUid, groupUid),
       });
+      // Only what the answer itself shows the caller: the binding that counted and its path.
+      // (The nearest bindings of a denial, in path order, prove nothing: no proof event.)
+      if (byUid)
+        spanEvent('access.proof', {
+          'arbor.access.binding_uid': b.uid,
+          'arbor.access.path_length': proofs.at(-1)!.path.length,
+        });
+    }
     return proofs;
   }
 }

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { withSpan } from '../../tracing/spans.js';
 import type { UnitOfWork } from '../tx.js';
 import { CLOUDEVENTS_CONTENT_TYPE, toCloudEvent } from './cloud-event.js';
 import type { ClaimedSubscription, OutboxStore, QueuedEvent } from './outbox-store.js';
@@ -158,7 +159,13 @@ export class DeliveryWorker {
       this.outbox.claim(tx, this.owner, this.o.leaseMs, free),
     );
     for (const s of claimed) {
-      const d = this.drain(s)
+      // One trace per drain while tracing is on: its reads, its requests to the sink (each
+      // carrying its traceparent) and its writes, under one span.
+      const d = withSpan(
+        'event delivery',
+        () => ({ 'arbor.subscription.uid': s.uid }),
+        () => this.drain(s),
+      )
         .catch((e: unknown) => {
           this.log.warn({ err: e, subscription: s.uid }, 'event delivery: drain failed');
         })

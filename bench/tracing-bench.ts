@@ -1,0 +1,137 @@
+/**
+ * `npm run bench -- --only=tracing [--seconds=10] [--rounds=3] [--sampling=0.1]`: what
+ * tracing costs. Two Arbor processes on one fresh database (`arbor_bench_tracing`), one with
+ * tracing off and one exporting OTLP/HTTP at `--sampling` (parentbased_traceidratio) to a
+ * receiver that accepts and discards; the same Get and access check loaded on each, in
+ * alternating rounds (off, on, off, on…) so that the machine's drift hits both alike.
+ * Prints requests per second of each and the ratio; writes nothing. Issue 42's bar: at 10 %
+ * sampling, ≤ 5 % off the Get's and the check's throughput.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { migrate } from './db.js';
+import { measure, median } from './load.js';
+import { startArbor, type Child } from './procs.js';
+import { ADMIN_TOKEN, VIEWER_ROLE } from './scale.js';
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: number) =>
+  Number(args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const seconds = arg('seconds', 10);
+const rounds = arg('rounds', 3);
+const sampling = arg('sampling', 0.1);
+const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const NAME = 'arbor_bench_tracing';
+const log = (m: string) => console.log(`[tracing ${new Date().toISOString().slice(11, 19)}] ${m}`);
+
+/** A fresh database for this bench alone (the main bench's seeded ones stay untouched). */
+async function freshDatabase(): Promise<string> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${NAME} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${NAME}`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${NAME}`;
+  return u.toString();
+}
+
+/** An OTLP/HTTP receiver that answers 200 to everything and keeps nothing. */
+async function discardingReceiver(): Promise<{
+  url: string;
+  batches: () => number;
+  close(): void;
+}> {
+  let batches = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      batches++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  return { url: `http://127.0.0.1:${port}`, batches: () => batches, close: () => server.close() };
+}
+
+async function api(base: string, path: string, body: unknown): Promise<{ uid: string }> {
+  const r = await fetch(base + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as { uid: string };
+}
+
+async function main(): Promise<void> {
+  const url = await freshDatabase();
+  await migrate(url);
+  const receiver = await discardingReceiver();
+  const procs: Child[] = [];
+  try {
+    const off = await startArbor(url);
+    procs.push(off);
+    const on = await startArbor(url, [], 1, {
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: String(sampling),
+    });
+    procs.push(on);
+    const group = await api(off.url, '/iam/v2beta1/groups', { name: 'tracing-bench' });
+    const identity = await api(off.url, `/iam/v2beta1/identities/${group.uid}`, {
+      name: 'checked',
+      claimMatch: { issuer: 'https://issuer.bench.local', subject: 'checked' },
+    });
+    await api(off.url, `/iam/v2beta1/roleBindings/${group.uid}`, {
+      identityUid: identity.uid,
+      roleUid: VIEWER_ROLE,
+    });
+    const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const cases = {
+      get: { path: `/iam/v2beta1/groups/${group.uid}`, method: 'GET' as const },
+      check: {
+        path: '/iam/v2beta1/access:check',
+        method: 'POST' as const,
+        body: JSON.stringify({
+          identityUid: identity.uid,
+          capability: 'groups.list',
+          groupUid: group.uid,
+        }),
+      },
+    };
+    for (const [name, c] of Object.entries(cases)) {
+      const rps: Record<'off' | 'on', number[]> = { off: [], on: [] };
+      for (let r = 0; r < rounds; r++)
+        for (const [side, p] of [
+          ['off', off],
+          ['on', on],
+        ] as const) {
+          const run = await measure({ ...c, url: p.url + c.path, headers }, seconds, p.pid, NAME);
+          if (run.errors > 0 || run.non2xx > 0)
+            throw new Error(`${name} ${side}: ${run.errors} errors, ${run.non2xx} non-2xx`);
+          rps[side].push(run.rps);
+        }
+      const ratio = median(rps.on) / median(rps.off);
+      log(
+        `${name}: off ${median(rps.off).toFixed(0)} req/s, tracing at ${sampling * 100} % ` +
+          `${median(rps.on).toFixed(0)} req/s: ${((1 - ratio) * 100).toFixed(1)} % fewer`,
+      );
+    }
+    log(`OTLP export requests received: ${receiver.batches()}`);
+  } finally {
+    for (const p of procs.reverse()) await p.stop();
+    receiver.close();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,33 @@
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  NodeTracerProvider,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-node';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+
+/**
+ * The OpenTelemetry SDK, registered process-wide: a Node tracer provider (AsyncLocalStorage
+ * context, W3C trace context and baggage propagation), the sampler from OTEL_TRACES_SAMPLER
+ * (the SDK's default: parentbased_always_on), batched OTLP/HTTP (protobuf) export to
+ * OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, and the resource from OTEL_SERVICE_NAME and
+ * OTEL_RESOURCE_ATTRIBUTES (service.name `arbor` unless they name another).
+ * Imported only by start-tracing.ts, and only when tracing is on.
+ */
+export function registerTracing(env: NodeJS.ProcessEnv, version: string): () => Promise<void> {
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim());
+  const spanProcessors: SpanProcessor[] = [];
+  if (exporters.includes('otlp'))
+    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+  if (exporters.includes('console'))
+    spanProcessors.push(new BatchSpanProcessor(new ConsoleSpanExporter()));
+  const resource = resourceFromAttributes({
+    [ATTR_SERVICE_NAME]: 'arbor',
+    [ATTR_SERVICE_VERSION]: version,
+  }).merge(detectResources({ detectors: [envDetector] }));
+  const provider = new NodeTracerProvider({ resource, spanProcessors });
+  provider.register();
+  return () => provider.shutdown();
+}
