@@ -73,7 +73,6 @@ function bindOne(
   b: { groupUid: string; identityUid: string; roleUid: string; expireTime?: string },
   i: number,
   callerCan: (cap: Capability, uid: string) => boolean,
-  now: number,
 ): boolean {
   const ok =
     st.groups.includes(b.groupUid) &&
@@ -102,9 +101,8 @@ function applyOne(
   ch: ModelChange,
   i: number,
   callerCan: (cap: Capability, uid: string) => boolean,
-  now: number,
 ): boolean {
-  if ('createRoleBinding' in ch) return bindOne(w, st, ch.createRoleBinding, i, callerCan, now);
+  if ('createRoleBinding' in ch) return bindOne(w, st, ch.createRoleBinding, i, callerCan);
   if ('deleteRoleBinding' in ch) {
     const uid = ch.deleteRoleBinding.uid;
     const ok = st.bindings.some((b) => b.uid === uid) && callerCan('role_bindings.list', uid);
@@ -154,7 +152,7 @@ export function simulate(
     roles: new Map(w.roles),
     bindings: w.bindings.map((b) => ({ ...b })),
   };
-  const applied = changes.map((ch, i) => applyOne(w, st, ch, i, callerCan, now));
+  const applied = changes.map((ch, i) => applyOne(w, st, ch, i, callerCan));
   const bindings = st.bindings;
   const counts = (b: SimBinding) =>
     c === 'admin' ||
