@@ -14,7 +14,8 @@ import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
 import { storedCapabilities } from './role-store.js';
 
-interface Row {
+/** A role binding joined to its role, as the access and simulation stores read it. */
+export interface BindingRow {
   uid: string;
   parent_uid: string;
   identity_uid: string;
@@ -40,7 +41,7 @@ const SELECT = `SELECT rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
                        rb.expire_time, rb.not_before
                   FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid`;
 
-function toGrant(r: Row): BindingGrant {
+export function toGrant(r: BindingRow): BindingGrant {
   return {
     uid: r.uid,
     groupUid: r.parent_uid,
@@ -53,7 +54,7 @@ function toGrant(r: Row): BindingGrant {
 }
 
 async function rows(tx: Tx, sql: string, params: string[]): Promise<BindingGrant[]> {
-  const res = (await kx(tx).raw(sql, params)) as { rows: Row[] };
+  const res = (await kx(tx).raw(sql, params)) as { rows: BindingRow[] };
   return res.rows.map(toGrant);
 }
 
@@ -81,13 +82,15 @@ const CHECK = new Statement(
 export class KnexAccessStore implements AccessStore {
   async checkFacts(tx: Tx, identityUid: string, groupUid: string): Promise<CheckFacts> {
     const found = await CHECK.rows<
-      { group_exists: boolean; identity_exists: boolean } & (Row | { [K in keyof Row]: null })
+      { group_exists: boolean; identity_exists: boolean } & (
+        BindingRow | { [K in keyof BindingRow]: null }
+      )
     >(kx(tx), [groupUid, identityUid]);
     const first = found[0];
     return {
       groupExists: first?.group_exists === true,
       identityExists: first?.identity_exists === true,
-      bindings: found.flatMap((r) => (r.uid === null ? [] : [toGrant(r as Row)])),
+      bindings: found.flatMap((r) => (r.uid === null ? [] : [toGrant(r as BindingRow)])),
     };
   }
 
@@ -190,7 +193,7 @@ export class KnexAccessStore implements AccessStore {
       .orderBy([
         { column: 'rb.identity_uid', order: 'asc' },
         { column: 'rb.uid', order: 'asc' },
-      ])) as Row[];
+      ])) as BindingRow[];
     return found.map(toGrant);
   }
 }

@@ -3,19 +3,8 @@ import type { RoleFacts, SimulationStore } from '../../resources/access/simulati
 import type { Tx } from '../../resources/tx.js';
 import { whereBelow } from '../keyset.js';
 import { kx } from '../unit-of-work.js';
+import { toGrant, type BindingRow } from './access-store.js';
 import { storedCapabilities } from './role-store.js';
-
-interface Row {
-  uid: string;
-  parent_uid: string;
-  identity_uid: string;
-  role_uid: string;
-  role_name: string;
-  role_description: string;
-  capabilities: unknown;
-  expire_time: Date | null;
-  not_before: Date | null;
-}
 
 /** Rows per `IN (…)`: far below PostgreSQL's 65,535 parameters. */
 const CHUNK = 1_000;
@@ -29,19 +18,6 @@ async function chunked<T>(
   for (let i = 0; i < distinct.length; i += CHUNK)
     out.push(...(await each(distinct.slice(i, i + CHUNK))));
   return out;
-}
-
-function toGrant(r: Row): BindingGrant {
-  return {
-    uid: r.uid,
-    groupUid: r.parent_uid,
-    identityUid: r.identity_uid,
-    role: { uid: r.role_uid, name: r.role_name, description: r.role_description },
-    capabilities: storedCapabilities(r.capabilities),
-    ...(r.expire_time ? { expiresAt: r.expire_time.getTime() } : {}),
-    // A scheduled binding grants from its start: isLive decides with both ends.
-    ...(r.not_before ? { startsAt: r.not_before.getTime() } : {}),
-  };
 }
 
 const bindingColumns = [
@@ -118,7 +94,7 @@ export class KnexSimulationStore implements SimulationStore {
         kx(tx)('role_bindings as rb')
           .join('roles as r', 'r.uid', 'rb.role_uid')
           .whereIn(column, part)
-          .select(bindingColumns) as Promise<Row[]>,
+          .select(bindingColumns) as Promise<BindingRow[]>,
     );
     return found.map(toGrant).sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
   }
