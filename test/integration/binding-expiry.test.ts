@@ -1,8 +1,12 @@
 import test from 'ava';
-import { createGroup } from '../helpers/fixtures.js';
-import { ISSUER, createIdentity, createRole, fields } from '../helpers/iam-fixtures.js';
-import { freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createIdentity, fields } from '../helpers/iam-fixtures.js';
+import type { TestDatabase } from '../helpers/db.js';
+import type { TestServer } from '../helpers/server.js';
+import {
+  startTwoWorkers,
+  untilWallClock as until,
+  type TwoWorkers,
+} from '../helpers/two-workers.js';
 
 let db: TestDatabase;
 /** Two Arbor instances over one database: two workers, each with its own grant cache. */
@@ -12,27 +16,16 @@ let org: string;
 let reader: string;
 const B = '/iam/v2beta1/roleBindings';
 
+let w: TwoWorkers | undefined;
+
 test.before(async () => {
-  db = await freshDatabase();
   // Expired bindings stay listed for an hour before worker a's sweeper deletes them.
-  a = await startServer({ ARBOR_BINDING_RETENTION_SECONDS: '3600' }, { database: db });
-  b = await startServer({}, { database: { ...db, close: () => Promise.resolve() } });
-  org = await createGroup(a.admin, 'expiry-org');
-  reader = await createRole(a.admin, org, 'reader', ['groups.list', 'repo.list']);
+  w = await startTwoWorkers('expiry-org', { ARBOR_BINDING_RETENTION_SECONDS: '3600' });
+  ({ db, a, b, org, reader } = w);
 });
-test.after.always(async () => {
-  await b?.close();
-  await a?.close();
-});
+test.after.always(() => w?.close());
 
-async function tokenFor(s: TestServer, uid: string, name: string): Promise<string> {
-  return (await s.arbor.tokens.sign(uid, { iss: ISSUER, sub: `sub-${name}` })).token;
-}
-
-/** Resolves once the wall clock has reached `at` (a condition, not a guess at a delay). */
-async function until(at: number): Promise<void> {
-  while (Date.now() < at) await new Promise((r) => setTimeout(r, Math.min(20, at - Date.now())));
-}
+const tokenFor = (s: TestServer, uid: string, name: string) => w!.tokenFor(s, uid, name);
 
 test.serial(
   'expireTime: validated, in the future at create, and shown on the binding',
@@ -72,22 +65,36 @@ test.serial(
 test.serial(
   'expiry: from expireTime on, no worker grants, even from a warm grant cache',
   async (t) => {
-    const id = await createIdentity(a.admin, org, 'short-lived');
-    const expireAt = Date.now() + 1_500;
-    const created = await a.admin.post(`${B}/${org}`, {
-      identityUid: id,
-      roleUid: reader,
-      expireTime: new Date(expireAt).toISOString(),
-    });
-    t.is(created.status, 200);
-    const onA = a.client(await tokenFor(a, id, 'short-lived'));
-    const onB = b.client(await tokenFor(b, id, 'short-lived'));
     // Warm both workers' grant caches shortly before the expiry: late enough that the
-    // remembered grants (kept for one second) are still held at expireAt, early enough that
-    // a loaded machine answers both warm-up reads before it.
-    await until(expireAt - 600);
-    t.is((await onA.get(`/iam/v2beta1/groups/${org}`)).status, 200);
-    t.is((await onB.get(`/iam/v2beta1/groups/${org}`)).status, 200);
+    // remembered grants (kept for one second) are still held at expireAt. On a loaded
+    // machine both warm-up reads may not come back before expireAt; such a round proves
+    // nothing about a warm cache, so it is tried again with a new identity.
+    let round = 0;
+    let id = '';
+    let expireAt = 0;
+    let onA: ReturnType<TestServer['client']> | undefined;
+    let onB: ReturnType<TestServer['client']> | undefined;
+    for (; round < 5; round++) {
+      id = await createIdentity(a.admin, org, `short-lived-${round}`);
+      expireAt = Date.now() + 1_500;
+      const created = await a.admin.post(`${B}/${org}`, {
+        identityUid: id,
+        roleUid: reader,
+        expireTime: new Date(expireAt).toISOString(),
+      });
+      t.is(created.status, 200);
+      onA = a.client(await tokenFor(a, id, `short-lived-${round}`));
+      onB = b.client(await tokenFor(b, id, `short-lived-${round}`));
+      await until(expireAt - 600);
+      const warmA = (await onA.get(`/iam/v2beta1/groups/${org}`)).status;
+      const warmB = (await onB.get(`/iam/v2beta1/groups/${org}`)).status;
+      if (Date.now() >= expireAt) continue;
+      t.is(warmA, 200);
+      t.is(warmB, 200);
+      break;
+    }
+    if (!onA || !onB || round === 5) return t.fail('no round warmed both caches before expiry');
+    t.log(round ? `warmed in time on round ${round + 1}` : 'warmed in time on the first round');
     await until(expireAt);
     // Well inside the caches' one second: the remembered grant carries its expiry.
     t.is((await onB.get(`/iam/v2beta1/groups/${org}`)).status, 404);

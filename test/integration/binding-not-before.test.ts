@@ -1,15 +1,17 @@
 import test from 'ava';
-import { createGroup } from '../helpers/fixtures.js';
-import { ISSUER, createIdentity, createRole, fields } from '../helpers/iam-fixtures.js';
-import { freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createIdentity, fields } from '../helpers/iam-fixtures.js';
+import type { TestServer } from '../helpers/server.js';
+import {
+  startTwoWorkers,
+  untilWallClock as until,
+  type TwoWorkers,
+} from '../helpers/two-workers.js';
 
 /**
  * Scheduled grants (`notBefore`), mirroring binding-expiry.test.ts: validated at create,
  * shown on the binding, and granting from their instant on every worker, even one whose
  * grant cache remembered the identity's grants before the start.
  */
-let db: TestDatabase;
 /** Two Arbor instances over one database: two workers, each with its own grant cache. */
 let a: TestServer;
 let b: TestServer;
@@ -17,26 +19,15 @@ let org: string;
 let reader: string;
 const B = '/iam/v2beta1/roleBindings';
 
+let w: TwoWorkers | undefined;
+
 test.before(async () => {
-  db = await freshDatabase();
-  a = await startServer({}, { database: db });
-  b = await startServer({}, { database: { ...db, close: () => Promise.resolve() } });
-  org = await createGroup(a.admin, 'scheduled-org');
-  reader = await createRole(a.admin, org, 'reader', ['groups.list', 'repo.list']);
+  w = await startTwoWorkers('scheduled-org', {});
+  ({ a, b, org, reader } = w);
 });
-test.after.always(async () => {
-  await b?.close();
-  await a?.close();
-});
+test.after.always(() => w?.close());
 
-async function tokenFor(s: TestServer, uid: string, name: string): Promise<string> {
-  return (await s.arbor.tokens.sign(uid, { iss: ISSUER, sub: `sub-${name}` })).token;
-}
-
-/** Resolves once the wall clock has reached `at` (a condition, not a guess at a delay). */
-async function until(at: number): Promise<void> {
-  while (Date.now() < at) await new Promise((r) => setTimeout(r, Math.min(20, at - Date.now())));
-}
+const tokenFor = (s: TestServer, uid: string, name: string) => w!.tokenFor(s, uid, name);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
