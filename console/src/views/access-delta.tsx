@@ -105,36 +105,58 @@ export function useSimulation(changes: AccessChange[]): Simulation {
   return { answer: state.answer, error: state.error, loading: state.loading, slow, more };
 }
 
-/** One line of the summary: the identities that gain or lose a capability at a group. */
+/**
+ * One line of the summary: the identities that gain (or lose) the same capabilities at the
+ * same group ("3 identities gain repo.list in platform: ann, ben, cat").
+ */
 interface Line {
   effect: 'GAIN' | 'LOSE';
-  capability: string;
+  capabilities: string[];
   group: Ref;
   identities: Ref[];
-  unchangedBelow: Set<string>;
+  unchangedBelow: string[];
 }
 
-/** The deltas grouped by effect, capability and group: losses first, then the largest. */
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** Names in order; one the caller may not read (shown by uid) last. */
+const byName = (a: Ref, b: Ref) =>
+  byText(a.name ? `0${a.name}` : `1${a.uid}`, b.name ? `0${b.name}` : `1${b.uid}`);
+
+/**
+ * The deltas grouped for reading: first who gains or loses each capability at each group
+ * (and where below it nothing changes), then the capabilities that the same identities
+ * gain or lose at the same group, on one line. Losses first, then the most identities.
+ * Only grouping: every line is made of the server's deltas, nothing is worked out here.
+ */
 function summarise(deltas: readonly Delta[]): Line[] {
-  const lines = new Map<string, Line>();
+  const byCapability = new Map<string, Line>();
   for (const d of deltas) {
-    const key = `${d.effect}\0${d.capability}\0${d.group.uid}`;
-    const line = lines.get(key) ?? {
+    const below = [...d.unchangedBelow].sort(byText);
+    const key = [d.effect, d.capability, d.group.uid, below.join(' ')].join('\0');
+    const line = byCapability.get(key) ?? {
       effect: d.effect,
-      capability: d.capability,
+      capabilities: [d.capability],
       group: d.group,
       identities: [],
-      unchangedBelow: new Set<string>(),
+      unchangedBelow: below,
     };
     line.identities.push(d.identity);
-    d.unchangedBelow.forEach((u) => line.unchangedBelow.add(u));
-    lines.set(key, line);
+    byCapability.set(key, line);
   }
-  return [...lines.values()].sort(
+  const merged = new Map<string, Line>();
+  for (const l of byCapability.values()) {
+    l.identities.sort(byName);
+    const who = l.identities.map((i) => i.uid).join(' ');
+    const key = [l.effect, l.group.uid, l.unchangedBelow.join(' '), who].join('\0');
+    const into = merged.get(key);
+    if (into) into.capabilities.push(...l.capabilities);
+    else merged.set(key, l);
+  }
+  return [...merged.values()].sort(
     (a, b) =>
       (a.effect === b.effect ? 0 : a.effect === 'LOSE' ? -1 : 1) ||
       b.identities.length - a.identities.length ||
-      (a.capability < b.capability ? -1 : a.capability > b.capability ? 1 : 0),
+      byText(a.capabilities[0] ?? '', b.capabilities[0] ?? ''),
   );
 }
 
@@ -184,7 +206,10 @@ export function AccessDelta({ sim }: { sim: Simulation }) {
       ) : (
         <ul class="delta-lines">
           {lines.map((l) => (
-            <li key={`${l.effect}${l.capability}${l.group.uid}`} class={l.effect.toLowerCase()}>
+            <li
+              key={`${l.effect}${l.capabilities.join()}${l.group.uid}${l.identities[0]?.uid ?? ''}`}
+              class={l.effect.toLowerCase()}
+            >
               <DeltaLine line={l} />
             </li>
           ))}
@@ -210,38 +235,53 @@ export function AccessDelta({ sim }: { sim: Simulation }) {
 function DeltaLine({ line }: { line: Line }) {
   const n = line.identities.length;
   const names = line.identities.slice(0, NAMES);
-  const below = [...line.unchangedBelow];
+  const below = line.unchangedBelow;
+  const caps = line.capabilities;
+  const verb = line.effect === 'GAIN' ? 'gain' : 'lose';
   return (
     <>
-      {plural(n, 'identity', 'identities')}{' '}
-      <strong>
-        {line.effect === 'GAIN' ? (n === 1 ? 'gains' : 'gain') : n === 1 ? 'loses' : 'lose'}
-      </strong>{' '}
-      <code>{line.capability}</code> in{' '}
-      {line.group.name ? <strong>{line.group.name}</strong> : <Uid uid={line.group.uid} />}
-      {below.length > 0 ? (
-        <>
-          {' '}
-          (except below{' '}
-          {below.slice(0, 3).map((u, i) => (
-            <span key={u}>
-              {i > 0 ? ', ' : ''}
-              <NameOf kind="group" uid={u} />
+      <span class="delta-head">
+        {plural(n, 'identity', 'identities')} <strong>{n === 1 ? `${verb}s` : verb}</strong>{' '}
+        {caps.length === 1 ? (
+          <code>{caps[0]}</code>
+        ) : (
+          plural(caps.length, 'capability', 'capabilities')
+        )}{' '}
+        in {line.group.name ? <strong>{line.group.name}</strong> : <Uid uid={line.group.uid} />}
+        {below.length > 0 ? (
+          <>
+            {' '}
+            (except below{' '}
+            {below.slice(0, 3).map((u, i) => (
+              <span key={u}>
+                {i > 0 ? ', ' : ''}
+                <NameOf kind="group" uid={u} />
+              </span>
+            ))}
+            {below.length > 3 ? ` and ${below.length - 3} more` : ''}, where it is held anyway)
+          </>
+        ) : null}
+        :{' '}
+        <span class="delta-who">
+          {names.map((i, k) => (
+            <span key={i.uid}>
+              {k > 0 ? ', ' : ''}
+              {i.name || <Uid uid={i.uid} />}
             </span>
           ))}
-          {below.length > 3 ? ` and ${below.length - 3} more` : ''}, where it is held anyway)
-        </>
-      ) : null}
-      :{' '}
-      <span class="delta-who">
-        {names.map((i, k) => (
-          <span key={i.uid}>
-            {k > 0 ? ', ' : ''}
-            {i.name || <Uid uid={i.uid} />}
-          </span>
-        ))}
-        {n > NAMES ? ` and ${n - NAMES} more` : ''}
+          {n > NAMES ? ` and ${n - NAMES} more` : ''}
+        </span>
       </span>
+      {caps.length > 1 ? (
+        <span class="delta-caps">
+          {caps.map((c, i) => (
+            <span key={c}>
+              {i > 0 ? ', ' : ''}
+              <code>{c}</code>
+            </span>
+          ))}
+        </span>
+      ) : null}
     </>
   );
 }

@@ -45,28 +45,28 @@ export function RolesTab({ uid }: { uid: string; name: string }) {
         label={(r) => `role ${r.name}`}
         consequence={() => Promise.resolve(' (a role that is still bound is kept)')}
         columns={[
-          { header: 'Name', cell: (r) => r.name },
+          { header: 'Name', cell: (r) => <span class="role-name">{r.name}</span> },
           {
             header: 'Capabilities',
-            cell: (r) => <span class="caps">{(r.capabilities ?? []).join(', ')}</span>,
-          },
-          ...(can('roles.update')
-            ? [
-                {
-                  header: 'Change',
-                  cell: (r: Role) => (
+            cell: (r) => (
+              <>
+                <span class="caps role-caps">{(r.capabilities ?? []).join(', ')}</span>
+                {can('roles.update') ? (
+                  <>
+                    {' '}
                     <button
                       type="button"
-                      class="secondary"
-                      aria-label={`Change the capabilities of ${r.name}`}
+                      class="secondary small"
+                      aria-label={`Edit the capabilities of ${r.name}`}
                       onClick={() => setEditing(r)}
                     >
                       Edit
                     </button>
-                  ),
-                },
-              ]
-            : []),
+                  </>
+                ) : null}
+              </>
+            ),
+          },
         ]}
       >
         <p class="hint">
