@@ -355,6 +355,12 @@ test('a change the caller may not make says so, and the refusal stays in the dia
   const held = await w.s.admin.get(`/iam/v2beta1/roleBindings?identity=${encodeURIComponent(eve)}`);
   t.is(held.body.totalCount, '1', 'only the editor binding');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
+  // lead may list roles but not change them: the roles tab offers no Edit (nor Delete).
+  await page.goto(groupUrl(org, 'roles'));
+  const roles = page.getByRole('table', { name: 'Roles defined here' });
+  await roles.getByRole('cell', { name: 'pusher', exact: true }).waitFor();
+  t.is(await roles.getByRole('button').count(), 0);
+  t.deepEqual(b.incidents, []);
 });
 
 test('a failed simulation is shown and does not block the decision', async (t) => {
