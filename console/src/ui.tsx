@@ -172,9 +172,12 @@ export function useTitle(what: string | undefined): void {
 }
 
 /**
- * A modal question before something is destroyed: it names what goes (`children`), opens
- * with the focus on its confirm button, and stays open with the API's refusal if the
- * action fails. Escape or Cancel closes it with nothing done.
+ * A modal question before something is destroyed or access changes: it names what goes
+ * (`children`), shows `review` (what the change would do, issue 40) above its buttons,
+ * opens with the focus on its confirm button, and stays open with the API's refusal if the
+ * action fails. Escape or Cancel closes it with nothing done. While `pending` (the review
+ * is still being worked out) the confirm button keeps the focus but does nothing
+ * (`aria-disabled`), so a quick Enter cannot skip the review.
  */
 export function ConfirmDialog(props: {
   title: string;
@@ -182,6 +185,10 @@ export function ConfirmDialog(props: {
   onConfirm: () => Promise<void>;
   onClose: () => void;
   children: ComponentChildren;
+  review?: ComponentChildren;
+  pending?: boolean;
+  /** `danger` (the default) for a delete; `primary` for a change that creates. */
+  tone?: 'danger' | 'primary';
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const button = useRef<HTMLButtonElement>(null);
@@ -190,6 +197,7 @@ export function ConfirmDialog(props: {
     dialog.current?.showModal();
     button.current?.focus();
   }, []);
+  const waiting = props.pending === true;
   return (
     <dialog
       ref={dialog}
@@ -202,14 +210,18 @@ export function ConfirmDialog(props: {
     >
       <h2 id="confirm-h">{props.title}</h2>
       <p>{props.children}</p>
+      {props.review}
       <ErrorBox error={act.error} />
       <div class="dialog-actions">
         <button
           ref={button}
           type="button"
-          class="danger"
+          class={props.tone === 'primary' ? undefined : 'danger'}
           disabled={act.busy}
-          onClick={() => void act.run(props.onConfirm)}
+          aria-disabled={waiting ? 'true' : undefined}
+          onClick={() => {
+            if (!waiting) void act.run(props.onConfirm);
+          }}
         >
           {props.confirm}
         </button>

@@ -31,10 +31,11 @@ await build({
   tsconfig: join(root, 'console', 'tsconfig.json'),
   logLevel: 'warning',
 });
-// One stylesheet: app.css, then the stylesheets of the pickers and the access views.
+// One stylesheet: app.css, then the stylesheets of the pickers and the access views, and
+// of the access delta a change shows before its confirm (review.css).
 await build({
   stdin: {
-    contents: "@import './app.css';\n@import './access.css';\n",
+    contents: "@import './app.css';\n@import './access.css';\n@import './review.css';\n",
     resolveDir: join(root, 'console'),
     loader: 'css',
   },

@@ -14,6 +14,7 @@ import { pick, typeName } from '../helpers/picker.js';
  * pasting a uid (every text typed goes through typeName, which refuses one): create an
  * organization and a folder, add an identity, bind a role, see who can and what can, check
  * with a reason for a denial, read the audit trail with a filter, delete with confirmation.
+ * Binding and deleting show what they change to access before the confirm button.
  * The server starts empty; the test learns no uid but to check the API agrees at the end.
  */
 const test = browserTest();
@@ -82,9 +83,18 @@ test('a whole task by names alone: org, folder, identity, binding, access, audit
   await page.getByRole('heading', { level: 1, name: 'payments' }).waitFor();
   await tab('Role bindings').click();
   const bind = page.getByRole('form', { name: 'Bind a role' });
-  await bind.getByLabel('Identity').selectOption({ label: 'dana' });
-  await bind.getByLabel('Role').selectOption({ label: 'viewer' });
-  await bind.getByRole('button', { name: 'Bind' }).click();
+  await pick(page, bind, 'Identity', 'da', 'dana');
+  await pick(page, bind, 'Role', 'vie', 'viewer');
+  await bind.getByRole('button', { name: 'Bind', exact: true }).click();
+  // Before anything is written, what it changes, by name.
+  const review = page.getByRole('dialog', { name: 'Bind viewer to dana?' });
+  const gains = review
+    .getByRole('region', { name: 'What this changes' })
+    .locator('.delta-lines li');
+  await gains.getByText(/^1 identity gains \d+ capabilities in payments: dana$/).waitFor();
+  t.true((await gains.locator('.delta-caps code').allTextContents()).includes('groups.list'));
+  await review.getByRole('button', { name: 'Yes, bind' }).click();
+  await review.waitFor({ state: 'detached' });
   await page
     .getByRole('table', { name: 'Role bindings' })
     .getByRole('cell', { name: 'dana', exact: true })
@@ -172,6 +182,7 @@ test('a whole task by names alone: org, folder, identity, binding, access, audit
   await page.getByRole('button', { name: 'Delete identity dana' }).click();
   const askId = page.getByRole('dialog', { name: 'Delete identity dana?' });
   t.regex((await askId.textContent()) ?? '', /its 1 role binding/);
+  await askId.getByText(/^1 identity loses \d+ capabilities in payments: dana$/).waitFor();
   await askId.getByRole('button', { name: 'Yes, delete' }).click();
   await askId.waitFor({ state: 'detached' });
   await page.getByRole('button', { name: 'Delete folder' }).click();

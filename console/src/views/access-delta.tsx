@@ -1,13 +1,15 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
 import { post } from '../api';
-import { ErrorBox, Uid, useLoad } from '../ui';
+import { plural } from '../model';
+import { ConfirmDialog, ErrorBox, NameOf, Uid } from '../ui';
 
 /**
- * Issue 40, item 4: what a change would do to access, shown before its confirm button
- * ("3 identities gain repo.push in acme/platform"). Self-contained and not wired in yet: a
- * form that binds a role, deletes a binding or an identity, or edits a role's capabilities
- * renders `<AccessDelta changes={…} />` above its confirm, with the change it would make.
- * It asks `access:simulate` (which changes nothing) with the person's own token, so it
- * shows what that person may see of the delta, and whether they may make the change.
+ * Review before change (issue 40, item 4): what a change would do to access, shown above
+ * its confirm button ("3 identities gain repo.push in platform"). It asks
+ * `access:simulate`, which writes nothing, with the person's own token, so it shows what
+ * that person may see of the delta and whether they may make the change. The console never
+ * works access out itself: every line is the server's answer, grouped for reading.
  */
 
 /** One change, as `access:simulate` takes it. */
@@ -49,79 +51,267 @@ interface Simulated {
   totalCount: string;
 }
 
-/** One line of the summary: how many identities gain or lose a capability at a group. */
-interface Line {
-  effect: 'GAIN' | 'LOSE';
-  capability: string;
-  group: Ref;
-  identities: Ref[];
-}
-
-/** The deltas grouped by effect, capability and group, largest first. */
-function summarise(deltas: readonly Delta[]): Line[] {
-  const lines = new Map<string, Line>();
-  for (const d of deltas) {
-    const key = `${d.effect}\0${d.capability}\0${d.group.uid}`;
-    const line = lines.get(key) ?? { ...d, identities: [] };
-    line.identities.push(d.identity);
-    lines.set(key, line);
-  }
-  return [...lines.values()].sort(
-    (a, b) => b.identities.length - a.identities.length || (a.capability < b.capability ? -1 : 1),
-  );
+/** The answer so far (its pages joined), and the way to the next page. */
+export interface Simulation {
+  answer: Simulated | undefined;
+  error: unknown;
+  loading: boolean;
+  /** The first page took long: the person may decide without it. */
+  slow: boolean;
+  more: () => void;
 }
 
 const PAGE = 200;
+const SLOW_MS = 8000;
 
-/** What `changes` would do to access, as the signed-in person may see it. */
-export function AccessDelta({ changes }: { changes: AccessChange[] }) {
+/** Simulates `changes` (again whenever they change) and reads further pages on request. */
+export function useSimulation(changes: AccessChange[]): Simulation {
   const key = JSON.stringify(changes);
-  const sim = useLoad<Simulated>(
-    () => post<Simulated>('/iam/v2beta1/access:simulate', { changes, pageSize: PAGE }),
-    [key],
+  const [state, setState] = useState<{ answer?: Simulated; error?: unknown; loading: boolean }>({
+    loading: true,
+  });
+  const [slow, setSlow] = useState(false);
+  useEffect(() => {
+    let live = true;
+    setState({ loading: true });
+    setSlow(false);
+    const timer = setTimeout(() => live && setSlow(true), SLOW_MS);
+    post<Simulated>('/iam/v2beta1/access:simulate', { changes, pageSize: PAGE }).then(
+      (answer) => live && setState({ answer, loading: false }),
+      (error: unknown) => live && setState({ error, loading: false }),
+    );
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [key]);
+  const more = () => {
+    const got = state.answer;
+    if (!got?.nextPageToken || state.loading) return;
+    setState({ answer: got, loading: true });
+    post<Simulated>('/iam/v2beta1/access:simulate', {
+      changes,
+      pageSize: PAGE,
+      pageToken: got.nextPageToken,
+    }).then(
+      (next) =>
+        setState({
+          answer: { ...next, deltas: [...got.deltas, ...next.deltas] },
+          loading: false,
+        }),
+      (error: unknown) => setState({ answer: got, error, loading: false }),
+    );
+  };
+  return { answer: state.answer, error: state.error, loading: state.loading, slow, more };
+}
+
+/**
+ * One line of the summary: the identities that gain (or lose) the same capabilities at the
+ * same group ("3 identities gain repo.list in platform: ann, ben, cat").
+ */
+interface Line {
+  effect: 'GAIN' | 'LOSE';
+  capabilities: string[];
+  group: Ref;
+  identities: Ref[];
+  unchangedBelow: string[];
+}
+
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** Names in order; one the caller may not read (shown by uid) last. */
+const byName = (a: Ref, b: Ref) =>
+  byText(a.name ? `0${a.name}` : `1${a.uid}`, b.name ? `0${b.name}` : `1${b.uid}`);
+
+/**
+ * The deltas grouped for reading: first who gains or loses each capability at each group
+ * (and where below it nothing changes), then the capabilities that the same identities
+ * gain or lose at the same group, on one line. Losses first, then the most identities.
+ * Only grouping: every line is made of the server's deltas, nothing is worked out here.
+ */
+function summarise(deltas: readonly Delta[]): Line[] {
+  const byCapability = new Map<string, Line>();
+  for (const d of deltas) {
+    const below = [...d.unchangedBelow].sort(byText);
+    const key = [d.effect, d.capability, d.group.uid, below.join(' ')].join('\0');
+    const line = byCapability.get(key) ?? {
+      effect: d.effect,
+      capabilities: [d.capability],
+      group: d.group,
+      identities: [],
+      unchangedBelow: below,
+    };
+    line.identities.push(d.identity);
+    byCapability.set(key, line);
+  }
+  const merged = new Map<string, Line>();
+  for (const l of byCapability.values()) {
+    l.identities.sort(byName);
+    const who = l.identities.map((i) => i.uid).join(' ');
+    const key = [l.effect, l.group.uid, l.unchangedBelow.join(' '), who].join('\0');
+    const into = merged.get(key);
+    if (into) into.capabilities.push(...l.capabilities);
+    else merged.set(key, l);
+  }
+  return [...merged.values()].sort(
+    (a, b) =>
+      (a.effect === b.effect ? 0 : a.effect === 'LOSE' ? -1 : 1) ||
+      b.identities.length - a.identities.length ||
+      byText(a.capabilities[0] ?? '', b.capabilities[0] ?? ''),
   );
-  if (sim.loading && !sim.data) return <p role="status">Working out what this changes…</p>;
-  if (!sim.data) return <ErrorBox error={sim.error} />;
-  const refused = sim.data.changes.filter((v) => !v.applied || !v.permitted);
-  const lines = summarise(sim.data.deltas);
-  const shown = sim.data.deltas.length;
-  const total = Number(sim.data.totalCount);
+}
+
+/** Names shown per line before "and N more". */
+const NAMES = 8;
+
+/** What the change would do, as the signed-in person may see it. */
+export function AccessDelta({ sim }: { sim: Simulation }) {
+  const got = sim.answer;
+  if (!got)
+    return (
+      <section class="access-delta" aria-label="What this changes" aria-live="polite">
+        {sim.loading ? (
+          <p role="status">
+            Working out what this changes to access…
+            {sim.slow ? ' This is taking long; you may decide without it.' : ''}
+          </p>
+        ) : (
+          <>
+            <p class="warning">
+              Arbor could not work out what this changes to access. Nothing has been changed; you
+              may still go ahead, or cancel.
+            </p>
+            <ErrorBox error={sim.error} />
+          </>
+        )}
+      </section>
+    );
+  const lines = summarise(got.deltas);
+  const shown = got.deltas.length;
+  const total = Number(got.totalCount);
   return (
-    <section class="access-delta" aria-label="What this changes">
-      {refused.map((v) => (
-        <p key={v.index} class="error" role="alert">
-          {v.applied ? 'You may not make this change' : 'This change names something missing'}
-          {v.reason ? `: ${v.reason}` : ''}
-        </p>
-      ))}
+    <section class="access-delta" aria-label="What this changes" aria-live="polite">
+      <h3>What this changes to access</h3>
+      {got.changes
+        .filter((v) => !v.applied || !v.permitted)
+        .map((v) => (
+          <p key={v.index} class="warning" role="alert">
+            {v.applied
+              ? 'You may not make this change: the server will refuse it'
+              : 'This change names something that is gone or that you cannot see'}
+            {v.reason ? ` (${v.reason})` : ''}.
+          </p>
+        ))}
       {lines.length === 0 ? (
-        <p role="status">Nobody you can see gains or loses access.</p>
+        <p class="delta-none">Nobody you can see gains or loses access.</p>
       ) : (
-        <ul>
+        <ul class="delta-lines">
           {lines.map((l) => (
-            <li key={`${l.effect}${l.capability}${l.group.uid}`}>
-              {l.identities.length} {l.identities.length === 1 ? 'identity' : 'identities'}{' '}
-              <strong>{l.effect === 'GAIN' ? 'gain' : 'lose'}</strong> <code>{l.capability}</code>{' '}
-              in {l.group.name ? <strong>{l.group.name}</strong> : <Uid uid={l.group.uid} />}
-              <span class="who">
-                {' ('}
-                {l.identities.map((i, n) => (
-                  <span key={i.uid}>
-                    {n > 0 ? ', ' : ''}
-                    {i.name || <Uid uid={i.uid} />}
-                  </span>
-                ))}
-                {')'}
-              </span>
+            <li
+              key={`${l.effect}${l.capabilities.join()}${l.group.uid}${l.identities[0]?.uid ?? ''}`}
+              class={l.effect.toLowerCase()}
+            >
+              <DeltaLine line={l} />
             </li>
           ))}
         </ul>
       )}
       {total > shown ? (
-        <p role="status">
-          Showing {shown} of {total} changes in access.
+        <p class="delta-partial">
+          Counted from {shown} of {plural(total, 'change')} in access.{' '}
+          <button type="button" class="small" disabled={sim.loading} onClick={sim.more}>
+            Count the next {Math.min(PAGE, total - shown)}
+          </button>
         </p>
       ) : null}
+      <p class="hint">
+        Worked out by the server from the role bindings you may list; nothing is changed until you
+        confirm.
+      </p>
+      <ErrorBox error={sim.error} />
     </section>
+  );
+}
+
+function DeltaLine({ line }: { line: Line }) {
+  const n = line.identities.length;
+  const names = line.identities.slice(0, NAMES);
+  const below = line.unchangedBelow;
+  const caps = line.capabilities;
+  const verb = line.effect === 'GAIN' ? 'gain' : 'lose';
+  return (
+    <>
+      <span class="delta-head">
+        {plural(n, 'identity', 'identities')} <strong>{n === 1 ? `${verb}s` : verb}</strong>{' '}
+        {caps.length === 1 ? (
+          <code>{caps[0]}</code>
+        ) : (
+          plural(caps.length, 'capability', 'capabilities')
+        )}{' '}
+        in {line.group.name ? <strong>{line.group.name}</strong> : <Uid uid={line.group.uid} />}
+        {below.length > 0 ? (
+          <>
+            {' '}
+            (except below{' '}
+            {below.slice(0, 3).map((u, i) => (
+              <span key={u}>
+                {i > 0 ? ', ' : ''}
+                <NameOf kind="group" uid={u} />
+              </span>
+            ))}
+            {below.length > 3 ? ` and ${below.length - 3} more` : ''}, where it is held anyway)
+          </>
+        ) : null}
+        :{' '}
+        <span class="delta-who">
+          {names.map((i, k) => (
+            <span key={i.uid}>
+              {k > 0 ? ', ' : ''}
+              {i.name || <Uid uid={i.uid} />}
+            </span>
+          ))}
+          {n > NAMES ? ` and ${n - NAMES} more` : ''}
+        </span>
+      </span>
+      {caps.length > 1 ? (
+        <span class="delta-caps">
+          {caps.map((c, i) => (
+            <span key={c}>
+              {i > 0 ? ', ' : ''}
+              <code>{c}</code>
+            </span>
+          ))}
+        </span>
+      ) : null}
+    </>
+  );
+}
+
+/**
+ * A confirmation that shows the access delta of `changes` before its confirm button. The
+ * change set is the one `onConfirm` makes: the caller builds both from the same values.
+ * Nothing is written until confirm; a failed simulation is shown and does not block.
+ */
+export function ReviewDialog(props: {
+  title: string;
+  confirm: string;
+  changes: AccessChange[];
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+  tone?: 'danger' | 'primary';
+  children: ComponentChildren;
+}) {
+  const sim = useSimulation(props.changes);
+  return (
+    <ConfirmDialog
+      title={props.title}
+      confirm={props.confirm}
+      tone={props.tone}
+      onConfirm={props.onConfirm}
+      onClose={props.onClose}
+      pending={sim.loading && !sim.answer && !sim.slow}
+      review={<AccessDelta sim={sim} />}
+    >
+      {props.children}
+    </ConfirmDialog>
   );
 }

@@ -1,7 +1,9 @@
 import { useState } from 'preact/hooks';
 import { listPage, post } from '../api';
-import type { Identity, Role } from '../model';
+import type { Role } from '../model';
+import { Picker, type Picked } from '../picker';
 import { ErrorBox, Field, useAction, useLoad } from '../ui';
+import { ReviewDialog } from './access-delta';
 
 /** The create forms of the group page; each calls one create endpoint of the public API. */
 
@@ -31,58 +33,81 @@ export function Select(props: {
   );
 }
 
-/** Bind a role here: an identity of this group (or any uid) and a role the caller can see. */
-export function BindRole({ group, onBound }: { group: string; onBound: () => void }) {
-  const choices = useLoad(
-    () =>
-      Promise.all([
-        listPage<Identity>('/iam/v2beta1/identities', 'identities', {
-          // An identity is bound only inside its own organization: offer the organization's.
-          'uidp.descendants_of': group.split('/')[0],
-          page_size: 100,
-        }),
-        listPage<Role>('/iam/v2beta1/roles', 'roles', { page_size: 100 }),
-      ]),
-    [group],
-  );
-  const [identityUid, setIdentity] = useState('');
-  const [roleUid, setRole] = useState('');
-  const act = useAction();
-  const [ids, roles] = choices.data ?? [undefined, undefined];
+/**
+ * Bind a role here: an identity of this organization and a role, each chosen by name with
+ * type-ahead (no uid typed or pasted). _Bind_ first shows what the binding would do to
+ * access (`access:simulate`); only _Yes, bind_ writes it, with the very values reviewed.
+ */
+export function BindRole(props: { group: string; groupName: string; onBound: () => void }) {
+  const { group, groupName } = props;
+  const [identity, setIdentity] = useState<Picked | undefined>(undefined);
+  const [role, setRole] = useState<Picked | undefined>(undefined);
+  // The binding under review, frozen when Bind is pressed: what is reviewed is what is made.
+  const [reviewing, setReviewing] = useState<Binding | undefined>(undefined);
   return (
-    <form
-      class="inline-form"
-      aria-label="Bind a role"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void act.run(async () => {
-          await post(`/iam/v2beta1/roleBindings/${group}`, { identityUid, roleUid });
-          onBound();
-        });
-      }}
-    >
-      <h3>Bind a role</h3>
-      <Select
-        label="Identity"
-        name="identity"
-        value={identityUid}
-        onChange={setIdentity}
-        options={(ids?.items ?? []).map((i) => ({ value: i.uid, text: i.name }))}
-      />
-      <Select
-        label="Role"
-        name="role"
-        value={roleUid}
-        onChange={setRole}
-        options={(roles?.items ?? []).map((r) => ({ value: r.uid, text: r.name }))}
-      />
-      <button type="submit" disabled={act.busy || !identityUid || !roleUid}>
-        Bind
-      </button>
-      <ErrorBox error={choices.error} />
-      <ErrorBox error={act.error} />
-    </form>
+    <>
+      <form
+        class="inline-form"
+        aria-label="Bind a role"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (identity && role) setReviewing({ groupUid: group, identity, role });
+        }}
+      >
+        <h3>Bind a role</h3>
+        <Picker
+          kind="identity"
+          label="Identity"
+          name="identity"
+          // An identity is bound only inside its own organization: offer the organization's.
+          under={group.split('/')[0]}
+          value={identity}
+          onPick={setIdentity}
+          required
+        />
+        <Picker kind="role" label="Role" name="role" value={role} onPick={setRole} required />
+        <button type="submit" disabled={!identity || !role}>
+          Bind
+        </button>
+      </form>
+      {reviewing ? (
+        <ReviewDialog
+          title={`Bind ${reviewing.role.name} to ${reviewing.identity.name}?`}
+          confirm="Yes, bind"
+          tone="primary"
+          changes={[
+            {
+              createRoleBinding: {
+                groupUid: reviewing.groupUid,
+                identityUid: reviewing.identity.uid,
+                roleUid: reviewing.role.uid,
+              },
+            },
+          ]}
+          onClose={() => setReviewing(undefined)}
+          onConfirm={async () => {
+            await post(`/iam/v2beta1/roleBindings/${reviewing.groupUid}`, {
+              identityUid: reviewing.identity.uid,
+              roleUid: reviewing.role.uid,
+            });
+            setReviewing(undefined);
+            setIdentity(undefined);
+            setRole(undefined);
+            props.onBound();
+          }}
+        >
+          This binds the role {reviewing.role.name} to {reviewing.identity.name} in{' '}
+          {groupName || 'this group'} and everything below it.
+        </ReviewDialog>
+      ) : null}
+    </>
   );
+}
+
+interface Binding {
+  groupUid: string;
+  identity: Picked;
+  role: Picked;
 }
 
 export function CreateRepo({ group, onCreated }: { group: string; onCreated: () => void }) {

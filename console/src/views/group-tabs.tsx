@@ -14,6 +14,7 @@ import {
   CreateSubscription,
 } from './group-forms';
 import { ListSection } from './list-section';
+import { RolesTab } from './roles-tab';
 
 interface Tag {
   uid: string;
@@ -39,6 +40,7 @@ export const TABS = [
   { id: 'children', label: 'Children' },
   { id: 'identities', label: 'Identities' },
   { id: 'bindings', label: 'Role bindings' },
+  { id: 'roles', label: 'Roles' },
   { id: 'registry', label: 'Registry' },
   { id: 'providers', label: 'Providers' },
   { id: 'invites', label: 'Invites' },
@@ -62,6 +64,7 @@ const PANELS: Record<TabId, (p: TabProps) => preact.JSX.Element> = {
   children: ({ uid }) => <ChildrenTab uid={uid} />,
   identities: IdentitiesTab,
   bindings: BindingsTab,
+  roles: RolesTab,
   registry: RegistryTab,
   providers: ProvidersTab,
   invites: InvitesTab,
@@ -104,6 +107,7 @@ function IdentitiesTab({ uid }: TabProps) {
       query={here(uid)}
       label={(i) => `identity ${i.name}`}
       consequence={bindingsOf}
+      review={(i) => [{ deleteIdentity: { uid: i.uid } }]}
       columns={[
         { header: 'Name', cell: (i) => i.name },
         { header: 'Description', cell: (i) => i.description },
@@ -136,7 +140,7 @@ function IdentitiesTab({ uid }: TabProps) {
   );
 }
 
-function BindingsTab({ uid }: TabProps) {
+function BindingsTab({ uid, name }: TabProps) {
   const can = useCan();
   const [version, setVersion] = useState(0);
   return (
@@ -151,6 +155,7 @@ function BindingsTab({ uid }: TabProps) {
       query={here(uid)}
       version={version}
       label={(b) => `the binding of ${b.role.name} to ${b.identity.name}`}
+      review={(b) => [{ deleteRoleBinding: { uid: b.uid } }]}
       columns={[
         { header: 'Identity', cell: (b) => b.identity.name || b.identity.uid },
         { header: 'Role', cell: (b) => b.role.name || b.role.uid },
@@ -169,7 +174,15 @@ function BindingsTab({ uid }: TabProps) {
       ]}
     >
       {can('role_bindings.create') ? (
-        <BindRole group={uid} onBound={() => setVersion((v) => v + 1)} />
+        <BindRole
+          group={uid}
+          groupName={name}
+          onBound={() => {
+            setVersion((v) => v + 1);
+            // The dialog that held the focus is gone: it goes to the list the binding joins.
+            setTimeout(() => document.getElementById('bindings-h')?.focus(), 0);
+          }}
+        />
       ) : null}
     </ListSection>
   );

@@ -4,6 +4,7 @@ import { del, listPage, type Page } from '../api';
 import { useCan } from '../can';
 import { plural } from '../model';
 import { ConfirmDialog, ErrorBox, Pager, Section, useLoad } from '../ui';
+import { ReviewDialog, type AccessChange } from './access-delta';
 
 export interface Column<T> {
   header: string;
@@ -26,6 +27,11 @@ export interface ListSectionProps<T> {
   label: (row: T) => string;
   /** What goes with a row when it is deleted, as " and its 2 role bindings" ("" for nothing). */
   consequence?: (row: T) => Promise<string>;
+  /**
+   * The access change deleting a row makes (a role binding, an identity): its confirmation
+   * then shows what the server says that does to access before the confirm button.
+   */
+  review?: (row: T) => AccessChange[];
   /** After a delete: for what went with the row elsewhere (an identity's role bindings). */
   onDeleted?: () => void;
   version?: number;
@@ -90,9 +96,9 @@ function Rows<T extends { uid: string }>(props: ListSectionProps<T> & { deletabl
         <p role="status">Loading…</p>
       ) : null}
       {doomed ? (
-        <ConfirmDialog
+        <DeleteDialog
           title={`Delete ${props.label(doomed.row)}?`}
-          confirm="Yes, delete"
+          changes={props.review?.(doomed.row)}
           onClose={() => setDoomed(undefined)}
           onConfirm={async () => {
             await del(`${props.path}/${doomed.row.uid}`);
@@ -106,9 +112,25 @@ function Rows<T extends { uid: string }>(props: ListSectionProps<T> & { deletabl
         >
           This deletes {props.label(doomed.row)}
           {doomed.goes}. It cannot be undone.
-        </ConfirmDialog>
+        </DeleteDialog>
       ) : null}
     </>
+  );
+}
+
+/** The delete confirmation, with the access delta when the delete changes access. */
+function DeleteDialog(props: {
+  title: string;
+  changes: AccessChange[] | undefined;
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
+  const { changes, ...rest } = props;
+  return changes ? (
+    <ReviewDialog {...rest} confirm="Yes, delete" changes={changes} />
+  ) : (
+    <ConfirmDialog {...rest} confirm="Yes, delete" />
   );
 }
 
