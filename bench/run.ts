@@ -7,6 +7,17 @@
  * (bench/cli-startup.ts): no database, no load. `--only=last-used` alone compares the access
  * check with last-used recording on and off (bench/last-used-bench.ts). `--only=tracing` alone
  * compares tracing off and on at 10 % sampling (bench/tracing-bench.ts).
+ *
+ * Scales (bench/scale.ts): `--quick`, full (default), `--scale=10m` (issue 43 §1: 10,000,100
+ * groups, 1,000,000 identities, 1,010,000 bindings in `arbor_bench_10m`, kept whatever its
+ * size). `--seed-only` seeds the scale's database and records its seeding time and size
+ * (bench/results/<date>-<scale>-seed.json); `nice -n 10 npm run bench -- --scale=10m
+ * --seed-only` is the one command for the 10m seed (the seeding backend takes the niceness).
+ * `--reseed` drops a half-seeded database first. `--plans-only` captures and EXPLAINs every
+ * list case's SQL without load; `npx tsx bench/scales.ts A.json B.json` puts two results in
+ * one table with their plans (a flip to a sequential scan is marked). `--tag=NAME` names the
+ * results of a partial run. `--profile=open-loop` is the TLS, new-connection, fixed-arrival
+ * profile (bench/open-loop.ts; `--long` for 5-minute runs).
  */
 import { execSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
