@@ -136,6 +136,8 @@ export async function startArbor(
   workers = 1,
   env: Record<string, string> = {},
   tls?: BenchTls,
+  /** The young generation's semi-space, MB: the image's 4 unless an A/B asks otherwise. */
+  semiSpaceMB = 4,
 ): Promise<Child> {
   buildOnce();
   const port = await freePort();
@@ -144,7 +146,7 @@ export async function startArbor(
   return start(
     'arbor',
     // The image's node flags (Dockerfile ENTRYPOINT, npm start).
-    ['--max-semi-space-size=4', 'dist/src/main.js', 'serve'],
+    [`--max-semi-space-size=${semiSpaceMB}`, 'dist/src/main.js', 'serve'],
     {
       PORT: String(port),
       HOST: '127.0.0.1',
