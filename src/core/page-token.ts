@@ -35,10 +35,10 @@ export class PageTokenCodec {
   /**
    * Tokens minted in the last {@link TOKEN_REUSE_MS} by position: the same next page of a
    * list asked again (a console's first page, a poller) takes the same token, instead of a
-   * fresh IV and AES-GCM pass each time (a tenth of a list page's CPU in the benchmark's
-   * profile). A reused token expires at most that much earlier than a fresh one would;
-   * it reveals nothing a fresh one does not (the position, the query and the view are the
-   * same, and so is what decoding either gives).
+   * fresh IV and AES-GCM pass each time (about 6 µs of CPU, against 1 µs for a reuse). A
+   * reused token expires at most that much earlier than a fresh one would; it reveals
+   * nothing a fresh one does not (the position, the query and the view are the same, and so
+   * is what decoding either gives).
    */
   readonly #recent = new Map<string, { at: number; token: string }>();
   /** Random bytes drawn in bulk, 12 taken per IV: one RNG call per 256 tokens. */
