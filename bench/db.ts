@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateLatest } from '../src/db/migrate.js';
-import { expectedCounts, type Scale } from './scale.js';
+import { databaseNameOf, expectedCounts, type Scale } from './scale.js';
 
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -20,13 +20,13 @@ function withDatabase(base: string, name: string): string {
   return u.toString();
 }
 
-/** DATABASE_URL as given, or `arbor_bench` (full) / `arbor_bench_quick`, created if missing. */
+/** DATABASE_URL as given, or the scale's own (bench/scale.ts databaseNameOf), created if missing. */
 export async function ensureDatabase(scale: Scale): Promise<BenchDatabase> {
   if (process.env.DATABASE_URL) {
     const url = process.env.DATABASE_URL;
     return { url, name: new URL(url).pathname.slice(1), created: false, external: true };
   }
-  const name = scale.name === 'full' ? 'arbor_bench' : 'arbor_bench_quick';
+  const name = databaseNameOf(scale);
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   try {

@@ -24,6 +24,8 @@ export interface RunResult {
   requests: number;
   rps: number;
   p50: number;
+  /** Issue 40 states its target at p95; the other cases' targets are at p50 and p99. */
+  p95: number;
   p99: number;
   mean: number;
   errors: number;
@@ -110,7 +112,7 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
-function percentile(sorted: Float64Array, p: number): number {
+export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
@@ -157,6 +159,7 @@ export function startSampling(pid: number, db: string) {
         requests,
         rps: lat.length / elapsed,
         p50: percentile(sorted, 50),
+        p95: percentile(sorted, 95),
         p99: percentile(sorted, 99),
         mean: lat.reduce((a, b) => a + b, 0) / (lat.length || 1),
         errors,

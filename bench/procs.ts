@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import https from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,13 +26,30 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function waitReady(url: string, child: ChildProcess, log: () => string): Promise<void> {
+/** Whether `url` answers 2xx; over https, trusting `ca` alone (the bench's own certificate). */
+function probe(url: string, ca?: Buffer): Promise<boolean> {
+  if (!url.startsWith('https:')) return fetch(url).then((r) => r.ok);
+  return new Promise((ok, fail) => {
+    https
+      .get(url, { ca, agent: false }, (res) => {
+        res.resume();
+        ok((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300);
+      })
+      .on('error', fail);
+  });
+}
+
+async function waitReady(
+  url: string,
+  child: ChildProcess,
+  log: () => string,
+  ca?: Buffer,
+): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}:\n${log()}`);
     try {
-      const res = await fetch(url);
-      if (res.ok) return;
+      if (await probe(url, ca)) return;
     } catch {
       /* not listening yet */
     }
@@ -48,6 +66,7 @@ function start(
   url: string,
   cleanup = () => {},
   nodeArgs: string[] = [],
+  ca?: Buffer,
 ): Promise<Child> {
   // TypeScript sources run through tsx; built JavaScript (dist/) runs as it is.
   const loader = args[0]?.endsWith('.ts') ? ['--import', 'tsx'] : [];
@@ -73,7 +92,7 @@ function start(
     }
     cleanup();
   };
-  return waitReady(readyUrl, child, () => out).then(
+  return waitReady(readyUrl, child, () => out, ca).then(
     () => ({ name, url, pid: child.pid!, stop }),
     async (e: Error) => {
       await stop();
@@ -97,6 +116,14 @@ export function buildOnce(): void {
   built = true;
 }
 
+/** TLS on Arbor's port (bench/open-loop.ts): the PEM files it serves, and the CA to trust. */
+export interface BenchTls {
+  certFile: string;
+  keyFile: string;
+  /** The self-signed certificate itself: the only one the bench's clients trust. */
+  ca: Buffer;
+}
+
 /**
  * Arbor exactly as deployed: `node dist/src/main.js serve` (built first), logging at warn, with
  * `workers` processes (ARBOR_WORKERS; 1 is the single process the baseline is compared to).
@@ -108,15 +135,18 @@ export async function startArbor(
   nodeArgs: string[] = [],
   workers = 1,
   env: Record<string, string> = {},
+  tls?: BenchTls,
+  /** The young generation's semi-space, MB: the image's 4 unless an A/B asks otherwise. */
+  semiSpaceMB = 4,
 ): Promise<Child> {
   buildOnce();
   const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
   return start(
     'arbor',
     // The image's node flags (Dockerfile ENTRYPOINT, npm start).
-    ['--max-semi-space-size=4', 'dist/src/main.js', 'serve'],
+    [`--max-semi-space-size=${semiSpaceMB}`, 'dist/src/main.js', 'serve'],
     {
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -133,6 +163,7 @@ export async function startArbor(
       ARBOR_REGISTRY_SERVICE: REGISTRY_SERVICE,
       // ARBOR_READ_CACHE=false in the bench's environment measures Arbor without its cache.
       ...(process.env.ARBOR_READ_CACHE ? { ARBOR_READ_CACHE: process.env.ARBOR_READ_CACHE } : {}),
+      ...(tls ? { ARBOR_TLS_CERT_FILE: tls.certFile, ARBOR_TLS_KEY_FILE: tls.keyFile } : {}),
       // A case's own settings (bench/tracing-bench.ts: the OTEL_* variables).
       ...env,
     },
@@ -140,6 +171,7 @@ export async function startArbor(
     url,
     () => rmSync(dataDir, { recursive: true, force: true }),
     nodeArgs,
+    tls?.ca,
   );
 }
 

@@ -29,9 +29,9 @@ import { closedLoop } from './closed-loop.js';
 import { grpcPairs, pairTransports } from './grpc-cases.js';
 import { measure, type RunResult, type Target } from './load.js';
 import { ROOT, startArbor } from './procs.js';
-import { PAGE_SIZE, REGISTRY_REPO, REGISTRY_SERVICE, SCALES, orgUid, teamUid } from './scale.js';
+import { PAGE_SIZE, REGISTRY_REPO, REGISTRY_SERVICE, orgUid, scaleOf, teamUid } from './scale.js';
 
-const scale = SCALES[process.argv.includes('--quick') ? 'quick' : 'full'];
+const scale = scaleOf(process.argv.slice(2));
 /** `--keep=DIR`: also keep each case's raw .cpuprofile there. */
 const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice('--keep='.length);
 const wanted = (
@@ -140,6 +140,10 @@ async function main(): Promise<void> {
           url: `${arbor.url}/iam/v2beta1/groups?uidp.children_of=${orgUid(0)}&order_by=name&page_size=${PAGE_SIZE}`,
           headers: auth,
         },
+        'descendants.name': {
+          url: `${arbor.url}/iam/v2beta1/groups?uidp.descendants_of=${orgUid(0)}&order_by=name&page_size=${PAGE_SIZE}`,
+          headers: auth,
+        },
         sts: {
           url: `${arbor.url}/sts/exchange`,
           method: 'POST',
@@ -174,7 +178,7 @@ async function main(): Promise<void> {
       const restUrls = {
         get: targets.get!.url,
         'children.p1': targets['children.p1']!.url,
-        'descendants.name': `${arbor.url}/iam/v2beta1/groups?uidp.descendants_of=${orgUid(0)}&order_by=name&page_size=${PAGE_SIZE}`,
+        'descendants.name': targets['descendants.name']!.url,
       };
       // `grpc1.<case>`: the gRPC case on one multiplexed session, as a gRPC channel calls.
       const shared = name.startsWith('grpc1.');

@@ -349,13 +349,13 @@ function accessTargets(by: (n: string) => CaseResult | undefined): Target[] {
       measured: `p99 ${f(whoCan.p99, 2)} ms at ${f(whoCan.rps, 0)} pages/s`,
       met: whoCan.p99 <= 50,
     });
-  // Issue 40 asks p95 <= 2 s; the bench keeps p99, which is stricter.
+  // Issue 40 asks p95 <= 2 s; p99 is shown beside it (results from before p95 have none).
   const sim = by('access.simulate')?.arbor?.summary;
   if (sim)
     out.push({
-      target: 'access:simulate, a binding at an org root, p99 <= 2 s',
-      measured: `p50 ${f(sim.p50, 1)} / p99 ${f(sim.p99, 1)} ms at ${f(sim.rps, 0)}/s`,
-      met: sim.p99 <= 2_000,
+      target: 'access:simulate, a binding at an org root, p95 <= 2 s',
+      measured: `p50 ${f(sim.p50, 1)} / p95 ${f(sim.p95, 1)} / p99 ${f(sim.p99, 1)} ms at ${f(sim.rps, 0)}/s`,
+      met: (sim.p95 ?? sim.p99) <= 2_000,
     });
   return out;
 }

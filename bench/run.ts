@@ -7,6 +7,17 @@
  * (bench/cli-startup.ts): no database, no load. `--only=last-used` alone compares the access
  * check with last-used recording on and off (bench/last-used-bench.ts). `--only=tracing` alone
  * compares tracing off and on at 10 % sampling (bench/tracing-bench.ts).
+ *
+ * Scales (bench/scale.ts): `--quick`, full (default), `--scale=10m` (issue 43 §1: 10,000,100
+ * groups, 1,000,000 identities, 1,010,000 bindings in `arbor_bench_10m`, kept whatever its
+ * size). `--seed-only` seeds the scale's database and records its seeding time and size
+ * (bench/results/<date>-<scale>-seed.json); `nice -n 10 npm run bench -- --scale=10m
+ * --seed-only` is the one command for the 10m seed (the seeding backend takes the niceness).
+ * `--reseed` drops a half-seeded database first. `--plans-only` captures and EXPLAINs every
+ * list case's SQL without load; `npx tsx bench/scales.ts A.json B.json` puts two results in
+ * one table with their plans (a flip to a sequential scan is marked). `--tag=NAME` names the
+ * results of a partial run. `--profile=open-loop` is the TLS, new-connection, fixed-arrival
+ * profile (bench/open-loop.ts; `--long` for 5-minute runs).
  */
 import { execSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,15 +44,26 @@ import {
   PAGE_SIZE,
   REGISTRY_REPO,
   REGISTRY_SERVICE,
-  SCALES,
+  databaseNameOf,
   orgUid,
+  scaleOf,
   teamUid,
   type Scale,
 } from './scale.js';
 import { seed } from './seed.js';
 
 const args = process.argv.slice(2);
-const scale: Scale = SCALES[args.includes('--quick') ? 'quick' : 'full'];
+const scale: Scale = scaleOf(args);
+/** `--seed-only`: create, migrate and seed the scale's database, print its size, and stop. */
+const seedOnly = args.includes('--seed-only');
+/** `--plans-only`: no load: capture the SQL of every list case and EXPLAIN it (plan flips). */
+const plansOnly = args.includes('--plans-only');
+/** `--profile=open-loop`: TLS, new connections, a fixed arrival rate (bench/open-loop.ts). */
+const profile = args.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
+if (profile !== undefined && profile !== 'open-loop')
+  throw new Error(`--profile=${profile}: the one profile is open-loop`);
+/** `--reseed`: drop the bench's own database of this scale first (a seed stopped half-way). */
+const reseed = args.includes('--reseed');
 const only = args
   .find((a) => a.startsWith('--only='))
   ?.slice(7)
@@ -53,7 +75,10 @@ const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(
 const sh = (cmd: string) => execSync(cmd, { cwd: ROOT, encoding: 'utf8' }).trim();
 const RESULTS = join(ROOT, 'bench', 'results');
 // A partial run (--only) never overwrites the report of a complete one.
-const stamp = `${new Date().toISOString().slice(0, 10)}-${scale.name}${workers > 1 ? `-w${workers}` : ''}${only ? '-partial' : ''}`;
+/** `--tag=NAME`: in the results' file names, so that partial runs do not overwrite each other. */
+const tag = args.find((a) => a.startsWith('--tag='))?.slice('--tag='.length);
+if (tag !== undefined && !/^[a-z0-9-]+$/.test(tag)) throw new Error('--tag=NAME: a-z, 0-9 and -');
+const stamp = `${new Date().toISOString().slice(0, 10)}-${scale.name}${tag ? `-${tag}` : ''}${workers > 1 ? `-w${workers}` : ''}${only ? '-partial' : ''}${plansOnly ? '-plans' : ''}`;
 const GB = 1024 ** 3;
 const rssMB = (pid: number) =>
   processTree(pid).reduce(
@@ -64,6 +89,10 @@ const rssMB = (pid: number) =>
 
 /** Create/migrate the database and seed it unless this scale is already there. */
 async function prepareDatabase() {
+  if (reseed && !process.env.DATABASE_URL) {
+    log(`--reseed: dropping ${databaseNameOf(scale)}`);
+    await bdb.dropDatabase(databaseNameOf(scale));
+  }
   const db = await bdb.ensureDatabase(scale);
   const applied = await bdb.migrate(db.url);
   log(
@@ -72,7 +101,10 @@ async function prepareDatabase() {
   const c = new pg.Client({ connectionString: db.url, application_name: 'arbor-bench' });
   await c.connect();
   const state = await bdb.seedState(c, scale);
-  if (state.foreign) throw new Error(`${db.name} holds data the bench did not seed`);
+  if (state.foreign)
+    throw new Error(
+      `${db.name} holds data the bench did not seed (a seed stopped half-way?): --reseed drops it`,
+    );
   if (state.otherScale) throw new Error(`${db.name} holds the ${state.otherScale} seed`);
   if (state.stale) {
     log(`${db.name} holds an older shape of the ${scale.name} seed: clearing it to reseed`);
@@ -150,6 +182,27 @@ async function main(): Promise<void> {
   const { db, c, seeded, sizes } = await prepareDatabase();
   meta.postgres = (await c.query<{ v: string }>('SELECT version() AS v')).rows[0]!.v;
   mkdirSync(RESULTS, { recursive: true });
+  if (profile === 'open-loop') {
+    try {
+      await (
+        await import('./open-loop.js')
+      ).openLoopProfile({ scale, db, c, args, log, meta, results: RESULTS, stamp });
+    } finally {
+      await c.end();
+    }
+    return;
+  }
+  if (seedOnly) {
+    const bytes = await bdb.databaseBytes(c);
+    const seed = { seconds: seeded.seconds, seededAt: seeded.at, reused: seeded.reused };
+    writeFileSync(
+      join(RESULTS, `${stamp}-seed.json`),
+      JSON.stringify({ meta, database: { name: db.name, sizes, bytes }, seed }, null, 2),
+    );
+    log(`${db.name}: ${(bytes / GB).toFixed(2)} GB; ${JSON.stringify(sizes)}`);
+    await c.end();
+    return;
+  }
   const procs: Child[] = [];
   let sts: Sts | undefined;
   let bytes = 0;
@@ -175,6 +228,16 @@ async function main(): Promise<void> {
       explainFile,
       log,
     );
+    if (plansOnly) {
+      meta.uptimeAfter = sh('uptime');
+      const bytes = await bdb.databaseBytes(c);
+      const seed = { seconds: seeded.seconds, seededAt: seeded.at, reused: seeded.reused };
+      const database = { name: db.name, sizes, bytes };
+      const out = { meta, database, seed, sanity, plans, queryTimes, cases: [], grpc: [] };
+      writeFileSync(join(RESULTS, `${stamp}.json`), JSON.stringify(out, null, 2));
+      log(`wrote bench/results/${stamp}.json and ${stamp}-explain.txt (no load: --plans-only)`);
+      return;
+    }
 
     const load = loadCases({
       scale,
@@ -224,7 +287,12 @@ async function main(): Promise<void> {
     ].filter((s) => s !== undefined);
     const result = {
       meta,
-      database: { name: db.name, sizes, bytes, dropped: bytes > 5 * GB && !db.external },
+      database: {
+        name: db.name,
+        sizes,
+        bytes,
+        dropped: bytes > 5 * GB && !db.external && scale.name !== '10m',
+      },
       seed: { seconds: seeded.seconds, seededAt: seeded.at, reused: seeded.reused },
       walk: fx.walk,
       visibility: captured.visibility,
@@ -254,7 +322,8 @@ async function main(): Promise<void> {
     await sts?.issuer.stop();
     await c.end();
   }
-  if (bytes > 5 * GB && !db.external) {
+  // The 10m scale is kept whatever its size: seeding it is the expensive part (issue 43 §1).
+  if (bytes > 5 * GB && !db.external && scale.name !== '10m') {
     log(`database is ${(bytes / GB).toFixed(1)} GB > 5 GB: dropping ${db.name}`);
     await bdb.dropDatabase(db.name);
   } else log(`keeping ${db.name} (${(bytes / GB).toFixed(2)} GB) so a re-run skips seeding`);

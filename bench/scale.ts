@@ -4,6 +4,13 @@ import { builtinRoleUid } from '../src/resources/roles/builtin-roles.js';
 /**
  * The shape of the seeded data and how long each load case runs, per scale.
  *
+ * `10m` (issue 43 §1) is ten times `full`: 100 organisations of the same shape
+ * (10,000,100 groups), 10,000 identities each (1,000,000) with one binding each
+ * (1,000,000, plus who-can's). Organisation 0, which every case reads, has the same
+ * 100,000-group subtree as at `full`, and who-can the same 10,000 bindings above its
+ * group: only the tables around them grow, which is what the scale asks (does the cost
+ * of the same question stay flat when the data grows tenfold?).
+ *
  * Per organisation: `teams` direct children (level 2), and under the first `wideTeams` of
  * them `projectsPerWide` grandchildren each (level 3). At full scale that is
  * 60,000 + 40 × 1,000 = 100,000 groups below every organisation, so `children_of` the
@@ -11,13 +18,15 @@ import { builtinRoleUid } from '../src/resources/roles/builtin-roles.js';
  * and `descendants_of` it is a 100,000-group subtree.
  */
 export interface Scale {
-  name: 'full' | 'quick';
+  name: 'full' | 'quick' | '10m';
   orgs: number;
   teams: number;
   wideTeams: number;
   projectsPerWide: number;
   identitiesPerOrg: number;
   bindingsPerIdentity: number;
+  /** Identities of organisation 0 bound twice above the who-can group (see whoCanBindings). */
+  whoCanIdentities: number;
   /** The page number (page_size 50) of the "deep" children_of case. */
   deepPage: number;
   /** Seconds: warm-up, then `runs` measured runs of `runSeconds`. */
@@ -35,6 +44,7 @@ export const SCALES: Record<Scale['name'], Scale> = {
     projectsPerWide: 1_000,
     identitiesPerOrg: 5_000,
     bindingsPerIdentity: 4,
+    whoCanIdentities: 5_000,
     deepPage: 1_000,
     warmupSeconds: 5,
     runSeconds: 10,
@@ -48,12 +58,41 @@ export const SCALES: Record<Scale['name'], Scale> = {
     projectsPerWide: 10,
     identitiesPerOrg: 50,
     bindingsPerIdentity: 4,
+    whoCanIdentities: 50,
     deepPage: 10,
     warmupSeconds: 2,
     runSeconds: 3,
     runs: 3,
   },
+  '10m': {
+    name: '10m',
+    orgs: 100,
+    teams: 60_000,
+    wideTeams: 40,
+    projectsPerWide: 1_000,
+    identitiesPerOrg: 10_000,
+    bindingsPerIdentity: 1,
+    whoCanIdentities: 5_000,
+    deepPage: 1_000,
+    warmupSeconds: 5,
+    runSeconds: 10,
+    runs: 3,
+  },
 };
+
+/** `--quick`, `--scale=full|quick|10m` (default full). */
+export function scaleOf(args: readonly string[]): Scale {
+  const named = args.find((a) => a.startsWith('--scale='))?.slice('--scale='.length);
+  const name = named ?? (args.includes('--quick') ? 'quick' : 'full');
+  if (!(name in SCALES))
+    throw new Error(`--scale=${name}: one of ${Object.keys(SCALES).join(', ')}`);
+  return SCALES[name as Scale['name']];
+}
+
+/** The database a scale is seeded into (unless DATABASE_URL names one). */
+export function databaseNameOf(s: Scale): string {
+  return { full: 'arbor_bench', quick: 'arbor_bench_quick', '10m': 'arbor_bench_10m' }[s.name];
+}
 
 export function expectedCounts(s: Scale) {
   const perOrg = s.teams + s.wideTeams * s.projectsPerWide;
@@ -66,12 +105,12 @@ export function expectedCounts(s: Scale) {
 }
 
 /**
- * The access.whoCan case's load: every identity of organisation 0 bound (registry.pull,
- * which grants groups.list) at the organisation and at its team 0, both above the asked
- * group: 10,000 bindings above it at full scale.
+ * The access.whoCan case's load: the first `whoCanIdentities` identities of organisation 0
+ * bound (registry.pull, which grants groups.list) at the organisation and at its team 0,
+ * both above the asked group: 10,000 bindings above it at full and 10m scale.
  */
 export function whoCanBindings(s: Scale): number {
-  return 2 * s.identitiesPerOrg;
+  return 2 * s.whoCanIdentities;
 }
 
 export const PAGE_SIZE = 50;

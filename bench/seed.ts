@@ -1,3 +1,4 @@
+import { getPriority, setPriority } from 'node:os';
 import type pg from 'pg';
 import {
   EDITOR_ROLE,
@@ -20,6 +21,25 @@ async function step(log: Log, label: string, fn: () => Promise<number | void>): 
 }
 
 /**
+ * The seed's work is done by its PostgreSQL backend, not by this process: give the backend
+ * this process's niceness (`nice -n 10 npm run bench …`), so a seed on a shared machine
+ * yields the CPU as the command asked. Only for a server on this host that we may renice.
+ */
+async function niceBackend(c: pg.ClientBase, log: Log): Promise<void> {
+  const mine = getPriority();
+  if (mine <= 0) return;
+  const { rows } = await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  try {
+    setPriority(rows[0]!.pid, mine);
+    log(`  the seeding backend (pid ${rows[0]!.pid}) runs at nice ${mine}, as this process`);
+  } catch {
+    log(
+      `  could not renice the seeding backend (pid ${rows[0]!.pid}): it runs at its own priority`,
+    );
+  }
+}
+
+/**
  * Fill an empty, migrated database with the scale's tree, identities and role bindings,
  * entirely in SQL (INSERT … SELECT generate_series). Non-unique indexes are dropped for
  * the load and rebuilt from their own definitions afterwards; foreign-key triggers are
@@ -36,6 +56,7 @@ export async function seed(c: pg.ClientBase, s: Scale, log: Log): Promise<number
       `${want.closure.toLocaleString('en')} closure rows, ${want.identities.toLocaleString('en')} ` +
       `identities, ${want.roleBindings.toLocaleString('en')} role bindings`,
   );
+  await niceBackend(c, log);
   await c.query(`SET session_replication_role = replica; SET synchronous_commit = off;
                  SET maintenance_work_mem = '512MB'; SELECT setseed(0.42);`);
   await c.query(SQL_UID_FUNCTIONS);
@@ -148,7 +169,7 @@ export async function seed(c: pg.ClientBase, s: Scale, log: Log): Promise<number
          FROM (SELECT j, k, CASE WHEN k = 0 THEN pg_temp.org_uid(0)
                                  ELSE pg_temp.team_uid(0, 0) END AS g
                  FROM generate_series(0, $1 - 1) j, generate_series(0, 1) k) s`,
-      [s.identitiesPerOrg, s.teams, WHO_CAN_ROLE],
+      [s.whoCanIdentities, s.teams, WHO_CAN_ROLE],
     ),
   );
   for (const ix of indexes) {

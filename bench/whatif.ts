@@ -13,9 +13,9 @@ import { ensureDatabase } from './db.js';
 import { measure, summarise } from './load.js';
 import { ROOT, startBaseline } from './procs.js';
 import { explain, timeSql } from './queries.js';
-import { SCALES } from './scale.js';
+import { scaleOf } from './scale.js';
 
-const scale = SCALES[process.argv.includes('--quick') ? 'quick' : 'full'];
+const scale = scaleOf(process.argv.slice(2));
 const RESULTS = join(ROOT, 'bench', 'results');
 const given = process.argv.slice(2).find((a) => a.endsWith('.json'));
 const latest = readdirSync(RESULTS)

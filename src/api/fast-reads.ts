@@ -8,7 +8,7 @@ import { isValidUidp } from '../core/uidp.js';
 import { CONSISTENCY_HEADER, withConsistency } from '../resources/consistency.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { compress, encodingFor } from './compression.js';
-import { madeOnce } from './made-once.js';
+import { madeOnce } from '../wire/made-once.js';
 import { readJsonObjectOf } from './middleware/json-body.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
 import { httpServerAttributes, routeOf } from './middleware/trace-request.js';
@@ -384,7 +384,7 @@ async function consistent(
   );
 }
 
-/** `JSON.stringify(answer)`, made once for a frozen (shared) answer (api/made-once.ts). */
+/** `JSON.stringify(answer)`, made once for a frozen (shared) answer (wire/made-once.ts). */
 const jsonOf = madeOnce((answer: unknown): string => JSON.stringify(answer));
 
 /** `/a/b/c` of `/a/b/c/…`, or undefined when the path has fewer segments. */

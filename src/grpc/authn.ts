@@ -1,6 +1,11 @@
 import { createContextKey, type HandlerContext } from '@connectrpc/connect';
-import { authenticateRequest, type Authenticator } from '../auth/authenticator.js';
-import type { Principal } from '../auth/principal.js';
+import {
+  authenticateRequest,
+  bearerToken,
+  tokenDigest,
+  type Authenticator,
+} from '../auth/authenticator.js';
+import { withVia, type Principal } from '../auth/principal.js';
 import { requestIdOf } from '../core/request-id.js';
 
 /**
@@ -24,8 +29,47 @@ export function authenticateCall(
   authenticator: Authenticator,
   authorization: string | undefined,
   requestId: unknown,
+  session?: object,
 ): Promise<Principal> {
-  return authenticateRequest(authenticator, authorization, 'grpc', requestIdOf(requestId));
+  if (session === undefined || authorization === undefined)
+    return authenticateRequest(authenticator, authorization, 'grpc', requestIdOf(requestId));
+  return authenticateOnSession(authenticator, authorization, requestIdOf(requestId), session);
+}
+
+/** What a session's last `authorization` header gave: its token, digest and fingerprint. */
+interface SessionCredential {
+  header: string;
+  token: string;
+  digest: Buffer;
+  credential: string;
+}
+
+const sessionCredentials = new WeakMap<object, SessionCredential>();
+
+/**
+ * As authenticateRequest, with the parsing and hashing of the header done once per HTTP/2
+ * session while its calls send the same header (a channel sends the same credentials on
+ * every call). Only that is remembered: the token itself is authenticated on every call,
+ * so an expired token fails and its use is recorded, as on any other call.
+ */
+async function authenticateOnSession(
+  authenticator: Authenticator,
+  authorization: string,
+  requestId: string,
+  session: object,
+): Promise<Principal> {
+  let c = sessionCredentials.get(session);
+  if (c === undefined || c.header !== authorization) {
+    const token = bearerToken(authorization);
+    const digest = tokenDigest(token);
+    c = { header: authorization, token, digest, credential: digest.toString('hex', 0, 8) };
+    sessionCredentials.set(session, c);
+  }
+  return withVia(await authenticator.authenticate(c.token, c.digest), {
+    door: 'grpc',
+    requestId,
+    credential: c.credential,
+  });
 }
 
 /**

@@ -16,6 +16,7 @@ import { parseListRequest, type ListRequest } from '../core/list-request.js';
 import { invalidField } from '../core/rpc-error.js';
 import type { ListPage } from '../resources/list-types.js';
 import { rpcPlural, type KindDescriptor } from '../wire/kinds.js';
+import { madeOnce } from '../wire/made-once.js';
 import { principalOf } from './authn.js';
 import type { GrpcRouter, JsonImpl } from './json-rpc.js';
 import { listQueryOf } from './list-query.js';
@@ -81,7 +82,11 @@ export function mountCrud<T>(
 
   if (h.get) {
     const fn = h.get.bind(h);
-    rpc(get.name, async (req, ctx) => answer(await fn(await who(ctx), req.uid as string)));
+    // A frozen item is one a read cache shares between calls: its wire form is made once
+    // (and frozen, so that the unary fast path sends the frame it encoded once), as the
+    // REST door's Get makes its JSON once.
+    const shared = madeOnce(answer);
+    rpc(get.name, async (req, ctx) => shared(await fn(await who(ctx), req.uid as string)));
   }
   if (h.list) {
     const fn = h.list.bind(h);

@@ -78,7 +78,8 @@ export function createGrpcHandler(d: GrpcDeps, fallback: NodeHandlerFn): GrpcHan
 function gate(authenticator: Authenticator): CallGate {
   return {
     needsPrincipal: (method) => AUTHENTICATED_SERVICES.has(method.parent.typeName),
-    authenticate: (h) => authenticateCall(authenticator, first(h.authorization), h['x-request-id']),
+    authenticate: (h, session) =>
+      authenticateCall(authenticator, first(h.authorization), h['x-request-id'], session),
   };
 }
 

@@ -1,4 +1,4 @@
-import { constants, type Http2ServerRequest } from 'node:http2';
+import { constants, type Http2ServerRequest, type Http2Session } from 'node:http2';
 import type { IncomingMessage } from 'node:http';
 import type { JsonValue } from '@bufbuild/protobuf';
 import {
@@ -90,7 +90,7 @@ export function rpcNodeAdapter(options: RpcAdapterOptions): NodeHandlerFn {
       serve(req, res, h, undefined, undefined);
       return;
     }
-    gate.authenticate(req.headers).then(
+    gate.authenticate(req.headers, sessionOf(req)).then(
       (p) => serve(req, res, h, createContextValues().set(PRINCIPAL, p as never), undefined),
       (e: unknown) => serve(req, res, h, undefined, connectErrorOf(logger, e, h.requestPath)),
     );
@@ -143,4 +143,9 @@ function stopReading(req: NodeRequest): void {
   if (!('stream' in req)) return;
   const s = req.stream;
   if (!s.destroyed && s.state.remoteClose !== 1) s.close(constants.NGHTTP2_NO_ERROR);
+}
+
+/** The HTTP/2 session of a compat request; an HTTP/1.1 request has none. */
+function sessionOf(req: NodeRequest): Http2Session | undefined {
+  return (req as { stream?: { session?: Http2Session } }).stream?.session;
 }

@@ -1,4 +1,9 @@
-import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import {
+  constants,
+  type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from 'node:http2';
 import { create, isMessage, toBinary, type DescMethod, type JsonValue } from '@bufbuild/protobuf';
 import {
   Code,
@@ -50,6 +55,12 @@ interface Entry {
   rpc: string;
   /** The impl answers in proto3 JSON (GrpcRouter#jsonRpc), not with a message. */
   json: boolean;
+  /**
+   * The answer frame of a frozen answer: one a read cache shares between calls (a cached
+   * Get, wire/made-once.ts), encoded once and sent as the same bytes to every caller, as a
+   * cached REST Get sends its JSON made once.
+   */
+  frames: WeakMap<object, Buffer>;
 }
 
 const CONTENT_TYPE = 'application/grpc+proto';
@@ -57,8 +68,12 @@ const CONTENT_TYPE = 'application/grpc+proto';
 /** Who must be authenticated before their body is read, and how (authn.ts). */
 export interface CallGate {
   needsPrincipal(method: DescMethod): boolean;
-  /** @throws RpcError UNAUTHENTICATED */
-  authenticate(h: IncomingHttpHeaders): Promise<unknown>;
+  /**
+   * `session`: the call's HTTP/2 session, over which a client sends the same credentials
+   * call after call (authn.ts remembers what it made of them once per session).
+   * @throws RpcError UNAUTHENTICATED
+   */
+  authenticate(h: IncomingHttpHeaders, session: Http2Session | undefined): Promise<unknown>;
 }
 
 export class UnaryFastPath {
@@ -79,7 +94,7 @@ export class UnaryFastPath {
     const record = (method: DescMethod, impl: Entry['impl'], json: boolean) => {
       const path = `/${method.parent.typeName}/${method.name}`;
       const rpc = `${method.parent.typeName}/${method.name}`;
-      this.methods.set(path, { method, impl, path, rpc, json });
+      this.methods.set(path, { method, impl, path, rpc, json, frames: new WeakMap() });
     };
     const rec: GrpcRouter = {
       get handlers() {
@@ -133,7 +148,7 @@ export class UnaryFastPath {
       if (this.gate.needsPrincipal(entry.method)) {
         // From the headers, before a byte of the body is read: an anonymous caller makes
         // the server hold nothing.
-        void this.gate.authenticate(h).then(
+        void this.gate.authenticate(h, stream.session).then(
           (principal) => this.read(stream, h, entry, principal, call),
           (e: unknown) => {
             const err = connectErrorOf(this.logger, e, entry.path, call.requestId);
@@ -210,6 +225,18 @@ export class UnaryFastPath {
     });
   }
 
+  /** The answer's one message frame; a frozen (shared) answer's is made once (Entry.frames). */
+  private frame(entry: Entry, out: unknown): Buffer {
+    if (typeof out !== 'object' || out === null || !Object.isFrozen(out))
+      return frameOf(this.encode(entry, out));
+    let frame = entry.frames.get(out);
+    if (frame === undefined) {
+      frame = frameOf(this.encode(entry, out));
+      entry.frames.set(out, frame);
+    }
+    return frame;
+  }
+
   /** The impl's answer as the output message's bytes, as Connect would encode it. */
   private encode(entry: Entry, out: unknown): Uint8Array {
     const schema = entry.method.output;
@@ -241,7 +268,7 @@ export class UnaryFastPath {
     let code = 'OK';
     try {
       const out = await entry.impl(input, ctx);
-      const frame = frameOf(this.encode(entry, out));
+      const frame = this.frame(entry, out);
       done = true;
       stream.removeListener('close', onClose);
       respondOk(stream, frame, ctx);

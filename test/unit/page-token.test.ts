@@ -63,3 +63,30 @@ test('page token: carries the total of the first page, and only digits', (t) => 
     position: { query: 'q1', key: ['x'], total: '120' },
   });
 });
+
+test('page token: the same position within a second takes the same token, then a fresh one', (t) => {
+  let now = 5_000_000;
+  const codec = new PageTokenCodec(secret, () => now);
+  const first = codec.encode({ query: 'q1', key: ['x'], total: '3', view: 'v1' });
+  now += 999;
+  t.is(codec.encode({ query: 'q1', key: ['x'], total: '3', view: 'v1' }), first);
+  // Any other position, total or view is its own token.
+  t.not(codec.encode({ query: 'q1', key: ['y'], total: '3', view: 'v1' }), first);
+  t.not(codec.encode({ query: 'q1', key: ['x'], total: '4', view: 'v1' }), first);
+  t.not(codec.encode({ query: 'q1', key: ['x'], total: '3', view: 'v2' }), first);
+  now += 1;
+  const later = codec.encode({ query: 'q1', key: ['x'], total: '3', view: 'v1' });
+  t.not(later, first);
+  // Both decode to the position; the reused one expires at most a second early.
+  t.deepEqual(codec.decode(first, 'q1'), codec.decode(later, 'q1'));
+});
+
+test('page token: fresh tokens never share an IV', (t) => {
+  const codec = new PageTokenCodec(secret);
+  const ivs = new Set<string>();
+  for (let i = 0; i < 600; i++) {
+    const raw = Buffer.from(codec.encode({ query: 'q', key: [String(i)] }), 'base64url');
+    ivs.add(raw.subarray(0, 12).toString('hex'));
+  }
+  t.is(ivs.size, 600);
+});

@@ -23,7 +23,7 @@ import type { UnusedAccessService } from '../../resources/usage/unused-access-se
 import { unusedFindingSchema, unusedFindingV2 } from '../../wire/unused-access-wire.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Call, Read } from '../fast-reads.js';
-import { madeOnce } from '../made-once.js';
+import { madeOnce } from '../../wire/made-once.js';
 import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type OperationContract, type RouteTarget } from '../openapi/contract.js';
 import { API_ERRORS } from '../openapi/error-responses.js';

@@ -12,7 +12,7 @@ import type { KindDescriptor } from '../../wire/kinds.js';
 import { withPrecondition } from '../../resources/precondition.js';
 import { etagOf, etagOfJson, ifMatchOf } from '../etag.js';
 import type { Read, ReadAnswer } from '../fast-reads.js';
-import { madeOnce } from '../made-once.js';
+import { madeOnce } from '../../wire/made-once.js';
 import { principalOf } from '../middleware/authn.js';
 import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';

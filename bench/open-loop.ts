@@ -1,0 +1,436 @@
+/**
+ * `npm run bench -- --profile=open-loop [--quick|--scale=…] [--long] [--seconds=N]
+ * [--load=0.5] [--only=get,access.check,sts,registry.token]`: the benchmark in the shape
+ * others publish (issue 43 §2). Arbor serves TLS (a self-signed P-256 certificate made
+ * with openssl); each case is first driven to saturation by a closed loop of 16 clients,
+ * then paced by an open-loop generator at a fixed arrival rate (`--load` × saturation,
+ * default half), with every latency measured from the request's intended send time, so a
+ * server that stalls cannot hide its queue. The STS exchange and the registry token open a
+ * new TLS connection per request (a full handshake: no session is resumed), as a client
+ * that runs once does; get and check keep their connections, as an SDK's pool does.
+ * Throughput per Arbor vCPU is answers / Arbor's CPU seconds, read from /proc/<pid>/stat.
+ * `--long` runs each paced case for 5 minutes (`--seconds=N` for any other length).
+ * Writes bench/results/<date>-<scale>-open-loop.{json,md}.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import { selfSigned } from '../test/helpers/self-signed.js';
+import { exchangeBody, prepareSts } from './fixtures.js';
+import { percentile, startSampling, type RunResult } from './load.js';
+import { startArbor, type Child } from './procs.js';
+import {
+  ADMIN_TOKEN,
+  CONNECTIONS,
+  REGISTRY_REPO,
+  REGISTRY_SERVICE,
+  orgUid,
+  teamUid,
+} from './scale.js';
+import type { Scale } from './scale.js';
+
+type Log = (m: string) => void;
+
+/** One request shape of the profile. */
+interface OpenCase {
+  name: string;
+  label: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  /** Bodies taken in turn (the STS: one per identity); absent for a GET. */
+  bodies?: string[];
+  /** A new TLS connection per request (and `Connection: close`), or a kept-alive pool. */
+  fresh: boolean;
+}
+
+export interface OpenResult {
+  /** Requests sent, answered 2xx, refused (other status), failed (connection or timeout). */
+  sent: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  /** Milliseconds from the intended send time to the end of the answer (successes). */
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  /** The generator's worst lateness behind its schedule (counted in the latencies). */
+  maxLagMs: number;
+  rps: number;
+  /** Arbor's CPU milliseconds per request (its process tree, /proc), and PostgreSQL's. */
+  serverCpuMs: number;
+  pgCpuMs: number;
+  loadgenCpuMs: number;
+  /** Answers per second per Arbor vCPU: 1000 / serverCpuMs. */
+  perVcpu: number;
+  rssPeakMB: number;
+  othersCpuShare: number;
+}
+
+/** One HTTPS request; resolves the status (0: the connection failed). */
+function send(base: URL, ca: Buffer, c: OpenCase, body: string | undefined, agent?: https.Agent) {
+  return new Promise<number>((ok) => {
+    const headers: Record<string, string> = { ...c.headers };
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    if (!agent) headers.connection = 'close';
+    const req = https.request(
+      {
+        host: base.hostname,
+        port: base.port,
+        method: c.method,
+        path: c.path,
+        headers,
+        ca,
+        // A fresh connection per request: no agent, so no kept socket and no TLS session.
+        agent: agent ?? false,
+      },
+      (res) => {
+        res.on('data', () => undefined);
+        res.on('end', () => ok(res.statusCode ?? 0));
+        res.on('error', () => ok(0));
+      },
+    );
+    req.on('error', () => ok(0));
+    req.setTimeout(30_000, () => req.destroy());
+    req.end(body);
+  });
+}
+
+const keptAlive = (ca: Buffer) => new https.Agent({ keepAlive: true, maxSockets: 256, ca });
+
+/**
+ * Closed loop: `CONNECTIONS` clients, one request in flight each, for `seconds`. What the
+ * server answers at saturation, and its CPU per answer there.
+ */
+async function saturate(
+  base: URL,
+  ca: Buffer,
+  c: OpenCase,
+  seconds: number,
+  pid: number,
+  db: string,
+): Promise<RunResult> {
+  const agent = c.fresh ? undefined : keptAlive(ca);
+  const lat: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  let k = 0;
+  const sampling = startSampling(pid, db);
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        const status = await send(base, ca, c, c.bodies?.[k++ % c.bodies.length], agent);
+        if (status >= 200 && status < 300) lat.push(performance.now() - t);
+        else if (status === 0) errors++;
+        else non2xx++;
+      }
+    }),
+  );
+  agent?.destroy();
+  return sampling.finish(lat, non2xx, errors);
+}
+
+/**
+ * Open loop: request i is due at start + i / rate, sent when due whatever is outstanding,
+ * and timed from when it was due. Runs `seconds`, then waits for the last answers.
+ */
+async function paced(
+  base: URL,
+  ca: Buffer,
+  c: OpenCase,
+  rate: number,
+  seconds: number,
+  pid: number,
+  db: string,
+): Promise<OpenResult> {
+  const agent = c.fresh ? undefined : keptAlive(ca);
+  const total = Math.max(1, Math.round(rate * seconds));
+  const lat: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  let sent = 0;
+  let answered = 0;
+  let maxLag = 0;
+  const sampling = startSampling(pid, db);
+  const t0 = performance.now();
+  const due = (i: number) => t0 + (i * 1000) / rate;
+  await new Promise<void>((done) => {
+    const one = (intended: number, body: string | undefined) =>
+      void send(base, ca, c, body, agent).then((status) => {
+        if (status >= 200 && status < 300) lat.push(performance.now() - intended);
+        else if (status === 0) errors++;
+        else non2xx++;
+        if (++answered === total) done();
+      });
+    const tick = () => {
+      const now = performance.now();
+      while (sent < total && due(sent) <= now) {
+        maxLag = Math.max(maxLag, now - due(sent));
+        one(due(sent), c.bodies?.[sent % c.bodies.length]);
+        sent++;
+      }
+      if (sent < total) setTimeout(tick, Math.max(0, due(sent) - performance.now()));
+    };
+    tick();
+  });
+  agent?.destroy();
+  const elapsed = (performance.now() - t0) / 1000;
+  const r = sampling.finish(lat, non2xx, errors);
+  const sorted = Float64Array.from(lat).sort();
+  return {
+    sent,
+    ok: lat.length,
+    non2xx,
+    errors,
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? NaN,
+    maxLagMs: maxLag,
+    rps: lat.length / elapsed,
+    serverCpuMs: r.serverCpuMs,
+    pgCpuMs: r.pgCpuMs,
+    loadgenCpuMs: r.loadgenCpuMs,
+    perVcpu: 1000 / r.serverCpuMs,
+    rssPeakMB: r.rssPeakMB,
+    othersCpuShare: r.othersCpuShare,
+  };
+}
+
+/** One JSON request over https to Arbor (the fixtures: a token, a repository). */
+async function call(
+  base: URL,
+  ca: Buffer,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; json: unknown }> {
+  return new Promise((ok, fail) => {
+    const req = https.request(
+      { host: base.hostname, port: base.port, method, path, headers, ca, agent: false },
+      (res) => {
+        let text = '';
+        res.on('data', (b: Buffer) => (text += b.toString()));
+        res.on('end', () =>
+          ok({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : {} }),
+        );
+      },
+    );
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+export interface OpenLoopOptions {
+  scale: Scale;
+  db: { url: string; name: string };
+  c: pg.ClientBase;
+  args: readonly string[];
+  log: Log;
+  meta: Record<string, unknown>;
+  results: string;
+  stamp: string;
+}
+
+function num(args: readonly string[], name: string, d: number): number {
+  const v = args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const n = v === undefined ? d : Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name}=${v}: a positive number`);
+  return n;
+}
+
+export async function openLoopProfile(o: OpenLoopOptions): Promise<void> {
+  const { scale, db, c, args, log } = o;
+  const long = args.includes('--long');
+  const seconds = num(args, 'seconds', long ? 300 : scale.name === 'quick' ? 10 : 30);
+  const probeSeconds = num(args, 'probe-seconds', scale.name === 'quick' ? 3 : 5);
+  const load = num(args, 'load', 0.5);
+  const only = args
+    .find((a) => a.startsWith('--only='))
+    ?.slice(7)
+    .split(',');
+  const pem = selfSigned();
+  if (!pem) throw new Error('the open-loop profile needs openssl to make its certificate');
+  const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-tls-'));
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  writeFileSync(certFile, pem.cert);
+  writeFileSync(keyFile, pem.key, { mode: 0o600 });
+  const ca = pem.cert;
+  let arbor: Child | undefined;
+  let stopIssuer: (() => Promise<void>) | undefined;
+  try {
+    arbor = await startArbor(db.url, [], 1, {}, { certFile, keyFile, ca });
+    const base = new URL(arbor.url);
+    log(`Arbor on ${arbor.url} (TLS, self-signed P-256), pid ${arbor.pid}`);
+    const sts = await prepareSts(c, arbor.url, scale);
+    stopIssuer = () => sts.issuer.stop();
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const ex = await call(
+      base,
+      ca,
+      'POST',
+      '/sts/exchange',
+      { ...form, authorization: `Bearer ${sts.upstream}` },
+      exchangeBody(arbor.url, sts.identities[0]!),
+    );
+    const token = (ex.json as { token?: string }).token;
+    if (ex.status !== 200 || !token) throw new Error(`STS exchange: ${ex.status}`);
+    const org = orgUid(0);
+    const repo = await call(
+      base,
+      ca,
+      'POST',
+      `/registry/v2beta1/repos/${org}`,
+      { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      JSON.stringify({ name: REGISTRY_REPO }),
+    );
+    if (repo.status !== 200 && repo.status !== 409) throw new Error(`repo: ${repo.status}`);
+    const { rows } = await c.query<{ uid: string }>(
+      'SELECT uid FROM groups WHERE parent_uid = $1 ORDER BY uid LIMIT 1',
+      [teamUid(0, 0)],
+    );
+    const getUid = rows[0]!.uid;
+    const auth = { authorization: `Bearer ${token}` };
+    const scope = `repository:${org}/${REGISTRY_REPO}:pull`;
+    const cases: OpenCase[] = [
+      {
+        name: 'get',
+        label: 'get group by uid, viewer at org (kept-alive connections)',
+        method: 'GET',
+        path: `/iam/v2beta1/groups/${getUid}`,
+        headers: auth,
+        fresh: false,
+      },
+      {
+        name: 'access.check',
+        label: 'access check with proof, same group (kept-alive connections)',
+        method: 'POST',
+        path: '/iam/v2beta1/access:check',
+        headers: { ...auth, 'content-type': 'application/json' },
+        bodies: [JSON.stringify({ capability: 'groups.list', groupUid: getUid })],
+        fresh: false,
+      },
+      {
+        name: 'sts',
+        label: `STS exchange, ${sts.identities.length} identities, a new TLS connection each`,
+        method: 'POST',
+        path: '/sts/exchange',
+        headers: { ...form, authorization: `Bearer ${sts.upstream}` },
+        bodies: sts.identities.map((id) => exchangeBody(arbor!.url, id)),
+        fresh: true,
+      },
+      {
+        name: 'registry.token',
+        label: "registry token for a pull (crane's request), a new TLS connection each",
+        method: 'GET',
+        path:
+          `/auth/registry/token?scope=${encodeURIComponent(scope)}` +
+          `&service=${encodeURIComponent(REGISTRY_SERVICE)}`,
+        headers: {
+          authorization: `Basic ${Buffer.from(`_token:${token}`).toString('base64')}`,
+          'user-agent': 'crane/v0.20.6 go-containerregistry/v0.20.6',
+        },
+        fresh: true,
+      },
+    ].filter((x) => !only || only.includes(x.name)) as OpenCase[];
+    const out: Array<{ case: OpenCase; saturation: RunResult; rate: number; run: OpenResult }> = [];
+    for (const oc of cases) {
+      log(`case ${oc.name}: ${oc.label}`);
+      await saturate(base, ca, oc, 1, arbor.pid, db.name); // warm-up
+      const sat = await saturate(base, ca, oc, probeSeconds, arbor.pid, db.name);
+      const rate = Math.max(1, Math.round(sat.rps * load));
+      log(
+        `  saturation (${CONNECTIONS} clients, ${probeSeconds} s): ${sat.rps.toFixed(0)}/s, ` +
+          `Arbor ${sat.serverCpuMs.toFixed(3)} CPU ms/req = ${(1000 / sat.serverCpuMs).toFixed(0)}/s per vCPU` +
+          (sat.errors + sat.non2xx ? `, ${sat.non2xx} non-2xx, ${sat.errors} failed` : ''),
+      );
+      const run = await paced(base, ca, oc, rate, seconds, arbor.pid, db.name);
+      log(
+        `  open loop at ${rate}/s for ${seconds} s: p50 ${run.p50.toFixed(2)} p95 ${run.p95.toFixed(2)} ` +
+          `p99 ${run.p99.toFixed(2)} ms, ${run.rps.toFixed(0)}/s answered, ` +
+          `${run.perVcpu.toFixed(0)}/s per vCPU, RSS ${run.rssPeakMB.toFixed(0)} MB, ` +
+          `others' CPU ${(run.othersCpuShare * 100).toFixed(0)} %` +
+          (run.errors + run.non2xx ? `, ${run.non2xx} non-2xx, ${run.errors} failed` : ''),
+      );
+      out.push({ case: oc, saturation: sat, rate, run });
+    }
+    const result = { meta: { ...o.meta, seconds, probeSeconds, load, tls: 'P-256' }, cases: out };
+    writeFileSync(join(o.results, `${o.stamp}-open-loop.json`), JSON.stringify(result, null, 2));
+    const md = renderOpenLoop(result.meta, out);
+    writeFileSync(join(o.results, `${o.stamp}-open-loop.md`), md);
+    console.log(`\n${md}`);
+    log(`wrote bench/results/${o.stamp}-open-loop.{json,md}`);
+  } finally {
+    await arbor?.stop();
+    await stopIssuer?.();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+
+function renderOpenLoop(
+  meta: Record<string, unknown>,
+  out: Array<{ case: OpenCase; saturation: RunResult; rate: number; run: OpenResult }>,
+): string {
+  const rows = out.map(({ case: c, saturation: s, rate, run: r }) =>
+    [
+      c.name,
+      c.fresh ? 'new per request' : 'kept alive',
+      f(s.rps, 0),
+      f(1000 / s.serverCpuMs, 0),
+      String(rate),
+      f(r.rps, 0),
+      `${f(r.p50)} / ${f(r.p95)} / ${f(r.p99)}`,
+      f(r.p99 / r.p50, 1),
+      f(r.perVcpu, 0),
+      f(r.rssPeakMB, 0),
+      `${r.non2xx + r.errors}`,
+      f(r.maxLagMs, 1),
+      f(r.loadgenCpuMs, 2),
+      `${f(r.othersCpuShare * 100, 0)} %`,
+    ].join(' | '),
+  );
+  const by = (n: string) => out.find((x) => x.case.name === n);
+  const targets: string[] = [];
+  const sts = by('sts');
+  if (sts)
+    targets.push(
+      `- STS with TLS and a new connection each ≥ 1,200/s per Arbor vCPU: ` +
+        `${f(1000 / sts.saturation.serverCpuMs, 0)}/s per vCPU at saturation, ` +
+        `${f(sts.run.perVcpu, 0)} paced: **${1000 / sts.saturation.serverCpuMs >= 1200 ? 'met' : 'missed'}**`,
+    );
+  for (const n of ['get', 'access.check']) {
+    const x = by(n);
+    if (x)
+      targets.push(
+        `- ${n} at ${f(x.rate / x.saturation.rps, 2)}× saturation, p99 ≤ 5 ms and p99/p50 ≤ 3: ` +
+          `p99 ${f(x.run.p99)} ms, p99/p50 ${f(x.run.p99 / x.run.p50, 1)}: ` +
+          `**${x.run.p99 <= 5 && x.run.p99 / x.run.p50 <= 3 ? 'met' : 'missed'}**`,
+      );
+  }
+  return [
+    `# Open-loop TLS profile (${String((meta.scale as Scale).name)}, ${String(meta.started)})`,
+    '',
+    `Arbor with TLS (self-signed P-256), one process; saturation by ${CONNECTIONS} closed-loop ` +
+      `clients for ${String(meta.probeSeconds)} s, then an open loop at ${String(meta.load)}× ` +
+      `that rate for ${String(meta.seconds)} s, latency from the intended send time. ` +
+      'Per vCPU = answers / Arbor CPU seconds (/proc). The generator runs on the same machine: ' +
+      'its lateness behind schedule is inside the latencies, and its TLS handshakes take CPU ' +
+      `Arbor could have used. ${String(meta.cpu)}, ${String(meta.node)}; ` +
+      `before: ${String(meta.uptimeBefore)}.`,
+    '',
+    '| case | connection | saturation /s | saturation /s per vCPU | paced at /s | answered /s | p50 / p95 / p99 ms | p99/p50 | paced /s per vCPU | RSS MB | failed | generator late, max ms | generator CPU ms/req | others’ CPU |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    ...rows.map((r) => `| ${r} |`),
+    '',
+    ...targets,
+  ].join('\n');
+}

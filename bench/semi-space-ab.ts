@@ -1,0 +1,64 @@
+/**
+ * `npx tsx bench/semi-space-ab.ts [--quick] [--rounds=3] [--seconds=10] [case]`: the list
+ * page (children.p1, or descendants.name) against two Arbor processes at once, one with the
+ * image's 4 MB semi-space and one with 16 MB (Node's default), measured alternately in one
+ * run: CPU per request from /proc and throughput. Why: the profile of the list path puts
+ * 7–19 % of Arbor's samples in the garbage collector against 3 % for the baseline.
+ */
+import pg from 'pg';
+import { ensureDatabase, seedState } from './db.js';
+import { exchange, prepareSts } from './fixtures.js';
+import { measure, median, type RunResult } from './load.js';
+import { startArbor, type Child } from './procs.js';
+import { PAGE_SIZE, orgUid, scaleOf } from './scale.js';
+
+const args = process.argv.slice(2);
+const scale = scaleOf(args);
+const num = (n: string, d: number) =>
+  Number(args.find((a) => a.startsWith(`--${n}=`))?.slice(n.length + 3) ?? d);
+const rounds = num('rounds', 3);
+const seconds = num('seconds', 10);
+const which = args.find((a) => !a.startsWith('--')) ?? 'children.p1';
+const anchor = which === 'descendants.name' ? 'uidp.descendants_of' : 'uidp.children_of';
+
+const db = await ensureDatabase(scale);
+const c = new pg.Client({ connectionString: db.url });
+await c.connect();
+if (!(await seedState(c, scale)).seeded) throw new Error('run npm run bench first (seeds)');
+const sides: Array<{ mb: number; arbor: Child; runs: RunResult[] }> = [];
+try {
+  for (const mb of [4, 16])
+    sides.push({ mb, arbor: await startArbor(db.url, [], 1, {}, undefined, mb), runs: [] });
+  const targets = [];
+  for (const s of sides) {
+    const sts = await prepareSts(c, s.arbor.url, scale);
+    const token = await exchange(s.arbor.url, sts, sts.identities[0]!);
+    await sts.issuer.stop();
+    targets.push({
+      url: `${s.arbor.url}/iam/v2beta1/groups?${anchor}=${orgUid(0)}&order_by=name&page_size=${PAGE_SIZE}`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+  }
+  for (let i = 0; i < sides.length; i++)
+    await measure(targets[i]!, scale.warmupSeconds, sides[i]!.arbor.pid, db.name);
+  for (let r = 0; r < rounds; r++)
+    for (let k = 0; k < sides.length; k++) {
+      const i = (k + r) % sides.length;
+      const x = await measure(targets[i]!, seconds, sides[i]!.arbor.pid, db.name);
+      sides[i]!.runs.push(x);
+      console.log(
+        `round ${r + 1} semi-space ${sides[i]!.mb} MB: ${x.rps.toFixed(0)}/s, Arbor ` +
+          `${x.serverCpuMs.toFixed(3)} CPU ms/req, p50 ${x.p50.toFixed(2)} ms, RSS ` +
+          `${x.rssPeakMB.toFixed(0)} MB, others' CPU ${(x.othersCpuShare * 100).toFixed(0)} %`,
+      );
+    }
+  for (const s of sides)
+    console.log(
+      `${which} semi-space ${s.mb} MB: median ${median(s.runs.map((x) => x.rps)).toFixed(0)}/s, ` +
+        `${median(s.runs.map((x) => x.serverCpuMs)).toFixed(3)} CPU ms/req, RSS peak ` +
+        `${Math.max(...s.runs.map((x) => x.rssPeakMB)).toFixed(0)} MB`,
+    );
+} finally {
+  for (const s of sides) await s.arbor.stop();
+  await c.end();
+}
