@@ -4,7 +4,8 @@ import { myUid, usePermissionsAt, type CanAt } from '../can';
 import { GroupPath } from '../group-path';
 import { plural } from '../model';
 import { go, href } from '../route';
-import { ConfirmDialog, ErrorBox, NameOf, Pager, Section, useAction, useLoad } from '../ui';
+import { Picker, usePicked } from '../picker';
+import { ConfirmDialog, ErrorBox, Field, NameOf, Pager, Section, useAction, useLoad } from '../ui';
 import { ago } from './audit-entry';
 
 interface AccessRequest {
@@ -177,6 +178,80 @@ function RequestList({ page, reload }: { page: Page<AccessRequest>; reload: () =
   );
 }
 
+const DURATIONS: Array<[string, number]> = [
+  ['1 hour', 3_600],
+  ['8 hours', 8 * 3_600],
+  ['1 day', 86_400],
+  ['7 days', 7 * 86_400],
+  ['30 days', 30 * 86_400],
+];
+
+/**
+ * Ask for a role at a group, for a while, with a reason: both picked by name. Offered to
+ * identities only (the admin token is no one who could ask); the requester is always the
+ * caller, which the server sets itself.
+ */
+function Ask({ onAsked }: { onAsked: () => void }) {
+  const [group, setGroup] = usePicked('group', '');
+  const [role, setRole] = usePicked('role', '');
+  const [seconds, setSeconds] = useState(8 * 3_600);
+  const [reason, setReason] = useState('');
+  const act = useAction();
+  const [asked, setAsked] = useState(false);
+  return (
+    <Section id="ask-h" title="Ask for a role">
+      <form
+        class="inline-form"
+        aria-labelledby="ask-h"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!group || !role) return;
+          setAsked(false);
+          void act.run(async () => {
+            await post(`/iam/v2beta1/accessRequests/${group.uid}`, {
+              roleUid: role.uid,
+              durationSeconds: seconds,
+              reason,
+            });
+            setAsked(true);
+            onAsked();
+          });
+        }}
+      >
+        <Picker
+          kind="group"
+          label="At group"
+          name="ask-group"
+          value={group}
+          onPick={setGroup}
+          required
+        />
+        <Picker kind="role" label="Role" name="ask-role" value={role} onPick={setRole} required />
+        <label class="field">
+          <span>For</span>
+          <select
+            name="ask-duration"
+            value={String(seconds)}
+            onChange={(e) => setSeconds(Number((e.currentTarget as HTMLSelectElement).value))}
+          >
+            {DURATIONS.map(([label, n]) => (
+              <option key={n} value={String(n)}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <Field label="Why" name="ask-reason" value={reason} onInput={setReason} required />
+        <button type="submit" disabled={act.busy || !group || !role}>
+          Ask
+        </button>
+        <ErrorBox error={act.error} />
+        {asked ? <p role="status">Asked: your request waits for its approvers.</p> : null}
+      </form>
+    </Section>
+  );
+}
+
 /**
  * The access requests inbox (docs/access-requests.md): the requests the caller may see,
  * by state (default PENDING: an approver's inbox), by names. What each offers is decided
@@ -239,6 +314,7 @@ export function RequestsView({ query }: { query: URLSearchParams }) {
           <p role="status">Loading…</p>
         ) : null}
       </Section>
+      {myUid() !== undefined ? <Ask onAsked={page.reload} /> : null}
     </div>
   );
 }
