@@ -100,9 +100,13 @@ function FindingRow(props: {
           <>
             identity <NameOf kind="identity" uid={f.identityUid} />
           </>
-        )}
+        )}{' '}
+        {f.groupUid ? (
+          <>
+            {f.kind === 'roleBinding' ? 'at' : 'in'} <GroupPath uid={f.groupUid} />
+          </>
+        ) : null}
       </td>
-      <td>{f.groupUid ? <GroupPath uid={f.groupUid} /> : 'no group'}</td>
       <td>
         {f.lastUsedTime ? (
           <time dateTime={f.lastUsedTime} title={new Date(f.lastUsedTime).toLocaleString()}>
@@ -132,7 +136,6 @@ function FindingTable(props: { page: Page<Finding>; inDays: number; reload: () =
       <thead>
         <tr>
           <th scope="col">Access</th>
-          <th scope="col">Where</th>
           <th scope="col">Last used</th>
           <th scope="col">Remedy</th>
         </tr>
