@@ -81,3 +81,46 @@ export const CanContext = createContext<Can>(NOTHING);
 export function useCan(): Can {
   return useContext(CanContext);
 }
+
+/** `can(capability, groupUid)`: the caller's answer at one group of a list's page. */
+export type CanAt = (capability: string, groupUid: string) => boolean;
+
+/** batchCheck's limit on the checks of one call. */
+const BATCH_LIMIT = 100;
+
+/**
+ * The batch check of a list page whose rows sit at several groups (an inbox, findings):
+ * every distinct (capability, group) of the page asked at once, about the caller itself
+ * (one call, or one per 100 checks). Undefined while out; the admin token and a failed
+ * check offer everything, as `usePermissions` does.
+ */
+export function usePermissionsAt(
+  checks: ReadonlyArray<{ capability: string; groupUid: string }>,
+): CanAt | undefined {
+  const admin = isAdminToken();
+  const keys = [...new Set(checks.map((c) => `${c.capability} ${c.groupUid}`))].sort();
+  const answer = useLoad(async () => {
+    const allowed = new Set<string>();
+    if (admin) return allowed;
+    for (let i = 0; i < keys.length; i += BATCH_LIMIT) {
+      const part = keys.slice(i, i + BATCH_LIMIT).map((k) => {
+        const [capability = '', groupUid = ''] = k.split(' ');
+        return { capability, groupUid };
+      });
+      const r = await post<BatchAnswer>('/iam/v2beta1/access:batchCheck', { checks: part });
+      part.forEach((c, j) => {
+        if (r.results[j]?.allowed === true) allowed.add(`${c.capability} ${c.groupUid}`);
+      });
+    }
+    return allowed;
+  }, [keys.join('\n')]);
+  if (admin || answer.error !== undefined) return () => true;
+  if (answer.loading || answer.data === undefined) return undefined;
+  const allowed = answer.data;
+  return (capability, groupUid) => allowed.has(`${capability} ${groupUid}`);
+}
+
+/** The caller's own identity uid; undefined for the admin token. */
+export function myUid(): string | undefined {
+  return tokenSubject(getToken() ?? '');
+}

@@ -15,6 +15,7 @@ import { ErrorBox, useLoad, useTitle } from './ui';
 import { AccessView } from './views/access';
 import { AuditView } from './views/audit';
 import { BuilderView } from './views/builder';
+import { FindingsView } from './views/findings';
 import { GroupView } from './views/group';
 import { RequestsView } from './views/requests';
 import { SignIn } from './views/sign-in';
@@ -26,6 +27,7 @@ const NAV: Array<[string, string]> = [
   ['builder', 'Identity builder'],
   ['audit', 'Audit'],
   ['requests', 'Requests'],
+  ['unused', 'Unused access'],
 ];
 
 /** The nav item a view belongs to: every group page is part of the tree. */
@@ -53,6 +55,8 @@ function View({ route }: { route: Route }) {
       return <AuditView key={place} query={route.query} />;
     case 'requests':
       return <RequestsView key={place} query={route.query} />;
+    case 'unused':
+      return <FindingsView key={place} query={route.query} />;
     default:
       // `#/tree/<uid>`, the old address of a group, is its group page.
       return route.arg ? (

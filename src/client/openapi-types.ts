@@ -4564,6 +4564,8 @@ export interface operations {
         name?: string;
         /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
         name_prefix?: string;
+        /** @description Filter: `true`: only the topmost groups the caller may list, those whose parent it may not list (for the admin token, the organizations); `false`: only the others. */
+        top_level?: boolean;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
@@ -6943,6 +6945,8 @@ export interface operations {
         name?: string;
         /** @description Filter: the value starts with this text, case-sensitive (`%` and `_` are plain characters). */
         name_prefix?: string;
+        /** @description Filter: `true`: only the topmost groups the caller may list, those whose parent it may not list (for the admin token, the organizations); `false`: only the others. */
+        top_level?: boolean;
       };
       header?: {
         /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */

@@ -20,6 +20,8 @@ export interface ListSpec {
   defaultOrder: OrderBy;
   /** Allow-listed exact-match filters, keyed by query parameter name. */
   filters: Readonly<Record<string, FilterKind>>;
+  /** What a filter means where its kind alone does not say (the OpenAPI description). */
+  filterNotes?: Readonly<Record<string, string>>;
 }
 
 export interface UidpFilter {
@@ -46,6 +48,7 @@ const ALIASES: Record<string, string> = {
   'uidp.descendantsOf': 'uidp.descendants_of',
   'uidp.childrenOf': 'uidp.children_of',
   namePrefix: 'name_prefix',
+  topLevel: 'top_level',
 };
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;

@@ -43,7 +43,7 @@ test.before(async () => {
   w = await startConsoleWorld();
   org = await createGroup(w.s.admin, 'acme', undefined, 'The whole company');
   team = await createGroup(w.s.admin, 'team', org);
-  await createGroup(w.s.admin, 'deep', team);
+  const deep = await createGroup(w.s.admin, 'deep', team);
   const bob = await createIdentity(w.s.admin, org, 'bob', {
     issuer: w.issuer.url,
     subject: 'bob',
@@ -53,6 +53,35 @@ test.before(async () => {
   carol = await createIdentity(w.s.admin, team, 'carol', { issuer: w.issuer.url, subject: 'c' });
   await createBinding(w.s.admin, team, carol, await builtinRoleUid(w.s.admin, 'viewer'));
   await createBinding(w.s.admin, team, carol, await builtinRoleUid(w.s.admin, 'editor'));
+  // In team/deep, so that team's own lists keep the counts asserted below.
+  // idle: bound at deep 200 days ago and never used, a finding of the unused-access view.
+  const idle = await createIdentity(w.s.admin, deep, 'idle');
+  const idleBinding = await createBinding(
+    w.s.admin,
+    deep,
+    idle,
+    await builtinRoleUid(w.s.admin, 'viewer'),
+  );
+  const longAgo = new Date(Date.now() - 200 * 24 * 3600 * 1000);
+  await w.s.db.knex('role_bindings').where('uid', idleBinding).update({ created_at: longAgo });
+  await w.s.db
+    .knex('identities')
+    .where('uid', idle)
+    .update({ created_at: longAgo, last_seen_at: longAgo });
+  // erin asks for editor at deep: a pending request in the approvers' inbox.
+  const erin = await createIdentity(w.s.admin, deep, 'erin', {
+    issuer: w.issuer.url,
+    subject: 'erin',
+  });
+  await createBinding(w.s.admin, deep, erin, await builtinRoleUid(w.s.admin, 'viewer'));
+  const asked = await w.s
+    .client(await w.tokenFor(erin, 'erin'))
+    .post(`/iam/v2beta1/accessRequests/${deep}`, {
+      roleUid: await builtinRoleUid(w.s.admin, 'editor'),
+      durationSeconds: 3600,
+      reason: 'release week',
+    });
+  if (asked.status !== 200) throw new Error(`request: ${JSON.stringify(asked.body)}`);
   const sub = await w.s.admin.post(`/events/v2beta1/subscriptions/${team}`, {
     name: 'siem',
     sink: 'https://siem.example.com/arbor',
@@ -237,7 +266,7 @@ const BROKEN_WORDS = `[...document.querySelectorAll('th, button, nav a')].filter
 }).map((e) => e.textContent)`;
 
 const WRITES =
-  /^(Create|Delete|Rename|Bind|Subscribe|Add provider|Create repo|Create invite|New identity|Yes, delete)/;
+  /^(Create|Delete|Rename|Bind|Subscribe|Add provider|Create repo|Create invite|New identity|Yes, delete|Save|Approve|Deny|Cancel request|Expire)/;
 
 test('a viewer is offered no action it cannot take, on any view', async (t) => {
   const page = b.page;
@@ -261,6 +290,42 @@ test('a viewer is offered no action it cannot take, on any view', async (t) => {
         `${tab} of ${group === org ? 'acme' : 'team'}`,
       );
     }
+  // The identity builder: no Create where it may not create identities, group picked or not.
+  for (const address of [`#/builder/${encodeURIComponent(team)}`, '#/builder']) {
+    await page.goto(`${w.s.url}/console/${address}`);
+    await page.getByRole('heading', { level: 1, name: 'Identity builder' }).waitFor();
+    if (address !== '#/builder')
+      await page
+        .getByText('You cannot create identities in this group', { exact: false })
+        .waitFor();
+    await settled();
+    t.deepEqual(
+      (await actionsShown()).filter((a) => WRITES.test(a)),
+      [],
+      `builder ${address}`,
+    );
+  }
+  // The requests inbox: erin's request at deep is not bob's to decide (nor to see).
+  for (const state of ['PENDING', 'all']) {
+    await page.goto(`${w.s.url}/console/#/requests?state=${state}`);
+    await page.locator('#requests-h ~ p.count').waitFor();
+    await settled();
+    t.deepEqual(
+      (await actionsShown()).filter((a) => WRITES.test(a)),
+      [],
+      `requests ${state}`,
+    );
+  }
+  // The unused-access findings: idle's binding is there, by name, with no Expire for bob.
+  await page.goto(`${w.s.url}/console/#/unused`);
+  const findings = page.getByRole('table', { name: 'Unused for 90 days' });
+  await findings.getByRole('row').filter({ hasText: 'idle' }).first().waitFor();
+  await settled();
+  t.deepEqual(
+    (await actionsShown()).filter((a) => WRITES.test(a)),
+    [],
+    'unused access',
+  );
   // Lists it may not read say so, not "0 in all" (team has one subscription).
   await page.goto(groupUrl(team, 'events'));
   await page.getByText('You cannot list subscriptions here.').waitFor();
@@ -285,6 +350,8 @@ const VIEWS: Array<[string, () => string, string]> = [
   ['access', () => '#/access', 'h1'],
   ['audit', () => `#/audit?group=${encodeURIComponent(org)}`, 'h1'],
   ['builder', () => `#/builder/${encodeURIComponent(team)}`, 'h1'],
+  ['requests', () => '#/requests', '.requests li'],
+  ['unused', () => '#/unused', 'table[aria-labelledby="findings-h"]'],
 ];
 
 for (const width of [1280, 420])

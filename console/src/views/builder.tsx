@@ -11,6 +11,7 @@ import {
 import type { ClaimMatch, Identity } from '../model';
 import { Picker, usePicked } from '../picker';
 import { href } from '../route';
+import { usePermissions } from '../can';
 import { ErrorBox, Field, Section, useAction } from '../ui';
 import { ClaimTester } from './claim-tester';
 
@@ -66,8 +67,12 @@ function MatchFields(props: {
   );
 }
 
+/** What the builder's one action needs, asked at the picked group (one batch check). */
+const CREATE = ['identity.create'] as const;
+
 /** The same identity as a CRD, a curl and an `arbor` command, and the button that creates it. */
 function AsCode({ draft }: { draft: IdentityDraft }) {
+  const can = usePermissions(draft.groupUid, CREATE);
   const [created, setCreated] = useState<Identity | undefined>(undefined);
   const creator = useAction();
   const group = draft.groupUid;
@@ -85,19 +90,27 @@ function AsCode({ draft }: { draft: IdentityDraft }) {
       <pre class="code" aria-label="arbor command">
         {identityCli(draft)}
       </pre>
-      <button
-        type="button"
-        disabled={creator.busy || !group || !draft.name}
-        onClick={() =>
-          void creator.run(async () => {
-            setCreated(
-              await post<Identity>(`/iam/v2beta1/identities/${group}`, identityBody(draft)),
-            );
-          })
-        }
-      >
-        Create this identity
-      </button>
+      {!group ? (
+        <p class="hint">Pick a group to create the identity there.</p>
+      ) : can === undefined ? null : !can('identity.create') ? (
+        <p class="cannot">
+          You cannot create identities in this group; the commands above are for someone who can.
+        </p>
+      ) : (
+        <button
+          type="button"
+          disabled={creator.busy || !draft.name}
+          onClick={() =>
+            void creator.run(async () => {
+              setCreated(
+                await post<Identity>(`/iam/v2beta1/identities/${group}`, identityBody(draft)),
+              );
+            })
+          }
+        >
+          Create this identity
+        </button>
+      )}
       <ErrorBox error={creator.error} />
       {created ? (
         <p role="status">

@@ -1,7 +1,12 @@
 import { useState } from 'preact/hooks';
 import { listPage, post, type Page } from '../api';
+import { myUid, usePermissionsAt, type CanAt } from '../can';
+import { GroupPath } from '../group-path';
+import { plural } from '../model';
 import { go, href } from '../route';
-import { ErrorBox, Pager, Section, Uid, useAction, useLoad } from '../ui';
+import { Picker, usePicked } from '../picker';
+import { ConfirmDialog, ErrorBox, Field, NameOf, Pager, Section, useAction, useLoad } from '../ui';
+import { ago } from './audit-entry';
 
 interface AccessRequest {
   uid: string;
@@ -21,45 +26,240 @@ interface AccessRequest {
 
 const STATES = ['PENDING', 'APPROVED', 'DENIED', 'CANCELLED', 'EXPIRED', ''];
 
-/** Approve or deny one request; the answer (or the refusal) is shown in place. */
-function Decide({ r, reload }: { r: AccessRequest; reload: () => void }) {
+/** "8 hours", "2 days", "90 seconds": the largest unit that divides the duration. */
+function duration(seconds: number): string {
+  for (const [unit, n] of [
+    ['day', 86_400],
+    ['hour', 3_600],
+    ['minute', 60],
+  ] as const)
+    if (seconds >= n && seconds % n === 0) return plural(seconds / n, unit);
+  return plural(seconds, 'second');
+}
+
+/** What the caller may do with one request: decide it, cancel it, or nothing. */
+type Offer = 'decide' | 'cancel' | undefined;
+
+/**
+ * Approve and Deny where the caller holds `role_bindings.create` at the request's group
+ * and is not its requester (nobody decides their own); Cancel on the caller's own pending
+ * request; nothing to anyone else. The server decides again on every call.
+ */
+function offerFor(r: AccessRequest, me: string | undefined, can: CanAt): Offer {
+  if (r.state !== 'PENDING') return undefined;
+  if (me !== undefined && r.requesterUid === me) return 'cancel';
+  return can('role_bindings.create', r.groupUid) ? 'decide' : undefined;
+}
+
+/** Approve (at once), Deny or Cancel (each asked first); a refusal is shown in place. */
+function Actions({ r, offer, reload }: { r: AccessRequest; offer: Offer; reload: () => void }) {
   const action = useAction();
   const [reason, setReason] = useState('');
-  const decide = (verb: 'approve' | 'deny') =>
-    action.run(async () => {
-      await post(`/iam/v2beta1/accessRequests:${verb}`, { uid: r.uid, reason });
-      reload();
-    });
+  const [asking, setAsking] = useState<'deny' | 'cancel' | undefined>(undefined);
+  if (offer === undefined) return null;
+  const send = async (verb: 'approve' | 'deny' | 'cancel') => {
+    await post(`/iam/v2beta1/accessRequests:${verb}`, { uid: r.uid, reason });
+    reload();
+  };
   return (
     <div class="decide">
-      <label>
-        Reason{' '}
+      <label class="field">
+        <span>Reason</span>
         <input
           name={`reason-${r.uid}`}
           value={reason}
           onInput={(e) => setReason((e.target as HTMLInputElement).value)}
         />
       </label>{' '}
-      <button type="button" disabled={action.busy} onClick={() => void decide('approve')}>
-        Approve
-      </button>{' '}
-      <button type="button" disabled={action.busy} onClick={() => void decide('deny')}>
-        Deny
-      </button>
+      {offer === 'decide' ? (
+        <>
+          <button
+            type="button"
+            disabled={action.busy}
+            onClick={() => void action.run(() => send('approve'))}
+          >
+            Approve
+          </button>{' '}
+          <button type="button" class="danger" onClick={() => setAsking('deny')}>
+            Deny
+          </button>
+        </>
+      ) : (
+        <button type="button" class="danger" onClick={() => setAsking('cancel')}>
+          Cancel request
+        </button>
+      )}
       <ErrorBox error={action.error} />
+      {asking ? (
+        <ConfirmDialog
+          title={asking === 'deny' ? 'Deny this request?' : 'Cancel your request?'}
+          confirm={asking === 'deny' ? 'Yes, deny' : 'Yes, cancel it'}
+          onClose={() => setAsking(undefined)}
+          onConfirm={() => send(asking)}
+        >
+          {asking === 'deny'
+            ? 'The request is closed as denied; no binding is made. The requester can ask again.'
+            : 'Your request is closed; nobody can approve it any more. You can ask again.'}
+        </ConfirmDialog>
+      ) : null}
     </div>
+  );
+}
+
+/** One request, by names: who asks for which role where, for how long, and why. */
+function RequestItem(props: {
+  r: AccessRequest;
+  me: string | undefined;
+  can: CanAt | undefined;
+  reload: () => void;
+}) {
+  const { r, me } = props;
+  const mine = me !== undefined && r.requesterUid === me;
+  return (
+    <li class="request">
+      <p>
+        <strong class="state">{r.state.toLowerCase()}</strong>{' '}
+        {mine ? (
+          'You ask'
+        ) : (
+          <>
+            <NameOf kind="identity" uid={r.requesterUid} /> asks
+          </>
+        )}{' '}
+        for role <NameOf kind="role" uid={r.roleUid} /> at <GroupPath uid={r.groupUid} /> for{' '}
+        {duration(r.durationSeconds)}
+        {r.notBefore ? <> from {new Date(r.notBefore).toLocaleString()}</> : null}
+      </p>
+      {r.reason ? <blockquote class="reason">{r.reason}</blockquote> : null}
+      <p class="count">
+        {r.approvals.length} of {plural(r.approvalsRequired, 'approval')}
+        {r.approvals.length > 0 ? (
+          <>
+            {' '}
+            (by{' '}
+            {r.approvals.map((a, i) => (
+              <span key={a.approver}>
+                {i > 0 ? ', ' : null}
+                {a.approver === 'admin' ? (
+                  'the admin token'
+                ) : (
+                  <NameOf kind="identity" uid={a.approver} />
+                )}
+              </span>
+            ))}
+            )
+          </>
+        ) : null}
+        ; asked {ago(r.createTime)}
+        {r.state === 'PENDING' ? <>; times out {new Date(r.timeoutTime).toLocaleString()}</> : null}
+        {r.bindingUid ? '; the binding is made' : null}
+      </p>
+      {props.can ? (
+        <Actions r={r} offer={offerFor(r, me, props.can)} reload={props.reload} />
+      ) : null}
+    </li>
+  );
+}
+
+/** One page of requests and the one batch check that decides what is offered on it. */
+function RequestList({ page, reload }: { page: Page<AccessRequest>; reload: () => void }) {
+  const me = myUid();
+  const can = usePermissionsAt(
+    page.items
+      .filter((r) => r.state === 'PENDING' && r.requesterUid !== me)
+      .map((r) => ({ capability: 'role_bindings.create', groupUid: r.groupUid })),
+  );
+  return (
+    <ul class="requests" aria-labelledby="requests-h">
+      {page.items.map((r) => (
+        <RequestItem key={r.uid} r={r} me={me} can={can} reload={reload} />
+      ))}
+    </ul>
+  );
+}
+
+const DURATIONS: Array<[string, number]> = [
+  ['1 hour', 3_600],
+  ['8 hours', 8 * 3_600],
+  ['1 day', 86_400],
+  ['7 days', 7 * 86_400],
+  ['30 days', 30 * 86_400],
+];
+
+/**
+ * Ask for a role at a group, for a while, with a reason: both picked by name. Offered to
+ * identities only (the admin token is no one who could ask); the requester is always the
+ * caller, which the server sets itself.
+ */
+function Ask({ onAsked }: { onAsked: () => void }) {
+  const [group, setGroup] = usePicked('group', '');
+  const [role, setRole] = usePicked('role', '');
+  const [seconds, setSeconds] = useState(8 * 3_600);
+  const [reason, setReason] = useState('');
+  const act = useAction();
+  const [asked, setAsked] = useState(false);
+  return (
+    <Section id="ask-h" title="Ask for a role">
+      <form
+        class="inline-form"
+        aria-labelledby="ask-h"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!group || !role) return;
+          setAsked(false);
+          void act.run(async () => {
+            await post(`/iam/v2beta1/accessRequests/${group.uid}`, {
+              roleUid: role.uid,
+              durationSeconds: seconds,
+              reason,
+            });
+            setAsked(true);
+            onAsked();
+          });
+        }}
+      >
+        <Picker
+          kind="group"
+          label="At group"
+          name="ask-group"
+          value={group}
+          onPick={setGroup}
+          required
+        />
+        <Picker kind="role" label="Role" name="ask-role" value={role} onPick={setRole} required />
+        <label class="field">
+          <span>For</span>
+          <select
+            name="ask-duration"
+            value={String(seconds)}
+            onChange={(e) => setSeconds(Number((e.currentTarget as HTMLSelectElement).value))}
+          >
+            {DURATIONS.map(([label, n]) => (
+              <option key={n} value={String(n)}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <Field label="Why" name="ask-reason" value={reason} onInput={setReason} required />
+        <button type="submit" disabled={act.busy || !group || !role}>
+          Ask
+        </button>
+        <ErrorBox error={act.error} />
+        {asked ? <p role="status">Asked: your request waits for its approvers.</p> : null}
+      </form>
+    </Section>
   );
 }
 
 /**
  * The access requests inbox (docs/access-requests.md): the requests the caller may see,
- * by state (default PENDING: an approver's inbox), with Approve and Deny. The server
- * decides who may approve; a refusal is shown as the API gives it.
+ * by state (default PENDING: an approver's inbox), by names. What each offers is decided
+ * by one batch check per page; the server decides again and a refusal is shown as worded.
  */
 export function RequestsView({ query }: { query: URLSearchParams }) {
   const state = query.get('state') ?? 'PENDING';
   const [tokens, setTokens] = useState<string[]>([]);
-  const [round, setRound] = useState(0);
   const token = tokens[tokens.length - 1];
   const page = useLoad<Page<AccessRequest>>(
     () =>
@@ -68,58 +268,53 @@ export function RequestsView({ query }: { query: URLSearchParams }) {
         page_size: 50,
         page_token: token,
       }),
-    [state, token, round],
+    [state, token],
   );
   return (
     <div>
       <h1>Access requests</h1>
-      <nav aria-label="States">
-        {STATES.map((s) => (
-          <a
-            key={s || 'all'}
-            href={href('requests', '', { state: s || 'all' })}
-            aria-current={state === (s || 'all') ? 'page' : undefined}
-            onClick={(e) => {
-              e.preventDefault();
-              go(href('requests', '', { state: s || 'all' }));
-            }}
-          >
-            {s ? s.toLowerCase() : 'all'}{' '}
-          </a>
-        ))}
+      <nav aria-label="States" class="tabs">
+        <ul>
+          {STATES.map((s) => (
+            <li key={s || 'all'}>
+              <a
+                href={href('requests', '', { state: s || 'all' })}
+                aria-current={state === (s || 'all') ? 'page' : undefined}
+                onClick={(e) => {
+                  e.preventDefault();
+                  go(href('requests', '', { state: s || 'all' }));
+                }}
+              >
+                {s ? s.toLowerCase() : 'all'}
+              </a>
+            </li>
+          ))}
+        </ul>
       </nav>
-      <Section id="requests-h" title={state === 'all' ? 'Every request' : `${state.toLowerCase()}`}>
+      <Section
+        id="requests-h"
+        title={
+          state === 'all'
+            ? 'Every request'
+            : `${state.toLowerCase()[0]?.toUpperCase()}${state.toLowerCase().slice(1)}`
+        }
+      >
         <ErrorBox error={page.error} />
         {page.data ? (
           <>
-            <p class="count">{page.data.totalCount} requests</p>
-            <ul class="requests">
-              {page.data.items.map((r) => (
-                <li key={r.uid}>
-                  <strong>{r.state}</strong> <Uid uid={r.requesterUid} /> asks for role{' '}
-                  <Uid uid={r.roleUid} /> at{' '}
-                  <a href={href('group', r.groupUid)}>
-                    <Uid uid={r.groupUid} />
-                  </a>{' '}
-                  for {r.durationSeconds}s{r.notBefore ? <> from {r.notBefore}</> : null}: “
-                  {r.reason}” ({r.approvals.length}/{r.approvalsRequired} approvals; times out{' '}
-                  {r.timeoutTime})
-                  {r.bindingUid ? (
-                    <>
-                      {' '}
-                      binding <Uid uid={r.bindingUid} />
-                    </>
-                  ) : null}
-                  {r.state === 'PENDING' ? (
-                    <Decide r={r} reload={() => setRound(round + 1)} />
-                  ) : null}
-                </li>
-              ))}
-            </ul>
+            <p class="count" role="status">
+              {plural(page.data.totalCount, 'request')}
+            </p>
+            {page.data.items.length > 0 ? (
+              <RequestList page={page.data} reload={page.reload} />
+            ) : null}
             <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
           </>
+        ) : page.loading ? (
+          <p role="status">Loading…</p>
         ) : null}
       </Section>
+      {myUid() !== undefined ? <Ask onAsked={page.reload} /> : null}
     </div>
   );
 }

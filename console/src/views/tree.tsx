@@ -1,11 +1,10 @@
 import { useState } from 'preact/hooks';
 import { get, listPage } from '../api';
-import { getToken, tokenSubject } from '../auth';
 import { isAdminToken } from '../can';
-import { ancestry, kindOf, plural, ROOT_UID, type Group, type RoleBinding } from '../model';
+import { ancestry, kindOf, plural, type Group } from '../model';
 import { go, groupHref, href } from '../route';
 import { ErrorBox, Pager, Section, useLoad, useTitle } from '../ui';
-import { CreateFolder, GROUPS, Search, useChildren } from './children';
+import { CreateFolder, GROUPS, PAGE_SIZE, Search, useChildren } from './children';
 
 /** Breadcrumbs from the organization down; a group the caller may not read says so. */
 export function Breadcrumbs({ uid }: { uid: string }) {
@@ -97,30 +96,23 @@ function Branch({ uid, name }: { uid: string; name: string }) {
 }
 
 /**
- * Where the tree starts. The API has no "organizations only" filter: for the admin token,
- * the organizations among all groups (200 scanned a page); for an identity, the topmost
- * groups its own role bindings are at, which is where what it may see begins.
+ * Where the tree starts: the API's `top_level` filter, the topmost groups the caller may
+ * list (the organizations for the admin token; for an identity, where what it may see
+ * begins, never a group above), a page at a time.
  */
 function useTops(tokens: string[]) {
-  const admin = isAdminToken();
+  const token = tokens[tokens.length - 1];
+  // The position comes with the rows, as a branch's does (children.tsx).
+  const first = tokens.length * PAGE_SIZE;
   return useLoad(async () => {
-    if (admin) {
-      const p = await listPage<Group>(GROUPS, 'groups', {
-        page_size: 200,
-        page_token: tokens[tokens.length - 1],
-      });
-      return { groups: p.items.filter((g) => ROOT_UID.test(g.uid)), next: p.nextPageToken };
-    }
-    const sub = tokenSubject(getToken() ?? '') ?? '';
-    const p = await listPage<RoleBinding>('/iam/v2beta1/roleBindings', 'roleBindings', {
-      identity: sub,
-      page_size: 200,
+    const p = await listPage<Group>(GROUPS, 'groups', {
+      top_level: 'true',
+      order_by: 'name',
+      page_size: PAGE_SIZE,
+      page_token: token,
     });
-    const at = [...new Set(p.items.map((b) => b.group.uid))];
-    const tops = at.filter((u) => !ancestry(u).some((a) => a !== u && at.includes(a)));
-    const groups = p.items.map((b) => b.group).filter((g) => tops.includes(g.uid));
-    return { groups: [...new Map(groups.map((g) => [g.uid, g])).values()], next: undefined };
-  }, [tokens[tokens.length - 1]]);
+    return { groups: p.items, next: p.nextPageToken, total: p.totalCount, first };
+  }, [token]);
 }
 
 /** The tree: organizations (or where the caller's access begins), expandable, paged. */
@@ -136,19 +128,21 @@ export function TreeView() {
         <ErrorBox error={tops.error} />
         {tops.data ? (
           tops.data.groups.length === 0 ? (
-            <p class="count">
-              {tops.data.next
-                ? 'No organization among these groups: More reads on.'
-                : admin
-                  ? 'No organization yet.'
-                  : 'You hold no role binding.'}
-            </p>
+            <p class="count">{admin ? 'No organization yet.' : 'You may list no group.'}</p>
           ) : (
-            <ul class="tree" aria-labelledby="tree-h">
-              {tops.data.groups.map((g) => (
-                <TreeNode key={g.uid} g={g} />
-              ))}
-            </ul>
+            <>
+              {tops.data.next || tokens.length > 0 ? (
+                <p class="count">
+                  {plural(tops.data.total, admin ? 'organization' : 'group')}, showing{' '}
+                  {tops.data.first + 1}–{tops.data.first + tops.data.groups.length}
+                </p>
+              ) : null}
+              <ul class="tree" aria-labelledby="tree-h">
+                {tops.data.groups.map((g) => (
+                  <TreeNode key={g.uid} g={g} />
+                ))}
+              </ul>
+            </>
           )
         ) : (
           <p role="status">Loading…</p>

@@ -46,7 +46,11 @@ function scopeAndFilters(spec: ListSpec): ParameterContract[] {
     query('uidp.descendants_of', 'Only what lies anywhere below this group (not itself).', UID),
     query('uidp.children_of', 'Only the direct children of this group.', UID),
     ...Object.entries(spec.filters).map(([name, kind]) =>
-      query(name, `Filter: ${FILTERS[kind].what}.`, FILTERS[kind].schema),
+      query(
+        name,
+        `Filter: ${spec.filterNotes?.[name] ?? `${FILTERS[kind].what}.`}`,
+        FILTERS[kind].schema,
+      ),
     ),
   ];
 }

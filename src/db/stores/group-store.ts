@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { failedPrecondition, notFound } from '../../core/rpc-error.js';
 import { ancestorsOf } from '../../core/uidp.js';
+import { topmostScopes, type Visibility } from '../../core/visibility.js';
 import { GROUP_TYPE, type Group } from '../../resources/groups/group.js';
 import {
   maintainedCount,
@@ -232,6 +233,11 @@ export class KnexGroupStore implements GroupStore {
     if (q.filters.name !== undefined) base.where(sort.name as string, q.filters.name);
     if (q.filters.name_prefix !== undefined)
       whereNamePrefix(base, sort.name as string, q.filters.name_prefix);
+    if (q.filters.top_level !== undefined)
+      whereTopLevel(base, q.filters.top_level === 'true', q.visibility, {
+        uid: sort.uid as string,
+        parent: descendantsOf === undefined ? 'g.parent_uid' : undefined,
+      });
     whereVisible(base, sort.uid as string, q.visibility);
     const counted = maintainedCount(q);
     const page = await keysetPage<GroupRow>(
@@ -269,6 +275,35 @@ export class KnexGroupStore implements GroupStore {
     const page = finishPage(rows, q.pageSize, q.order.field === 'uid', total);
     return { ...page, items: page.items.map(toGroup) };
   }
+}
+
+/**
+ * `top_level`: the groups the caller sees whose parent it does not see (`top`), or the
+ * others. Seeing all, those are the roots; seeing scopes, the topmost of the scopes (a
+ * group is visible when it is a scope or below one), so a caller who sees a folder but not
+ * its organization is answered the folder and learns nothing of what is above it. Only
+ * the caller's own scopes go into the query, each a bound parameter; the visibility filter
+ * itself still applies on top. `parent` is absent where the rows are a closure's, all
+ * strictly below an anchor: none of them is a root.
+ */
+function whereTopLevel(
+  qb: Knex.QueryBuilder,
+  top: boolean,
+  vis: Visibility,
+  cols: { uid: string; parent: string | undefined },
+): void {
+  if (vis.kind === 'all') {
+    if (cols.parent === undefined) {
+      if (top) qb.whereRaw('false');
+    } else if (top) qb.whereNull(cols.parent);
+    else qb.whereNotNull(cols.parent);
+    return;
+  }
+  const tops = topmostScopes(vis.scopes);
+  if (top) {
+    if (tops.length === 0) qb.whereRaw('false');
+    else qb.whereIn(cols.uid, tops);
+  } else if (tops.length > 0) qb.whereNotIn(cols.uid, tops);
 }
 
 function anchorOf(q: PageQuery): string {

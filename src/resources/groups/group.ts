@@ -19,7 +19,12 @@ export const GROUP_LIST: ListSpec = {
   kind: 'groups',
   orderBy: ['uid', 'name', 'created_at'],
   defaultOrder: { field: 'uid', direction: 'asc' },
-  filters: { name: 'string', name_prefix: 'prefix' },
+  filters: { name: 'string', name_prefix: 'prefix', top_level: 'boolean' },
+  filterNotes: {
+    top_level:
+      '`true`: only the topmost groups the caller may list, those whose parent it may not ' +
+      'list (for the admin token, the organizations); `false`: only the others.',
+  },
 };
 
 export const GROUP_UPDATE: UpdateSpec = {

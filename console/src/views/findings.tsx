@@ -1,0 +1,253 @@
+import { useState } from 'preact/hooks';
+import { get, listPage, patch, type Page } from '../api';
+import { usePermissionsAt, type CanAt } from '../can';
+import { GroupPath } from '../group-path';
+import { parentOf, plural } from '../model';
+import { Picker, usePicked } from '../picker';
+import { go, href } from '../route';
+import { ConfirmDialog, ErrorBox, NameOf, Pager, Section, useLoad } from '../ui';
+import { ago } from './audit-entry';
+
+/** One finding of `access:unused` (docs/api.md, "Last used, and unused access"). */
+interface Finding {
+  kind: 'roleBinding' | 'identity';
+  uid: string;
+  groupUid: string | null;
+  identityUid: string;
+  roleUid?: string;
+  createTime: string;
+  lastUsedTime?: string;
+  expireTime?: string;
+  expireBindings: string[];
+}
+
+const PAGE_SIZE = 50;
+const DAY_MS = 86_400_000;
+
+/** A whole number of days in [min, max], or `fallback`. */
+function days(raw: string | null, fallback: number, min: number, max: number): number {
+  const n = Number(raw);
+  return Number.isInteger(n) && n >= min && n <= max ? n : fallback;
+}
+
+/** The groups a finding's remedy writes at: each binding's own group. */
+function groupsOf(f: Finding): string[] {
+  return f.expireBindings.map((b) => parentOf(b) ?? b);
+}
+
+/**
+ * Expire in N days: every binding of the remedy brought forward to N days from now
+ * (`PATCH …/roleBindings/{uid}?updateMask=expireTime`), asked first. Offered only where
+ * the page's batch check says the caller may update every one of them.
+ */
+function Expire({ f, inDays, done }: { f: Finding; inDays: number; done: () => void }) {
+  const [asking, setAsking] = useState(false);
+  const n = f.expireBindings.length;
+  const what =
+    f.kind === 'roleBinding' ? 'this role binding' : `this identity's ${plural(n, 'role binding')}`;
+  return (
+    <>
+      <button type="button" class="danger" onClick={() => setAsking(true)}>
+        Expire in {plural(inDays, 'day')}
+      </button>
+      {asking ? (
+        <ConfirmDialog
+          title={`Expire ${what} in ${plural(inDays, 'day')}?`}
+          confirm="Yes, expire"
+          onClose={() => setAsking(false)}
+          onConfirm={async () => {
+            const expireTime = new Date(Date.now() + inDays * DAY_MS).toISOString();
+            for (const uid of f.expireBindings) {
+              // Only ever forward: a binding that already expires sooner is left as it is.
+              const b = await get<{ expireTime?: string }>(`/iam/v2beta1/roleBindings/${uid}`);
+              if (b.expireTime !== undefined && b.expireTime <= expireTime) continue;
+              await patch(`/iam/v2beta1/roleBindings/${uid}?updateMask=expireTime`, {
+                expireTime,
+              });
+            }
+            setAsking(false);
+            done();
+          }}
+        >
+          On {new Date(Date.now() + inDays * DAY_MS).toLocaleDateString()} {what} stops granting
+          anything. An expiry already sooner is kept; none is ever taken back.
+        </ConfirmDialog>
+      ) : null}
+    </>
+  );
+}
+
+function FindingRow(props: {
+  f: Finding;
+  can: CanAt | undefined;
+  inDays: number;
+  reload: () => void;
+}) {
+  const { f, can } = props;
+  const mayExpire =
+    can !== undefined &&
+    f.expireBindings.length > 0 &&
+    groupsOf(f).every((g) => can('role_bindings.update', g));
+  return (
+    <tr>
+      <td>
+        {f.kind === 'roleBinding' ? (
+          <>
+            <NameOf kind="identity" uid={f.identityUid} /> holds{' '}
+            <NameOf kind="role" uid={f.roleUid ?? ''} />
+          </>
+        ) : (
+          <>
+            identity <NameOf kind="identity" uid={f.identityUid} />
+          </>
+        )}{' '}
+        {f.groupUid ? (
+          <>
+            {f.kind === 'roleBinding' ? 'at' : 'in'} <GroupPath uid={f.groupUid} />
+          </>
+        ) : null}
+      </td>
+      <td>
+        {f.lastUsedTime ? (
+          <time dateTime={f.lastUsedTime} title={new Date(f.lastUsedTime).toLocaleString()}>
+            {ago(f.lastUsedTime)}
+          </time>
+        ) : (
+          <>never (made {ago(f.createTime)})</>
+        )}
+      </td>
+      <td>
+        {f.expireTime ? <>expires {new Date(f.expireTime).toLocaleDateString()} </> : null}
+        {mayExpire ? <Expire f={f} inDays={props.inDays} done={props.reload} /> : null}
+      </td>
+    </tr>
+  );
+}
+
+/** One page of findings, and the one batch check that decides where Expire is offered. */
+function FindingTable(props: { page: Page<Finding>; inDays: number; reload: () => void }) {
+  const can = usePermissionsAt(
+    props.page.items.flatMap((f) =>
+      groupsOf(f).map((groupUid) => ({ capability: 'role_bindings.update', groupUid })),
+    ),
+  );
+  return (
+    <table class="rows" aria-labelledby="findings-h">
+      <thead>
+        <tr>
+          <th scope="col">Access</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Remedy</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.page.items.map((f) => (
+          <FindingRow key={f.uid} f={f} can={can} inDays={props.inDays} reload={props.reload} />
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The filters, kept in the address: the window, the kind, a group (and below), N. */
+function Filters({ query }: { query: URLSearchParams }) {
+  const [group] = usePicked('group', query.get('group') ?? '');
+  const set = (k: string, v: string | undefined) => {
+    const q: Record<string, string | undefined> = Object.fromEntries(query.entries());
+    q[k] = v;
+    go(href('unused', '', q));
+  };
+  const number = (k: string, label: string, value: number, max: number) => (
+    <label class="field">
+      <span>{label}</span>
+      <input
+        type="number"
+        name={`unused-${k}`}
+        min={1}
+        max={max}
+        value={value}
+        onChange={(e) => set(k, (e.currentTarget as HTMLInputElement).value)}
+      />
+    </label>
+  );
+  return (
+    <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
+      {number('window', 'Unused for (days)', days(query.get('window'), 90, 1, 365), 365)}
+      <label class="field">
+        <span>Kind</span>
+        <select
+          name="unused-kind"
+          value={query.get('kind') ?? ''}
+          onChange={(e) => set('kind', (e.currentTarget as HTMLSelectElement).value)}
+        >
+          <option value="">role bindings and identities</option>
+          <option value="roleBinding">role bindings</option>
+          <option value="identity">identities</option>
+        </select>
+      </label>
+      <Picker
+        kind="group"
+        label="Group (and everything below)"
+        name="unused-group"
+        value={group}
+        onPick={(p) => p && set('group', p.uid)}
+      />
+      {number('expire', 'Expire in (days)', days(query.get('expire'), 30, 1, 365), 365)}
+      {query.get('group') ? (
+        <button type="button" onClick={() => set('group', undefined)}>
+          Any group
+        </button>
+      ) : null}
+    </form>
+  );
+}
+
+/**
+ * Unused access (issue 41): the role bindings that granted nothing and the identities that
+ * did not authenticate for a window (90 days by default), as `access:unused` lists them
+ * for the caller, by name, a page at a time, each with a one-step "Expire in N days".
+ */
+export function FindingsView({ query }: { query: URLSearchParams }) {
+  const unusedFor = days(query.get('window'), 90, 1, 365);
+  const inDays = days(query.get('expire'), 30, 1, 365);
+  const group = query.get('group') ?? undefined;
+  const kind = query.get('kind') || undefined;
+  const [tokens, setTokens] = useState<string[]>([]);
+  const token = tokens[tokens.length - 1];
+  const page = useLoad<Page<Finding>>(
+    () =>
+      listPage<Finding>('/iam/v2beta1/access:unused', 'findings', {
+        window: `${unusedFor}d`,
+        group,
+        kind,
+        page_size: PAGE_SIZE,
+        page_token: token,
+      }),
+    [unusedFor, group, kind, token],
+  );
+  return (
+    <div>
+      <h1>Unused access</h1>
+      <Filters query={query} />
+      <Section id="findings-h" title={`Unused for ${plural(unusedFor, 'day')}`}>
+        <ErrorBox error={page.error} />
+        {page.data ? (
+          <>
+            <p class="count" role="status">
+              {plural(page.data.totalCount, 'finding')}
+              {page.data.items.length > 0 && page.data.nextPageToken !== undefined
+                ? `, showing ${tokens.length * PAGE_SIZE + 1}–${tokens.length * PAGE_SIZE + page.data.items.length}`
+                : ''}
+            </p>
+            {page.data.items.length > 0 ? (
+              <FindingTable page={page.data} inDays={inDays} reload={page.reload} />
+            ) : null}
+            <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
+          </>
+        ) : page.loading ? (
+          <p role="status">Loading…</p>
+        ) : null}
+      </Section>
+    </div>
+  );
+}

@@ -1,0 +1,243 @@
+import { createGroup } from '../helpers/fixtures.js';
+import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
+import { builtinRoleUid } from '../helpers/registry-fixtures.js';
+import {
+  axeSerious,
+  browserTest,
+  openBrowser,
+  screenshot,
+  type Browser,
+} from '../helpers/browser.js';
+import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
+import { pick, typeName } from '../helpers/picker.js';
+
+/**
+ * The access requests inbox (issue 41 in the console), by names alone: a requester asks for
+ * a role, an approver sees it in the inbox and approves it, and the binding appears on the
+ * group page; nobody is offered the approval of their own request (and the API refuses it
+ * too); a deny and a cancel ask first; a viewer is offered no action. axe at 1280 and 420
+ * px on the populated inbox, with screenshots.
+ */
+const test = browserTest();
+
+let w: ConsoleWorld;
+let b: Browser;
+let payments: string;
+let alice: string;
+let aliceToken: string;
+let daveToken: string;
+let vicToken: string;
+let editor: string;
+
+test.before(async () => {
+  w = await startConsoleWorld();
+  const acme = await createGroup(w.s.admin, 'acme');
+  payments = await createGroup(w.s.admin, 'payments', acme);
+  const viewer = await builtinRoleUid(w.s.admin, 'viewer');
+  editor = await builtinRoleUid(w.s.admin, 'editor');
+  const owner = await builtinRoleUid(w.s.admin, 'owner');
+  const person = async (name: string) => {
+    const uid = await createIdentity(w.s.admin, acme, name, {
+      issuer: w.issuer.url,
+      subject: name,
+    });
+    return { uid, token: async () => w.tokenFor(uid, name) };
+  };
+  // alice may look at payments and asks; dave owns acme and approves; vic only views.
+  const a = await person('alice');
+  alice = a.uid;
+  await createBinding(w.s.admin, payments, alice, viewer);
+  const d = await person('dave');
+  await createBinding(w.s.admin, acme, d.uid, owner);
+  const v = await person('vic');
+  await createBinding(w.s.admin, acme, v.uid, viewer);
+  [aliceToken, daveToken, vicToken] = await Promise.all([a.token(), d.token(), v.token()]);
+  b = await openBrowser();
+});
+
+test.after.always(async () => {
+  await b?.close();
+  await w?.close();
+});
+
+async function signInWith(token: string) {
+  const page = b.page;
+  await page.goto(`${w.s.url}/console/`);
+  if (await page.getByRole('button', { name: 'Sign out' }).count())
+    await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in with this token' }).click();
+  await page.getByRole('navigation', { name: 'Views' }).waitFor();
+}
+
+const inbox = () => b.page.getByRole('list', { name: 'Pending' });
+const request = (text: RegExp) => inbox().getByRole('listitem').filter({ hasText: text });
+
+/** Until the page's condition holds (polled from here: the CSP refuses in-page polling). */
+async function until(f: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await f()) return;
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  throw new Error(`never: ${what}`);
+}
+
+/** The names of the buttons in main, visible now. */
+async function buttons(): Promise<string[]> {
+  return b.page.evaluate(
+    `[...document.querySelectorAll('main button')].map((e) => (e.textContent ?? '').trim())`,
+  );
+}
+
+async function ask(role: string, why: string) {
+  const page = b.page;
+  const form = page.getByRole('form', { name: 'Ask for a role' });
+  await pick(page, form, 'At group', 'pay', 'payments');
+  await pick(page, form, 'Role', role.slice(0, 3), role);
+  await form.getByLabel('For').selectOption({ label: '8 hours' });
+  await typeName(form.getByLabel('Why'), why);
+  await form.getByRole('button', { name: 'Ask' }).click();
+  await form.getByText('Asked: your request waits for its approvers.').waitFor();
+}
+
+test('a requester asks, an approver approves by names, the binding appears', async (t) => {
+  const page = b.page;
+  await signInWith(aliceToken);
+  await page
+    .getByRole('navigation', { name: 'Views' })
+    .getByRole('link', { name: 'Requests' })
+    .click();
+  await page.getByRole('heading', { level: 1, name: 'Access requests' }).waitFor();
+  await ask('editor', 'on call this week');
+  await ask('registry.pull', 'read the images');
+  // Her own requests: by names, Cancel, never Approve or Deny.
+  const mine = request(/You ask for role editor/);
+  await mine.waitFor();
+  t.regex((await mine.textContent()) ?? '', /payments for 8 hours/);
+  t.regex((await mine.textContent()) ?? '', /on call this week/);
+  await until(async () => (await mine.getByRole('button').count()) > 0, 'her actions');
+  t.deepEqual(
+    (await buttons()).filter((x) => /^(Approve|Deny)/.test(x)),
+    [],
+    'no Approve or Deny on her own requests',
+  );
+  t.is(await mine.getByRole('button', { name: 'Cancel request' }).count(), 1);
+
+  await signInWith(daveToken);
+  await page.goto(`${w.s.url}/console/#/requests`);
+  const hers = request(/alice asks for role editor/);
+  await hers.waitFor();
+  // Names, not uids.
+  const text = (await hers.textContent()) ?? '';
+  t.regex(text, /alice asks for role editor at acme \/ payments for 8 hours/);
+  t.false(text.includes(alice), 'the requester by name');
+  t.false(text.includes(editor), 'the role by name');
+  await hers.getByRole('button', { name: 'Approve' }).click();
+  await hers.waitFor({ state: 'detached' });
+  t.is(await request(/alice asks for role editor/).count(), 0, 'gone from the pending inbox');
+
+  // The binding is there, on the group page, by names.
+  await page.goto(`${w.s.url}/console/#/groups/${encodeURIComponent(payments)}/bindings`);
+  const row = page
+    .getByRole('table', { name: 'Role bindings' })
+    .getByRole('row')
+    .filter({ hasText: 'alice' })
+    .filter({ hasText: 'editor' });
+  await row.waitFor();
+  t.is(await row.count(), 1);
+  // And in the approved tab.
+  await page.goto(`${w.s.url}/console/#/requests?state=APPROVED`);
+  await page
+    .getByRole('list', { name: 'Approved' })
+    .getByRole('listitem')
+    .filter({ hasText: /alice asks for role editor/ })
+    .waitFor();
+  t.deepEqual(
+    (await buttons()).filter((x) => /^(Approve|Deny|Cancel request)/.test(x)),
+    [],
+    'a closed request offers nothing',
+  );
+});
+
+test('deny asks first; nobody approves their own; a cancel asks first', async (t) => {
+  const page = b.page;
+  await signInWith(daveToken);
+  await page.goto(`${w.s.url}/console/#/requests`);
+  const pull = request(/alice asks for role registry.pull/);
+  await pull.waitFor();
+  await pull.getByRole('button', { name: 'Deny' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Deny this request?' });
+  await dialog.waitFor();
+  t.is(
+    await page.evaluate('document.activeElement && document.activeElement.textContent'),
+    'Yes, deny',
+  );
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  t.is(await pull.count(), 1, 'Escape keeps it');
+  await pull.getByRole('button', { name: 'Deny' }).click();
+  await dialog.getByRole('button', { name: 'Yes, deny' }).click();
+  await pull.waitFor({ state: 'detached' });
+  const denied = await w.s.admin.get(`/iam/v2beta1/accessRequests?state=DENIED`);
+  t.is(denied.body.accessRequests.length, 1);
+
+  // dave, who could grant editor himself, asks for it: he is offered Cancel, not Approve.
+  await ask('editor', 'to test');
+  const own = request(/You ask for role editor/);
+  await own.waitFor();
+  await until(async () => (await own.getByRole('button').count()) > 0, 'his actions');
+  t.is(await own.getByRole('button', { name: 'Approve' }).count(), 0);
+  t.is(await own.getByRole('button', { name: 'Deny' }).count(), 0);
+  // The API refuses it as well (hiding is a courtesy, never the guard).
+  const listed = await w.s.client(daveToken).get(`/iam/v2beta1/accessRequests?state=PENDING`);
+  const uid = (listed.body.accessRequests as Array<{ uid: string }>)[0]?.uid;
+  const self = await w.s.client(daveToken).post('/iam/v2beta1/accessRequests:approve', { uid });
+  t.is(self.status, 403);
+  await own.getByRole('button', { name: 'Cancel request' }).click();
+  const cancel = page.getByRole('dialog', { name: 'Cancel your request?' });
+  await cancel.getByRole('button', { name: 'Yes, cancel it' }).click();
+  await own.waitFor({ state: 'detached' });
+  const after = await w.s.admin.get(`/iam/v2beta1/accessRequests/${uid}`);
+  t.is(after.body.state, 'CANCELLED');
+});
+
+test('a viewer is offered no action on requests; axe at 1280 and 420 px', async (t) => {
+  const page = b.page;
+  // alice asks once more, so the approver's inbox has something to show.
+  await signInWith(aliceToken);
+  await page.goto(`${w.s.url}/console/#/requests`);
+  await ask('editor', 'again');
+  await signInWith(vicToken);
+  await page.goto(`${w.s.url}/console/#/requests?state=all`);
+  await page.getByRole('heading', { level: 2, name: 'Every request' }).waitFor();
+  await page.getByText('0 requests').waitFor();
+  t.deepEqual(
+    (await buttons()).filter((x) => /^(Approve|Deny|Cancel request)/.test(x)),
+    [],
+  );
+  await signInWith(daveToken);
+  for (const width of [1280, 420]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`${w.s.url}/console/#/requests`);
+    await request(/alice asks for role editor/)
+      .getByRole('button', { name: 'Approve' })
+      .waitFor();
+    const found = await axeSerious(page);
+    t.deepEqual(
+      found.map((v) => `${v.id} (${v.impact}): ${v.help}`),
+      [],
+      `axe on requests at ${width} px`,
+    );
+    const wide = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+    if (wide > width)
+      t.log(
+        await page.evaluate(
+          `[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > ${width}).slice(0, 8).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().width) + ' ' + (e.textContent ?? '').slice(0, 40))`,
+        ),
+      );
+    t.true(wide <= width, `requests at ${width} px is ${wide} px wide`);
+    await screenshot(page, `requests-${width}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  t.deepEqual(b.incidents, []);
+});
