@@ -174,16 +174,22 @@ export async function withClientSpan<T>(
 /**
  * `fn` inside an INTERNAL span of its own (a background job: an event delivery, a
  * reconcile), a child of the active span if any, else the root of a trace of its own;
- * without tracing, `fn()` and nothing else.
+ * `outcome` adds attributes from what `fn` returned. Without tracing, `fn()` and nothing
+ * else.
  */
 export async function withSpan<T>(
   name: string,
   attributes: () => Attributes,
   fn: () => Promise<T>,
+  outcome?: (t: T) => Attributes,
 ): Promise<T> {
   if (!state.on) return fn();
   const span = started(name, SpanKind.INTERNAL, attributes);
-  return endsWith(span, trace.setSpan(context.active(), span), fn);
+  return endsWith(span, trace.setSpan(context.active(), span), async () => {
+    const out = await fn();
+    if (outcome !== undefined && span.isRecording()) span.setAttributes(outcome(out));
+    return out;
+  });
 }
 
 /**

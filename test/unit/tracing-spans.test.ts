@@ -19,6 +19,8 @@ import {
   within,
 } from '../../src/tracing/spans.js';
 import { PooledIdGenerator } from '../../src/tracing/pooled-id-generator.js';
+import { reconcileSpan } from '../../src/reconciler/reconcile-span.js';
+import { RETRY } from '../../src/reconciler/work-queue.js';
 
 /**
  * The hooks against the real SDK (its default sampler, parent-based always-on: a caller's
@@ -271,4 +273,29 @@ test('pooled ids: W3C-valid, lowercase hex, never repeated in a run', (t) => {
     seen.add(id);
     t.regex(g.generateSpanId(), /^[0-9a-f]{16}$/);
   }
+});
+
+test.serial('a reconcile is a trace of its own, with its SQL and events under it', async (t) => {
+  let stored: string | undefined;
+  const out = await reconcileSpan('Group', 'team-a', 'web', () => {
+    startChildSpan(
+      () => 'UPDATE',
+      () => ({ 'db.system.name': 'postgresql' }),
+    )?.end();
+    stored = currentTraceparent();
+    return Promise.resolve(RETRY);
+  });
+  t.is(out, RETRY);
+  const [sql, reconcile] = exporter.getFinishedSpans();
+  t.is(reconcile!.name, 'reconcile Group');
+  t.is(reconcile!.parentSpanContext, undefined, 'a root: a background job');
+  t.like(reconcile!.attributes, {
+    'k8s.namespace.name': 'team-a',
+    'arbor.k8s.kind': 'Group',
+    'arbor.k8s.name': 'web',
+    'arbor.reconcile.outcome': 'retry',
+  });
+  t.is(sql!.parentSpanContext?.spanId, reconcile!.spanContext().spanId);
+  // An event it records is delivered in its trace.
+  t.is(storedParent(stored)?.spanId, reconcile!.spanContext().spanId);
 });
