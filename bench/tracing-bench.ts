@@ -4,13 +4,20 @@
  * tracing off and one exporting OTLP/HTTP at `--sampling` (parentbased_traceidratio) to a
  * receiver that accepts and discards; the same Get and access check loaded on each, in
  * alternating rounds (off, on, off, on…) so that the machine's drift hits both alike.
- * Prints requests per second of each and the ratio; writes nothing. Issue 42's bar: at 10 %
- * sampling, ≤ 5 % off the Get's and the check's throughput.
+ * Prints requests per second of each, the server's CPU per request (from /proc), and the
+ * ratios; writes nothing. Issue 42's bar: at 10 % sampling, ≤ 5 % off the Get's and the
+ * check's throughput.
+ *
+ * `--cpu-prof=DIR`: both servers run under `node --cpu-prof` (profiles kept in DIR/off and
+ * DIR/on), and each case also prints the main thread's busy time per request from them,
+ * with the functions that grew most from off to on: where tracing's cost goes.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { migrate } from './db.js';
+import { join } from 'node:path';
+import { busyByFunction, compareBusy, nowUs } from './cpu-profile-summary.js';
 import { measure, median } from './load.js';
 import { startArbor, type Child } from './procs.js';
 import { ADMIN_TOKEN, VIEWER_ROLE } from './scale.js';
@@ -21,6 +28,9 @@ const arg = (name: string, fallback: number) =>
 const seconds = arg('seconds', 10);
 const rounds = arg('rounds', 3);
 const sampling = arg('sampling', 0.1);
+const profileDir = args.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
+const profiled = (side: 'off' | 'on') =>
+  profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, side)}`];
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NAME = 'arbor_bench_tracing';
 const log = (m: string) => console.log(`[tracing ${new Date().toISOString().slice(11, 19)}] ${m}`);
@@ -69,15 +79,20 @@ async function api(base: string, path: string, body: unknown): Promise<{ uid: st
   return (await r.json()) as { uid: string };
 }
 
+/** The measured runs of one case on each side: their windows (µs, `nowUs`) and requests. */
+type Measured = Record<'off' | 'on', { windows: Array<[number, number]>; n: number }>;
+
 async function main(): Promise<void> {
   const url = await freshDatabase();
   await migrate(url);
   const receiver = await discardingReceiver();
   const procs: Child[] = [];
+  /** Per case, the measured windows and requests of each side (for the profiles). */
+  const measured: Record<string, Measured> = {};
   try {
-    const off = await startArbor(url);
+    const off = await startArbor(url, profiled('off'));
     procs.push(off);
-    const on = await startArbor(url, [], 1, {
+    const on = await startArbor(url, profiled('on'), 1, {
       OTEL_TRACES_EXPORTER: 'otlp',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
@@ -108,20 +123,34 @@ async function main(): Promise<void> {
     };
     for (const [name, c] of Object.entries(cases)) {
       const rps: Record<'off' | 'on', number[]> = { off: [], on: [] };
+      const cpu: Record<'off' | 'on', number[]> = { off: [], on: [] };
+      const m: Measured = { off: { windows: [], n: 0 }, on: { windows: [], n: 0 } };
+      measured[name] = m;
       for (let r = 0; r < rounds; r++)
         for (const [side, p] of [
           ['off', off],
           ['on', on],
         ] as const) {
+          const t0 = nowUs();
           const run = await measure({ ...c, url: p.url + c.path, headers }, seconds, p.pid, NAME);
+          m[side].windows.push([t0, nowUs()]);
+          m[side].n += run.requests;
           if (run.errors > 0 || run.non2xx > 0)
             throw new Error(`${name} ${side}: ${run.errors} errors, ${run.non2xx} non-2xx`);
           rps[side].push(run.rps);
+          cpu[side].push(run.serverCpuMs * 1000);
+          log(
+            `${name} round ${r + 1} ${side}: ${run.rps.toFixed(0)} req/s, ` +
+              `server CPU ${(run.serverCpuMs * 1000).toFixed(1)} µs/req, ` +
+              `others' CPU ${(run.othersCpuShare * 100).toFixed(0)} %`,
+          );
         }
       const ratio = median(rps.on) / median(rps.off);
       log(
         `${name}: off ${median(rps.off).toFixed(0)} req/s, tracing at ${sampling * 100} % ` +
-          `${median(rps.on).toFixed(0)} req/s: ${((1 - ratio) * 100).toFixed(1)} % fewer`,
+          `${median(rps.on).toFixed(0)} req/s: ${((1 - ratio) * 100).toFixed(1)} % fewer; ` +
+          `server CPU off ${median(cpu.off).toFixed(1)} µs/req, on ${median(cpu.on).toFixed(1)} ` +
+          `µs/req: ${((median(cpu.on) / median(cpu.off) - 1) * 100).toFixed(1)} % more`,
       );
     }
     log(`OTLP export requests received: ${receiver.batches()}`);
@@ -129,6 +158,12 @@ async function main(): Promise<void> {
     for (const p of procs.reverse()) await p.stop();
     receiver.close();
   }
+  if (profileDir !== undefined)
+    for (const [name, m] of Object.entries(measured)) {
+      const off = busyByFunction(join(profileDir, 'off'), m.off.windows);
+      const on = busyByFunction(join(profileDir, 'on'), m.on.windows);
+      log(`${name}, CPU profiles (${profileDir}):\n${compareBusy(off, m.off.n, on, m.on.n)}`);
+    }
 }
 
 main().catch((e: unknown) => {

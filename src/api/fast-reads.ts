@@ -230,10 +230,10 @@ export class FastReads {
     // not even the span's name is made).
     const span = !tracingOn()
       ? undefined
-      : startServerSpan(`${method} ${routeOf(route.label)}`, req.headers, requestId, {
+      : startServerSpan(`${method} ${routeOf(route.label)}`, req.headers, requestId, () => ({
           ...httpServerAttributes(method, path, req.socket.remoteAddress),
           'http.route': routeOf(route.label),
-        });
+        }));
     return within(span, () =>
       this.answerIn(req, res, { ...route, method, path, requestId, span }, produce, failureHeaders),
     );
@@ -284,7 +284,7 @@ export class FastReads {
         m.observe(m.httpDuration, labels, (performance.now() - started) / 1000);
       }
       logRequest(this.d.logger, log, method, path, status, started, who.principal);
-      endServerSpan(r.span, { 'http.response.status_code': status }, status >= 500);
+      endServerSpan(r.span, () => ({ 'http.response.status_code': status }), status >= 500);
     }
   }
 

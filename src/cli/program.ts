@@ -83,7 +83,9 @@ function registerServerCommands(program: Command): void {
       'sync Group/Identity/RoleBinding custom resources from Kubernetes (KUBECONFIG or in-cluster)',
     )
     // Loaded on demand: the API server need not load the Kubernetes client.
-    .action(async () => (await import('../reconciler/command.js')).reconcileCommand());
+    .action(async () =>
+      (await import('../reconciler/command.js')).reconcileCommand(packageVersion()),
+    );
 
   program
     .command('import-advisories')

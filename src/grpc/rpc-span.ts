@@ -24,11 +24,11 @@ export function rpcCall(
   // Off, nothing more: not even the span's name is made.
   if (!tracingOn()) return { requestId, span: undefined };
   const service = entry.method.parent.typeName;
-  const span = startServerSpan(`${service}/${entry.method.name}`, headers, requestId, {
+  const span = startServerSpan(`${service}/${entry.method.name}`, headers, requestId, () => ({
     'rpc.system': protocol === 'connect' ? 'connect_rpc' : 'grpc',
     'rpc.service': service,
     'rpc.method': entry.method.name,
-  });
+  }));
   return { requestId, span };
 }
 
@@ -44,5 +44,5 @@ const SERVER_FAULTS = new Set<Code>([
 
 /** Ends the call's span with its status code (0 for OK); nothing when tracing is off. */
 export function endRpcSpan(span: ServerSpan | undefined, code: Code | 0): void {
-  endServerSpan(span, { 'rpc.grpc.status_code': code }, SERVER_FAULTS.has(code as Code));
+  endServerSpan(span, () => ({ 'rpc.grpc.status_code': code }), SERVER_FAULTS.has(code as Code));
 }

@@ -9,6 +9,7 @@ import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { databaseFailure, listenFailure } from '../startup-error.js';
 import { ReconcilerMetrics } from './reconciler-metrics.js';
+import { startTracing } from '../tracing/start-tracing.js';
 
 /**
  * `/healthz` answers while the process runs, from before migrations start (so that a long
@@ -36,11 +37,14 @@ async function healthServer(port: number, ready: () => boolean): Promise<Server>
 /**
  * `arbor reconcile`: sync Group, Identity and RoleBinding custom resources into Arbor
  * through the same services as the REST API. The cluster comes from KUBECONFIG or the
- * in-cluster service account (`KubeConfig.loadFromDefault`).
+ * in-cluster service account (`KubeConfig.loadFromDefault`). `version` is the package's
+ * (`service.version` of its traces, when OTEL_* turns tracing on).
  */
-export async function reconcileCommand(): Promise<void> {
+export async function reconcileCommand(version = '0.0.0'): Promise<void> {
   const config = loadConfig();
   const rc = loadReconcilerConfig();
+  // Before compose: the query observer traces SQL only when tracing is on then.
+  const tracing = await startTracing(version);
   const started: { controller?: Controller } = {};
   const health =
     rc.healthPort > 0
@@ -60,6 +64,7 @@ export async function reconcileCommand(): Promise<void> {
     throw databaseFailure(e, config.databaseUrl);
   });
   const { logger } = arbor;
+  if (tracing) logger.info({ exporter: process.env.OTEL_TRACES_EXPORTER }, 'tracing on');
   const kc = new KubeConfig();
   kc.loadFromDefault();
   const controller = new Controller({
@@ -107,6 +112,8 @@ export async function reconcileCommand(): Promise<void> {
       .then(() => new Promise<void>((r) => (health ? health.close(() => r()) : r())))
       .then(() => metricsServer?.close())
       .then(() => arbor.close())
+      // The spans of the last reconciles are exported before the process goes.
+      .then(() => tracing?.())
       .then(
         () => {
           logger.info('reconciler stopped');

@@ -10,6 +10,7 @@ import { WaitingForReference, type KindReconciler, type RefResolver } from './ki
 import { ArborKubeApi } from './kube-api.js';
 import { NamespaceModes } from './observe-mode.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
+import { reconcileSpan } from './reconcile-span.js';
 import { ReconcileStats, ResourceReconciler } from './resource-reconciler.js';
 import { objectKey, parseKey, type ArborObject, type KindName } from './resources.js';
 import { WorkQueue, type WorkQueueOptions } from './work-queue.js';
@@ -201,7 +202,7 @@ export class Controller {
     const { kind, namespace, name } = parseKey(key);
     const r = this.reconcilers.get(kind);
     if (!r) throw new Error(`no reconciler for ${kind}`);
-    return r.reconcile(namespace, name);
+    return reconcileSpan(kind, namespace, name, () => r.reconcile(namespace, name));
   }
 
   private uidOf(kind: KindName, namespace: string, name: string): string {

@@ -2,14 +2,19 @@ import {
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   context,
   createContextKey,
+  isSpanContextValid,
   propagation,
   trace,
   type Attributes,
   type Context,
+  type Link,
   type Span,
+  type SpanContext,
   type TextMapGetter,
+  type Tracer,
 } from '@opentelemetry/api';
 
 /**
@@ -18,19 +23,23 @@ import {
  * span, reads no context and never loads the SDK. The OpenTelemetry API is itself one
  * process-wide registry, so this flag is too (the one module-level state, and why).
  */
-const state = { on: false };
+const state: { on: boolean; tracer: Tracer | undefined } = { on: false, tracer: undefined };
 
 /** True once `startTracing` has registered the SDK. */
 export function tracingOn(): boolean {
   return state.on;
 }
 
-/** Called by start-tracing.ts only, once its provider is registered; tests turn it off. */
+/**
+ * Called by start-tracing.ts only, once its provider is registered; tests turn it off. The
+ * tracer is looked up once here: the API's lookup builds a key and walks two providers.
+ */
 export function setTracingOn(on: boolean): void {
   state.on = on;
+  state.tracer = on ? trace.getTracer('arbor') : undefined;
 }
 
-const tracer = () => trace.getTracer('arbor');
+const tracer = (): Tracer => (state.tracer ??= trace.getTracer('arbor'));
 
 /** The request id of the request a context belongs to (log lines read it). */
 const REQUEST_ID = createContextKey('arbor.request_id');
@@ -55,20 +64,26 @@ export interface ServerSpan {
  * A SERVER span for one request, a child of the caller's `traceparent` (W3C trace context in
  * `headers`) when it sends one, else a new trace; undefined while tracing is off. The
  * caller runs the request `within` it and ends it with `endServerSpan`.
+ *
+ * The sampler decides here, once per request, and everything after asks the span: an
+ * unsampled request gets the SDK's non-recording span (its trace id and flags still reach
+ * the logs and any outbound `traceparent`), and `attributes` is called only for a span
+ * that records. The attributes therefore reach the span just after the sampler rather than
+ * at its start: Arbor's samplers (parent-based, trace-id ratio) never read them.
  */
 export function startServerSpan(
   name: string,
   headers: Carrier,
   requestId: string,
-  attributes: Attributes,
+  attributes: () => Attributes,
 ): ServerSpan | undefined {
   if (!state.on) return undefined;
   const parent = propagation.extract(ROOT_CONTEXT, headers, headerGetter);
-  const span = tracer().startSpan(
-    name,
-    { kind: SpanKind.SERVER, attributes: { ...attributes, 'arbor.request_id': requestId } },
-    parent,
-  );
+  const span = tracer().startSpan(name, { kind: SpanKind.SERVER }, parent);
+  if (span.isRecording()) {
+    span.setAttributes(attributes());
+    span.setAttribute('arbor.request_id', requestId);
+  }
   return { span, ctx: trace.setSpan(parent, span).setValue(REQUEST_ID, requestId) };
 }
 
@@ -80,24 +95,57 @@ export function within<T>(s: ServerSpan | undefined, fn: () => T): T {
 /**
  * Ends a server span: `name` (when the route was only known at the end), `attributes`, and
  * an error status when `failed` (semantic conventions: a 5xx for HTTP servers, for RPC the
- * codes that are the server's fault).
+ * codes that are the server's fault). Nothing for a span that does not record:
+ * `attributes` is not even called.
  */
 export function endServerSpan(
   s: ServerSpan | undefined,
-  attributes: Attributes,
+  attributes: () => Attributes,
   failed: boolean,
   name?: string,
 ): void {
-  if (s === undefined) return;
+  if (s === undefined || !s.span.isRecording()) return;
   if (name !== undefined) s.span.updateName(name);
-  s.span.setAttributes(attributes);
+  s.span.setAttributes(attributes());
   if (failed) s.span.setStatus({ code: SpanStatusCode.ERROR });
   s.span.end();
 }
 
 /**
+ * A span started now under `parent` (the active context unless given), its attributes set
+ * only when the sampler kept it.
+ */
+function started(
+  name: string,
+  kind: SpanKind,
+  attributes: () => Attributes,
+  parent: Context = context.active(),
+  links?: Link[],
+): Span {
+  const span = tracer().startSpan(name, { kind, ...(links ? { links } : {}) }, parent);
+  if (span.isRecording()) span.setAttributes(attributes());
+  return span;
+}
+
+/** `fn` run in `ctx`, `span` ending when it settles, marked failed when it throws. */
+async function endsWith<T>(span: Span, ctx: Context, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await context.with(ctx, fn);
+  } catch (e) {
+    if (span.isRecording()) {
+      span.setAttribute('error.type', (e as Error).name || 'Error');
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (e as Error).message });
+    }
+    throw e;
+  } finally {
+    span.end();
+  }
+}
+
+/**
  * `fn` inside a CLIENT span (an outbound HTTP request), given the headers that carry the
- * trace on (`traceparent`); without tracing, `fn({})` and nothing else (`attributes` is
+ * trace on (`traceparent`, also from a span that does not record: the callee then knows the
+ * caller did not sample); without tracing, `fn({})` and nothing else (`attributes` is
  * not even called). `fn`'s answer
  * status, when it returns one, goes on the span; 4xx and 5xx mark it failed, as do throws.
  */
@@ -108,65 +156,132 @@ export async function withClientSpan<T>(
   statusOf: (t: T) => number | undefined = () => undefined,
 ): Promise<T> {
   if (!state.on) return fn({});
-  const span = tracer().startSpan(name, { kind: SpanKind.CLIENT, attributes: attributes() });
+  const span = started(name, SpanKind.CLIENT, attributes);
   const ctx = trace.setSpan(context.active(), span);
   const propagate: Record<string, string> = {};
   propagation.inject(ctx, propagate);
-  try {
-    const out = await context.with(ctx, () => fn(propagate));
-    const status = statusOf(out);
+  return endsWith(span, ctx, async () => {
+    const out = await fn(propagate);
+    const status = span.isRecording() ? statusOf(out) : undefined;
     if (status !== undefined) {
       span.setAttribute('http.response.status_code', status);
       if (status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
     }
     return out;
-  } catch (e) {
-    span.setAttribute('error.type', (e as Error).name || 'Error');
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (e as Error).message });
-    throw e;
-  } finally {
-    span.end();
-  }
+  });
 }
 
 /**
- * `fn` inside an INTERNAL span of its own (a background job: an event delivery), a child of
- * the active span if any; without tracing, `fn()` and nothing else.
+ * `fn` inside an INTERNAL span of its own (a background job: an event delivery, a
+ * reconcile), a child of the active span if any, else the root of a trace of its own;
+ * `outcome` adds attributes from what `fn` returned. Without tracing, `fn()` and nothing
+ * else.
  */
 export async function withSpan<T>(
   name: string,
   attributes: () => Attributes,
   fn: () => Promise<T>,
+  outcome?: (t: T) => Attributes,
 ): Promise<T> {
   if (!state.on) return fn();
-  const span = tracer().startSpan(name, { kind: SpanKind.INTERNAL, attributes: attributes() });
-  try {
-    return await context.with(trace.setSpan(context.active(), span), fn);
-  } catch (e) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (e as Error).message });
-    throw e;
-  } finally {
-    span.end();
-  }
+  const span = started(name, SpanKind.INTERNAL, attributes);
+  return endsWith(span, trace.setSpan(context.active(), span), async () => {
+    const out = await fn();
+    if (outcome !== undefined && span.isRecording()) span.setAttributes(outcome(out));
+    return out;
+  });
+}
+
+/**
+ * The active span's context as a W3C `traceparent` (`00-{trace id}-{span id}-{flags}`),
+ * for work that is done later, elsewhere, on its behalf (an event's deliveries): undefined
+ * while tracing is off or outside any trace. Only the sampled flag is kept, and never the
+ * caller's `tracestate` or baggage: what is stored is Arbor's own span's id, with the trace
+ * id and sampling decision it was given, in the one fixed format `storedParent` accepts.
+ */
+export function currentTraceparent(): string | undefined {
+  if (!state.on) return undefined;
+  const sc = trace.getActiveSpan()?.spanContext();
+  if (sc === undefined || !isSpanContextValid(sc)) return undefined;
+  const out = `00-${sc.traceId}-${sc.spanId}-0${sc.traceFlags & TraceFlags.SAMPLED}`;
+  return TRACEPARENT.test(out) ? out : undefined;
+}
+
+/**
+ * Version 00 exactly, lowercase hex of the right lengths, flags 00 or 01, nothing around it
+ * (W3C Trace Context, level 1, as `currentTraceparent` writes it).
+ */
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0([01])$/;
+
+/**
+ * The span context a stored `traceparent` names, or undefined for anything that is not
+ * exactly what `currentTraceparent` writes (with a trace id and span id that are not all
+ * zeros). Total: whatever a row holds, it never throws.
+ */
+export function storedParent(traceparent: unknown): SpanContext | undefined {
+  if (typeof traceparent !== 'string' || traceparent.length !== 55) return undefined;
+  const m = TRACEPARENT.exec(traceparent);
+  if (m === null) return undefined;
+  const sc: SpanContext = {
+    traceId: m[1]!,
+    spanId: m[2]!,
+    traceFlags: m[3] === '1' ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    isRemote: true,
+  };
+  return isSpanContextValid(sc) ? sc : undefined;
+}
+
+/**
+ * `fn` inside a PRODUCER span for one message sent on behalf of earlier work (an event sent
+ * to its sink), a child of that work's span when `traceparent` (stored by
+ * `currentTraceparent`) names one, so that the send joins the trace of the request that
+ * caused it, and linked to the active span (the job doing the sending). Without a usable
+ * `traceparent`, a child of the active span. The parent's sampled flag decides, as for any
+ * child (parent-based samplers). Without tracing, `fn()` and nothing else.
+ */
+export async function withSpanFor<T>(
+  traceparent: string | null | undefined,
+  name: string,
+  attributes: () => Attributes,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (!state.on) return fn();
+  const active = context.active();
+  const origin = storedParent(traceparent);
+  const job = trace.getSpan(active)?.spanContext();
+  const span =
+    origin === undefined
+      ? started(name, SpanKind.PRODUCER, attributes, active)
+      : started(
+          name,
+          SpanKind.PRODUCER,
+          attributes,
+          trace.setSpanContext(active, origin),
+          job !== undefined && isSpanContextValid(job) ? [{ context: job }] : undefined,
+        );
+  return endsWith(span, trace.setSpan(active, span), fn);
 }
 
 /**
  * A CLIENT span started now as a child of the active span, for work whose end is heard
- * elsewhere (a database query's response event); undefined while tracing is off or outside
+ * elsewhere (a database query's response event); undefined while tracing is off, outside
  * any trace (the change feed's and the workers' idle polls would each be a trace of one
- * span otherwise). `attributes` is called only for a span that is made.
+ * span otherwise), or under a span that does not record (an unsampled request: its
+ * statements would not be recorded either). `name` and `attributes` are called only for a
+ * span that is made.
  */
 export function startChildSpan(name: () => string, attributes: () => Attributes): Span | undefined {
   if (!state.on) return undefined;
   const parent = context.active();
-  if (trace.getSpan(parent) === undefined) return undefined;
-  return tracer().startSpan(name(), { kind: SpanKind.CLIENT, attributes: attributes() }, parent);
+  if (trace.getSpan(parent)?.isRecording() !== true) return undefined;
+  return started(name(), SpanKind.CLIENT, attributes, parent);
 }
 
 /** An event on the active span (an access decision's proof walk), when one is recording. */
 export function spanEvent(name: string, attributes?: Attributes): void {
   if (!state.on) return;
-  trace.getActiveSpan()?.addEvent(name, attributes);
+  const span = trace.getActiveSpan();
+  if (span?.isRecording() === true) span.addEvent(name, attributes);
 }
 
 /** The active span's trace id when it is sampled (the one a trace store will have). */

@@ -7,13 +7,15 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { PooledIdGenerator } from './pooled-id-generator.js';
 
 /**
  * The OpenTelemetry SDK, registered process-wide: a Node tracer provider (AsyncLocalStorage
  * context, W3C trace context and baggage propagation), the sampler from OTEL_TRACES_SAMPLER
  * (the SDK's default: parentbased_always_on), batched OTLP/HTTP (protobuf) export to
  * OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, and the resource from OTEL_SERVICE_NAME and
- * OTEL_RESOURCE_ATTRIBUTES (service.name `arbor` unless they name another).
+ * OTEL_RESOURCE_ATTRIBUTES (service.name `arbor` unless they name another). Ids come from
+ * PooledIdGenerator: every request, sampled or not, draws a trace id and a span id.
  * Imported only by start-tracing.ts, and only when tracing is on.
  */
 export function registerTracing(env: NodeJS.ProcessEnv, version: string): () => Promise<void> {
@@ -27,7 +29,11 @@ export function registerTracing(env: NodeJS.ProcessEnv, version: string): () => 
     [ATTR_SERVICE_NAME]: 'arbor',
     [ATTR_SERVICE_VERSION]: version,
   }).merge(detectResources({ detectors: [envDetector] }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors });
+  const provider = new NodeTracerProvider({
+    resource,
+    spanProcessors,
+    idGenerator: new PooledIdGenerator(),
+  });
   provider.register();
   return () => provider.shutdown();
 }

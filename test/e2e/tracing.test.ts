@@ -254,46 +254,74 @@ maybe('tracing: a check shows its proof walk as events of its span', async (t) =
   t.true(decision.fields.some((f) => f.key === 'arbor.access.allowed' && f.value === true));
 });
 
-maybe('tracing: a webhook delivery is one trace, and the sink gets its traceparent', async (t) => {
-  const org = await post(
-    '/iam/v2beta1/groups',
-    { name: 'hook-traced' },
-    newTraceparent().header,
-    'w0',
-  );
-  const group = (org.body as { uid: string }).uid;
-  const sub = await post(
-    `/events/v2beta1/subscriptions/${group}`,
-    { name: 'hook', sink: sink.url },
-    newTraceparent().header,
-    'w1',
-  );
-  t.is(sub.status, 200, JSON.stringify(sub.body));
-  await until('a delivery', () => sink.accepted().length > 0);
-  const delivered = sink.accepted()[0]!;
-  const tp = parseTraceparent(delivered.headers.traceparent);
-  t.truthy(tp, 'the delivery carries a traceparent');
-  const spans = await spansOf(tp!.traceId, (s) => {
-    const post = s.find((x) => x.spanID === tp!.spanId);
-    return post !== undefined && named(s, 'event delivery') !== undefined;
-  });
-  const client = spans.find((x) => x.spanID === tp!.spanId)!;
-  t.is(client.operationName, 'POST', 'the sink saw the client span of its own request');
-  t.is(tag(client, 'span.kind'), 'client');
-  t.is(tag(client, 'http.request.method'), 'POST');
-  t.is(tag(client, 'http.response.status_code'), 204);
-  t.is(tag(client, 'url.full'), sink.url);
-  const delivery = named(spans, 'event delivery')!;
-  t.is(parentOf(client), delivery.spanID, 'the request is the delivery job’s child');
-  t.is(parentOf(delivery), undefined, 'a background job starts its own trace');
-  t.true(
-    spans.some((s) => tag(s, 'db.system.name') && parentOf(s) === delivery.spanID),
-    'the outbox reads and writes are in it',
-  );
-  // The validation handshake went out in the same drain, with its own span of the trace.
-  const handshake = parseTraceparent(sink.handshakes[0]?.headers.traceparent);
-  t.is(handshake?.traceId, tp!.traceId);
-});
+maybe(
+  'tracing: a webhook delivery joins the trace of the request that made its event',
+  async (t) => {
+    const org = await post(
+      '/iam/v2beta1/groups',
+      { name: 'hook-traced' },
+      newTraceparent().header,
+      'w0',
+    );
+    const group = (org.body as { uid: string }).uid;
+    const sub = await post(
+      `/events/v2beta1/subscriptions/${group}`,
+      { name: 'hook', sink: sink.url },
+      newTraceparent().header,
+      'w1',
+    );
+    t.is(sub.status, 200, JSON.stringify(sub.body));
+    // The write whose event is followed: a child group, under the caller's traceparent.
+    const origin = newTraceparent();
+    const child = await post(`/iam/v2beta1/groups/${group}`, { name: 'made' }, origin.header, 'w2');
+    t.is(child.status, 200, JSON.stringify(child.body));
+    const childUid = (child.body as { uid: string }).uid;
+    const delivered = await until('the child’s event at the sink', () =>
+      sink.accepted().find((r) => r.body.subject === childUid),
+    );
+    const tp = parseTraceparent(delivered.headers.traceparent);
+    t.truthy(tp, 'the delivery carries a traceparent');
+    t.is(tp!.traceId, origin.traceId, "the sink's request continues the caller's trace");
+    const spans = await spansOf(origin.traceId, (s) => {
+      const request = s.find((x) => x.spanID === tp!.spanId);
+      return request !== undefined && named(s, 'event send') !== undefined;
+    });
+    const server = spans.find(
+      (x) => parentOf(x) === origin.spanId && tag(x, 'span.kind') === 'server',
+    )!;
+    t.truthy(server, 'the write is the caller’s child');
+    const send = named(spans, 'event send')!;
+    t.is(parentOf(send), server.spanID, 'the send is a child of the request that made the event');
+    t.is(tag(send, 'span.kind'), 'producer');
+    t.is(tag(send, 'cloudevents.event_subject'), childUid);
+    const client = spans.find((x) => x.spanID === tp!.spanId)!;
+    t.is(client.operationName, 'POST', 'the sink saw the client span of its own request');
+    t.is(parentOf(client), send.spanID);
+    t.is(tag(client, 'span.kind'), 'client');
+    t.is(tag(client, 'http.request.method'), 'POST');
+    t.is(tag(client, 'http.response.status_code'), 204);
+    t.is(tag(client, 'url.full'), sink.url);
+
+    // The drain that sent it is a trace of its own (claim, handshake, outbox writes),
+    // linked from the send (Jaeger shows a link as a FOLLOWS_FROM reference).
+    const link = send.references.find((r) => r.refType === 'FOLLOWS_FROM');
+    t.truthy(link, 'the send links the drain');
+    const drainSpans = await spansOf(
+      link!.traceID,
+      (s) => named(s, 'event delivery') !== undefined,
+    );
+    const delivery = named(drainSpans, 'event delivery')!;
+    t.is(delivery.spanID, link!.spanID);
+    t.is(parentOf(delivery), undefined, 'a background job starts its own trace');
+    t.true(
+      drainSpans.some((s) => tag(s, 'db.system.name') && parentOf(s) === delivery.spanID),
+      'the outbox reads and writes are in it',
+    );
+    // The validation handshake went out in the first drain, with its own span there.
+    const handshake = parseTraceparent(sink.handshakes[0]?.headers.traceparent);
+    t.truthy(handshake, 'the handshake carries a traceparent');
+  },
+);
 
 maybe('tracing: the latency histograms carry trace ids as exemplars (OpenMetrics)', async (t) => {
   const tp = newTraceparent();

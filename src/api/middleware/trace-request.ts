@@ -15,10 +15,7 @@ export function traceRequest() {
   return async function traceRequestMiddleware(ctx: Context, next: Next): Promise<void> {
     const requestId = requestIdOf(ctx.get('x-request-id'));
     (ctx.state as State).requestId = requestId;
-    const span = startServerSpan(
-      ctx.method,
-      ctx.req.headers,
-      requestId,
+    const span = startServerSpan(ctx.method, ctx.req.headers, requestId, () =>
       httpServerAttributes(ctx.method, ctx.path, ctx.req.socket.remoteAddress),
     );
     let failed = true;
@@ -30,10 +27,10 @@ export function traceRequest() {
       const route = typeof matched === 'string' ? matched : undefined;
       endServerSpan(
         span,
-        {
+        () => ({
           'http.response.status_code': ctx.status,
           ...(route === undefined ? {} : { 'http.route': routeOf(route) }),
-        },
+        }),
         failed,
         route === undefined ? ctx.method : `${ctx.method} ${routeOf(route)}`,
       );

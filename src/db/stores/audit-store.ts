@@ -7,6 +7,7 @@ import { matchesEventType } from '../../resources/subscriptions/subscription.js'
 import type { Tx } from '../../resources/tx.js';
 import { ancestryOf } from '../../core/uidp.js';
 import { keysetPage, whereBelow, whereVisible } from '../keyset.js';
+import { currentTraceparent } from '../../tracing/spans.js';
 import { kx } from '../unit-of-work.js';
 
 export interface AuditRow {
@@ -122,8 +123,11 @@ export class KnexAuditStore implements AuditStore {
       .select('uid', 'types')) as Array<{ uid: string; types: string[] }>;
     const targets = subs.filter((s) => matchesEventType(s.types, e.eventType));
     if (targets.length > 0) {
+      // The trace of the request recording the event, for its deliveries to join (while
+      // tracing is on; migration 0024 says what the column accepts).
+      const traceparent = currentTraceparent() ?? null;
       await k('event_outbox').insert(
-        targets.map((s) => ({ subscription_uid: s.uid, event_seq: row.seq })),
+        targets.map((s) => ({ subscription_uid: s.uid, event_seq: row.seq, traceparent })),
       );
     }
   }

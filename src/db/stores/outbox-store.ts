@@ -71,12 +71,16 @@ export class KnexOutboxStore implements OutboxStore {
       .where('o.subscription_uid', subscriptionUid)
       .orderBy('o.event_seq')
       .limit(limit)
-      .select(['o.event_seq', 'o.attempts', ...AUDIT_COLUMNS.map((c) => `a.${c}`)])) as Array<
-      AuditRow & { event_seq: string; attempts: number }
-    >;
+      .select([
+        'o.event_seq',
+        'o.attempts',
+        'o.traceparent',
+        ...AUDIT_COLUMNS.map((c) => `a.${c}`),
+      ])) as Array<AuditRow & { event_seq: string; attempts: number; traceparent: string | null }>;
     return rows.map((r) => ({
       seq: String(r.event_seq),
       attempts: r.attempts,
+      traceparent: r.traceparent,
       event: toAuditEvent(r),
     }));
   }

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { withSpan } from '../../tracing/spans.js';
+import { withSpan, withSpanFor } from '../../tracing/spans.js';
 import type { UnitOfWork } from '../tx.js';
 import { CLOUDEVENTS_CONTENT_TYPE, toCloudEvent } from './cloud-event.js';
 import type { ClaimedSubscription, OutboxStore, QueuedEvent } from './outbox-store.js';
@@ -159,8 +159,9 @@ export class DeliveryWorker {
       this.outbox.claim(tx, this.owner, this.o.leaseMs, free),
     );
     for (const s of claimed) {
-      // One trace per drain while tracing is on: its reads, its requests to the sink (each
-      // carrying its traceparent) and its writes, under one span.
+      // One trace per drain while tracing is on: its reads, the validation handshake and its
+      // writes, under one span. Each event's send is in the trace of the request that
+      // recorded it, linked to this span (sendAttributes says why).
       const d = withSpan(
         'event delivery',
         () => ({ 'arbor.subscription.uid': s.uid }),
@@ -192,7 +193,11 @@ export class DeliveryWorker {
       const queued = await this.uow.read((tx) => this.outbox.queued(tx, s.uid, limit));
       for (const q of queued) {
         if (!this.#running) return;
-        const outcome = await this.send(s, q);
+        // The send joins the trace of the request that recorded the event (its stored
+        // traceparent), linked to this drain's: see sendAttributes.
+        const outcome = await withSpanFor(q.traceparent, 'event send', sendAttributes(s, q), () =>
+          this.send(s, q),
+        );
         if (outcome === 'stopped') return;
         if (!outcome.ok) {
           await this.fail(s, q.seq, outcome.error, false);
@@ -322,3 +327,23 @@ export class DeliveryWorker {
 }
 
 const USER_AGENT = 'arbor-events/1';
+
+/**
+ * The attributes of an event's send span (semantic conventions: messaging `send`, and the
+ * CloudEvents attributes). The span is a child of the request that recorded the event, not
+ * only linked to it: an operator looking at a request sees what its change set off, and the
+ * sink's `traceparent` continues the same trace. It is linked to the drain's span, which
+ * holds the claim, the handshake and the outbox writes, shared by the many events (of
+ * many requests) one drain sends; a span has one parent, so that relation is the link.
+ */
+function sendAttributes(s: ClaimedSubscription, q: QueuedEvent) {
+  return () => ({
+    'messaging.operation.type': 'send',
+    'messaging.operation.name': 'send',
+    'cloudevents.event_id': q.event.id,
+    'cloudevents.event_type': q.event.eventType,
+    'cloudevents.event_subject': q.event.resourceUid,
+    'arbor.subscription.uid': s.uid,
+    'arbor.event.attempts': q.attempts,
+  });
+}

@@ -20,6 +20,12 @@ export interface QueuedEvent {
   /** Position in the audit trail (int64 as a string): the per-subscription order. */
   seq: string;
   attempts: number;
+  /**
+   * The trace context of the request that recorded the event (a W3C `traceparent`), for
+   * the delivery to join; null while tracing was off. Read as untrusted: its trace id came
+   * from a client.
+   */
+  traceparent: string | null;
   event: AuditEvent;
 }
 
