@@ -177,6 +177,10 @@ export async function exportFrom(
         // By uid, not by name: a custom role may shadow a built-in of the same name, and
         // the adopted binding must keep exactly the role it has.
         roleUid: b.role.uid,
+        // The window as it is: the reconciler refuses an adopted binding whose start or
+        // expiry differs from its spec (both are set once).
+        ...(b.expireTime ? { expireTime: new Date(b.expireTime).toISOString() } : {}),
+        ...(b.notBefore ? { notBefore: new Date(b.notBefore).toISOString() } : {}),
         adoptUid: b.uid,
         deletionPolicy: 'Orphan',
       },

@@ -81,6 +81,7 @@ function createChange(
 ): PlanChange {
   const object = manifestKey(m);
   const expireTime = m.spec.expireTime ? new Date(m.spec.expireTime).toISOString() : undefined;
+  const notBefore = m.spec.notBefore ? new Date(m.spec.notBefore).toISOString() : undefined;
   return {
     action: 'create',
     kind: 'RoleBinding',
@@ -90,15 +91,49 @@ function createChange(
     body: {
       ...(identity.uid ? { identityUid: identity.uid } : {}),
       roleUid,
-      ...(m.spec.expireTime ? { expireTime: expireTime } : {}),
+      ...(expireTime ? { expireTime } : {}),
+      ...(notBefore ? { notBefore } : {}),
     },
     ...(identity.object ? { refs: { identityUid: identity.object } } : {}),
     fields: fieldChanges({
       identity: identity.uid ?? identity.object,
       role: m.spec.role ?? roleUid,
       ...(m.spec.expireTime ? { expireTime: m.spec.expireTime } : {}),
+      ...(m.spec.notBefore ? { notBefore: m.spec.notBefore } : {}),
     }),
   };
+}
+
+/**
+ * An RFC 3339 time of the spec as epoch ms, or undefined when unset.
+ * @throws CliError INVALID when it is not a time.
+ */
+function timeOf(m: BindingManifest, field: 'expireTime' | 'notBefore'): number | undefined {
+  const v = m.spec[field];
+  if (v === undefined || v === '') return undefined;
+  const at = typeof v === 'string' && RFC3339.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(at))
+    throw new CliError(
+      `${manifestKey(m)}: spec.${field} must be an RFC 3339 time, e.g. 2026-12-31T00:00:00Z`,
+      EXIT.INVALID,
+    );
+  return at;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i;
+
+/** A binding's window is set once: what differs between Arbor and the manifest, if anything. */
+function windowMoved(
+  b: Record<string, unknown>,
+  startAt: number | undefined,
+  expireAt: number | undefined,
+): string | undefined {
+  const have = (k: string) => (typeof b[k] === 'string' ? Date.parse(b[k]) : undefined);
+  if (have('notBefore') !== startAt)
+    return `starts at ${str(b.notBefore) ?? 'creation'}, and a start is set once`;
+  if (have('expireTime') !== expireAt)
+    return `expires at ${str(b.expireTime) ?? 'no time'}, and an expiry is set once`;
+  return undefined;
 }
 
 async function planBinding(
@@ -110,7 +145,10 @@ async function planBinding(
   const group = placeOfRef(ctx, m, 'Group');
   const identity = placeOfRef(ctx, m, 'Identity');
   const roleUid = await roleUidOf(ctx, m, group, roles);
-  const expireAt = m.spec.expireTime ? Date.parse(m.spec.expireTime) : undefined;
+  const expireAt = timeOf(m, 'expireTime');
+  const startAt = timeOf(m, 'notBefore');
+  if (startAt !== undefined && expireAt !== undefined && startAt >= expireAt)
+    throw new CliError(`${object}: spec.notBefore must be before spec.expireTime`, EXIT.INVALID);
   const title =
     `${m.spec.identityRef?.name ?? m.spec.identityUid} → ${m.spec.role ?? roleUid} at ` +
     `${m.spec.groupRef?.name ?? m.spec.groupUid}`;
@@ -125,14 +163,10 @@ async function planBinding(
   if (!seen) return ctx.creates(object, create);
   const b = seen.item;
   const uid = String(b.uid);
-  const haveExpire = typeof b.expireTime === 'string' ? Date.parse(b.expireTime) : undefined;
-  if (haveExpire !== expireAt) {
-    if (m.spec.adoptUid)
-      throw new CliError(
-        `${object}: ${uid} expires at ${str(b.expireTime) ?? 'no time'}, and an expiry is set once`,
-        EXIT.INVALID,
-      );
-    // The expiry is set once: the binding is replaced (the new one made right after).
+  const moved = windowMoved(b, startAt, expireAt);
+  if (moved !== undefined) {
+    if (m.spec.adoptUid) throw new CliError(`${object}: ${uid} ${moved}`, EXIT.INVALID);
+    // The window is set once: the binding is replaced (the new one made right after).
     ctx.changes.push({
       action: 'delete',
       kind: 'RoleBinding',
@@ -141,7 +175,7 @@ async function planBinding(
       uid,
       etag: seen.etag,
       fields: [],
-      why: 'replaced: a binding’s expireTime is set once',
+      why: `replaced: it ${moved}`,
     });
     return ctx.creates(object, create);
   }

@@ -11,6 +11,7 @@ type SimChange =
         identityUid: string;
         roleUid: string;
         expireTime?: string;
+        notBefore?: string;
       };
     }
   | { deleteRoleBinding: { uid: string } }
@@ -53,8 +54,15 @@ function bindingCreate(c: PlanChange): SimChange | undefined {
   if (groupUid === undefined || identityUid === undefined || roleUid === undefined)
     return undefined;
   const expireTime = str(c.body?.expireTime);
+  const notBefore = str(c.body?.notBefore);
   return {
-    createRoleBinding: { groupUid, identityUid, roleUid, ...(expireTime ? { expireTime } : {}) },
+    createRoleBinding: {
+      groupUid,
+      identityUid,
+      roleUid,
+      ...(expireTime ? { expireTime } : {}),
+      ...(notBefore ? { notBefore } : {}),
+    },
   };
 }
 

@@ -75,6 +75,8 @@ export async function policy(_args: unknown[], o: Opts): Promise<number> {
   const setting = o.approvals !== undefined || o.timeout !== undefined;
   if (setting && o.approvals === undefined)
     throw new CliError('--timeout is set together with --approvals', EXIT.USAGE);
+  if (setting && !/^\d+$/.test(String(o.approvals)))
+    throw new CliError('--approvals takes a whole number, 1 to 10', EXIT.USAGE);
   const r = await call<Item>(s, 'POST', `${PATH}:${setting ? 'setPolicy' : 'getPolicy'}`, {
     body: setting
       ? {

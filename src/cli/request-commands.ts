@@ -55,7 +55,10 @@ export function registerRequestCommands(program: Command): void {
     .action(act('cancel'));
   requests
     .command('policy')
-    .description("show a group's request policy, or set it with --approvals (needs groups.update)")
+    .description(
+      "show a group's request policy, or set it with --approvals (needs groups.update and " +
+        'role_bindings.create there)',
+    )
     .requiredOption('--group <group>', 'a uid or a path of names')
     .option('--approvals <n>', 'distinct approvers each request here and below needs (1-10)')
     .option('--timeout <duration>', 'how long requests wait for them (default 7d)')

@@ -195,7 +195,7 @@ export async function runResourceCommand(
       const parent = o.parent as string | undefined;
       if (parent === undefined && !kind.rootCreate)
         throw new CliError(
-          `${withArticle(kind.noun)} is created in a group: give --parent <uid>`,
+          `${withArticle(kind.noun)} is created in a group: give --parent <group>`,
           EXIT.USAGE,
         );
       const created =

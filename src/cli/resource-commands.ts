@@ -50,6 +50,15 @@ export function registerResourceCommands(
   }
 }
 
+/** The placeholder of a list filter that takes a reference, resolved by name (name-resolver.ts). */
+const FILTER_VALUE: Readonly<Record<string, string>> = {
+  identity: 'identity',
+  group: 'group',
+  role: 'role',
+  // Not resolved by name: an identity uid, as the API takes it.
+  requester: 'uid',
+};
+
 /** A kind's verbs under its command, each with the API's flags for it. */
 function addVerbs(group: Command, kind: ResourceKind): void {
   if (kind.verbs.includes('list')) {
@@ -57,9 +66,12 @@ function addVerbs(group: Command, kind: ResourceKind): void {
       .command('list')
       .alias('ls')
       .description(`list the ${plural(kind.noun)} you can see`)
-      .option('--parent <uid>', `only direct children of this group (uidp.children_of)`)
-      .option('--children-of <uid>', 'the same as --parent')
-      .option('--descendants-of <uid>', 'everything below this group (uidp.descendants_of)')
+      .option(
+        '--parent <group>',
+        'only direct children of this group, a uid or a path of names (uidp.children_of)',
+      )
+      .option('--children-of <group>', 'the same as --parent')
+      .option('--descendants-of <group>', 'everything below this group (uidp.descendants_of)')
       .option('--order-by <order>', 'uid, name or created_at, optionally followed by " desc"')
       .option('--page-size <n>', 'items per page (the API caps it at 200)')
       .option('--page-token <token>', 'continue a listing where the last page ended')
@@ -68,14 +80,14 @@ function addVerbs(group: Command, kind: ResourceKind): void {
     if (kind.verbs.includes('create') && kind.fields.some((f) => f.key === 'name'))
       list.option('--name <name>', 'only those with this exact name');
     for (const [filter, description] of Object.entries(kind.filters ?? {}))
-      list.option(`--${filter} <value>`, description);
+      list.option(`--${filter} <${FILTER_VALUE[filter] ?? 'value'}>`, description);
     list.addOption(outputOption()).addOption(apiUrlOption()).action(act('list', kind));
   }
   if (kind.verbs.includes('get'))
     group
       .command('get')
       .description(`show one ${kind.noun}`)
-      .argument('<uid>', `the ${kind.noun}'s uid, or its name (a path of names)`)
+      .argument('<name>', `the ${kind.noun}'s name (a path of names), or its uid`)
       .addOption(outputOption())
       .addOption(apiUrlOption())
       .action(act('get', kind));
@@ -84,8 +96,10 @@ function addVerbs(group: Command, kind: ResourceKind): void {
       .command('create')
       .description(`create ${withArticle(kind.noun)}`)
       .option(
-        '--parent <uid>',
-        kind.rootCreate ? 'the parent group (none: an organization)' : 'the group it belongs to',
+        '--parent <group>',
+        kind.rootCreate
+          ? 'the parent group, a uid or a path of names (none: an organization)'
+          : 'the group it belongs to, a uid or a path of names',
       );
     addFields(create, kind)
       .addOption(outputOption())
@@ -98,7 +112,7 @@ function addVerbs(group: Command, kind: ResourceKind): void {
       .description(
         `change ${withArticle(kind.noun)}: only the fields given (they form the update mask)`,
       )
-      .argument('<uid>', `the ${kind.noun}'s uid, or its name (a path of names)`)
+      .argument('<name>', `the ${kind.noun}'s name (a path of names), or its uid`)
       .option('--update-mask <fields>', 'comma-separated fields to change (default: those given)');
     addFields(update, kind)
       .addOption(outputOption())
@@ -110,7 +124,7 @@ function addVerbs(group: Command, kind: ResourceKind): void {
       .command('delete')
       .alias('rm')
       .description(`delete ${plural(kind.noun)}`)
-      .argument('<uid...>', 'their uids, or names')
+      .argument('<name...>', 'their names (paths of names), or uids')
       .addOption(apiUrlOption())
       .action(act('delete', kind));
 }

@@ -193,13 +193,21 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     plural: 'roleBindings',
     verbs: CRUD,
     filters: {
-      identity: 'only bindings of this identity uid',
-      group: 'only at this group uid',
-      role: 'only of this role uid',
+      identity: 'only bindings of this identity (a uid, or group path/name)',
+      group: 'only at this group (a uid or a path of names)',
+      role: 'only of this role (a uid or a name)',
     },
     fields: [
-      { flag: '--identity <uid>', key: 'identityUid', description: 'the identity bound' },
-      { flag: '--role <uid>', key: 'roleUid', description: 'the role granted' },
+      {
+        flag: '--identity <identity>',
+        key: 'identityUid',
+        description: 'the identity bound: a uid, or its group path and name (acme/ci)',
+      },
+      {
+        flag: '--role <role>',
+        key: 'roleUid',
+        description: 'the role granted: a uid, or a name (built in, or at the group or above)',
+      },
       {
         flag: '--expire-time <time>',
         key: 'expireTime',
@@ -253,7 +261,7 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     fields: [
       ...nameFields,
       {
-        flag: '--default-role <uid>',
+        flag: '--default-role <role>',
         key: 'defaultRole',
         description: 'role bound on first sign-in',
       },
@@ -267,9 +275,13 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     path: '/iam/v2beta1/groupInvites',
     plural: 'groupInvites',
     verbs: CRUD,
-    filters: { group: 'only invites to this group uid' },
+    filters: { group: 'only invites to this group (a uid or a path of names)' },
     fields: [
-      { flag: '--role <uid>', key: 'roleUid', description: 'the role the invite grants' },
+      {
+        flag: '--role <role>',
+        key: 'roleUid',
+        description: 'the role the invite grants: a uid or a name',
+      },
       { flag: '--email <address>', key: 'email', description: 'who may redeem it' },
       { flag: '--ttl <duration>', key: 'ttl', description: 'how long it is valid, e.g. 3600s' },
       { flag: '--single-use', key: 'singleUse', description: 'redeemable once' },
@@ -366,7 +378,7 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     filters: {
       state: 'only in this state: PENDING, APPROVED, DENIED, CANCELLED, EXPIRED',
       requester: 'only of this requesting identity uid',
-      role: 'only for this role uid',
+      role: 'only for this role (a uid or a name)',
     },
     fields: [],
     columns: [

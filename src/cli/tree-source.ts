@@ -13,6 +13,9 @@ export interface TreeBinding {
   parentUid: string;
   identity: { uid: string };
   role: { uid: string; name: string };
+  /** A Date from the services, RFC 3339 text from the API. */
+  expireTime?: Date | string | undefined;
+  notBefore?: Date | string | undefined;
 }
 
 /** Where an export reads the tree: the services here, or a server's API. */

@@ -2,12 +2,14 @@ import { decodeJwt } from 'jose';
 import { stringify } from 'yaml';
 import { call, openSession } from './api-session.js';
 import { CliError } from './cli-errors.js';
+import { NameBook } from './name-book.js';
 import { listItems } from './resource-actions.js';
 import type { Item } from './resource-kinds.js';
 
 /**
  * `arbor whoami`: the identity the current token speaks for, the role bindings of it you
- * can see, and when the token expires. The admin token is no identity and says so.
+ * can see (each at its group's path of names, `acme/platform`, as every other command
+ * names groups), and when the token expires. The admin token is no identity and says so.
  */
 export async function whoamiCommand(o: { api?: string; output?: string }): Promise<void> {
   const s = await openSession(o.api);
@@ -38,6 +40,11 @@ export async function whoamiCommand(o: { api?: string; output?: string }): Promi
     // Proves the token works: the admin token is refused like any other when wrong.
     await call(s, 'GET', '/iam/v2beta1/groups', { params: { query: { page_size: 1 } } });
   }
+  // Group names repeat across organizations; the path says which one is meant.
+  const names = new NameBook(s);
+  const paths = await Promise.all(
+    bindings.map((b) => names.groupPath(String((b.group as Item).uid))),
+  );
   const who = {
     api: s.api,
     tokenSource: s.source,
@@ -45,10 +52,10 @@ export async function whoamiCommand(o: { api?: string; output?: string }): Promi
       sub === undefined ? null : { uid: sub, name: nameOf(identity, bindings) ?? s.displayName },
     admin: sub === undefined,
     expiry: expiry?.toISOString() ?? null,
-    bindings: bindings.map((b) => ({
+    bindings: bindings.map((b, i) => ({
       uid: b.uid,
       role: (b.role as Item).name,
-      group: (b.group as Item).name,
+      group: paths[i],
       groupUid: (b.group as Item).uid,
     })),
   };

@@ -829,7 +829,7 @@ export interface paths {
     put?: never;
     /**
      * Set a group's request policy
-     * @description How many distinct approvers requests at this group and below need (1–10), and how long they wait (default 7 days); needs `groups.update`. Requests made before keep theirs.
+     * @description How many distinct approvers requests at this group and below need (1–10), and how long they wait (default 7 days); needs `groups.update` and `role_bindings.create` at the group. Requests made before keep theirs.
      */
     post: operations['iam.accessRequests.setPolicy'];
     delete?: never;
@@ -3081,13 +3081,15 @@ export interface components {
       /** @description Applied in order, each to the world the ones before it left. */
       changes: (
         | {
-            /** @description A role binding created at groupUid, as RoleBinding create takes it. */
+            /** @description A role binding created at groupUid, as RoleBinding create takes it: it grants from notBefore (inclusive; absent or past: at once) until expireTime (exclusive). */
             createRoleBinding: {
               groupUid: string;
               identityUid: string;
               roleUid: string;
               /** Format: date-time */
               expireTime?: string;
+              /** Format: date-time */
+              notBefore?: string;
             };
           }
         | {
@@ -3264,6 +3266,12 @@ export interface components {
            * @example 2026-01-31T12:00:00.000Z
            */
           expireTime?: string;
+          /**
+           * Format: date-time
+           * @description From this instant the binding grants (a scheduled grant); absent: at once.
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          notBefore?: string;
         }[];
         /** @description The grants at `group` after the change set; empty for a LOSE. */
         after: {
@@ -3287,6 +3295,12 @@ export interface components {
            * @example 2026-01-31T12:00:00.000Z
            */
           expireTime?: string;
+          /**
+           * Format: date-time
+           * @description From this instant the binding grants (a scheduled grant); absent: at once.
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          notBefore?: string;
         }[];
         /** @description Groups strictly below `group` where the capability does not change, because another grant bound there holds it before and after (the tops only). */
         unchangedBelow: string[];
@@ -3460,7 +3474,7 @@ export interface components {
       createTime: string;
       /**
        * Format: date-time
-       * @description When the binding last granted a decision, or the identity last authenticated; absent: never since it was created (the window counts from createTime).
+       * @description When the binding last granted a decision, or the identity last authenticated; absent: never since it started (the window counts from createTime, or from notBefore when that is later: a binding cannot be used before it starts).
        * @example 2026-01-31T12:00:00.000Z
        */
       lastUsedTime?: string;
@@ -3470,7 +3484,13 @@ export interface components {
        * @example 2026-01-31T12:00:00.000Z
        */
       expireTime?: string;
-      /** @description The one-step remedy: the live bindings to expire (the binding itself, or every binding of the identity the caller may list), each by `PATCH /iam/v2beta1/roleBindings/{uid}?updateMask=expireTime` with `expireTime` N days from now; `arbor access unused --expire-in Nd` does it. */
+      /**
+       * Format: date-time
+       * @description A scheduled binding’s start, when it has one.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      notBefore?: string;
+      /** @description The one-step remedy: the live bindings to expire (the binding itself, or every started binding of the identity the caller may list), each by `PATCH /iam/v2beta1/roleBindings/{uid}?updateMask=expireTime` with `expireTime` N days from now; `arbor access unused --expire-in Nd` does it. */
       expireBindings: string[];
     };
     UnusedAccessResponse: {

@@ -70,7 +70,15 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
       uid: obj.status?.uid,
       adoptUid: spec.adoptUid,
       ...(observe
-        ? { observe, createFields: { groupUid, ...want, expireTime: spec.expireTime } }
+        ? {
+            observe,
+            createFields: {
+              groupUid,
+              ...want,
+              expireTime: spec.expireTime,
+              notBefore: spec.notBefore,
+            },
+          }
         : {}),
       haveOf,
       get: (uid) => this.bindings.get(p, uid),
@@ -108,7 +116,14 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
       update: (uid, patch) => this.bindings.update(p, uid, patch, Object.keys(patch)),
     });
     if (observe?.action) {
-      const create = { createRoleBinding: { groupUid, ...want, expireTime: spec.expireTime } };
+      const create = {
+        createRoleBinding: {
+          groupUid,
+          ...want,
+          expireTime: spec.expireTime,
+          notBefore: spec.notBefore,
+        },
+      };
       observe.access = await this.accessDelta(p, observe.action, result.uid, create);
     }
     return result;

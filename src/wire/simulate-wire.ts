@@ -49,6 +49,9 @@ export const simulatedGrantSchema = z
     expireTime: timestampSchema.optional().meta({
       description: 'From this instant the binding grants nothing; absent: never.',
     }),
+    notBefore: timestampSchema.optional().meta({
+      description: 'From this instant the binding grants (a scheduled grant); absent: at once.',
+    }),
   })
   .meta({ description: "A binding that grants the capability at the delta's group." });
 
@@ -95,6 +98,7 @@ const grantV2 = (g: SimulatedGrant): z.output<typeof simulatedGrantSchema> => ({
   groupUid: g.groupUid,
   path: [...g.path],
   ...(g.expireTime === undefined ? {} : { expireTime: ts(g.expireTime) }),
+  ...(g.notBefore === undefined ? {} : { notBefore: ts(g.notBefore) }),
 });
 
 export function simulateAnswerV2(a: SimulateAnswer): z.output<typeof simulateResponseSchema> {

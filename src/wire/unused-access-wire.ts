@@ -16,15 +16,19 @@ export const unusedFindingSchema = z
     lastUsedTime: timestampSchema.optional().meta({
       description:
         'When the binding last granted a decision, or the identity last authenticated; ' +
-        'absent: never since it was created (the window counts from createTime).',
+        'absent: never since it started (the window counts from createTime, or from ' +
+        'notBefore when that is later: a binding cannot be used before it starts).',
     }),
     expireTime: timestampSchema
       .optional()
       .meta({ description: 'The binding’s expiry, when it has one already.' }),
+    notBefore: timestampSchema
+      .optional()
+      .meta({ description: 'A scheduled binding’s start, when it has one.' }),
     expireBindings: z.array(uidSchema).meta({
       description:
         'The one-step remedy: the live bindings to expire (the binding itself, or every ' +
-        'binding of the identity the caller may list), each by `PATCH ' +
+        'started binding of the identity the caller may list), each by `PATCH ' +
         '/iam/v2beta1/roleBindings/{uid}?updateMask=expireTime` with `expireTime` N days ' +
         'from now; `arbor access unused --expire-in Nd` does it.',
     }),
@@ -45,6 +49,7 @@ export function unusedFindingV2(f: UnusedFinding): z.output<typeof unusedFinding
     createTime: ts(f.createTime),
     ...(f.lastUsedTime === undefined ? {} : { lastUsedTime: ts(f.lastUsedTime) }),
     ...(f.expireTime === undefined ? {} : { expireTime: ts(f.expireTime) }),
+    ...(f.notBefore === undefined ? {} : { notBefore: ts(f.notBefore) }),
     expireBindings: [...f.expireBindings],
   };
 }

@@ -305,3 +305,96 @@ spec: { groupUid: ${org}, identityRef: { name: ci }, role: viewer }
     t.regex(table.stdout, /\+ ci gains groups\.list at acme/);
   },
 );
+
+test.serial(
+  'plan and apply a scheduled RoleBinding: spec.notBefore is created, diffed (replaced when it moves) and simulated as a start',
+  async (t) => {
+    const scheduled = (notBefore: string) =>
+      manifests(
+        'v4',
+        `---
+apiVersion: arbor.dev/v1alpha1
+kind: RoleBinding
+metadata: { name: ci-org-owner, namespace: team-a }
+spec: { groupUid: ${org}, identityRef: { name: ci }, role: owner, notBefore: '${notBefore}' }
+`,
+      );
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    scheduled(later);
+    const plan = await arbor(['plan', '-f', dir, '-o', 'json']);
+    t.is(plan.code, 2, plan.stderr);
+    const create = (planJson(plan).changes as Json[]).find(
+      (c) => c.object === 'RoleBinding team-a/ci-org-owner',
+    )!;
+    t.is(create.action, 'create');
+    t.is(create.body.notBefore, later);
+    t.true((create.fields as Json[]).some((f) => f.field === 'notBefore' && f.to === later));
+    // Not started: the owner binding grants nothing now, so no access changes by it.
+    const access = planJson(plan).access as Json;
+    t.is(access.unavailable, undefined, JSON.stringify(access));
+    t.false(
+      (access.changes as Json[]).some((c) => c.capability === 'groups.delete'),
+      JSON.stringify(access.changes),
+    );
+    // The same binding started an hour ago grants at once: the delta shows it.
+    const started = new Date(Date.now() - 3_600_000).toISOString();
+    scheduled(started);
+    const now = await arbor(['plan', '-f', dir, '-o', 'json']);
+    t.true(
+      ((planJson(now).access as Json).changes as Json[]).some(
+        (c) => c.identity === 'ci' && c.capability === 'groups.delete' && c.effect === 'gain',
+      ),
+    );
+
+    scheduled(later);
+    const applied = await arbor(['apply', '-f', dir]);
+    t.is(applied.code, 0, applied.stderr);
+    const bound = (await children('roleBindings', org)).find((b) => b.role.name === 'owner')!;
+    t.is(bound.notBefore, later);
+    t.true(bound.pending);
+    const same = await arbor(['plan', '-f', dir]);
+    t.is(same.code, 0, same.stdout);
+
+    // A start is set once: moving it replaces the binding (delete, then create).
+    const moved = new Date(Date.now() + 7_200_000).toISOString();
+    scheduled(moved);
+    const replan = await arbor(['plan', '-f', dir, '-o', 'json']);
+    t.is(replan.code, 2, replan.stderr);
+    const mine = (planJson(replan).changes as Json[]).filter(
+      (c) => c.object === 'RoleBinding team-a/ci-org-owner',
+    );
+    t.deepEqual(
+      mine.map((c) => c.action),
+      ['delete', 'create'],
+    );
+    t.regex(mine[0]!.why as string, /starts at .*, and a start is set once/);
+    t.is((await arbor(['apply', '-f', dir])).code, 0);
+    const again = (await children('roleBindings', org)).find((b) => b.role.name === 'owner')!;
+    t.not(again.uid, bound.uid);
+    t.is(again.notBefore, moved);
+
+    // What a manifest may not say: not a time, or a start not before its end.
+    scheduled('next tuesday');
+    const bad = await arbor(['plan', '-f', dir]);
+    t.is(bad.code, 1);
+    t.regex(bad.stderr, /spec\.notBefore must be an RFC 3339 time/);
+    manifests(
+      'v4',
+      `---
+apiVersion: arbor.dev/v1alpha1
+kind: RoleBinding
+metadata: { name: ci-org-owner, namespace: team-a }
+spec:
+  groupUid: ${org}
+  identityRef: { name: ci }
+  role: owner
+  notBefore: '${moved}'
+  expireTime: '${later}'
+`,
+    );
+    const empty = await arbor(['plan', '-f', dir]);
+    t.is(empty.code, 1);
+    t.regex(empty.stderr, /spec\.notBefore must be before spec\.expireTime/);
+    manifests('v4');
+  },
+);

@@ -64,7 +64,7 @@ test('npm pack: the tarball holds the built CLI, and its bin runs from the PATH'
     t.regex(help.stdout, /^Usage: arbor/);
     t.regex(help.stdout, /groups/);
     t.regex((await shell('arbor --version')).stdout, /^\d+\.\d+\.\d+\n$/);
-    t.regex((await shell('arbor role-bindings create --help')).stdout, /--identity <uid>/);
+    t.regex((await shell('arbor role-bindings create --help')).stdout, /--identity <identity>/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -21,7 +21,10 @@ import {
  *    identity, role or binding that does not exist there or that the caller may not list
  *    (judged on the caller's grants before the set) is not applied. A built-in role is not
  *    edited. A group delete takes everything below it: bindings there, identities there
- *    with all their bindings. A created binding with an expiry in the past grants nothing.
+ *    with all their bindings. A created binding grants from its notBefore (inclusive; none:
+ *    at once) until its expireTime (exclusive; none: ever), as every binding does (rule 2):
+ *    one whose expiry has passed, or that has not started, grants nothing now. A set with
+ *    a created binding whose notBefore is not before its expireTime is refused whole.
  * 7. Only bindings that count for the caller count (access-model rule 4), before and after;
  *    a created binding counts where the caller may list bindings, or when it is its own.
  */
@@ -32,6 +35,7 @@ export type ModelChange =
         identityUid: string;
         roleUid: string;
         expireTime?: string;
+        notBefore?: string;
       };
     }
   | { deleteRoleBinding: { uid: string } }
@@ -44,13 +48,22 @@ interface SimBinding extends ModelBinding {
   changeIndex?: number;
 }
 
+/** A grant as a delta cites it; `notBefore` and `expireTime` as ISO strings, when set. */
+export interface ModelGrantOf {
+  binding: string;
+  groupUid: string;
+  path: string[];
+  notBefore?: string;
+  expireTime?: string;
+}
+
 export interface ModelDelta {
   identity: string;
   capability: Capability;
   group: string;
   effect: 'GAIN' | 'LOSE';
-  before: { binding: string; groupUid: string; path: string[] }[];
-  after: { binding: string; groupUid: string; path: string[] }[];
+  before: ModelGrantOf[];
+  after: ModelGrantOf[];
   unchangedBelow: string[];
 }
 
@@ -70,7 +83,13 @@ interface State {
 function bindOne(
   w: ModelWorld,
   st: State,
-  b: { groupUid: string; identityUid: string; roleUid: string; expireTime?: string },
+  b: {
+    groupUid: string;
+    identityUid: string;
+    roleUid: string;
+    expireTime?: string;
+    notBefore?: string;
+  },
   i: number,
   callerCan: (cap: Capability, uid: string) => boolean,
 ): boolean {
@@ -90,6 +109,7 @@ function bindOne(
       role: b.roleUid,
       caps: st.roles.get(b.roleUid)!,
       ...(b.expireTime === undefined ? {} : { end: Date.parse(b.expireTime) }),
+      ...(b.notBefore === undefined ? {} : { start: Date.parse(b.notBefore) }),
     });
   return ok;
 }
@@ -138,6 +158,18 @@ function applyOne(
   return ok;
 }
 
+/** The index of the first created binding whose window is empty (the set is refused). */
+export function emptyWindow(changes: readonly ModelChange[]): number | undefined {
+  const i = changes.findIndex(
+    (ch) =>
+      'createRoleBinding' in ch &&
+      ch.createRoleBinding.notBefore !== undefined &&
+      ch.createRoleBinding.expireTime !== undefined &&
+      Date.parse(ch.createRoleBinding.notBefore) >= Date.parse(ch.createRoleBinding.expireTime),
+  );
+  return i < 0 ? undefined : i;
+}
+
 export function simulate(
   w: ModelWorld,
   c: Caller,
@@ -184,7 +216,13 @@ function deltasOf(
   const grants = (bs: readonly SimBinding[], id: string, cap: Capability, g: string) =>
     bs
       .filter((b) => b.identity === id && live(b, now) && b.caps.has(cap) && covers(b.group, g))
-      .map((b) => ({ binding: b.uid, groupUid: b.group, path: path(b.group, g) }))
+      .map((b) => ({
+        binding: b.uid,
+        groupUid: b.group,
+        path: path(b.group, g),
+        ...(b.start === undefined ? {} : { notBefore: new Date(b.start).toISOString() }),
+        ...(b.end === undefined ? {} : { expireTime: new Date(b.end).toISOString() }),
+      }))
       .sort((x, y) => (keyOf(x.binding) < keyOf(y.binding) ? -1 : 1));
   for (const id of ids)
     for (const cap of capabilities)

@@ -2,6 +2,8 @@ import test from 'ava';
 import fc from 'fast-check';
 import { CAPABILITIES, type Capability } from '../../src/auth/capabilities.js';
 import { ADMIN, type Principal } from '../../src/auth/principal.js';
+import { Code } from '../../src/core/rpc-code.js';
+import type { RpcError } from '../../src/core/rpc-error.js';
 import type { SimulateAnswer } from '../../src/resources/access/simulate.js';
 import { BUILTIN_ROLES } from '../../src/resources/roles/builtin-roles.js';
 import type * as model from '../helpers/access-model.js';
@@ -11,12 +13,15 @@ import * as sim from '../helpers/simulate-model.js';
 
 /**
  * access:simulate against an independent model of the delta (test/helpers/simulate-model.ts)
- * on random worlds (trees, identities, custom and built-in roles, bindings, some expired)
- * and random change sets asked by random callers: bindings created (no expiry, expired,
- * expiring) and deleted (existing, or missing), custom and built-in roles edited,
- * identities and groups deleted. Every verdict's `applied`, every delta (identity,
- * capability, group, effect, proofs before and after, holes) and the total must agree,
- * paged with a random page size. A fixed seed; ARBOR_SIM_WORLDS, ARBOR_SIM_SEED for more.
+ * on random worlds (trees, identities, custom and built-in roles, bindings, some expired,
+ * some scheduled to start later, some started) and random change sets asked by random
+ * callers: bindings created (no expiry, expired, expiring; starting at once, in the past,
+ * in the future, at the far ends of time) and deleted (existing, or missing), custom and
+ * built-in roles edited, identities and groups deleted. Every verdict's `applied`, every
+ * delta (identity, capability, group, effect, proofs before and after with their windows,
+ * holes) and the total must agree, paged with a random page size; a set that creates a
+ * binding with an empty window must be refused whole (INVALID_ARGUMENT on that change's
+ * notBefore). A fixed seed; ARBOR_SIM_WORLDS, ARBOR_SIM_SEED for more.
  */
 const WORLDS = Number(process.env.ARBOR_SIM_WORLDS ?? 20);
 const SETS = 60;
@@ -43,15 +48,30 @@ interface WorldShape {
   parents: number[];
   identityAt: number[];
   roles: Capability[][];
-  bindings: { identity: number; role: number; group: number; expired: boolean }[];
+  bindings: { identity: number; role: number; group: number; window: BindingWindow }[];
 }
+
+/** An existing binding's window: none, ended, starting later, or started. */
+type BindingWindow = 'plain' | 'expired' | 'pending' | 'started';
 
 const worldArb: fc.Arbitrary<WorldShape> = fc.record({
   parents: fc.array(fc.nat(), { minLength: 1, maxLength: 7 }),
   identityAt: fc.array(fc.nat(), { minLength: 2, maxLength: 4 }),
   roles: fc.array(fc.subarray(POOL, { minLength: 1 }), { minLength: 1, maxLength: 3 }),
   bindings: fc.array(
-    fc.record({ identity: fc.nat(), role: fc.nat(), group: fc.nat(), expired: fc.boolean() }),
+    fc.record({
+      identity: fc.nat(),
+      role: fc.nat(),
+      group: fc.nat(),
+      window: fc.constantFrom<BindingWindow>(
+        'plain',
+        'plain',
+        'plain',
+        'expired',
+        'pending',
+        'started',
+      ),
+    }),
     { maxLength: 12 },
   ),
 });
@@ -92,10 +112,17 @@ async function build(shape: WorldShape): Promise<model.ModelWorld> {
     if (seen.has(key)) continue;
     seen.add(key);
     const expireTime = new Date(Date.now() + 3_600_000).toISOString();
-    const body = { identityUid: identity, roleUid: role, ...(b.expired ? { expireTime } : {}) };
+    const start = { pending: 3_600_000, started: -3_600_000 }[b.window as string];
+    const notBefore = start === undefined ? undefined : new Date(Date.now() + start);
+    const body = {
+      identityUid: identity,
+      roleUid: role,
+      ...(b.window === 'expired' ? { expireTime } : {}),
+      ...(notBefore ? { notBefore: notBefore.toISOString() } : {}),
+    };
     const uid = (await sv.roleBindings.create(ADMIN, group, body)).uid;
     // As time would: the expiry passes.
-    if (b.expired)
+    if (b.window === 'expired')
       await s.db
         .knex('role_bindings')
         .where({ uid })
@@ -106,7 +133,8 @@ async function build(shape: WorldShape): Promise<model.ModelWorld> {
       identity,
       role,
       caps: roles.get(role)!,
-      ...(b.expired ? { end: 0 } : {}),
+      ...(b.window === 'expired' ? { end: 0 } : {}),
+      ...(notBefore ? { start: notBefore.getTime() } : {}),
     });
   }
   s.arbor.authz.grantsChanged();
@@ -121,11 +149,22 @@ type ChangeShape =
       identity: number;
       role: number;
       expiry: 'none' | 'past' | 'future';
+      start: Start;
     }
   | { kind: 'unbind'; binding: number; missing: boolean }
   | { kind: 'editRole'; role: number; caps: Capability[] }
   | { kind: 'deleteIdentity'; identity: number }
   | { kind: 'deleteGroup'; group: number };
+
+/** A created binding's notBefore: none, an hour ago, in half an hour, or far off either way. */
+type Start = 'none' | 'past' | 'future' | 'farPast' | 'farFuture';
+
+const START_AT: Record<Exclude<Start, 'none'>, () => string> = {
+  past: () => new Date(Date.now() - 2 * 3_600_000).toISOString(),
+  future: () => new Date(Date.now() + 1_800_000).toISOString(),
+  farPast: () => '1970-01-01T00:00:00Z',
+  farFuture: () => '9999-12-31T23:59:59.999Z',
+};
 
 const changeArb: fc.Arbitrary<ChangeShape> = fc.oneof(
   {
@@ -136,6 +175,15 @@ const changeArb: fc.Arbitrary<ChangeShape> = fc.oneof(
       identity: fc.nat(),
       role: fc.nat(),
       expiry: fc.constantFrom('none' as const, 'none' as const, 'past' as const, 'future' as const),
+      start: fc.constantFrom<Start>(
+        'none',
+        'none',
+        'none',
+        'past',
+        'future',
+        'farPast',
+        'farFuture',
+      ),
     }),
   },
   {
@@ -182,6 +230,7 @@ function changeOf(w: model.ModelWorld, c: ChangeShape): sim.ModelChange {
           identityUid: pick(w.identities, c.identity),
           roleUid: pick([...w.roles.keys()], c.role),
           ...(at === 0 ? {} : { expireTime: new Date(Date.now() + at).toISOString() }),
+          ...(c.start === 'none' ? {} : { notBefore: START_AT[c.start]() }),
         },
       };
     }
@@ -228,16 +277,31 @@ const shapeGrant = (g: {
   changeIndex?: number;
   groupUid: string;
   path: string[];
+  notBefore?: Date;
+  expireTime?: Date;
 }) => ({
   binding: g.bindingUid ?? `#${g.changeIndex}`,
   groupUid: g.groupUid,
   path: g.path,
+  ...(g.notBefore === undefined ? {} : { notBefore: g.notBefore.toISOString() }),
+  ...(g.expireTime === undefined ? {} : { expireTime: g.expireTime.toISOString() }),
 });
+
+/** The field violations of a refused simulation, or a rethrow of anything else. */
+function violationsOf(e: unknown): string[] {
+  const err = e as RpcError;
+  if (err?.code !== Code.INVALID_ARGUMENT) throw e;
+  return err.details.flatMap((d) =>
+    'fieldViolations' in d ? d.fieldViolations.map((v) => `${v.field}: ${v.description}`) : [],
+  );
+}
 
 test('access:simulate agrees with the model of the delta on random change sets', async (t) => {
   let sets = 0;
   let nonEmpty = 0;
   let notApplied = 0;
+  let refused = 0;
+  let scheduledGrants = 0;
   const kinds = new Map<string, number>();
   await fc.assert(
     fc.asyncProperty(
@@ -248,6 +312,21 @@ test('access:simulate agrees with the model of the delta on random change sets',
         for (const a of asks) {
           const c = callerOf(w, a.caller);
           const changes = a.changes.map((x) => changeOf(w, x));
+          sets++;
+          const empty = sim.emptyWindow(changes);
+          if (empty !== undefined) {
+            const got = await simulateAll(c, changes, a.pageSize).then(
+              () => ['answered'],
+              violationsOf,
+            );
+            const want = [
+              `changes.${empty}.createRoleBinding.notBefore: notBefore must be before expireTime`,
+            ];
+            if (JSON.stringify(got.slice(0, 1)) !== JSON.stringify(want))
+              throw new Error(`an empty window was not refused: ${JSON.stringify(got)}`);
+            refused++;
+            continue;
+          }
           const expected = sim.simulate(w, c, changes, Date.now(), CAPABILITIES);
           const pages = await simulateAll(c, changes, a.pageSize);
           const real = {
@@ -266,7 +345,8 @@ test('access:simulate agrees with the model of the delta on random change sets',
             totals: [...new Set(pages.map((p) => p.totalCount))],
           };
           const want = { ...expected, totals: [String(expected.deltas.length)] };
-          sets++;
+          for (const d of want.deltas)
+            scheduledGrants += [...d.before, ...d.after].filter((g) => g.notBefore).length;
           if (want.deltas.length > 0) nonEmpty++;
           notApplied += want.applied.filter((x) => !x).length;
           for (const d of want.deltas) kinds.set(d.effect, (kinds.get(d.effect) ?? 0) + 1);
@@ -280,12 +360,16 @@ test('access:simulate agrees with the model of the delta on random change sets',
     { numRuns: WORLDS, seed: SEED, endOnFailure: true },
   );
   t.log(
-    `${sets} change sets in ${WORLDS} worlds: ${nonEmpty} with a delta, ${notApplied} changes not applied, ${JSON.stringify(Object.fromEntries(kinds))}`,
+    `${sets} change sets in ${WORLDS} worlds: ${nonEmpty} with a delta, ${notApplied} changes not applied, ${refused} refused (empty window), ${scheduledGrants} grants citing a notBefore, ${JSON.stringify(Object.fromEntries(kinds))}`,
   );
   // 1,200 by default (issue 40 asks at least 1,000).
   t.is(sets, WORLDS * SETS);
   // None of the comparisons is idle: deltas of both kinds and refused changes happened.
-  t.true(nonEmpty > sets / 4);
+  t.true(nonEmpty > (sets - refused) / 4);
   t.true((kinds.get('GAIN') ?? 0) > 0 && (kinds.get('LOSE') ?? 0) > 0);
   t.true(notApplied > 0);
+  // Scheduled grants were cited, and empty windows refused, but not so often as to crowd out
+  // the comparisons.
+  t.true(scheduledGrants > 0);
+  t.true(refused > 0 && refused < sets / 4);
 });

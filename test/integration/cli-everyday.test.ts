@@ -178,6 +178,21 @@ test.serial('cli: a person logs in, builds a tree, binds, lists, draws it, logs 
   };
   t.is(whoJson.identity.uid, me);
   t.is(whoJson.bindings.length, 1);
+  // A binding below the organization is shown at its group's path, not its bare name (the
+  // admin makes it: a person may not list its own root-level identity to bind it).
+  const mine = await arbor(
+    ['role-bindings', 'create', '--parent', 'acme/platform', '--identity', me, '--role', 'viewer'],
+    { ...env, ...admin },
+  );
+  ok(t, mine);
+  const whoBelow = await arbor(['whoami'], env);
+  t.regex(whoBelow.stdout, new RegExp(`viewer at acme/platform  ${PLATFORM}`));
+  const whoBelowJson = JSON.parse((await arbor(['whoami', '-o', 'json'], env)).stdout) as {
+    bindings: Array<{ group: string; groupUid: string }>;
+  };
+  t.true(whoBelowJson.bindings.some((x) => x.group === 'acme/platform' && x.groupUid === PLATFORM));
+  const mineUid = /[0-9a-f]{40}(?:\/[0-9a-f]{16})+/.exec(mine.stdout)?.[0];
+  ok(t, await arbor(['role-bindings', 'delete', mineUid!], env));
 
   // Update changes only the fields given; delete refuses a group with children.
   const updated = await arbor(

@@ -133,3 +133,32 @@ test.serial('request by role name, the inbox, approve; deny; cancel; policy', as
   const got = await arbor(['requests', 'get', third.uid, '-o', 'json'], asker);
   t.is((JSON.parse(got.stdout) as { state: string }).state, 'CANCELLED');
 });
+
+test('requests policy: shown to whoever may list the group; set only with groups.update and role_bindings.create', async (t) => {
+  const shown = await arbor(['requests', 'policy', '--group', 'cli-requests', '-o', 'json'], asker);
+  t.is(shown.code, 0, shown.stderr);
+  t.like(JSON.parse(shown.stdout), { approvals: 1 });
+  // The approver may create bindings but not update the group; the asker may do neither.
+  for (const token of [approver, asker]) {
+    const refused = await arbor(
+      ['requests', 'policy', '--group', 'cli-requests', '--approvals', '1'],
+      token,
+    );
+    t.is(refused.code, 6, refused.stderr);
+    t.regex(refused.stderr, /missing capability groups\.update/);
+  }
+  const typo = await arbor(
+    ['requests', 'policy', '--group', 'cli-requests', '--approvals', 'two'],
+    ADMIN_TOKEN,
+  );
+  t.is(typo.code, 2);
+  t.regex(typo.stderr, /--approvals takes a whole number/);
+  const tooMany = await arbor(
+    ['requests', 'policy', '--group', 'cli-requests', '--approvals', '11'],
+    ADMIN_TOKEN,
+  );
+  t.is(tooMany.code, 3, tooMany.stderr);
+  t.regex(tooMany.stderr, /approvals must be at most 10/);
+  const nowhere = await arbor(['requests', 'policy', '--group', 'no-such-org'], asker);
+  t.is(nowhere.code, 4, nowhere.stderr);
+});

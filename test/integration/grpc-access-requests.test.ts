@@ -74,3 +74,74 @@ test('create, list, get, approve over gRPC answer as REST does', async (t) => {
   a.close();
   b.close();
 });
+
+test('the request policy over gRPC: get and set as REST, with the same authorization', async (t) => {
+  const folder = await createGroup(s.admin, 'grpc-policy', org);
+  const hidden = await createGroup(s.admin, 'grpc-policy-hidden');
+  // Holds groups.update but may not create bindings: it may not set how bindings are approved.
+  const updater = await createRole(s.admin, org, 'updater', ['groups.list', 'groups.update']);
+  const owner = await createRole(s.admin, org, 'policy-owner', [
+    'groups.list',
+    'groups.update',
+    'role_bindings.create',
+  ]);
+  const u = await createIdentity(s.admin, org, 'updater');
+  const o = await createIdentity(s.admin, org, 'policy-owner');
+  await createBinding(s.admin, folder, u, updater);
+  await createBinding(s.admin, folder, o, owner);
+  const up = s.grpc((await s.arbor.tokens.sign(u, { iss: ISSUER, sub: 'sub-updater' })).token);
+  const ow = s.grpc((await s.arbor.tokens.sign(o, { iss: ISSUER, sub: 'sub-owner' })).token);
+  const asks = s.grpc(asker);
+
+  const defaults = await asks.call(AccessRequestsService, 'GetAccessRequestPolicy', {
+    groupUid: folder,
+  });
+  t.deepEqual(defaults.ok && defaults.json, { approvals: 1, timeoutSeconds: 604800 });
+  const denied = await up.call(AccessRequestsService, 'SetAccessRequestPolicy', {
+    groupUid: folder,
+    approvals: 1,
+  });
+  t.is(denied.code, 7, 'PERMISSION_DENIED without role_bindings.create');
+  t.regex(!denied.ok ? denied.message : '', /missing capability role_bindings\.create/);
+  const byAsker = await asks.call(AccessRequestsService, 'SetAccessRequestPolicy', {
+    groupUid: folder,
+    approvals: 1,
+  });
+  t.is(byAsker.code, 7, 'PERMISSION_DENIED: may list the group, may not update it');
+  const unseen = await ow.call(AccessRequestsService, 'SetAccessRequestPolicy', {
+    groupUid: hidden,
+    approvals: 2,
+  });
+  t.is(unseen.code, 5, 'NOT_FOUND: a group it may not list');
+  const unseenGet = await ow.call(AccessRequestsService, 'GetAccessRequestPolicy', {
+    groupUid: hidden,
+  });
+  t.is(unseenGet.code, 5);
+  for (const bad of [{ approvals: 0 }, { approvals: 11 }, { approvals: 2, timeoutSeconds: 59 }]) {
+    const r = await ow.call(AccessRequestsService, 'SetAccessRequestPolicy', {
+      groupUid: folder,
+      ...bad,
+    });
+    t.is(r.code, 3, `INVALID_ARGUMENT: ${JSON.stringify(bad)}`);
+  }
+  const set = await ow.call(AccessRequestsService, 'SetAccessRequestPolicy', {
+    groupUid: folder,
+    approvals: 2,
+    timeoutSeconds: 3600,
+  });
+  t.deepEqual(set.ok && set.json, { approvals: 2, timeoutSeconds: 3600, groupUid: folder });
+  // REST reads what gRPC set, and refuses the same caller the same way.
+  const rest = await s.admin.post('/iam/v2beta1/accessRequests:getPolicy', { groupUid: folder });
+  t.deepEqual(rest.body, { approvals: 2, timeoutSeconds: 3600, groupUid: folder });
+  const restDenied = await s
+    .client((await s.arbor.tokens.sign(u, { iss: ISSUER, sub: 'sub-updater' })).token)
+    .post('/iam/v2beta1/accessRequests:setPolicy', { groupUid: folder, approvals: 1 });
+  t.is(restDenied.status, 403);
+  // Inherited below: a request at a child group keeps the folder's policy.
+  const child = await createGroup(s.admin, 'grpc-policy-child', folder);
+  const below = await asks.call(AccessRequestsService, 'GetAccessRequestPolicy', {
+    groupUid: child,
+  });
+  t.deepEqual(below.ok && below.json, { approvals: 2, timeoutSeconds: 3600, groupUid: folder });
+  for (const c of [up, ow, asks]) c.close();
+});

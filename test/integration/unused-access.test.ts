@@ -213,3 +213,50 @@ test.serial('the remedy: expireTime set through the binding update path, audited
     'the update is audited',
   );
 });
+
+test('a scheduled binding is unused only from its start: not started, or started within the window, is no finding', async (t) => {
+  const sched = await createGroup(s.admin, 'unused-scheduled');
+  const who = await createIdentity(s.admin, sched, 'scheduled');
+  // One role each: the same identity and role cannot be bound twice at a group.
+  const bind = async (role: string, notBefore?: Date) => {
+    const res = await s.admin.post(`/iam/v2beta1/roleBindings/${sched}`, {
+      identityUid: who,
+      roleUid: await builtinRole(s.admin, role),
+      ...(notBefore ? { notBefore: notBefore.toISOString() } : {}),
+    });
+    if (res.status !== 200) throw new Error(JSON.stringify(res.body));
+    return res.body.uid as string;
+  };
+  const startedLongAgo = await bind('viewer', daysAgo(100));
+  const startedLately = await bind('editor', daysAgo(10));
+  const pending = await bind('registry.pull', new Date(Date.now() + 20 * DAY));
+  const plain = await bind('registry.push');
+  // All made 200 days ago (as the others in this file, set in the database).
+  for (const b of [startedLongAgo, startedLately, pending, plain])
+    await backdate('role_bindings', b, 200);
+  await backdate('identities', who, 200);
+
+  const thirty = await s.admin.get(`${U}?window=30d&group=${sched}`);
+  t.is(thirty.status, 200);
+  t.deepEqual(uidsOf(thirty.body), [who, startedLongAgo, plain].sort());
+  const f = thirty.body.findings.find((x: any) => x.uid === startedLongAgo);
+  t.true(Math.abs(Date.parse(f.notBefore) - daysAgo(100).getTime()) < 60_000);
+  t.is(f.lastUsedTime, undefined);
+  t.is(thirty.body.findings.find((x: any) => x.uid === plain).notBefore, undefined);
+  // The identity's remedy expires what has started: a scheduled binding's expiry could not
+  // come before its start.
+  const id = thirty.body.findings.find((x: any) => x.uid === who);
+  t.deepEqual([...id.expireBindings].sort(), [startedLongAgo, startedLately, plain].sort());
+  // A window shorter than the time since it started: the lately started one is a finding.
+  const five = await s.admin.get(`${U}?window=5d&group=${sched}&kind=roleBinding`);
+  t.deepEqual(uidsOf(five.body), [startedLongAgo, startedLately, plain].sort());
+  // Used since it started: no finding, whatever its start.
+  await s.db.knex('binding_usage').insert({ binding_uid: startedLately, last_used_at: daysAgo(1) });
+  const used = await s.admin.get(`${U}?window=5d&group=${sched}&kind=roleBinding`);
+  t.deepEqual(uidsOf(used.body), [startedLongAgo, plain].sort());
+  // gRPC carries notBefore too.
+  const r = await s.grpcAdmin.call(AccessService, 'UnusedAccess', { window: '30d', group: sched });
+  t.true(r.ok);
+  const g = r.ok && r.json.findings.find((x: any) => x.uid === startedLongAgo);
+  t.is(Date.parse(g.notBefore), Date.parse(f.notBefore));
+});

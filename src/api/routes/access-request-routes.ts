@@ -158,7 +158,8 @@ export function mountAccessRequestRoutes(
     summary: "Set a group's request policy",
     description:
       'How many distinct approvers requests at this group and below need (1–10), and how ' +
-      'long they wait (default 7 days); needs `groups.update`. Requests made before keep theirs.',
+      'long they wait (default 7 days); needs `groups.update` and `role_bindings.create` at the ' +
+      'group. Requests made before keep theirs.',
     input: policySchema,
     example: { groupUid: EXAMPLE_UIDS.folder, approvals: 2 },
     output: POLICY_OUT,

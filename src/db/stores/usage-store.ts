@@ -48,6 +48,7 @@ interface FindingRow {
   created_at: Date;
   last_used_at: Date | null;
   expire_time: Date | null;
+  not_before: Date | null;
 }
 
 /** Last-used writes, and the unused-access findings read from them. */
@@ -81,9 +82,15 @@ export class KnexUsageStore implements UsageWriter, UnusedAccessStore {
               'rb.created_at',
               'bu.last_used_at',
               'rb.expire_time',
+              'rb.not_before',
             )
             .where((w) => w.whereNull('rb.expire_time').orWhere('rb.expire_time', '>', k.fn.now()))
-            .whereRaw('COALESCE(bu.last_used_at, rb.created_at) < ?', [u.cutoff]),
+            // A binding cannot be used before it starts: never used, it counts from the later
+            // of its creation and its notBefore (GREATEST skips a NULL notBefore), so one not
+            // started yet, or started within the window, is no finding.
+            .whereRaw('COALESCE(bu.last_used_at, GREATEST(rb.created_at, rb.not_before)) < ?', [
+              u.cutoff,
+            ]),
           'rb.parent_uid',
           u.view.bindings,
         ),
@@ -105,6 +112,7 @@ export class KnexUsageStore implements UsageWriter, UnusedAccessStore {
                 'CASE WHEN i.last_seen_at = i.created_at THEN NULL ELSE i.last_seen_at END AS last_used_at',
               ),
               k.raw('NULL::timestamptz AS expire_time'),
+              k.raw('NULL::timestamptz AS not_before'),
             )
             .where('i.last_seen_at', '<', u.cutoff),
           'i.parent_uid',
@@ -143,6 +151,8 @@ export class KnexUsageStore implements UsageWriter, UnusedAccessStore {
         .select('rb.uid', 'rb.identity_uid')
         .whereIn('rb.identity_uid', [...identityUids])
         .where((w) => w.whereNull('rb.expire_time').orWhere('rb.expire_time', '>', k.fn.now()))
+        // Started ones only: a scheduled binding's expiry may not come before its start.
+        .where((w) => w.whereNull('rb.not_before').orWhere('rb.not_before', '<=', k.fn.now()))
         .orderBy('rb.uid'),
       'rb.parent_uid',
       bindings,
@@ -162,5 +172,6 @@ function toFinding(r: FindingRow): Omit<UnusedFinding, 'expireBindings'> {
     createTime: r.created_at,
     ...(r.last_used_at === null ? {} : { lastUsedTime: r.last_used_at }),
     ...(r.expire_time === null ? {} : { expireTime: r.expire_time }),
+    ...(r.not_before === null ? {} : { notBefore: r.not_before }),
   };
 }

@@ -231,12 +231,17 @@ export class AccessRequestService {
   }
 
   /**
-   * Set a group's policy (inherited below it); applies to requests made from now on.
-   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED (no `groups.update`).
+   * Set a group's policy (inherited below it); applies to requests made from now on. The
+   * policy decides how bindings are made there, so setting it takes both `groups.update`
+   * and `role_bindings.create` at the group: whoever may not bind there may not lower (or
+   * raise) how many of those who may must agree.
+   * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (a group the caller may not list),
+   *   PERMISSION_DENIED (either capability missing).
    */
   async setPolicy(p: Principal, body: Body): Promise<RequestPolicy> {
     const { groupUid, ...input } = parseInput(policySchema, body);
     await this.d.authz.require(p, 'groups.update', groupUid, 'groups.list', GROUP_TYPE);
+    await this.d.authz.require(p, 'role_bindings.create', groupUid, 'groups.list', GROUP_TYPE);
     const next = {
       approvals: input.approvals,
       timeoutSeconds: input.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,

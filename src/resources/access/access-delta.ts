@@ -13,6 +13,8 @@ export interface WorldBinding {
   role: RoleRef;
   capabilities: readonly Capability[];
   expiresAt?: number;
+  /** From this instant it grants (its `notBefore`); absent: from creation. */
+  startsAt?: number;
 }
 
 /** One identity's change at one group, before it is shaped for the caller. */
@@ -40,6 +42,7 @@ class GrantIndex {
         scope: b.groupUid,
         capabilities: new Set(b.capabilities),
         ...(b.expiresAt === undefined ? {} : { expiresAt: b.expiresAt }),
+        ...(b.startsAt === undefined ? {} : { startsAt: b.startsAt }),
       };
       const here = this.#at.get(b.groupUid) ?? [];
       here.push({ grant, binding: b });

@@ -251,6 +251,7 @@ export class AccessSimulator {
       groupUid: b.groupUid,
       path: pathDown(b.groupUid, d.groupUid),
       ...(b.expiresAt === undefined ? {} : { expireTime: new Date(b.expiresAt) }),
+      ...(b.startsAt === undefined ? {} : { notBefore: new Date(b.startsAt) }),
     });
     return {
       ...refs,

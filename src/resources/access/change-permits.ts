@@ -24,6 +24,7 @@ const grantOf = (b: WorldBinding): Grant => ({
   scope: b.groupUid,
   capabilities: new Set(b.capabilities),
   ...(b.expiresAt === undefined ? {} : { expiresAt: b.expiresAt }),
+  ...(b.startsAt === undefined ? {} : { startsAt: b.startsAt }),
 });
 
 /**

@@ -16,6 +16,11 @@ const expireTime = z.iso
   .datetime({ offset: true, error: 'expireTime must be an RFC 3339 timestamp' })
   .transform((s) => new Date(s));
 
+// A scheduled grant, as a binding's create takes it: from this instant (a past one: at once).
+const notBefore = z.iso
+  .datetime({ offset: true, error: 'notBefore must be an RFC 3339 timestamp' })
+  .transform((s) => new Date(s));
+
 const byUid = (what: string) =>
   z.strictObject({ uid: uid('uid') }).meta({ description: `The ${what} by uid.` });
 
@@ -28,8 +33,18 @@ const changeSchema = z.union([
         identityUid: uid('identityUid'),
         roleUid: uid('roleUid'),
         expireTime: expireTime.optional(),
+        notBefore: notBefore.optional(),
       })
-      .meta({ description: 'A role binding created at groupUid, as RoleBinding create takes it.' }),
+      // An empty window is no binding at all: the real create refuses it the same way.
+      .refine((b) => !b.notBefore || !b.expireTime || b.notBefore < b.expireTime, {
+        path: ['notBefore'],
+        error: 'notBefore must be before expireTime',
+      })
+      .meta({
+        description:
+          'A role binding created at groupUid, as RoleBinding create takes it: it grants ' +
+          'from notBefore (inclusive; absent or past: at once) until expireTime (exclusive).',
+      }),
   }),
   z.strictObject({ deleteRoleBinding: byUid('role binding deleted') }),
   z.strictObject({

@@ -11,6 +11,8 @@ export type AccessChange =
         roleUid: string;
         /** From this instant the binding would grant nothing; absent: never. */
         expireTime?: Date;
+        /** From this instant the binding would grant (a scheduled grant); absent: at once. */
+        notBefore?: Date;
       };
     }
   | { deleteRoleBinding: { uid: string } }
@@ -59,6 +61,8 @@ export interface SimulatedGrant {
   path: string[];
   /** When the binding stops granting; absent: never. */
   expireTime?: Date;
+  /** When the binding starts granting (a scheduled grant that has started); absent: at creation. */
+  notBefore?: Date;
 }
 
 export type DeltaEffect = 'GAIN' | 'LOSE';

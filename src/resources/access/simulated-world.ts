@@ -131,6 +131,7 @@ export class SimulatedWorld {
       role: this.facts.roles.get(c.roleUid)!.ref,
       capabilities: caps,
       ...(c.expireTime === undefined ? {} : { expiresAt: c.expireTime.getTime() }),
+      ...(c.notBefore === undefined ? {} : { startsAt: c.notBefore.getTime() }),
     });
     return ok;
   }

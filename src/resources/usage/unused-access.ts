@@ -8,7 +8,9 @@ export type UnusedKind = 'roleBinding' | 'identity';
 
 /**
  * A live role binding that granted no decision, or an identity that did not authenticate,
- * since before the window began. Never used: counted from `createTime`.
+ * since before the window began. Never used: counted from `createTime`, or for a scheduled
+ * binding from the later of `createTime` and `notBefore` (it could not be used before it
+ * started), so a binding that has not started is never a finding.
  */
 export interface UnusedFinding {
   kind: UnusedKind;
@@ -24,6 +26,8 @@ export interface UnusedFinding {
   lastUsedTime?: Date;
   /** The binding's expiry, when it has one already. */
   expireTime?: Date;
+  /** A scheduled binding's start. */
+  notBefore?: Date;
   /**
    * The one-step remedy: the live bindings (the caller may list) to expire in N days
    * through the binding update path (`PATCH …/roleBindings/{uid}` with `expireTime`):
@@ -63,7 +67,7 @@ export interface UnusedAccessStore {
     u: UnusedQuery,
     q: PageQuery,
   ): Promise<StorePage<Omit<UnusedFinding, 'expireBindings'>>>;
-  /** The live bindings of `identityUids` the caller may list, by identity. */
+  /** The live (started, unexpired) bindings of `identityUids` the caller may list, by identity. */
   liveBindingsOf(
     tx: Tx,
     identityUids: readonly string[],

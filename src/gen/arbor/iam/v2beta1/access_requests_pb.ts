@@ -16,7 +16,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_access_requests: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CidhcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3NfcmVxdWVzdHMucHJvdG8SEWFyYm9yLmlhbS52MmJldGExIuwDCg1BY2Nlc3NSZXF1ZXN0EgsKA3VpZBgBIAEoCRIRCglncm91cF91aWQYAiABKAkSFQoNcmVxdWVzdGVyX3VpZBgDIAEoCRIQCghyb2xlX3VpZBgEIAEoCRIOCgZyZWFzb24YBSABKAkSGAoQZHVyYXRpb25fc2Vjb25kcxgGIAEoBRIuCgpub3RfYmVmb3JlGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVzdGF0ZRgIIAEoCRIaChJhcHByb3ZhbHNfcmVxdWlyZWQYCSABKAUSOwoJYXBwcm92YWxzGAogAygLMiguYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzUmVxdWVzdEFwcHJvdmFsEhEKCWNsb3NlZF9ieRgLIAEoCRIUCgxjbG9zZV9yZWFzb24YDCABKAkSEwoLYmluZGluZ191aWQYDSABKAkSMAoMdGltZW91dF90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjcmVhdGVfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImMKFUFjY2Vzc1JlcXVlc3RBcHByb3ZhbBIQCghhcHByb3ZlchgBIAEoCRIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YAyABKAkiZgoaQ3JlYXRlQWNjZXNzUmVxdWVzdFJlcXVlc3QSDgoGcGFyZW50GAEgASgJEjgKDmFjY2Vzc19yZXF1ZXN0GAIgASgLMiAuYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzUmVxdWVzdCImChdHZXRBY2Nlc3NSZXF1ZXN0UmVxdWVzdBILCgN1aWQYASABKAkiSgobQXBwcm92ZUFjY2Vzc1JlcXVlc3RSZXF1ZXN0EgsKA3VpZBgBIAEoCRITCgZyZWFzb24YAiABKAlIAIgBAUIJCgdfcmVhc29uIkcKGERlbnlBY2Nlc3NSZXF1ZXN0UmVxdWVzdBILCgN1aWQYASABKAkSEwoGcmVhc29uGAIgASgJSACIAQFCCQoHX3JlYXNvbiJJChpDYW5jZWxBY2Nlc3NSZXF1ZXN0UmVxdWVzdBILCgN1aWQYASABKAkSEwoGcmVhc29uGAIgASgJSACIAQFCCQoHX3JlYXNvbiLyAQoZTGlzdEFjY2Vzc1JlcXVlc3RzUmVxdWVzdBIuCgR1aWRwGAEgASgLMiAuYXJib3IuY29tbW9uLnYyYmV0YTEuVUlEUEZpbHRlchISCgVzdGF0ZRgCIAEoCUgAiAEBEhYKCXJlcXVlc3RlchgDIAEoCUgBiAEBEhEKBHJvbGUYBCABKAlIAogBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQggKBl9zdGF0ZUIMCgpfcmVxdWVzdGVyQgcKBV9yb2xlIpYBChpMaXN0QWNjZXNzUmVxdWVzdHNSZXNwb25zZRI5Cg9hY2Nlc3NfcmVxdWVzdHMYASADKAsyIC5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NSZXF1ZXN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFMooFChVBY2Nlc3NSZXF1ZXN0c1NlcnZpY2USZgoTQ3JlYXRlQWNjZXNzUmVxdWVzdBItLmFyYm9yLmlhbS52MmJldGExLkNyZWF0ZUFjY2Vzc1JlcXVlc3RSZXF1ZXN0GiAuYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzUmVxdWVzdBJgChBHZXRBY2Nlc3NSZXF1ZXN0EiouYXJib3IuaWFtLnYyYmV0YTEuR2V0QWNjZXNzUmVxdWVzdFJlcXVlc3QaIC5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NSZXF1ZXN0EnEKEkxpc3RBY2Nlc3NSZXF1ZXN0cxIsLmFyYm9yLmlhbS52MmJldGExLkxpc3RBY2Nlc3NSZXF1ZXN0c1JlcXVlc3QaLS5hcmJvci5pYW0udjJiZXRhMS5MaXN0QWNjZXNzUmVxdWVzdHNSZXNwb25zZRJoChRBcHByb3ZlQWNjZXNzUmVxdWVzdBIuLmFyYm9yLmlhbS52MmJldGExLkFwcHJvdmVBY2Nlc3NSZXF1ZXN0UmVxdWVzdBogLmFyYm9yLmlhbS52MmJldGExLkFjY2Vzc1JlcXVlc3QSYgoRRGVueUFjY2Vzc1JlcXVlc3QSKy5hcmJvci5pYW0udjJiZXRhMS5EZW55QWNjZXNzUmVxdWVzdFJlcXVlc3QaIC5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NSZXF1ZXN0EmYKE0NhbmNlbEFjY2Vzc1JlcXVlc3QSLS5hcmJvci5pYW0udjJiZXRhMS5DYW5jZWxBY2Nlc3NSZXF1ZXN0UmVxdWVzdBogLmFyYm9yLmlhbS52MmJldGExLkFjY2Vzc1JlcXVlc3RiBnByb3RvMw',
+    'CidhcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3NfcmVxdWVzdHMucHJvdG8SEWFyYm9yLmlhbS52MmJldGExIuwDCg1BY2Nlc3NSZXF1ZXN0EgsKA3VpZBgBIAEoCRIRCglncm91cF91aWQYAiABKAkSFQoNcmVxdWVzdGVyX3VpZBgDIAEoCRIQCghyb2xlX3VpZBgEIAEoCRIOCgZyZWFzb24YBSABKAkSGAoQZHVyYXRpb25fc2Vjb25kcxgGIAEoBRIuCgpub3RfYmVmb3JlGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVzdGF0ZRgIIAEoCRIaChJhcHByb3ZhbHNfcmVxdWlyZWQYCSABKAUSOwoJYXBwcm92YWxzGAogAygLMiguYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzUmVxdWVzdEFwcHJvdmFsEhEKCWNsb3NlZF9ieRgLIAEoCRIUCgxjbG9zZV9yZWFzb24YDCABKAkSEwoLYmluZGluZ191aWQYDSABKAkSMAoMdGltZW91dF90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjcmVhdGVfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImMKFUFjY2Vzc1JlcXVlc3RBcHByb3ZhbBIQCghhcHByb3ZlchgBIAEoCRIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YAyABKAkiZgoaQ3JlYXRlQWNjZXNzUmVxdWVzdFJlcXVlc3QSDgoGcGFyZW50GAEgASgJEjgKDmFjY2Vzc19yZXF1ZXN0GAIgASgLMiAuYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzUmVxdWVzdCImChdHZXRBY2Nlc3NSZXF1ZXN0UmVxdWVzdBILCgN1aWQYASABKAkiSgobQXBwcm92ZUFjY2Vzc1JlcXVlc3RSZXF1ZXN0EgsKA3VpZBgBIAEoCRITCgZyZWFzb24YAiABKAlIAIgBAUIJCgdfcmVhc29uIkcKGERlbnlBY2Nlc3NSZXF1ZXN0UmVxdWVzdBILCgN1aWQYASABKAkSEwoGcmVhc29uGAIgASgJSACIAQFCCQoHX3JlYXNvbiJJChpDYW5jZWxBY2Nlc3NSZXF1ZXN0UmVxdWVzdBILCgN1aWQYASABKAkSEwoGcmVhc29uGAIgASgJSACIAQFCCQoHX3JlYXNvbiLyAQoZTGlzdEFjY2Vzc1JlcXVlc3RzUmVxdWVzdBIuCgR1aWRwGAEgASgLMiAuYXJib3IuY29tbW9uLnYyYmV0YTEuVUlEUEZpbHRlchISCgVzdGF0ZRgCIAEoCUgAiAEBEhYKCXJlcXVlc3RlchgDIAEoCUgBiAEBEhEKBHJvbGUYBCABKAlIAogBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQggKBl9zdGF0ZUIMCgpfcmVxdWVzdGVyQgcKBV9yb2xlIpYBChpMaXN0QWNjZXNzUmVxdWVzdHNSZXNwb25zZRI5Cg9hY2Nlc3NfcmVxdWVzdHMYASADKAsyIC5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NSZXF1ZXN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFImcKE0FjY2Vzc1JlcXVlc3RQb2xpY3kSEQoJYXBwcm92YWxzGAEgASgFEhcKD3RpbWVvdXRfc2Vjb25kcxgCIAEoBRIWCglncm91cF91aWQYAyABKAlIAIgBAUIMCgpfZ3JvdXBfdWlkIjIKHUdldEFjY2Vzc1JlcXVlc3RQb2xpY3lSZXF1ZXN0EhEKCWdyb3VwX3VpZBgBIAEoCSJ3Ch1TZXRBY2Nlc3NSZXF1ZXN0UG9saWN5UmVxdWVzdBIRCglncm91cF91aWQYASABKAkSEQoJYXBwcm92YWxzGAIgASgFEhwKD3RpbWVvdXRfc2Vjb25kcxgDIAEoBUgAiAEBQhIKEF90aW1lb3V0X3NlY29uZHMy8gYKFUFjY2Vzc1JlcXVlc3RzU2VydmljZRJmChNDcmVhdGVBY2Nlc3NSZXF1ZXN0Ei0uYXJib3IuaWFtLnYyYmV0YTEuQ3JlYXRlQWNjZXNzUmVxdWVzdFJlcXVlc3QaIC5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NSZXF1ZXN0EmAKEEdldEFjY2Vzc1JlcXVlc3QSKi5hcmJvci5pYW0udjJiZXRhMS5HZXRBY2Nlc3NSZXF1ZXN0UmVxdWVzdBogLmFyYm9yLmlhbS52MmJldGExLkFjY2Vzc1JlcXVlc3QScQoSTGlzdEFjY2Vzc1JlcXVlc3RzEiwuYXJib3IuaWFtLnYyYmV0YTEuTGlzdEFjY2Vzc1JlcXVlc3RzUmVxdWVzdBotLmFyYm9yLmlhbS52MmJldGExLkxpc3RBY2Nlc3NSZXF1ZXN0c1Jlc3BvbnNlEmgKFEFwcHJvdmVBY2Nlc3NSZXF1ZXN0Ei4uYXJib3IuaWFtLnYyYmV0YTEuQXBwcm92ZUFjY2Vzc1JlcXVlc3RSZXF1ZXN0GiAuYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzUmVxdWVzdBJiChFEZW55QWNjZXNzUmVxdWVzdBIrLmFyYm9yLmlhbS52MmJldGExLkRlbnlBY2Nlc3NSZXF1ZXN0UmVxdWVzdBogLmFyYm9yLmlhbS52MmJldGExLkFjY2Vzc1JlcXVlc3QSZgoTQ2FuY2VsQWNjZXNzUmVxdWVzdBItLmFyYm9yLmlhbS52MmJldGExLkNhbmNlbEFjY2Vzc1JlcXVlc3RSZXF1ZXN0GiAuYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzUmVxdWVzdBJyChZHZXRBY2Nlc3NSZXF1ZXN0UG9saWN5EjAuYXJib3IuaWFtLnYyYmV0YTEuR2V0QWNjZXNzUmVxdWVzdFBvbGljeVJlcXVlc3QaJi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NSZXF1ZXN0UG9saWN5EnIKFlNldEFjY2Vzc1JlcXVlc3RQb2xpY3kSMC5hcmJvci5pYW0udjJiZXRhMS5TZXRBY2Nlc3NSZXF1ZXN0UG9saWN5UmVxdWVzdBomLmFyYm9yLmlhbS52MmJldGExLkFjY2Vzc1JlcXVlc3RQb2xpY3liBnByb3RvMw',
     [file_arbor_common_v2beta1_uidp, file_google_protobuf_timestamp],
   );
 
@@ -373,6 +373,92 @@ export const ListAccessRequestsResponseSchema: GenMessage<ListAccessRequestsResp
   messageDesc(file_arbor_iam_v2beta1_access_requests, 8);
 
 /**
+ * How many distinct approvers a request needs, and how long it waits for them.
+ *
+ * @generated from message arbor.iam.v2beta1.AccessRequestPolicy
+ */
+export type AccessRequestPolicy = Message<'arbor.iam.v2beta1.AccessRequestPolicy'> & {
+  /**
+   * 1 to 10.
+   *
+   * @generated from field: int32 approvals = 1;
+   */
+  approvals: number;
+
+  /**
+   * @generated from field: int32 timeout_seconds = 2;
+   */
+  timeoutSeconds: number;
+
+  /**
+   * The group whose policy this is (the one asked about or an ancestor); absent: defaults.
+   *
+   * @generated from field: optional string group_uid = 3;
+   */
+  groupUid?: string | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.AccessRequestPolicy.
+ * Use `create(AccessRequestPolicySchema)` to create a new message.
+ */
+export const AccessRequestPolicySchema: GenMessage<AccessRequestPolicy> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access_requests, 9);
+
+/**
+ * @generated from message arbor.iam.v2beta1.GetAccessRequestPolicyRequest
+ */
+export type GetAccessRequestPolicyRequest =
+  Message<'arbor.iam.v2beta1.GetAccessRequestPolicyRequest'> & {
+    /**
+     * @generated from field: string group_uid = 1;
+     */
+    groupUid: string;
+  };
+
+/**
+ * Describes the message arbor.iam.v2beta1.GetAccessRequestPolicyRequest.
+ * Use `create(GetAccessRequestPolicyRequestSchema)` to create a new message.
+ */
+export const GetAccessRequestPolicyRequestSchema: GenMessage<GetAccessRequestPolicyRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access_requests, 10);
+
+/**
+ * @generated from message arbor.iam.v2beta1.SetAccessRequestPolicyRequest
+ */
+export type SetAccessRequestPolicyRequest =
+  Message<'arbor.iam.v2beta1.SetAccessRequestPolicyRequest'> & {
+    /**
+     * @generated from field: string group_uid = 1;
+     */
+    groupUid: string;
+
+    /**
+     * 1 to 10.
+     *
+     * @generated from field: int32 approvals = 2;
+     */
+    approvals: number;
+
+    /**
+     * 60 s to 30 days; absent: 7 days.
+     *
+     * @generated from field: optional int32 timeout_seconds = 3;
+     */
+    timeoutSeconds?: number | undefined;
+  };
+
+/**
+ * Describes the message arbor.iam.v2beta1.SetAccessRequestPolicyRequest.
+ * Use `create(SetAccessRequestPolicyRequestSchema)` to create a new message.
+ */
+export const SetAccessRequestPolicyRequestSchema: GenMessage<SetAccessRequestPolicyRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access_requests, 11);
+
+/**
  * Access requests (docs/access-requests.md): an identity asks for a role at a group for a
  * while; approvers who could create the binding themselves decide. The same rules as REST.
  *
@@ -434,5 +520,27 @@ export const AccessRequestsService: GenService<{
     methodKind: 'unary';
     input: typeof CancelAccessRequestRequestSchema;
     output: typeof AccessRequestSchema;
+  };
+  /**
+   * The policy in force at a group (its own, its nearest ancestor's, or the defaults), for
+   * whoever may list the group.
+   *
+   * @generated from rpc arbor.iam.v2beta1.AccessRequestsService.GetAccessRequestPolicy
+   */
+  getAccessRequestPolicy: {
+    methodKind: 'unary';
+    input: typeof GetAccessRequestPolicyRequestSchema;
+    output: typeof AccessRequestPolicySchema;
+  };
+  /**
+   * Set a group's policy, inherited below it: needs groups.update and role_bindings.create
+   * there.
+   *
+   * @generated from rpc arbor.iam.v2beta1.AccessRequestsService.SetAccessRequestPolicy
+   */
+  setAccessRequestPolicy: {
+    methodKind: 'unary';
+    input: typeof SetAccessRequestPolicyRequestSchema;
+    output: typeof AccessRequestPolicySchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_arbor_iam_v2beta1_access_requests, 0);
