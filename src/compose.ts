@@ -41,6 +41,7 @@ import { ListPager } from './resources/list-pager.js';
 import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-sweeper.js';
 import type { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { UsageFlusher } from './resources/usage/usage-flusher.js';
+import { CoarseClock } from './core/coarse-clock.js';
 import { serviceLayer, type ServiceFoundation, type ServiceLayer } from './service-layer.js';
 import type { Services } from './services.js';
 import { presentResource } from './wire/resource-presenter.js';
@@ -310,11 +311,15 @@ function usageOf(
   stores: ReturnType<typeof createStores>,
   logger: Logger,
 ): { recorder: UsageRecorder; flusher: UsageFlusher } {
-  const recorder = new UsageRecorder();
+  // Recording a use reads the time on every decision: from a field while serving, which is
+  // most of what recording costs otherwise (core/coarse-clock.ts).
+  const clock = new CoarseClock();
+  const recorder = new UsageRecorder(clock.now);
   const flusher = new UsageFlusher({
     uow,
     writer: stores.usage,
     recorder,
+    clock,
     intervalMs: config.lastUsedFlushMs,
     log: logger.child({ component: 'last-used' }),
   });

@@ -11,7 +11,7 @@ test('the recorder keeps the latest use per uid, and a drain empties it', (t) =>
   const r = new UsageRecorder(() => 1_000);
   r.bindingUsed('b1', 5);
   r.bindingUsed('b1', 3);
-  r.bindingsUsed(['b2', 'b1']);
+  r.grantsUsed([{ bindingUid: 'b2' }, { bindingUid: 'b1' }]);
   r.identityUsed('i1', 7);
   t.true(r.pending);
   const batch = r.drain();

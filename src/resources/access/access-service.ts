@@ -130,7 +130,7 @@ export class AccessService {
    * behalf, or the caller itself, even from memory): those bindings are recorded as used.
    */
   private used(r: CheckResult): CheckResult {
-    if (r.allowed && this.d.usage) this.d.usage.bindingsUsed(r.grants.map((g) => g.bindingUid));
+    if (r.allowed && this.d.usage) this.d.usage.grantsUsed(r.grants);
     return r;
   }
 

@@ -16,6 +16,11 @@ export interface UsageFlusherDeps {
   recorder: UsageRecorder;
   /** How often to write what was recorded (ARBOR_LAST_USED_FLUSH_MS). */
   intervalMs: number;
+  /**
+   * The recorder's clock, kept coarse while the flusher runs (core/coarse-clock.ts): started
+   * with it and stopped with it, so that no timer outlives a composed Arbor.
+   */
+  clock?: { start(): void; stop(): void };
   log?: { warn(o: object, msg: string): void };
 }
 
@@ -65,6 +70,7 @@ export class UsageFlusher {
 
   start(): void {
     if (this.#timer) return;
+    this.d.clock?.start();
     this.#timer = setInterval(() => {
       if (this.#running) return;
       this.flush().catch((err: unknown) => this.d.log?.warn({ err }, 'last-used flush failed'));
@@ -76,6 +82,7 @@ export class UsageFlusher {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    this.d.clock?.stop();
     await this.flush().catch((err: unknown) =>
       this.d.log?.warn({ err }, 'last-used flush on shutdown failed'),
     );
