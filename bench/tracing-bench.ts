@@ -1,12 +1,15 @@
 /**
- * `npm run bench -- --only=tracing [--seconds=10] [--rounds=3] [--sampling=0.1]`: what
- * tracing costs. Two Arbor processes on one fresh database (`arbor_bench_tracing`), one with
- * tracing off and one exporting OTLP/HTTP at `--sampling` (parentbased_traceidratio) to a
- * receiver that accepts and discards; the same Get and access check loaded on each, in
- * alternating rounds (off, on, off, on…) so that the machine's drift hits both alike.
- * Prints requests per second of each, the server's CPU per request (from /proc), and the
- * ratios; writes nothing. Issue 42's bar: at 10 % sampling, ≤ 5 % off the Get's and the
- * check's throughput.
+ * `npm run bench -- --only=tracing [--seconds=10] [--rounds=3] [--pairs=4] [--sampling=0.1]
+ * [--control]`: what tracing costs. Pairs of Arbor processes on one fresh database
+ * (`arbor_bench_tracing`), one with tracing off and one exporting OTLP/HTTP at `--sampling`
+ * (parentbased_traceidratio) to a receiver that accepts and discards; the same Get and access
+ * check loaded on each, in alternating rounds (off, on, off, on…) so that the machine's drift
+ * hits both alike, and on `--pairs` fresh pairs of processes, started in alternating order,
+ * because one process can be faster than its identical twin for its whole life. Prints
+ * requests per second of each, the server's CPU per request (from /proc), and the ratios
+ * (over all rounds, and the median of each pair's own); writes nothing. `--control` runs
+ * the "on" servers without tracing: the ratio it prints is the comparison's noise floor.
+ * Issue 42's bar: at 10 % sampling, ≤ 5 % off the Get's and the check's throughput.
  *
  * `--cpu-prof=DIR`: both servers run under `node --cpu-prof` (profiles kept in DIR/off and
  * DIR/on), and each case also prints the main thread's busy time per request from them,
@@ -27,7 +30,9 @@ const arg = (name: string, fallback: number) =>
   Number(args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
 const seconds = arg('seconds', 10);
 const rounds = arg('rounds', 3);
+const pairs = arg('pairs', 4);
 const sampling = arg('sampling', 0.1);
+const control = args.includes('--control');
 const profileDir = args.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
 const profiled = (side: 'off' | 'on') =>
   profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, side)}`];
@@ -82,6 +87,13 @@ async function api(base: string, path: string, body: unknown): Promise<{ uid: st
 /** The measured runs of one case on each side: their windows (µs, `nowUs`) and requests. */
 type Measured = Record<'off' | 'on', { windows: Array<[number, number]>; n: number }>;
 
+/** The requests of one case: what `measure` loads. */
+interface Case {
+  path: string;
+  method: 'GET' | 'POST';
+  body?: string;
+}
+
 async function main(): Promise<void> {
   const url = await freshDatabase();
   await migrate(url);
@@ -89,31 +101,50 @@ async function main(): Promise<void> {
   const procs: Child[] = [];
   /** Per case, the measured windows and requests of each side (for the profiles). */
   const measured: Record<string, Measured> = {};
-  try {
-    const off = await startArbor(url, profiled('off'));
-    procs.push(off);
-    const on = await startArbor(url, profiled('on'), 1, {
-      OTEL_TRACES_EXPORTER: 'otlp',
+  const startOff = () => startArbor(url, profiled('off'));
+  // `--control`: the "on" server runs without tracing too, to show how far two identical
+  // processes differ on this machine (the noise floor of the comparison).
+  const startOn = () =>
+    startArbor(url, profiled('on'), 1, {
+      OTEL_TRACES_EXPORTER: control ? 'none' : 'otlp',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: String(sampling),
     });
-    procs.push(on);
-    const group = await api(off.url, '/iam/v2beta1/groups', { name: 'tracing-bench' });
-    const identity = await api(off.url, `/iam/v2beta1/identities/${group.uid}`, {
+  /**
+   * A fresh pair of servers, started in the order `pair` gives (off first on even pairs).
+   * Two identical processes on this 2-core machine differ by up to 14 % in throughput for
+   * their whole life (measured with `--control`: layout, JIT, core placement), so one pair
+   * cannot show a 5 % effect: every figure is taken over several pairs.
+   */
+  const startPair = async (pair: number): Promise<{ off: Child; on: Child }> => {
+    const onFirst = pair % 2 === 1;
+    const first = await (onFirst ? startOn() : startOff());
+    procs.push(first);
+    const second = await (onFirst ? startOff() : startOn());
+    procs.push(second);
+    return onFirst ? { off: second, on: first } : { off: first, on: second };
+  };
+  const stopAll = async () => {
+    for (const p of procs.splice(0).reverse()) await p.stop();
+  };
+  try {
+    let servers = await startPair(0);
+    const group = await api(servers.off.url, '/iam/v2beta1/groups', { name: 'tracing-bench' });
+    const identity = await api(servers.off.url, `/iam/v2beta1/identities/${group.uid}`, {
       name: 'checked',
       claimMatch: { issuer: 'https://issuer.bench.local', subject: 'checked' },
     });
-    await api(off.url, `/iam/v2beta1/roleBindings/${group.uid}`, {
+    await api(servers.off.url, `/iam/v2beta1/roleBindings/${group.uid}`, {
       identityUid: identity.uid,
       roleUid: VIEWER_ROLE,
     });
     const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-    const cases = {
-      get: { path: `/iam/v2beta1/groups/${group.uid}`, method: 'GET' as const },
+    const cases: Record<string, Case> = {
+      get: { path: `/iam/v2beta1/groups/${group.uid}`, method: 'GET' },
       check: {
         path: '/iam/v2beta1/access:check',
-        method: 'POST' as const,
+        method: 'POST',
         body: JSON.stringify({
           identityUid: identity.uid,
           capability: 'groups.list',
@@ -121,41 +152,63 @@ async function main(): Promise<void> {
         }),
       },
     };
-    for (const [name, c] of Object.entries(cases)) {
-      const rps: Record<'off' | 'on', number[]> = { off: [], on: [] };
-      const cpu: Record<'off' | 'on', number[]> = { off: [], on: [] };
-      const m: Measured = { off: { windows: [], n: 0 }, on: { windows: [], n: 0 } };
-      measured[name] = m;
-      for (let r = 0; r < rounds; r++)
-        for (const [side, p] of [
-          ['off', off],
-          ['on', on],
-        ] as const) {
-          const t0 = nowUs();
-          const run = await measure({ ...c, url: p.url + c.path, headers }, seconds, p.pid, NAME);
-          m[side].windows.push([t0, nowUs()]);
-          m[side].n += run.requests;
-          if (run.errors > 0 || run.non2xx > 0)
-            throw new Error(`${name} ${side}: ${run.errors} errors, ${run.non2xx} non-2xx`);
-          rps[side].push(run.rps);
-          cpu[side].push(run.serverCpuMs * 1000);
-          log(
-            `${name} round ${r + 1} ${side}: ${run.rps.toFixed(0)} req/s, ` +
-              `server CPU ${(run.serverCpuMs * 1000).toFixed(1)} µs/req, ` +
-              `others' CPU ${(run.othersCpuShare * 100).toFixed(0)} %`,
-          );
-        }
-      const ratio = median(rps.on) / median(rps.off);
+    const rps: Record<string, Record<'off' | 'on', number[]>> = {};
+    const cpu: Record<string, Record<'off' | 'on', number[]>> = {};
+    /** Per case, each pair's on/off ratio of median throughput. */
+    const pairRatios: Record<string, number[]> = {};
+    for (const name of Object.keys(cases)) {
+      rps[name] = { off: [], on: [] };
+      cpu[name] = { off: [], on: [] };
+      pairRatios[name] = [];
+      measured[name] = { off: { windows: [], n: 0 }, on: { windows: [], n: 0 } };
+    }
+    for (let pair = 0; pair < pairs; pair++) {
+      if (pair > 0) {
+        await stopAll();
+        servers = await startPair(pair);
+      }
+      for (const [name, c] of Object.entries(cases)) {
+        const m = measured[name]!;
+        const mine: Record<'off' | 'on', number[]> = { off: [], on: [] };
+        for (let r = 0; r < rounds; r++)
+          for (const side of ['off', 'on'] as const) {
+            const p = servers[side];
+            const t0 = nowUs();
+            const run = await measure({ ...c, url: p.url + c.path, headers }, seconds, p.pid, NAME);
+            m[side].windows.push([t0, nowUs()]);
+            m[side].n += run.requests;
+            if (run.errors > 0 || run.non2xx > 0)
+              throw new Error(`${name} ${side}: ${run.errors} errors, ${run.non2xx} non-2xx`);
+            mine[side].push(run.rps);
+            rps[name]![side].push(run.rps);
+            cpu[name]![side].push(run.serverCpuMs * 1000);
+            log(
+              `${name} pair ${pair + 1} round ${r + 1} ${side}: ${run.rps.toFixed(0)} req/s, ` +
+                `server CPU ${(run.serverCpuMs * 1000).toFixed(1)} µs/req, ` +
+                `others' CPU ${(run.othersCpuShare * 100).toFixed(0)} %`,
+            );
+          }
+        pairRatios[name]!.push(median(mine.on) / median(mine.off));
+      }
+    }
+    for (const name of Object.keys(cases)) {
+      const r = rps[name]!;
+      const k = cpu[name]!;
+      const ratios = pairRatios[name]!;
+      const fewer = (x: number) => `${((1 - x) * 100).toFixed(1)} %`;
       log(
-        `${name}: off ${median(rps.off).toFixed(0)} req/s, tracing at ${sampling * 100} % ` +
-          `${median(rps.on).toFixed(0)} req/s: ${((1 - ratio) * 100).toFixed(1)} % fewer; ` +
-          `server CPU off ${median(cpu.off).toFixed(1)} µs/req, on ${median(cpu.on).toFixed(1)} ` +
-          `µs/req: ${((median(cpu.on) / median(cpu.off) - 1) * 100).toFixed(1)} % more`,
+        `${name}: off ${median(r.off).toFixed(0)} req/s, ` +
+          `${control ? 'control (off again)' : `tracing at ${sampling * 100} %`} ` +
+          `${median(r.on).toFixed(0)} req/s: ${fewer(median(r.on) / median(r.off))} fewer ` +
+          `(median of ${ratios.length} pairs' own: ${fewer(median(ratios))}; pairs ` +
+          `${ratios.map(fewer).join(', ')}); server CPU off ${median(k.off).toFixed(1)} µs/req, ` +
+          `on ${median(k.on).toFixed(1)} µs/req: ` +
+          `${((median(k.on) / median(k.off) - 1) * 100).toFixed(1)} % more`,
       );
     }
     log(`OTLP export requests received: ${receiver.batches()}`);
   } finally {
-    for (const p of procs.reverse()) await p.stop();
+    await stopAll();
     receiver.close();
   }
   if (profileDir !== undefined)
