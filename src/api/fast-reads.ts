@@ -15,6 +15,7 @@ import { httpServerAttributes, routeOf } from './middleware/trace-request.js';
 import {
   endServerSpan,
   startServerSpan,
+  traceFields,
   tracingOn,
   within,
   type ServerSpan,
@@ -223,17 +224,25 @@ export class FastReads {
     method: 'GET' | 'POST',
     path: string,
     produce: (who: Who) => Promise<PublicAnswer | ReadAnswer>,
-    failureHeaders: FailureHeaders = () => undefined,
+    opts: { failureHeaders?: FailureHeaders; lean?: boolean } = {},
   ): Promise<void> {
     const requestId = requestIdOf(req.headers['x-request-id']);
+    const failureHeaders = opts.failureHeaders ?? (() => undefined);
     // The same server span Koa's traceRequest makes, when tracing is on (asked first: off,
-    // not even the span's name is made).
+    // not even the span's name is made). `lean`: the read calls out to nobody, so a request
+    // the sampler drops runs in no trace context (startServerSpan).
     const span = !tracingOn()
       ? undefined
-      : startServerSpan(`${method} ${routeOf(route.label)}`, req.headers, requestId, () => ({
-          ...httpServerAttributes(method, path, req.socket.remoteAddress),
-          'http.route': routeOf(route.label),
-        }));
+      : startServerSpan(
+          `${method} ${routeOf(route.label)}`,
+          req.headers,
+          requestId,
+          () => ({
+            ...httpServerAttributes(method, path, req.socket.remoteAddress),
+            'http.route': routeOf(route.label),
+          }),
+          opts.lean === true,
+        );
     return within(span, () =>
       this.answerIn(req, res, { ...route, method, path, requestId, span }, produce, failureHeaders),
     );
@@ -255,7 +264,7 @@ export class FastReads {
     const { method, path, requestId } = r;
     const started = performance.now();
     let child: Logger | undefined;
-    const log = () => (child ??= this.d.logger.child({ requestId }));
+    const log = () => (child ??= this.d.logger.child({ requestId, ...traceFields(r.span) }));
     const who: Who = { requestId };
     let status = 200;
     try {
@@ -307,16 +316,24 @@ export class FastReads {
     search: string,
     path: string,
   ): Promise<void> {
-    return this.answer(req, res, route, 'GET', path, async (who) => {
-      const principal = await this.authenticate(req, who);
-      // Reads earn no token; the client's (if any) says how fresh a replica must be.
-      const token = req.headers['arbor-consistency-token'];
-      return withConsistency(
-        typeof token === 'string' ? token : undefined,
-        () => route.read(principal, uid, queryOf(search)),
-        true,
-      );
-    });
+    return this.answer(
+      req,
+      res,
+      route,
+      'GET',
+      path,
+      async (who) => {
+        const principal = await this.authenticate(req, who);
+        // Reads earn no token; the client's (if any) says how fresh a replica must be.
+        const token = req.headers['arbor-consistency-token'];
+        return withConsistency(
+          typeof token === 'string' ? token : undefined,
+          () => route.read(principal, uid, queryOf(search)),
+          true,
+        );
+      },
+      LEAN,
+    );
   }
 
   /**
@@ -329,16 +346,23 @@ export class FastReads {
     route: CallRoute,
     path: string,
   ): Promise<void> {
-    return this.answer(req, res, route, 'POST', path, (who) =>
-      consistent(
-        req,
-        async () => {
-          const principal = await this.authenticate(req, who);
-          const body = await readJsonObjectOf(req, route.bodyLimit);
-          return { json: jsonOf(await route.call(principal, body)), headers: {} };
-        },
-        true,
-      ),
+    return this.answer(
+      req,
+      res,
+      route,
+      'POST',
+      path,
+      (who) =>
+        consistent(
+          req,
+          async () => {
+            const principal = await this.authenticate(req, who);
+            const body = await readJsonObjectOf(req, route.bodyLimit);
+            return { json: jsonOf(await route.call(principal, body)), headers: {} };
+          },
+          true,
+        ),
+      LEAN,
     );
   }
 
@@ -357,10 +381,14 @@ export class FastReads {
       'GET',
       path,
       () => consistent(req, () => route.read(req.headers.authorization ?? '', queryOf(search))),
-      route.failureHeaders,
+      // Not lean: the registry's token server may fetch a workload issuer's keys.
+      { failureHeaders: route.failureHeaders },
     );
   }
 }
+
+/** How gets, lists and calls are answered: reads that call out to nobody. */
+const LEAN = { lean: true } as const;
 
 /**
  * As Koa's consistency middleware: the client's token in, and on success the token its

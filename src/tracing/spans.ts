@@ -23,7 +23,17 @@ import {
  * span, reads no context and never loads the SDK. The OpenTelemetry API is itself one
  * process-wide registry, so this flag is too (the one module-level state, and why).
  */
-const state: { on: boolean; tracer: Tracer | undefined } = { on: false, tracer: undefined };
+const state: {
+  on: boolean;
+  tracer: Tracer | undefined;
+  unsampledRoot: UnsampledRoot | undefined;
+} = { on: false, tracer: undefined, unsampledRoot: undefined };
+
+/**
+ * The ids of a new root span that the SDK's sampler drops, decided as the SDK would decide
+ * it (tracing-sdk.ts), or undefined when the sampler keeps it (the SDK then makes it).
+ */
+export type UnsampledRoot = (name: string) => SpanContext | undefined;
 
 /** True once `startTracing` has registered the SDK. */
 export function tracingOn(): boolean {
@@ -34,9 +44,10 @@ export function tracingOn(): boolean {
  * Called by start-tracing.ts only, once its provider is registered; tests turn it off. The
  * tracer is looked up once here: the API's lookup builds a key and walks two providers.
  */
-export function setTracingOn(on: boolean): void {
+export function setTracingOn(on: boolean, unsampledRoot?: UnsampledRoot): void {
   state.on = on;
   state.tracer = on ? trace.getTracer('arbor') : undefined;
+  state.unsampledRoot = on ? unsampledRoot : undefined;
 }
 
 const tracer = (): Tracer => (state.tracer ??= trace.getTracer('arbor'));
@@ -54,10 +65,13 @@ const headerGetter: TextMapGetter<Carrier> = {
   },
 };
 
-/** A server span and the context its request runs in. */
+/**
+ * A server span and the context its request runs in; no context for a lean one (see
+ * `startServerSpan`): its request runs in no trace context at all.
+ */
 export interface ServerSpan {
   readonly span: Span;
-  readonly ctx: Context;
+  readonly ctx: Context | undefined;
 }
 
 /**
@@ -70,14 +84,28 @@ export interface ServerSpan {
  * the logs and any outbound `traceparent`), and `attributes` is called only for a span
  * that records. The attributes therefore reach the span just after the sampler rather than
  * at its start: Arbor's samplers (parent-based, trace-id ratio) never read them.
+ *
+ * `lean`, for a door that only reads and calls out to nobody (the fast reads): a new root
+ * that the sampler drops gets its ids and nothing else, neither an SDK span nor a context
+ * to run in, which is most of what tracing costs a request that is not sampled (about
+ * 0.7 µs of a 20 µs cached Get: BENCHMARKS.md). Nothing in such a request would read the
+ * context: no statement or event is recorded under a span that does not record, and
+ * nothing is sent on. Its door logs the ids itself (`traceFields`); lines that services log
+ * during it carry none, as without tracing. A request that names a parent, or one the
+ * sampler keeps, is traced as any other.
  */
 export function startServerSpan(
   name: string,
   headers: Carrier,
   requestId: string,
   attributes: () => Attributes,
+  lean = false,
 ): ServerSpan | undefined {
   if (!state.on) return undefined;
+  if (lean && headers.traceparent === undefined && state.unsampledRoot !== undefined) {
+    const dropped = state.unsampledRoot(name);
+    if (dropped !== undefined) return { span: trace.wrapSpanContext(dropped), ctx: undefined };
+  }
   const parent = propagation.extract(ROOT_CONTEXT, headers, headerGetter);
   const span = tracer().startSpan(name, { kind: SpanKind.SERVER }, parent);
   if (span.isRecording()) {
@@ -89,7 +117,18 @@ export function startServerSpan(
 
 /** `fn` run with `s` as the active span (so SQL, outbound calls and logs find it), or as is. */
 export function within<T>(s: ServerSpan | undefined, fn: () => T): T {
-  return s === undefined ? fn() : context.with(s.ctx, fn);
+  return s?.ctx === undefined ? fn() : context.with(s.ctx, fn);
+}
+
+/**
+ * The trace and span ids a door's own log lines carry for a lean span (one that runs in no
+ * context, so the log mixin cannot find it); nothing for any other, whose lines get them
+ * from the context (`logContext`).
+ */
+export function traceFields(s: ServerSpan | undefined): { traceId?: string; spanId?: string } {
+  if (s === undefined || s.ctx !== undefined) return {};
+  const { traceId, spanId } = s.span.spanContext();
+  return { traceId, spanId };
 }
 
 /**

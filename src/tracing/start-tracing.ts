@@ -40,8 +40,8 @@ export async function startTracing(
 ): Promise<StopTracing | undefined> {
   if (!tracingWanted(env)) return undefined;
   const { registerTracing } = await import('./tracing-sdk.js');
-  const stop = registerTracing(env, version);
-  setTracingOn(true);
+  const { stop, unsampledRoot } = registerTracing(env, version);
+  setTracingOn(true, unsampledRoot);
   return async () => {
     setTracingOn(false);
     await stop();

@@ -8,17 +8,26 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { PooledIdGenerator } from './pooled-id-generator.js';
+import { samplerFromEnv } from './sampler-from-env.js';
+import type { UnsampledRoot } from './spans.js';
+import { unsampledRootOf } from './unsampled-root.js';
 
 /**
  * The OpenTelemetry SDK, registered process-wide: a Node tracer provider (AsyncLocalStorage
  * context, W3C trace context and baggage propagation), the sampler from OTEL_TRACES_SAMPLER
- * (the SDK's default: parentbased_always_on), batched OTLP/HTTP (protobuf) export to
+ * and its argument (sampler-from-env.ts; default parentbased_always_on), batched OTLP/HTTP (protobuf) export to
  * OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, and the resource from OTEL_SERVICE_NAME and
  * OTEL_RESOURCE_ATTRIBUTES (service.name `arbor` unless they name another). Ids come from
- * PooledIdGenerator: every request, sampled or not, draws a trace id and a span id.
+ * PooledIdGenerator: every request, sampled or not, draws a trace id and a span id. What it
+ * returns beside `stop` is the doors' early decision on new roots (unsampled-root.ts).
  * Imported only by start-tracing.ts, and only when tracing is on.
  */
-export function registerTracing(env: NodeJS.ProcessEnv, version: string): () => Promise<void> {
+export function registerTracing(
+  env: NodeJS.ProcessEnv,
+  version: string,
+): { stop: () => Promise<void>; unsampledRoot: UnsampledRoot } {
+  const sampler = samplerFromEnv(env);
+  const ids = new PooledIdGenerator();
   const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim());
   const spanProcessors: SpanProcessor[] = [];
   if (exporters.includes('otlp'))
@@ -32,8 +41,9 @@ export function registerTracing(env: NodeJS.ProcessEnv, version: string): () => 
   const provider = new NodeTracerProvider({
     resource,
     spanProcessors,
-    idGenerator: new PooledIdGenerator(),
+    idGenerator: ids,
+    sampler,
   });
   provider.register();
-  return () => provider.shutdown();
+  return { stop: () => provider.shutdown(), unsampledRoot: unsampledRootOf(sampler, ids) };
 }

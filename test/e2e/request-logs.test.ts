@@ -141,3 +141,48 @@ test.serial(
     }
   },
 );
+
+test.serial(
+  'logs: a fast read the sampler drops still logs its trace id, though it makes no span',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'arbor-e2e-logs-'));
+    // Nothing is sampled, so nothing is exported: the endpoint is never called.
+    const a = await serve(dir, {
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+      OTEL_TRACES_SAMPLER: 'parentbased_always_off',
+    });
+    try {
+      const auth = { authorization: `Bearer ${TOKEN}` };
+      const created = await fetch(`${a.url}/iam/v2beta1/groups`, {
+        method: 'POST',
+        headers: { ...auth, 'x-request-id': 'drop-koa', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'dropped-logs' }),
+      });
+      const { uid } = (await created.json()) as { uid: string };
+      for (const id of ['drop-fast-1', 'drop-fast-2'])
+        t.is(
+          (
+            await fetch(`${a.url}/iam/v2beta1/groups/${uid}`, {
+              headers: { ...auth, 'x-request-id': id },
+            })
+          ).status,
+          200,
+        );
+      const lines = await until('every request logged', () => {
+        const found = ['drop-koa', 'drop-fast-1', 'drop-fast-2'].map((id) =>
+          a.lines().find((l) => l.requestId === id && l.msg === 'request'),
+        );
+        return found.every((l) => l !== undefined) ? found : undefined;
+      });
+      for (const l of lines) {
+        t.regex(String(l!.traceId), /^[0-9a-f]{32}$/, `${String(l!.requestId)}: its trace id`);
+        t.regex(String(l!.spanId), /^[0-9a-f]{16}$/, `${String(l!.requestId)}: its span id`);
+      }
+      t.not(lines[1]!.traceId, lines[2]!.traceId, 'each request a trace of its own');
+    } finally {
+      await a.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
