@@ -3,7 +3,7 @@
  * [--control]`: what tracing costs. Pairs of Arbor processes on one fresh database
  * (`arbor_bench_tracing`), one with tracing off and one exporting OTLP/HTTP at `--sampling`
  * (parentbased_traceidratio) to a receiver that accepts and discards; the same Get and access
- * check loaded on each, in alternating rounds (off, on, off, on…) so that the machine's drift
+ * check loaded on each, in alternating rounds (off, on, on, off…) so that the machine's drift
  * hits both alike, and on `--pairs` fresh pairs of processes, started in alternating order,
  * because one process can be faster than its identical twin for its whole life. Prints
  * requests per second of each, the server's CPU per request (from /proc), and the ratios
@@ -170,8 +170,10 @@ async function main(): Promise<void> {
       for (const [name, c] of Object.entries(cases)) {
         const m = measured[name]!;
         const mine: Record<'off' | 'on', number[]> = { off: [], on: [] };
+        // Each round alternates which side goes first: the side measured second was slower
+        // in every pair of a --control run (the first's aftermath), an edge no ratio may keep.
         for (let r = 0; r < rounds; r++)
-          for (const side of ['off', 'on'] as const) {
+          for (const side of r % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
             const p = servers[side];
             const t0 = nowUs();
             const run = await measure({ ...c, url: p.url + c.path, headers }, seconds, p.pid, NAME);
