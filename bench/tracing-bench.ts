@@ -110,6 +110,13 @@ async function main(): Promise<void> {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: String(sampling),
+      // `BENCH_ON_X=v` in the bench's environment sets X=v on the "on" servers (for an
+      // experiment: OTEL_BSP_MAX_QUEUE_SIZE, OTEL_EXPORTER_OTLP_COMPRESSION…).
+      ...Object.fromEntries(
+        Object.entries(process.env)
+          .filter(([k, v]) => k.startsWith('BENCH_ON_') && v !== undefined)
+          .map(([k, v]) => [k.slice('BENCH_ON_'.length), v!]),
+      ),
     });
   /**
    * A fresh pair of servers, started in the order `pair` gives (off first on even pairs).
