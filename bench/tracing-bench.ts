@@ -159,14 +159,13 @@ async function main(): Promise<void> {
         }),
       },
     };
-    const rps: Record<string, Record<'off' | 'on', number[]>> = {};
-    const cpu: Record<string, Record<'off' | 'on', number[]>> = {};
-    /** Per case, each pair's on/off ratio of median throughput. */
-    const pairRatios: Record<string, number[]> = {};
+    /** Per case: every round's throughput and server CPU by side, each pair's on/off ratio. */
+    const figures: Record<
+      string,
+      { rps: Record<'off' | 'on', number[]>; cpu: Record<'off' | 'on', number[]>; ratios: number[] }
+    > = {};
     for (const name of Object.keys(cases)) {
-      rps[name] = { off: [], on: [] };
-      cpu[name] = { off: [], on: [] };
-      pairRatios[name] = [];
+      figures[name] = { rps: { off: [], on: [] }, cpu: { off: [], on: [] }, ratios: [] };
       measured[name] = { off: { windows: [], n: 0 }, on: { windows: [], n: 0 } };
     }
     for (let pair = 0; pair < pairs; pair++) {
@@ -176,6 +175,7 @@ async function main(): Promise<void> {
       }
       for (const [name, c] of Object.entries(cases)) {
         const m = measured[name]!;
+        const f = figures[name]!;
         const mine: Record<'off' | 'on', number[]> = { off: [], on: [] };
         // Each round alternates which side goes first: the side measured second was slower
         // in every pair of a --control run (the first's aftermath), an edge no ratio may keep.
@@ -189,21 +189,18 @@ async function main(): Promise<void> {
             if (run.errors > 0 || run.non2xx > 0)
               throw new Error(`${name} ${side}: ${run.errors} errors, ${run.non2xx} non-2xx`);
             mine[side].push(run.rps);
-            rps[name]![side].push(run.rps);
-            cpu[name]![side].push(run.serverCpuMs * 1000);
+            f.rps[side].push(run.rps);
+            f.cpu[side].push(run.serverCpuMs * 1000);
             log(
               `${name} pair ${pair + 1} round ${r + 1} ${side}: ${run.rps.toFixed(0)} req/s, ` +
                 `server CPU ${(run.serverCpuMs * 1000).toFixed(1)} µs/req, ` +
                 `others' CPU ${(run.othersCpuShare * 100).toFixed(0)} %`,
             );
           }
-        pairRatios[name]!.push(median(mine.on) / median(mine.off));
+        f.ratios.push(median(mine.on) / median(mine.off));
       }
     }
-    for (const name of Object.keys(cases)) {
-      const r = rps[name]!;
-      const k = cpu[name]!;
-      const ratios = pairRatios[name]!;
+    for (const [name, { rps: r, cpu: k, ratios }] of Object.entries(figures)) {
       const fewer = (x: number) => `${((1 - x) * 100).toFixed(1)} %`;
       log(
         `${name}: off ${median(r.off).toFixed(0)} req/s, ` +
