@@ -136,8 +136,11 @@ export async function startArbor(
   workers = 1,
   env: Record<string, string> = {},
   tls?: BenchTls,
-  /** The young generation's semi-space, MB: the image's 4 unless an A/B asks otherwise. */
-  semiSpaceMB = 4,
+  /**
+   * The young generation's semi-space, MB: the image's 4 unless an A/B asks otherwise (or
+   * `BENCH_SEMI_SPACE_MB` in the bench's environment, for a whole run).
+   */
+  semiSpaceMB = Number(process.env.BENCH_SEMI_SPACE_MB ?? 4),
 ): Promise<Child> {
   buildOnce();
   const port = await freePort();
@@ -170,7 +173,9 @@ export async function startArbor(
     `${url}/readyz`,
     url,
     () => rmSync(dataDir, { recursive: true, force: true }),
-    nodeArgs,
+    // `BENCH_ARBOR_NODE_ARGS` in the bench's environment: more node (or V8) flags for every
+    // Arbor process of the run, for an A/B of a flag the image might take.
+    [...(process.env.BENCH_ARBOR_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeArgs],
     tls?.ca,
   );
 }

@@ -84,6 +84,39 @@ for (const q of new Set([...pa.keys(), ...pb.keys()])) {
     `| ${q} | ${f(x?.executionMs, 3)} | ${f(y?.executionMs, 3)} | ${seq(x)} | ${seq(y)}${flip} |`,
   );
 }
+
+/**
+ * Issue 43 §1's bar: at the larger scale each of these keeps its throughput and p99 within
+ * the factor of the smaller scale's (throughput at least 1/factor of it, p99 at most
+ * factor times it), and no captured plan flips to a sequential scan.
+ */
+const BOUNDS: Array<[string, number]> = [
+  ['get', 1.2],
+  ['access.check', 1.2],
+  ['children.p1', 1.2],
+  ['descendants.name', 1.2],
+  ['sts', 1.2],
+  ['access.whoCan', 1.5],
+];
+lines.push('', `## Targets: ${B} against ${A}`, '', '| target | measured | |', '|---|---|---|');
+for (const [n, k] of BOUNDS) {
+  const x = sa.get(n);
+  const y = sb.get(n);
+  if (x === undefined || y === undefined) {
+    lines.push(`| ${n}: req/s and p99 within ${k}× | not measured at both scales | – |`);
+    continue;
+  }
+  const rps = y.rps / x.rps;
+  const p99 = y.p99 / x.p99;
+  const met = rps >= 1 / k && p99 <= k;
+  lines.push(
+    `| ${n}: req/s and p99 within ${k}× | ${B} req/s ${f(rps, 2)}× and p99 ${f(p99, 2)}× ${A}'s | ${met ? 'met' : '**missed**'} |`,
+  );
+}
+const flipped = [...pb.values()].filter((p) => p.seqScan && pa.get(p.query)?.seqScan !== true);
+lines.push(
+  `| no plan flips to a sequential scan | ${flipped.length === 0 ? `none of ${pb.size}` : flipped.map((p) => p.query).join('; ')} | ${flipped.length === 0 ? 'met' : '**missed**'} |`,
+);
 const md = `${lines.join('\n')}\n`;
 if (outFile) writeFileSync(outFile, md);
 console.log(md);

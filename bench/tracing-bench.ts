@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --only=tracing [--seconds=10] [--rounds=3] [--pairs=4] [--sampling=0.1]
- * [--control]`: what tracing costs. Pairs of Arbor processes on one fresh database
+ * [--control] [--warmup=3]`: what tracing costs. Pairs of Arbor processes on one fresh database
  * (`arbor_bench_tracing`), one with tracing off and one exporting OTLP/HTTP at `--sampling`
  * (parentbased_traceidratio) to a receiver that accepts and discards; the same Get and access
  * check loaded on each, in alternating rounds (off, on, on, off…) so that the machine's drift
@@ -32,6 +32,8 @@ const seconds = arg('seconds', 10);
 const rounds = arg('rounds', 3);
 const pairs = arg('pairs', 4);
 const sampling = arg('sampling', 0.1);
+/** Unmeasured seconds of each case on each new server first: JIT warm-up is not the cost. */
+const warmup = arg('warmup', 3);
 const control = args.includes('--control');
 const profileDir = args.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
 const profiled = (side: 'off' | 'on') =>
@@ -173,6 +175,14 @@ async function main(): Promise<void> {
         await stopAll();
         servers = await startPair(pair);
       }
+      // Each new process is warmed first: its first seconds run cold code (and the traced
+      // one more of it: the SDK, the exporter), which is start-up, not what tracing costs.
+      if (warmup > 0)
+        for (const c of Object.values(cases))
+          for (const side of ['off', 'on'] as const) {
+            const p = servers[side];
+            await measure({ ...c, url: p.url + c.path, headers }, warmup, p.pid, NAME);
+          }
       for (const [name, c] of Object.entries(cases)) {
         const m = measured[name]!;
         const f = figures[name]!;
