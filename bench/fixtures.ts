@@ -73,6 +73,26 @@ export function registryTokenRequest(
   };
 }
 
+/**
+ * The STS case's load: the form-encoded exchange of `sts.upstream`, each client asking for
+ * one of `sts.identities` in turn (bench/cases.ts's `sts`, as bench/profile.ts and
+ * bench/memory-probe.ts load it).
+ */
+export function stsExchangeRequest(arborUrl: string, sts: Sts): Target {
+  return {
+    url: `${arborUrl}/sts/exchange`,
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${sts.upstream}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    perClient: sts.identities.map((id) => ({
+      path: '/sts/exchange',
+      body: exchangeBody(arborUrl, id),
+    })),
+  };
+}
+
 export function exchangeBody(arborUrl: string, identity: string): string {
   return formBody({ aud: arborUrl, identity });
 }

@@ -47,6 +47,11 @@ export interface RunResult {
 
 const TICK_MS = 10; // USER_HZ = 100 on Linux
 
+/** utime + stime of `pid` in milliseconds (0 once it is gone). */
+export function procCpuMs(pid: number): number {
+  return procTicks(pid) * TICK_MS;
+}
+
 function procTicks(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -11,7 +11,7 @@ import { ensureDatabase, seedState } from './db.js';
 import {
   ensureRepo,
   exchange,
-  exchangeBody,
+  stsExchangeRequest,
   prepareSts,
   registryTokenRequest,
 } from './fixtures.js';
@@ -91,18 +91,7 @@ try {
     url: `${arbor.url}/iam/v2beta1/access:whoCan?group=${teamUid(0, 0)}&capability=groups.list&page_size=50`,
     headers: auth,
   });
-  await load('sts', {
-    url: `${arbor.url}/sts/exchange`,
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${sts.upstream}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    perClient: sts.identities.map((id) => ({
-      path: '/sts/exchange',
-      body: exchangeBody(arbor.url, id),
-    })),
-  });
+  await load('sts', stsExchangeRequest(arbor.url, sts));
   await sts.issuer.stop();
   const repo = await ensureRepo(arbor.url, orgUid(0), REGISTRY_REPO);
   await load('registry token', registryTokenRequest(arbor.url, repo, REGISTRY_SERVICE, token));

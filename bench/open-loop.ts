@@ -127,7 +127,6 @@ async function paced(
   let errors = 0;
   let sent = 0;
   let answered = 0;
-  let maxLag = 0;
   const sampling = startSampling(pid, db);
   const t0 = performance.now();
   const due = (i: number) => t0 + (i * 1000) / rate;
@@ -147,7 +146,6 @@ async function paced(
     const tick = () => {
       const now = performance.now();
       while (sent < total && due(sent) <= now) {
-        maxLag = Math.max(maxLag, now - due(sent));
         lags.push(now - due(sent));
         one(due(sent), c.bodies?.[sent % c.bodies.length]);
         sent++;
@@ -171,7 +169,7 @@ async function paced(
     p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
     max: sorted[sorted.length - 1] ?? NaN,
-    maxLagMs: maxLag,
+    maxLagMs: sortedLags[sortedLags.length - 1] ?? 0,
     lagP99: percentile(sortedLags, 99),
     sentP50: percentile(sortedSend, 50),
     sentP95: percentile(sortedSend, 95),

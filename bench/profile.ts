@@ -21,7 +21,7 @@ import { ensureDatabase, seedState } from './db.js';
 import {
   ensureRepo,
   exchange,
-  exchangeBody,
+  stsExchangeRequest,
   prepareSts,
   registryTokenRequest,
 } from './fixtures.js';
@@ -144,18 +144,7 @@ async function main(): Promise<void> {
           url: `${arbor.url}/iam/v2beta1/groups?uidp.descendants_of=${orgUid(0)}&order_by=name&page_size=${PAGE_SIZE}`,
           headers: auth,
         },
-        sts: {
-          url: `${arbor.url}/sts/exchange`,
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${sts.upstream}`,
-            'content-type': 'application/x-www-form-urlencoded',
-          },
-          perClient: sts.identities.map((id) => ({
-            path: '/sts/exchange',
-            body: exchangeBody(arbor.url, id),
-          })),
-        },
+        sts: stsExchangeRequest(arbor.url, sts),
         // bench/cases.ts's access.check: the same group as get.
         'access.check': {
           url: `${arbor.url}/iam/v2beta1/access:check`,

@@ -9,10 +9,11 @@
  * CPU time (user + system, from /proc) up to that moment, which a loud machine inflates less.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { procCpuMs } from './load.js';
 import { ROOT, buildOnce, freePort } from './procs.js';
 import { ADMIN_TOKEN } from './scale.js';
 
@@ -21,14 +22,6 @@ const arg = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.spli
 const runs = Number(arg('runs') ?? '7');
 const only = (arg('only') ?? 'pglite,postgres').split(',') as Array<'pglite' | 'postgres'>;
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const TICKS = 100; // USER_HZ on Linux
-
-/** utime + stime of `pid` in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-}
 
 interface Run {
   wallMs: number;
@@ -70,7 +63,7 @@ async function once(env: Record<string, string>): Promise<Run> {
       );
       if (ready) {
         const wallMs = performance.now() - t0;
-        return { wallMs, cpuMs: cpuMs(child.pid!) };
+        return { wallMs, cpuMs: procCpuMs(child.pid!) };
       }
       if (performance.now() - t0 > 120_000) throw new Error(`not ready in 120 s: ${err}`);
       await new Promise((r) => setTimeout(r, 5));

@@ -9,10 +9,10 @@
  * that a miss of issue 43's STS target can be told apart from what Node's TLS costs.
  */
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { selfSigned } from '../test/helpers/self-signed.js';
+import { procCpuMs } from './load.js';
 
 const args = process.argv.slice(2);
 const num = (n: string, d: number) =>
@@ -48,11 +48,7 @@ if (args.includes('--server')) {
   const port = await new Promise<number>((ok) =>
     child.once('message', (m: { port: number }) => ok(m.port)),
   );
-  /** The child's user + system CPU, ms (/proc/<pid>/stat, in clock ticks of 10 ms). */
-  const cpuMs = () => {
-    const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  };
+  const cpuMs = () => procCpuMs(child.pid!);
   const one = () =>
     new Promise<void>((ok, fail) => {
       const req = https.request(
