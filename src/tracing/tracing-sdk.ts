@@ -1,4 +1,3 @@
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
@@ -11,12 +10,14 @@ import { PooledIdGenerator } from './pooled-id-generator.js';
 import { samplerFromEnv } from './sampler-from-env.js';
 import type { UnsampledRoot } from './spans.js';
 import { unsampledRootOf } from './unsampled-root.js';
+import { WorkerSpanExporter } from './worker-span-exporter.js';
 
 /**
  * The OpenTelemetry SDK, registered process-wide: a Node tracer provider (AsyncLocalStorage
  * context, W3C trace context and baggage propagation), the sampler from OTEL_TRACES_SAMPLER
- * and its argument (sampler-from-env.ts; default parentbased_always_on), batched OTLP/HTTP (protobuf) export to
- * OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, and the resource from OTEL_SERVICE_NAME and
+ * and its argument (sampler-from-env.ts; default parentbased_always_on), batched OTLP/HTTP
+ * (protobuf) export to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, sent from a worker thread
+ * (worker-span-exporter.ts), and the resource from OTEL_SERVICE_NAME and
  * OTEL_RESOURCE_ATTRIBUTES (service.name `arbor` unless they name another). Ids come from
  * PooledIdGenerator: every request, sampled or not, draws a trace id and a span id. What it
  * returns beside `stop` is the doors' early decision on new roots (unsampled-root.ts).
@@ -31,7 +32,7 @@ export function registerTracing(
   const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim());
   const spanProcessors: SpanProcessor[] = [];
   if (exporters.includes('otlp'))
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+    spanProcessors.push(new BatchSpanProcessor(new WorkerSpanExporter(env)));
   if (exporters.includes('console'))
     spanProcessors.push(new BatchSpanProcessor(new ConsoleSpanExporter()));
   const resource = resourceFromAttributes({
