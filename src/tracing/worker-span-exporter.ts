@@ -19,7 +19,9 @@ function startWorker(env: NodeJS.ProcessEnv): Worker {
   return new Worker(load, { eval: true, env });
 }
 
-type Request = ToExportWorker extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
+/** A request before `#ask` numbers it (each kind of the union without its `id`). */
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+type Request = WithoutId<ToExportWorker>;
 
 /**
  * OTLP/HTTP span export with the sending on a worker thread. The batch processor hands a
@@ -31,7 +33,7 @@ type Request = ToExportWorker extends infer R ? (R extends unknown ? Omit<R, 'id
  * a cached Get's throughput on the bench, and without the export (spans made, batched and
  * dropped) 9 %. The cost was not the few exports themselves but what they leave behind: the
  * HTTP client runs through the same `node:http`, stream and socket functions as the server's
- * responses, whose optimised code then serves two kinds of object (BENCHMARKS.md, "tracing").
+ * responses, whose optimised code then serves two kinds of object (BENCHMARKS.md, 2026-11-28).
  * In a worker, the sending has an isolate, a heap and an event loop of its own.
  *
  * The worker keeps the process alive only while an answer is awaited, so that a shutdown's
