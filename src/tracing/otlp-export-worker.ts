@@ -48,6 +48,15 @@ const answer = (id: number, error?: unknown) =>
     ...(error === undefined ? {} : { error: reason(error) }),
   } satisfies FromExportWorker);
 
+/** Answers `id` once `p` settles, with its failure if it fails. */
+const settle = (id: number, p: Promise<void>): void => {
+  // Both outcomes are handled: the promise this makes cannot reject.
+  void p.then(
+    () => answer(id),
+    (e: unknown) => answer(id, e),
+  );
+};
+
 port.on('message', (m: ToExportWorker) => {
   switch (m.kind) {
     case 'export':
@@ -59,16 +68,10 @@ port.on('message', (m: ToExportWorker) => {
       );
       return;
     case 'flush':
-      exporter.forceFlush().then(
-        () => answer(m.id),
-        (e: unknown) => answer(m.id, e),
-      );
+      settle(m.id, exporter.forceFlush());
       return;
     case 'shutdown':
-      exporter.shutdown().then(
-        () => answer(m.id),
-        (e: unknown) => answer(m.id, e),
-      );
+      settle(m.id, exporter.shutdown());
       return;
   }
 });

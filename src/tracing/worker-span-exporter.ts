@@ -45,9 +45,9 @@ export class WorkerSpanExporter implements SpanExporter {
   #next = 0;
   #gone: string | undefined;
 
-  /** `env`: the variables the worker's exporter reads (OTEL_EXPORTER_OTLP_*). */
+  /** `env`: the variables the worker's exporter reads (OTEL_EXPORTER_OTLP_*); the worker gets a copy. */
   constructor(env: NodeJS.ProcessEnv) {
-    this.#worker = startWorker({ ...env });
+    this.#worker = startWorker(env);
     this.#worker.unref();
     this.#worker.on('message', (a: FromExportWorker) => {
       const done = this.#waiting.get(a.id);
