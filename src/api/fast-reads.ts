@@ -72,10 +72,19 @@ export interface FastReadsDeps {
   cors: boolean;
 }
 
-interface Route {
-  read: Read;
+/** What every route has: its labels, in the metrics and on its server span. */
+interface Labelled {
   /** The router's template of the route: the metrics label Koa's path would give it. */
   label: string;
+  /**
+   * Its server span's name (`GET /iam/v2beta1/groups/{uid}`), made once here rather than
+   * for every request while tracing is on.
+   */
+  spanName: string;
+}
+
+interface Route extends Labelled {
+  read: Read;
 }
 
 /** One request's id, and its caller once authenticated (for the access log). */
@@ -84,16 +93,14 @@ interface Who {
   principal?: Principal;
 }
 
-interface CallRoute {
+interface CallRoute extends Labelled {
   call: Call;
-  label: string;
   /** The route's body limit, as its Koa handler reads it. */
   bodyLimit: number;
 }
 
-interface PublicRoute {
+interface PublicRoute extends Labelled {
   read: PublicRead;
-  label: string;
   failureHeaders: FailureHeaders;
 }
 
@@ -133,7 +140,11 @@ export class FastReads {
   register(kind: 'get' | 'list', collection: string, label: string, read: Read): void {
     if (collectionOf(`${collection}/x`) !== collection)
       throw new Error(`fast reads need /<service>/<version>/<plural> paths, not ${collection}`);
-    (kind === 'get' ? this.#gets : this.#lists).set(collection, { read, label });
+    (kind === 'get' ? this.#gets : this.#lists).set(collection, {
+      read,
+      label,
+      spanName: `GET ${routeOf(label)}`,
+    });
   }
 
   /**
@@ -145,7 +156,7 @@ export class FastReads {
     read: PublicRead,
     failureHeaders: FailureHeaders = () => undefined,
   ): void {
-    this.#public.set(path, { read, label: path, failureHeaders });
+    this.#public.set(path, { read, label: path, spanName: `GET ${routeOf(path)}`, failureHeaders });
   }
 
   /**
@@ -154,7 +165,7 @@ export class FastReads {
    * nothing, so it earns no consistency token and, without the client's, enters no scope.
    */
   registerCall(path: string, label: string, call: Call, bodyLimit: number): void {
-    this.#calls.set(path, { call, label, bodyLimit });
+    this.#calls.set(path, { call, label, spanName: `POST ${routeOf(label)}`, bodyLimit });
   }
 
   /** What is registered, as `[kind, collection or path]` (tests enumerate it). */
@@ -220,7 +231,7 @@ export class FastReads {
   private answer(
     req: IncomingMessage,
     res: ServerResponse,
-    route: { label: string },
+    route: Labelled,
     method: 'GET' | 'POST',
     path: string,
     produce: (who: Who) => Promise<PublicAnswer | ReadAnswer>,
@@ -229,12 +240,12 @@ export class FastReads {
     const requestId = requestIdOf(req.headers['x-request-id']);
     const failureHeaders = opts.failureHeaders ?? (() => undefined);
     // The same server span Koa's traceRequest makes, when tracing is on (asked first: off,
-    // not even the span's name is made). `lean`: the read calls out to nobody, so a request
+    // nothing of it is made). `lean`: the read calls out to nobody, so a request
     // the sampler drops runs in no trace context (startServerSpan).
     const span = !tracingOn()
       ? undefined
       : startServerSpan(
-          `${method} ${routeOf(route.label)}`,
+          route.spanName,
           req.headers,
           requestId,
           () => ({
