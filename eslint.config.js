@@ -23,6 +23,7 @@ export default tseslint.config(
       'src/client/openapi-types.ts',
       'eslint.config.js',
       'scripts/**/*.mjs',
+      'bench/**/*.mjs',
     ],
   },
   js.configs.recommended,

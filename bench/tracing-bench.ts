@@ -11,6 +11,14 @@
  * the "on" servers without tracing: the ratio it prints is the comparison's noise floor.
  * Issue 42's bar: at 10 % sampling, ≤ 5 % off the Get's and the check's throughput.
  *
+ * `--case=get` (or `check`): that case alone.
+ *
+ * `--toggle`: one traced process per pair instead of two, its tracing paused and resumed by
+ * signal between windows (bench/tracing-toggle-preload.mjs), so that the process-to-process
+ * noise drops out: what it shows is what tracing's hooks cost per request, measured within
+ * one process. A process that traces keeps the optimised code its traced requests shaped in
+ * its paused windows too, so this is the direct cost, not the whole: the pairs show the rest.
+ *
  * `--cpu-prof=DIR`: both servers run under `node --cpu-prof` (profiles kept in DIR/off and
  * DIR/on), and each case also prints the main thread's busy time per request from them,
  * with the functions that grew most from off to on: where tracing's cost goes.
@@ -35,9 +43,20 @@ const sampling = arg('sampling', 0.1);
 /** Unmeasured seconds of each case on each new server first: JIT warm-up is not the cost. */
 const warmup = arg('warmup', 3);
 const control = args.includes('--control');
+const toggle = args.includes('--toggle');
+const only = args.find((a) => a.startsWith('--case='))?.slice('--case='.length);
 const profileDir = args.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
 const profiled = (side: 'off' | 'on') =>
   profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, side)}`];
+/** The traced servers' node flags: with `--toggle`, the preload that pauses their tracing. */
+const onNodeArgs = () => [
+  ...profiled('on'),
+  ...(toggle ? ['--import', './bench/tracing-toggle-preload.mjs'] : []),
+];
+/** What the summary calls the traced side. */
+const onLabel = control
+  ? 'control (off again)'
+  : `tracing at ${sampling * 100} %${toggle ? ' (same process)' : ''}`;
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NAME = 'arbor_bench_tracing';
 const log = (m: string) => console.log(`[tracing ${new Date().toISOString().slice(11, 19)}] ${m}`);
@@ -107,7 +126,7 @@ async function main(): Promise<void> {
   // `--control`: the "on" server runs without tracing too, to show how far two identical
   // processes differ on this machine (the noise floor of the comparison).
   const startOn = () =>
-    startArbor(url, profiled('on'), 1, {
+    startArbor(url, onNodeArgs(), 1, {
       OTEL_TRACES_EXPORTER: control ? 'none' : 'otlp',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
@@ -120,6 +139,15 @@ async function main(): Promise<void> {
           .map(([k, v]) => [k.slice('BENCH_ON_'.length), v!]),
       ),
     });
+  /** `--toggle`: whether each process traces now (it starts tracing). */
+  const traced = new Map<number, boolean>();
+  const setTraced = async (p: Child, on: boolean) => {
+    if (!toggle || (traced.get(p.pid) ?? true) === on) return;
+    process.kill(p.pid, 'SIGUSR2');
+    traced.set(p.pid, on);
+    // The preload answers on its next turn; its line ("[toggle] …") reaches stderr.
+    await new Promise((r) => setTimeout(r, 300));
+  };
   /**
    * A fresh pair of servers, started in the order `pair` gives (off first on even pairs).
    * Two identical processes on this 2-core machine differ by up to 14 % in throughput for
@@ -127,6 +155,11 @@ async function main(): Promise<void> {
    * cannot show a 5 % effect: every figure is taken over several pairs.
    */
   const startPair = async (pair: number): Promise<{ off: Child; on: Child }> => {
+    if (toggle) {
+      const one = await startOn();
+      procs.push(one);
+      return { off: one, on: one };
+    }
     const onFirst = pair % 2 === 1;
     const first = await (onFirst ? startOn() : startOff());
     procs.push(first);
@@ -166,6 +199,8 @@ async function main(): Promise<void> {
       string,
       { rps: Record<'off' | 'on', number[]>; cpu: Record<'off' | 'on', number[]>; ratios: number[] }
     > = {};
+    // `--case=NAME`: that case alone.
+    if (only !== undefined) for (const k of Object.keys(cases)) if (k !== only) delete cases[k];
     for (const name of Object.keys(cases)) {
       figures[name] = { rps: { off: [], on: [] }, cpu: { off: [], on: [] }, ratios: [] };
       measured[name] = { off: { windows: [], n: 0 }, on: { windows: [], n: 0 } };
@@ -181,6 +216,7 @@ async function main(): Promise<void> {
         for (const c of Object.values(cases))
           for (const side of ['off', 'on'] as const) {
             const p = servers[side];
+            await setTraced(p, side === 'on');
             await measure({ ...c, url: p.url + c.path, headers }, warmup, p.pid, NAME);
           }
       for (const [name, c] of Object.entries(cases)) {
@@ -192,6 +228,7 @@ async function main(): Promise<void> {
         for (let r = 0; r < rounds; r++)
           for (const side of r % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
             const p = servers[side];
+            await setTraced(p, side === 'on');
             const t0 = nowUs();
             const run = await measure({ ...c, url: p.url + c.path, headers }, seconds, p.pid, NAME);
             m[side].windows.push([t0, nowUs()]);
@@ -214,7 +251,7 @@ async function main(): Promise<void> {
       const fewer = (x: number) => `${((1 - x) * 100).toFixed(1)} %`;
       log(
         `${name}: off ${median(r.off).toFixed(0)} req/s, ` +
-          `${control ? 'control (off again)' : `tracing at ${sampling * 100} %`} ` +
+          `${onLabel} ` +
           `${median(r.on).toFixed(0)} req/s: ${fewer(median(r.on) / median(r.off))} fewer ` +
           `(median of ${ratios.length} pairs' own: ${fewer(median(ratios))}; pairs ` +
           `${ratios.map(fewer).join(', ')}); server CPU off ${median(k.off).toFixed(1)} µs/req, ` +
@@ -229,7 +266,7 @@ async function main(): Promise<void> {
   }
   if (profileDir !== undefined)
     for (const [name, m] of Object.entries(measured)) {
-      const off = busyByFunction(join(profileDir, 'off'), m.off.windows);
+      const off = busyByFunction(join(profileDir, toggle ? 'on' : 'off'), m.off.windows);
       const on = busyByFunction(join(profileDir, 'on'), m.on.windows);
       log(`${name}, CPU profiles (${profileDir}):\n${compareBusy(off, m.off.n, on, m.on.n)}`);
     }

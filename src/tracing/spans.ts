@@ -50,6 +50,18 @@ export function setTracingOn(on: boolean, unsampledRoot?: UnsampledRoot): void {
   state.unsampledRoot = on ? unsampledRoot : undefined;
 }
 
+/**
+ * Turns every hook off until the function it returns turns them back on as they were: the
+ * tracing bench's comparison within one process (`--toggle`, bench/tracing-toggle-preload.mjs),
+ * which no other caller has. Spans already started end as usual.
+ * @public
+ */
+export function pauseTracing(): () => void {
+  const was = { ...state };
+  setTracingOn(false);
+  return () => Object.assign(state, was);
+}
+
 const tracer = (): Tracer => (state.tracer ??= trace.getTracer('arbor'));
 
 /** The request id of the request a context belongs to (log lines read it). */

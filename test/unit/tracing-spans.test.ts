@@ -13,7 +13,9 @@ import {
   currentTraceparent,
   endServerSpan,
   logContext,
+  pauseTracing,
   setTracingOn,
+  tracingOn,
   spanEvent,
   startChildSpan,
   startServerSpan,
@@ -122,6 +124,20 @@ test.serial('a sampled request: attributes, events and SQL spans under it', (t) 
     ['access.decision'],
   );
   t.is(sql!.parentSpanContext?.spanId, server!.spanContext().spanId);
+});
+
+test.serial('paused, the hooks make nothing; resumed, they trace as before', (t) => {
+  const resume = pauseTracing();
+  t.false(tracingOn());
+  t.is(startServerSpan('GET /x', header('01'), 'req-p', unrecorded), undefined);
+  t.deepEqual(exporter.getFinishedSpans(), []);
+  resume();
+  t.true(tracingOn());
+  const s = startServerSpan('GET /x', header('01'), 'req-r', () => ({ 'url.path': '/x' }))!;
+  endServerSpan(s, () => ({ 'http.response.status_code': 200 }), false);
+  const [span] = exporter.getFinishedSpans();
+  t.is(span?.spanContext().traceId, TRACE);
+  t.is(span?.attributes['url.path'], '/x');
 });
 
 test.serial('outside any trace: no SQL span, no traceparent to store', (t) => {
