@@ -11,7 +11,7 @@ import { compress, encodingFor } from './compression.js';
 import { madeOnce } from '../wire/made-once.js';
 import { readJsonObjectOf } from './middleware/json-body.js';
 import { errorAnswerOf, logRequest } from './middleware/request-context.js';
-import { httpServerAttributes, routeOf } from './middleware/trace-request.js';
+import { httpServerAttributes, httpSpanName, routeOf } from './middleware/trace-request.js';
 import {
   endServerSpan,
   startServerSpan,
@@ -143,7 +143,7 @@ export class FastReads {
     (kind === 'get' ? this.#gets : this.#lists).set(collection, {
       read,
       label,
-      spanName: `GET ${routeOf(label)}`,
+      spanName: httpSpanName('GET', label),
     });
   }
 
@@ -156,7 +156,12 @@ export class FastReads {
     read: PublicRead,
     failureHeaders: FailureHeaders = () => undefined,
   ): void {
-    this.#public.set(path, { read, label: path, spanName: `GET ${routeOf(path)}`, failureHeaders });
+    this.#public.set(path, {
+      read,
+      label: path,
+      spanName: httpSpanName('GET', path),
+      failureHeaders,
+    });
   }
 
   /**
@@ -165,7 +170,7 @@ export class FastReads {
    * nothing, so it earns no consistency token and, without the client's, enters no scope.
    */
   registerCall(path: string, label: string, call: Call, bodyLimit: number): void {
-    this.#calls.set(path, { call, label, spanName: `POST ${routeOf(label)}`, bodyLimit });
+    this.#calls.set(path, { call, label, spanName: httpSpanName('POST', label), bodyLimit });
   }
 
   /** What is registered, as `[kind, collection or path]` (tests enumerate it). */
