@@ -19,6 +19,12 @@
  * one process. A process that traces keeps the optimised code its traced requests shaped in
  * its paused windows too, so this is the direct cost, not the whole: the pairs show the rest.
  *
+ * `--interleave=MS` (implies `--toggle`): the process flips its own tracing every MS ms under
+ * one continuous load of `--seconds` × `--rounds` × 2 per case, and reports each window
+ * (wall time, CPU, responses); the ratio is taken over adjacent pairs of windows, with a
+ * 95 % interval from resampling them (bench/interleaved-windows.ts). A small VM's slow
+ * spells last seconds: with windows of 100 ms they fall on both sides alike.
+ *
  * `--cpu-prof=DIR`: both servers run under `node --cpu-prof` (profiles kept in DIR/off and
  * DIR/on), and each case also prints the main thread's busy time per request from them,
  * with the functions that grew most from off to on: where tracing's cost goes.
@@ -27,8 +33,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { migrate } from './db.js';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { busyByFunction, compareBusy, nowUs } from './cpu-profile-summary.js';
+import { summarizeWindows, type ToggleWindow } from './interleaved-windows.js';
 import { measure, median } from './load.js';
 import { startArbor, type Child } from './procs.js';
 import { ADMIN_TOKEN, VIEWER_ROLE } from './scale.js';
@@ -43,7 +52,8 @@ const sampling = arg('sampling', 0.1);
 /** Unmeasured seconds of each case on each new server first: JIT warm-up is not the cost. */
 const warmup = arg('warmup', 3);
 const control = args.includes('--control');
-const toggle = args.includes('--toggle');
+const interleave = arg('interleave', 0);
+const toggle = args.includes('--toggle') || interleave > 0;
 const only = args.find((a) => a.startsWith('--case='))?.slice('--case='.length);
 const profileDir = args.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
 const profiled = (side: 'off' | 'on') =>
@@ -108,6 +118,8 @@ async function api(base: string, path: string, body: unknown): Promise<{ uid: st
 /** The measured runs of one case on each side: their windows (µs, `nowUs`) and requests. */
 type Measured = Record<'off' | 'on', { windows: Array<[number, number]>; n: number }>;
 
+const HEADERS = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+
 /** The requests of one case: what `measure` loads. */
 interface Case {
   path: string;
@@ -117,6 +129,9 @@ interface Case {
 
 async function main(): Promise<void> {
   const url = await freshDatabase();
+  /** Where an interleaving server writes its windows (one server at a time). */
+  const reportDir = mkdtempSync(join(tmpdir(), 'arbor-tracing-bench-'));
+  const reportFile = join(reportDir, 'windows.json');
   await migrate(url);
   const receiver = await discardingReceiver();
   const procs: Child[] = [];
@@ -131,6 +146,9 @@ async function main(): Promise<void> {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: String(sampling),
+      ...(interleave > 0
+        ? { BENCH_TOGGLE_EVERY_MS: String(interleave), BENCH_TOGGLE_REPORT: reportFile }
+        : {}),
       // `BENCH_ON_X=v` in the bench's environment sets X=v on the "on" servers (for an
       // experiment: OTEL_BSP_MAX_QUEUE_SIZE, OTEL_EXPORTER_OTLP_COMPRESSION…).
       ...Object.fromEntries(
@@ -181,7 +199,8 @@ async function main(): Promise<void> {
       identityUid: identity.uid,
       roleUid: VIEWER_ROLE,
     });
-    const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    /** `--interleave`: every case's windows, over all pairs. */
+    const windows: Record<string, ToggleWindow[]> = {};
     const cases: Record<string, Case> = {
       get: { path: `/iam/v2beta1/groups/${group.uid}`, method: 'GET' },
       check: {
@@ -194,11 +213,7 @@ async function main(): Promise<void> {
         }),
       },
     };
-    /** Per case: every round's throughput and server CPU by side, each pair's on/off ratio. */
-    const figures: Record<
-      string,
-      { rps: Record<'off' | 'on', number[]>; cpu: Record<'off' | 'on', number[]>; ratios: number[] }
-    > = {};
+    const figures: Figures = {};
     // `--case=NAME`: that case alone.
     if (only !== undefined) for (const k of Object.keys(cases)) if (k !== only) delete cases[k];
     for (const name of Object.keys(cases)) {
@@ -210,6 +225,10 @@ async function main(): Promise<void> {
         await stopAll();
         servers = await startPair(pair);
       }
+      if (interleave > 0) {
+        await interleaveCases(servers.on, cases, pair, reportFile, windows);
+        continue;
+      }
       // Each new process is warmed first: its first seconds run cold code (and the traced
       // one more of it: the SDK, the exporter), which is start-up, not what tracing costs.
       if (warmup > 0)
@@ -217,7 +236,7 @@ async function main(): Promise<void> {
           for (const side of ['off', 'on'] as const) {
             const p = servers[side];
             await setTraced(p, side === 'on');
-            await measure({ ...c, url: p.url + c.path, headers }, warmup, p.pid, NAME);
+            await measure({ ...c, url: p.url + c.path, headers: HEADERS }, warmup, p.pid, NAME);
           }
       for (const [name, c] of Object.entries(cases)) {
         const m = measured[name]!;
@@ -230,7 +249,12 @@ async function main(): Promise<void> {
             const p = servers[side];
             await setTraced(p, side === 'on');
             const t0 = nowUs();
-            const run = await measure({ ...c, url: p.url + c.path, headers }, seconds, p.pid, NAME);
+            const run = await measure(
+              { ...c, url: p.url + c.path, headers: HEADERS },
+              seconds,
+              p.pid,
+              NAME,
+            );
             m[side].windows.push([t0, nowUs()]);
             m[side].n += run.requests;
             if (run.errors > 0 || run.non2xx > 0)
@@ -247,29 +271,99 @@ async function main(): Promise<void> {
         f.ratios.push(median(mine.on) / median(mine.off));
       }
     }
-    for (const [name, { rps: r, cpu: k, ratios }] of Object.entries(figures)) {
-      const fewer = (x: number) => `${((1 - x) * 100).toFixed(1)} %`;
-      log(
-        `${name}: off ${median(r.off).toFixed(0)} req/s, ` +
-          `${onLabel} ` +
-          `${median(r.on).toFixed(0)} req/s: ${fewer(median(r.on) / median(r.off))} fewer ` +
-          `(median of ${ratios.length} pairs' own: ${fewer(median(ratios))}; pairs ` +
-          `${ratios.map(fewer).join(', ')}); server CPU off ${median(k.off).toFixed(1)} µs/req, ` +
-          `on ${median(k.on).toFixed(1)} µs/req: ` +
-          `${((median(k.on) / median(k.off) - 1) * 100).toFixed(1)} % more`,
-      );
-    }
+    for (const [name, w] of Object.entries(windows))
+      log(`${name}, all ${pairs} processes: ${describe(summarizeWindows(w))}`);
+    reportFigures(figures);
     log(`OTLP export requests received: ${receiver.batches()}`);
   } finally {
     await stopAll();
     receiver.close();
+    rmSync(reportDir, { recursive: true, force: true });
   }
-  if (profileDir !== undefined)
-    for (const [name, m] of Object.entries(measured)) {
-      const off = busyByFunction(join(profileDir, toggle ? 'on' : 'off'), m.off.windows);
-      const on = busyByFunction(join(profileDir, 'on'), m.on.windows);
-      log(`${name}, CPU profiles (${profileDir}):\n${compareBusy(off, m.off.n, on, m.on.n)}`);
-    }
+  if (profileDir !== undefined) reportProfiles(profileDir, measured);
+}
+
+/** `--cpu-prof`: each case's main-thread time per request, off against on, by function. */
+function reportProfiles(dir: string, measured: Record<string, Measured>): void {
+  for (const [name, m] of Object.entries(measured)) {
+    const off = busyByFunction(join(dir, toggle ? 'on' : 'off'), m.off.windows);
+    const on = busyByFunction(join(dir, 'on'), m.on.windows);
+    log(`${name}, CPU profiles (${dir}):\n${compareBusy(off, m.off.n, on, m.on.n)}`);
+  }
+}
+
+/** `--interleave`: each case on process `p` (warmed, then measured), its windows kept. */
+async function interleaveCases(
+  p: Child,
+  cases: Record<string, Case>,
+  pair: number,
+  reportFile: string,
+  windows: Record<string, ToggleWindow[]>,
+): Promise<void> {
+  for (const [name, c] of Object.entries(cases)) {
+    if (warmup > 0) await interleaved(p, c, warmup, reportFile);
+    const mine = await interleaved(p, c, seconds * rounds * 2, reportFile);
+    (windows[name] ??= []).push(...mine);
+    log(`${name} process ${pair + 1}: ${describe(summarizeWindows(mine))}`);
+  }
+}
+
+/**
+ * `--interleave`: `c` loaded for `s` seconds on `p` while it flips its own tracing, and the
+ * windows it measured (its preload writes them to `reportFile` when signalled again).
+ */
+async function interleaved(
+  p: Child,
+  c: Case,
+  s: number,
+  reportFile: string,
+): Promise<ToggleWindow[]> {
+  rmSync(reportFile, { force: true });
+  process.kill(p.pid, 'SIGUSR2');
+  const run = await measure({ ...c, url: p.url + c.path, headers: HEADERS }, s, p.pid, NAME);
+  if (run.errors > 0 || run.non2xx > 0)
+    throw new Error(`${run.errors} errors, ${run.non2xx} non-2xx`);
+  process.kill(p.pid, 'SIGUSR2');
+  for (let i = 0; !existsSync(reportFile); i++) {
+    if (i > 100) throw new Error(`no windows from the server in ${reportFile}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return JSON.parse(readFileSync(reportFile, 'utf8')) as ToggleWindow[];
+}
+
+/** Per case: every round's throughput and server CPU by side, each pair's on/off ratio. */
+type Figures = Record<
+  string,
+  { rps: Record<'off' | 'on', number[]>; cpu: Record<'off' | 'on', number[]>; ratios: number[] }
+>;
+
+/** The rounds' figures of each case (none with `--interleave`), as one line each. */
+function reportFigures(figures: Figures): void {
+  for (const [name, { rps: r, cpu: k, ratios }] of Object.entries(figures)) {
+    if (r.off.length === 0) continue;
+    const fewer = (x: number) => `${((1 - x) * 100).toFixed(1)} %`;
+    log(
+      `${name}: off ${median(r.off).toFixed(0)} req/s, ` +
+        `${onLabel} ` +
+        `${median(r.on).toFixed(0)} req/s: ${fewer(median(r.on) / median(r.off))} fewer ` +
+        `(median of ${ratios.length} pairs' own: ${fewer(median(ratios))}; pairs ` +
+        `${ratios.map(fewer).join(', ')}); server CPU off ${median(k.off).toFixed(1)} µs/req, ` +
+        `on ${median(k.on).toFixed(1)} µs/req: ` +
+        `${((median(k.on) / median(k.off) - 1) * 100).toFixed(1)} % more`,
+    );
+  }
+}
+
+/** An interleaved run's figures, as one line. */
+function describe(s: ReturnType<typeof summarizeWindows>): string {
+  const fewer = (x: number) => `${((1 - x) * 100).toFixed(1)} %`;
+  return (
+    `${s.pairs} pairs of ${interleave} ms windows: off ${s.off.rps.toFixed(0)} req/s ` +
+    `(${s.off.cpuUsPerReq.toFixed(1)} µs CPU/req), ${onLabel} ${s.on.rps.toFixed(0)} req/s ` +
+    `(${s.on.cpuUsPerReq.toFixed(1)} µs CPU/req): ${fewer(s.ratio)} fewer ` +
+    `(95 % interval ${fewer(s.high)} to ${fewer(s.low)}), CPU per request ` +
+    `${((s.cpuRatio - 1) * 100).toFixed(1)} % more`
+  );
 }
 
 main().catch((e: unknown) => {
