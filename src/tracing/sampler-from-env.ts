@@ -16,6 +16,17 @@ const NAMES = [
 ] as const;
 
 /**
+ * A sampler and how it decides a new root: the share of roots it samples, 1 for always_on
+ * (and its parent-based form), 0 for always_off, the ratio for the trace-id ratio samplers,
+ * which keep a root when its trace id's four 32-bit words XORed are below the ratio's share
+ * of 2^32 (unsampled-root.ts decides roots by the same rule, from the id's bytes).
+ */
+export interface EnvSampler {
+  sampler: Sampler;
+  rootRatio: number;
+}
+
+/**
  * The sampler the standard variables name (OpenTelemetry's SDK environment variables:
  * `OTEL_TRACES_SAMPLER`, default `parentbased_always_on`, and `OTEL_TRACES_SAMPLER_ARG`, the
  * ratio, default 1), built here rather than by the provider so that the doors can ask the
@@ -26,7 +37,7 @@ const NAMES = [
  * @throws Error naming the variable for a sampler the JavaScript SDK does not have, or a
  *   ratio that is not a number from 0 to 1.
  */
-export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
+export function samplerFromEnv(env: NodeJS.ProcessEnv): EnvSampler {
   const name = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on';
   if (!(NAMES as readonly string[]).includes(name))
     throw new Error(`OTEL_TRACES_SAMPLER=${name} is not supported (${NAMES.join(', ')})`);
@@ -40,16 +51,19 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
   };
   switch (name as (typeof NAMES)[number]) {
     case 'always_on':
-      return new AlwaysOnSampler();
+      return { sampler: new AlwaysOnSampler(), rootRatio: 1 };
     case 'always_off':
-      return new AlwaysOffSampler();
+      return { sampler: new AlwaysOffSampler(), rootRatio: 0 };
     case 'traceidratio':
-      return new TraceIdRatioBasedSampler(ratio());
+      return { sampler: new TraceIdRatioBasedSampler(ratio()), rootRatio: ratio() };
     case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+      return { sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }), rootRatio: 1 };
     case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+      return { sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }), rootRatio: 0 };
     case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) });
+      return {
+        sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) }),
+        rootRatio: ratio(),
+      };
   }
 }

@@ -31,9 +31,9 @@ const state: {
 
 /**
  * The ids of a new root span that the SDK's sampler drops, decided as the SDK would decide
- * it (tracing-sdk.ts), or undefined when the sampler keeps it (the SDK then makes it).
+ * it (unsampled-root.ts), or undefined when the sampler keeps it (the SDK then makes it).
  */
-export type UnsampledRoot = (name: string) => SpanContext | undefined;
+export type UnsampledRoot = () => SpanContext | undefined;
 
 /** True once `startTracing` has registered the SDK. */
 export function tracingOn(): boolean {
@@ -115,7 +115,7 @@ export function startServerSpan(
 ): ServerSpan | undefined {
   if (!state.on) return undefined;
   if (lean && headers.traceparent === undefined && state.unsampledRoot !== undefined) {
-    const dropped = state.unsampledRoot(name);
+    const dropped = state.unsampledRoot();
     if (dropped !== undefined) return { span: trace.wrapSpanContext(dropped), ctx: undefined };
   }
   const parent = propagation.extract(ROOT_CONTEXT, headers, headerGetter);

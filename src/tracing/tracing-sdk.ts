@@ -26,8 +26,8 @@ import { WorkerSpanExporter } from './worker-span-exporter.js';
 export function registerTracing(
   env: NodeJS.ProcessEnv,
   version: string,
-): { stop: () => Promise<void>; unsampledRoot: UnsampledRoot } {
-  const sampler = samplerFromEnv(env);
+): { stop: () => Promise<void>; unsampledRoot: UnsampledRoot | undefined } {
+  const { sampler, rootRatio } = samplerFromEnv(env);
   const ids = new PooledIdGenerator();
   const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim());
   const spanProcessors: SpanProcessor[] = [];
@@ -46,5 +46,5 @@ export function registerTracing(
     sampler,
   });
   provider.register();
-  return { stop: () => provider.shutdown(), unsampledRoot: unsampledRootOf(sampler, ids) };
+  return { stop: () => provider.shutdown(), unsampledRoot: unsampledRootOf(rootRatio, ids) };
 }

@@ -1,30 +1,21 @@
-import { ROOT_CONTEXT, SpanKind, TraceFlags, type Attributes } from '@opentelemetry/api';
-import { SamplingDecision, type Sampler } from '@opentelemetry/sdk-trace-node';
 import type { PooledIdGenerator } from './pooled-id-generator.js';
 import type { UnsampledRoot } from './spans.js';
 
-const NO_ATTRIBUTES: Attributes = Object.freeze({});
-
 /**
- * The provider's own `sampler`, asked about the trace id its `ids` would hand out next: a
- * root it would drop is dropped here, before any span or context is made (its ids are
- * drawn and returned); one it would keep is left to the provider, which draws that same id
- * and takes the same decision. That holds for every sampler the variables can name
- * (sampler-from-env.ts): each decides a root on its trace id alone.
+ * The doors' early decision on a new root, for a sampler that keeps `rootRatio` of roots
+ * (sampler-from-env.ts): a root it would drop is dropped here, before any span or context
+ * is made, and takes its ids from `ids` (their text made only if read); one it would keep
+ * is left to the provider, which draws that same trace id from `ids` and, by the same
+ * rule, keeps it. The rule is the SDK's trace-id ratio rule (TraceIdRatioBasedSampler: the
+ * id's four 32-bit words XORed, below ⌊ratio × (2^32 − 1)⌋), read here from the id's bytes
+ * instead of its text; a unit test holds the two to the same decisions. Undefined when
+ * every root is kept: there is nothing to decide early.
  */
-export function unsampledRootOf(sampler: Sampler, ids: PooledIdGenerator): UnsampledRoot {
-  return (name) => {
-    const traceId = ids.peekTraceId();
-    const { decision } = sampler.shouldSample(
-      ROOT_CONTEXT,
-      traceId,
-      name,
-      SpanKind.SERVER,
-      NO_ATTRIBUTES,
-      [],
-    );
-    if (decision !== SamplingDecision.NOT_RECORD) return undefined;
-    ids.generateTraceId();
-    return { traceId, spanId: ids.generateSpanId(), traceFlags: TraceFlags.NONE };
-  };
+export function unsampledRootOf(
+  rootRatio: number,
+  ids: PooledIdGenerator,
+): UnsampledRoot | undefined {
+  if (rootRatio >= 1) return undefined;
+  const upperBound = Math.floor(Math.max(0, rootRatio) * 0xffffffff);
+  return () => (ids.nextTraceIdWord() < upperBound ? undefined : ids.takeUnsampledRoot());
 }
