@@ -2,6 +2,8 @@
 export interface ToggleWindow {
   /** Whether tracing was on in it. */
   on: boolean;
+  /** When it began on the monotonic clock, µs (`nowUs`, and V8's profiles). */
+  start: number;
   /** Wall time, µs. */
   us: number;
   /** The server process's CPU time (all its threads), µs. */

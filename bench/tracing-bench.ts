@@ -226,7 +226,7 @@ async function main(): Promise<void> {
         servers = await startPair(pair);
       }
       if (interleave > 0) {
-        await interleaveCases(servers.on, cases, pair, reportFile, windows);
+        await interleaveCases(servers.on, cases, pair, reportFile, windows, measured);
         continue;
       }
       // Each new process is warmed first: its first seconds run cold code (and the traced
@@ -299,11 +299,18 @@ async function interleaveCases(
   pair: number,
   reportFile: string,
   windows: Record<string, ToggleWindow[]>,
+  measured: Record<string, Measured>,
 ): Promise<void> {
   for (const [name, c] of Object.entries(cases)) {
     if (warmup > 0) await interleaved(p, c, warmup, reportFile);
     const mine = await interleaved(p, c, seconds * rounds * 2, reportFile);
     (windows[name] ??= []).push(...mine);
+    // For `--cpu-prof`: each side's windows, to split the one profile by.
+    for (const w of mine) {
+      const m = measured[name]![w.on ? 'on' : 'off'];
+      m.windows.push([w.start, w.start + w.us]);
+      m.n += w.n;
+    }
     log(`${name} process ${pair + 1}: ${describe(summarizeWindows(mine))}`);
   }
 }

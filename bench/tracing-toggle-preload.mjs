@@ -8,7 +8,7 @@
 // With BENCH_TOGGLE_EVERY_MS=N (`--interleave=N`), the first SIGUSR2 starts flipping tracing
 // every N ms by itself, under one continuous load, and the next stops it (tracing on again)
 // and writes every window it measured to BENCH_TOGGLE_REPORT as JSON: whether tracing was
-// on, its wall time and the process's CPU time in µs, and the responses it finished. Windows
+// on, its start on the monotonic clock (as V8's profiles stamp their samples), its wall time and the process's CPU time in µs, and the responses it finished. Windows
 // a tenth of a second long alternate hundreds of times a minute, so the machine's slow spells
 // (seconds long on a small VM) fall on both sides alike instead of on one window. They come
 // in pairs, one of each side, in an order drawn at random for each pair and of lengths drawn
@@ -62,6 +62,7 @@ const closeWindow = (w) => {
   const cpu = process.cpuUsage();
   return {
     on: w.on,
+    start: Number(w.t / 1000n),
     us: Number((process.hrtime.bigint() - w.t) / 1000n),
     cpuUs: cpu.user + cpu.system - w.cpu,
     n: finished - w.n,
