@@ -41,29 +41,30 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): EnvSampler {
   const name = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on';
   if (!(NAMES as readonly string[]).includes(name))
     throw new Error(`OTEL_TRACES_SAMPLER=${name} is not supported (${NAMES.join(', ')})`);
-  const ratio = (): number => {
-    const raw = env.OTEL_TRACES_SAMPLER_ARG?.trim();
-    if (raw === undefined || raw === '') return 1;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < 0 || n > 1)
-      throw new Error(`OTEL_TRACES_SAMPLER_ARG=${raw} is not a ratio from 0 to 1`);
-    return n;
+  const { root, rootRatio } = rootOf(name.replace(/^parentbased_/, ''), env);
+  return {
+    sampler: name.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root,
+    rootRatio,
   };
-  switch (name as (typeof NAMES)[number]) {
-    case 'always_on':
-      return { sampler: new AlwaysOnSampler(), rootRatio: 1 };
-    case 'always_off':
-      return { sampler: new AlwaysOffSampler(), rootRatio: 0 };
-    case 'traceidratio':
-      return { sampler: new TraceIdRatioBasedSampler(ratio()), rootRatio: ratio() };
-    case 'parentbased_always_on':
-      return { sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }), rootRatio: 1 };
-    case 'parentbased_always_off':
-      return { sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }), rootRatio: 0 };
-    case 'parentbased_traceidratio':
-      return {
-        sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) }),
-        rootRatio: ratio(),
-      };
-  }
+}
+
+/**
+ * What every name is at heart, alone or under parent-based: one rule for new roots, and
+ * the share of them it keeps.
+ */
+function rootOf(rule: string, env: NodeJS.ProcessEnv): { root: Sampler; rootRatio: number } {
+  if (rule === 'always_on') return { root: new AlwaysOnSampler(), rootRatio: 1 };
+  if (rule === 'always_off') return { root: new AlwaysOffSampler(), rootRatio: 0 };
+  const ratio = ratioOf(env);
+  return { root: new TraceIdRatioBasedSampler(ratio), rootRatio: ratio };
+}
+
+/** `OTEL_TRACES_SAMPLER_ARG` as a ratio: 1 when unset, else a number from 0 to 1. */
+function ratioOf(env: NodeJS.ProcessEnv): number {
+  const raw = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  if (raw === undefined || raw === '') return 1;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > 1)
+    throw new Error(`OTEL_TRACES_SAMPLER_ARG=${raw} is not a ratio from 0 to 1`);
+  return n;
 }
