@@ -72,15 +72,22 @@ export interface FastReadsDeps {
   cors: boolean;
 }
 
-/** What every route has: its labels, in the metrics and on its server span. */
+/**
+ * What every route has: its method and labels, in the metrics and on its server span, made
+ * once when it is registered (`labelled`) rather than for every request while tracing is on.
+ */
 interface Labelled {
+  method: 'GET' | 'POST';
   /** The router's template of the route: the metrics label Koa's path would give it. */
   label: string;
-  /**
-   * Its server span's name (`GET /iam/v2beta1/groups/{uid}`), made once here rather than
-   * for every request while tracing is on.
-   */
+  /** The template as `http.route` spells it (`/iam/v2beta1/groups/{uid}`). */
+  httpRoute: string;
+  /** Its server span's name (`GET /iam/v2beta1/groups/{uid}`). */
   spanName: string;
+}
+
+function labelled(method: 'GET' | 'POST', label: string): Labelled {
+  return { method, label, httpRoute: routeOf(label), spanName: httpSpanName(method, label) };
 }
 
 interface Route extends Labelled {
@@ -142,8 +149,7 @@ export class FastReads {
       throw new Error(`fast reads need /<service>/<version>/<plural> paths, not ${collection}`);
     (kind === 'get' ? this.#gets : this.#lists).set(collection, {
       read,
-      label,
-      spanName: httpSpanName('GET', label),
+      ...labelled('GET', label),
     });
   }
 
@@ -156,12 +162,7 @@ export class FastReads {
     read: PublicRead,
     failureHeaders: FailureHeaders = () => undefined,
   ): void {
-    this.#public.set(path, {
-      read,
-      label: path,
-      spanName: httpSpanName('GET', path),
-      failureHeaders,
-    });
+    this.#public.set(path, { read, ...labelled('GET', path), failureHeaders });
   }
 
   /**
@@ -170,7 +171,7 @@ export class FastReads {
    * nothing, so it earns no consistency token and, without the client's, enters no scope.
    */
   registerCall(path: string, label: string, call: Call, bodyLimit: number): void {
-    this.#calls.set(path, { call, label, spanName: httpSpanName('POST', label), bodyLimit });
+    this.#calls.set(path, { call, ...labelled('POST', label), bodyLimit });
   }
 
   /** What is registered, as `[kind, collection or path]` (tests enumerate it). */
@@ -237,7 +238,6 @@ export class FastReads {
     req: IncomingMessage,
     res: ServerResponse,
     route: Labelled,
-    method: 'GET' | 'POST',
     path: string,
     produce: (who: Who) => Promise<PublicAnswer | ReadAnswer>,
     opts: { failureHeaders?: FailureHeaders; lean?: boolean } = {},
@@ -254,26 +254,20 @@ export class FastReads {
           req.headers,
           requestId,
           () => ({
-            ...httpServerAttributes(method, path, req.socket.remoteAddress),
-            'http.route': routeOf(route.label),
+            ...httpServerAttributes(route.method, path, req.socket.remoteAddress),
+            'http.route': route.httpRoute,
           }),
           opts.lean === true,
         );
     return within(span, () =>
-      this.answerIn(req, res, { ...route, method, path, requestId, span }, produce, failureHeaders),
+      this.answerIn(req, res, { ...route, path, requestId, span }, produce, failureHeaders),
     );
   }
 
   private async answerIn(
     req: IncomingMessage,
     res: ServerResponse,
-    r: {
-      label: string;
-      method: 'GET' | 'POST';
-      path: string;
-      requestId: string;
-      span?: ServerSpan;
-    },
+    r: Labelled & { path: string; requestId: string; span?: ServerSpan },
     produce: (who: Who) => Promise<PublicAnswer | ReadAnswer>,
     failureHeaders: FailureHeaders,
   ): Promise<void> {
@@ -336,7 +330,6 @@ export class FastReads {
       req,
       res,
       route,
-      'GET',
       path,
       async (who) => {
         const principal = await this.authenticate(req, who);
@@ -366,7 +359,6 @@ export class FastReads {
       req,
       res,
       route,
-      'POST',
       path,
       (who) =>
         consistent(
@@ -394,7 +386,6 @@ export class FastReads {
       req,
       res,
       route,
-      'GET',
       path,
       () => consistent(req, () => route.read(req.headers.authorization ?? '', queryOf(search))),
       // Not lean: the registry's token server may fetch a workload issuer's keys.
