@@ -8,8 +8,9 @@
 // With BENCH_TOGGLE_EVERY_MS=N (`--interleave=N`), the first SIGUSR2 starts flipping tracing
 // every N ms by itself, under one continuous load, and the next stops it (tracing on again)
 // and writes every window it measured to BENCH_TOGGLE_REPORT as JSON: whether tracing was
-// on, its start on the monotonic clock (as V8's profiles stamp their samples), its wall time and the process's CPU time in µs, and the responses it finished. Windows
-// a tenth of a second long alternate hundreds of times a minute, so the machine's slow spells
+// on, its start on the monotonic clock (as V8's profiles stamp their samples), its wall time
+// and the process's CPU time in µs, and the responses it finished. Windows a tenth of a
+// second long alternate hundreds of times a minute, so the machine's slow spells
 // (seconds long on a small VM) fall on both sides alike instead of on one window. They come
 // in pairs, one of each side, in an order drawn at random for each pair and of lengths drawn
 // from 0.75 N to 1.25 N: with a fixed order and length, work the server does on a period
@@ -49,32 +50,26 @@ if (spin > 0)
 
 /** The interleaving under way: its timer, its windows so far, and the one now open. */
 let run;
-const openWindow = () => {
-  const cpu = process.cpuUsage();
-  return {
-    on: tracing(),
-    t: process.hrtime.bigint(),
-    cpu: cpu.user + cpu.system,
-    n: finished,
-  };
+/** The process's CPU time so far (all its threads), µs. */
+const cpuUs = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
 };
-const closeWindow = (w) => {
-  const cpu = process.cpuUsage();
-  return {
-    on: w.on,
-    start: Number(w.t / 1000n),
-    us: Number((process.hrtime.bigint() - w.t) / 1000n),
-    cpuUs: cpu.user + cpu.system - w.cpu,
-    n: finished - w.n,
-  };
-};
+const openWindow = () => ({ on: tracing(), t: process.hrtime.bigint(), cpu: cpuUs(), n: finished });
+const closeWindow = (w) => ({
+  on: w.on,
+  start: Number(w.t / 1000n),
+  us: Number((process.hrtime.bigint() - w.t) / 1000n),
+  cpuUs: cpuUs() - w.cpu,
+  n: finished - w.n,
+});
 
 process.on('SIGUSR2', () => {
   void import(spans.href).then((m) => {
     pauseTracing = m.pauseTracing;
     if (every <= 0) {
       flip();
-      process.stderr.write(`[toggle] tracing ${resume === undefined ? 'on' : 'paused'}\n`);
+      process.stderr.write(`[toggle] tracing ${tracing() ? 'on' : 'paused'}\n`);
       return;
     }
     if (run === undefined) {
