@@ -108,7 +108,7 @@ test('aa: update with and without a mask; null clears a cloud', async (t) => {
   t.is((await s.admin.patch(`${A}/${org}/${'3'.repeat(16)}`, { name: 'x' })).status, 404);
 });
 
-test('aa: delete is idempotent and a group with an association cannot be deleted', async (t) => {
+test('aa: deleting one already gone is NOT_FOUND and a group with an association cannot be deleted', async (t) => {
   const g = await createGroup(s.admin, 'aa-delete', org);
   await associate(g, 'doomed');
   const blocked = await s.admin.delete(`/iam/v2beta1/groups/${g}`);
@@ -120,7 +120,7 @@ test('aa: delete is idempotent and a group with an association cannot be deleted
     'Precondition failed: cannot delete group with child account associations',
   );
   t.deepEqual((await s.admin.delete(`${A}/${g}`)).body, {});
-  t.is((await s.admin.delete(`${A}/${g}`)).status, 200);
+  t.is((await s.admin.delete(`${A}/${g}`)).status, 404);
   t.is((await s.admin.get(`${A}/${g}`)).status, 404);
   t.is((await s.admin.delete(`/iam/v2beta1/groups/${g}`)).status, 200);
 });

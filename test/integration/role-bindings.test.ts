@@ -143,11 +143,13 @@ test('role bindings: PATCH moves a binding to another role', async (t) => {
   t.is((await s.admin.patch(`${B}/${g}/${'6'.repeat(16)}`, { roleUid: viewer })).status, 404);
 });
 
-test('role bindings: delete is idempotent, a malformed uid is INVALID_ARGUMENT', async (t) => {
+test('role bindings: deleting one already gone is NOT_FOUND, a malformed uid is INVALID_ARGUMENT', async (t) => {
   const g = await createGroup(s.admin, 'deletes', org);
   const uid = await createBinding(s.admin, g, identity, viewer);
   t.deepEqual((await s.admin.delete(`${B}/${uid}`)).body, {});
-  t.is((await s.admin.delete(`${B}/${uid}`)).status, 200);
+  const again = await s.admin.delete(`${B}/${uid}`);
+  t.is(again.status, 404);
+  t.is(again.body.message, `Not found: iam.arbor.dev/RoleBinding ${uid}`);
   t.is((await s.admin.get(`${B}/${uid}`)).status, 404);
   const bad = await s.admin.delete(`${B}/not-a-uid`);
   t.is(bad.status, 400);

@@ -135,8 +135,9 @@ export class AccountAssociationService {
   }
 
   /**
-   * Idempotent (AIP-135, as the platform does it): deleting an absent association succeeds.
-   * @throws RpcError NOT_FOUND when the group is invisible, PERMISSION_DENIED.
+   * Delete a group's association (AIP-135 without `allow_missing`: an absent one is
+   * NOT_FOUND, as for every kind, and leaves no audit record).
+   * @throws RpcError NOT_FOUND (absent, or the group is invisible), PERMISSION_DENIED.
    */
   async delete(p: Principal, uid: string): Promise<void> {
     requireUid(uid);
@@ -149,8 +150,8 @@ export class AccountAssociationService {
     );
     await this.d.uow.run(async (tx) => {
       const before = await this.d.associations.get(tx, uid);
-      await this.d.associations.delete(tx, uid);
-      if (before) await this.d.audit.record(tx, p, { type: T, operation: 'delete', uid, before });
+      if (!before || !(await this.d.associations.delete(tx, uid))) throw notFound(T, uid);
+      await this.d.audit.record(tx, p, { type: T, operation: 'delete', uid, before });
     });
   }
 }

@@ -193,9 +193,10 @@ export class RoleBindingService {
   }
 
   /**
-   * Idempotent (AIP-135): deleting a binding that is already gone succeeds, as long as
-   * the caller could see it.
-   * @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (invisible), PERMISSION_DENIED.
+   * Delete a binding (AIP-135 without `allow_missing`: one that is already gone is
+   * NOT_FOUND, as for every kind, and leaves no audit record).
+   * @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing, invisible, or
+   *   deleted meanwhile), PERMISSION_DENIED.
    */
   async delete(p: Principal, uid: string): Promise<void> {
     requireUid(uid);
@@ -210,8 +211,9 @@ export class RoleBindingService {
       this.d.uow.run(async (tx) => {
         await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
         const before = await this.d.bindings.get(tx, uid);
-        // Deleting what is already gone is a success with nothing to record.
-        if (before) await revokeBindings(tx, this.d, p, [before]);
+        // Nothing removed (never there, or another transaction got there first) is NOT_FOUND.
+        if (!before || (await revokeBindings(tx, this.d, p, [before])).length === 0)
+          throw notFound(ROLE_BINDING_TYPE, uid);
       }),
     );
   }
