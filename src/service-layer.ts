@@ -226,7 +226,7 @@ async function resourceServices(
       ...common,
       requests: st.accessRequests,
       bindings: st.roleBindings,
-      bindable: (p, t) => roleBindings.requireCreatable(p, t),
+      bindable: (p, t, known) => roleBindings.requireCreatable(p, t, known),
     }),
   };
 }

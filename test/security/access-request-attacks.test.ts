@@ -59,6 +59,21 @@ async function ask(group: string, roleUid: string, extra: Record<string, unknown
   });
 }
 
+/** The asker withdraws a request: one pending request per role and group. */
+async function withdraw(uid: string): Promise<void> {
+  const res = await on.asker!.post(`${R}:cancel`, { uid });
+  if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
+}
+
+/** An identity made by the admin token, bound at `at`, with a client of its own. */
+async function person(name: string, at: string, role: string): Promise<Client> {
+  ids[name] = await createIdentity(s.admin, org, name.toLowerCase());
+  await createBinding(s.admin, at, ids[name]!, role);
+  return (on[name] = s.client(
+    (await s.arbor.tokens.sign(ids[name]!, { iss: ISSUER, sub: `sub-${name}` })).token,
+  ));
+}
+
 test.serial('forged approvals, state and requester in the body are ignored', async (t) => {
   const r = await ask(org, reader, {
     approvals: [{ approver: ids.orgApprover, time: new Date().toISOString(), reason: 'x' }],
@@ -73,6 +88,7 @@ test.serial('forged approvals, state and requester in the body are ignored', asy
   t.is(r.body.requesterUid, ids.asker);
   t.true(Date.parse(r.body.timeoutTime) < Date.parse('2999-01-01T00:00:00Z'));
   t.is(r.body.closedBy, undefined);
+  await withdraw(r.body.uid);
 });
 
 test.serial('an approver below the asked group cannot see or approve it', async (t) => {
@@ -85,6 +101,7 @@ test.serial('an approver below the asked group cannot see or approve it', async 
   t.false(JSON.stringify(inbox.body).includes(r.body.uid));
   // The organization's approver may.
   t.is((await on.orgApprover!.get(`${R}/${r.body.uid}`)).status, 200);
+  await withdraw(r.body.uid);
 });
 
 test.serial('another organization’s approver sees nothing and decides nothing', async (t) => {
@@ -93,6 +110,7 @@ test.serial('another organization’s approver sees nothing and decides nothing'
   t.is((await on.foreign!.post(`${R}:approve`, { uid: r.body.uid })).status, 404);
   const inbox = await on.foreign!.get(`${R}?state=PENDING`);
   t.is(inbox.body.totalCount, '0');
+  await withdraw(r.body.uid);
 });
 
 test.serial(
@@ -110,6 +128,7 @@ test.serial(
       `/iam/v2beta1/roleBindings?identity=${ids.asker}&role=${owner}`,
     );
     t.deepEqual(bound.body.roleBindings, [], 'no binding was made');
+    await withdraw(r.body.uid);
   },
 );
 
@@ -132,6 +151,7 @@ test.serial(
     t.is((await lateClient.get(`${R}/${r.body.uid}`)).status, 200);
     t.is((await s.admin.delete(`/iam/v2beta1/roleBindings/${binding}`)).status, 200);
     t.is((await lateClient.post(`${R}:approve`, { uid: r.body.uid })).status, 404);
+    await withdraw(r.body.uid);
   },
 );
 
@@ -146,3 +166,120 @@ test.serial(
     t.is((await ask(`${otherOrg}/00000000000000aa`, reader)).status, 404);
   },
 );
+
+test.serial(
+  'two approvals by one person: an identity an approver made and bound does not count',
+  async (t) => {
+    const twoMan = await createGroup(s.admin, 'two-man', org);
+    t.is((await s.admin.post(`${R}:setPolicy`, { groupUid: twoMan, approvals: 2 })).status, 200);
+    const maker = await createRole(s.admin, org, 'maker', [
+      'groups.list',
+      'identity.list',
+      'identity.create',
+      'roles.list',
+      'role_bindings.create',
+    ]);
+    const boss = await person('boss', org, maker);
+    const honest = await person('honest', org, maker);
+    const r = await ask(twoMan, reader);
+    t.is(r.status, 200);
+    t.is((await boss.post(`${R}:approve`, { uid: r.body.uid })).body.state, 'PENDING');
+    // The boss makes a second identity it holds the keys of, binds it, approves through it.
+    const puppet = await createIdentity(boss, org, 'puppet');
+    await createBinding(boss, org, puppet, maker);
+    const asPuppet = s.client(
+      (await s.arbor.tokens.sign(puppet, { iss: ISSUER, sub: 'sub-puppet' })).token,
+    );
+    const second = await asPuppet.post(`${R}:approve`, { uid: r.body.uid });
+    t.is(second.status, 200);
+    t.is(second.body.state, 'PENDING', 'the puppet’s approval does not count');
+    // Through one more link: the puppet makes and binds another.
+    const puppet2 = await createIdentity(asPuppet, org, 'puppet2');
+    await createBinding(asPuppet, org, puppet2, maker);
+    const asPuppet2 = s.client(
+      (await s.arbor.tokens.sign(puppet2, { iss: ISSUER, sub: 'sub-puppet2' })).token,
+    );
+    const third = await asPuppet2.post(`${R}:approve`, { uid: r.body.uid });
+    t.is(third.body.state, 'PENDING', 'nor does one made through the puppet');
+    const bound = await s.admin.get(
+      `/iam/v2beta1/roleBindings?identity=${ids.asker}&role=${reader}`,
+    );
+    t.deepEqual(bound.body.roleBindings, [], 'no binding was made');
+    // An identity the boss neither made nor bound is a second person.
+    const done = await honest.post(`${R}:approve`, { uid: r.body.uid });
+    t.is(done.body.state, 'APPROVED');
+    t.truthy(done.body.bindingUid);
+  },
+);
+
+test.serial(
+  'an approval no longer counts once its approver lost the right to give it',
+  async (t) => {
+    const twoMan = await createGroup(s.admin, 'two-man-lost', org);
+    t.is((await s.admin.post(`${R}:setPolicy`, { groupUid: twoMan, approvals: 2 })).status, 200);
+    const granter = await createRole(s.admin, org, 'lost-granter', [
+      'groups.list',
+      'identity.list',
+      'roles.list',
+      'role_bindings.create',
+    ]);
+    const leaver = await person('leaver', org, granter);
+    const stayer = await person('stayer', org, granter);
+    const third = await person('third', org, granter);
+    const r = await ask(twoMan, reader);
+    t.is((await leaver.post(`${R}:approve`, { uid: r.body.uid })).body.state, 'PENDING');
+    const [held] = (await s.admin.get(`/iam/v2beta1/roleBindings?identity=${ids.leaver}`)).body
+      .roleBindings as Array<{ uid: string }>;
+    await s.admin.delete(`/iam/v2beta1/roleBindings/${held!.uid}`);
+    const second = await stayer.post(`${R}:approve`, { uid: r.body.uid });
+    t.is(second.status, 200);
+    t.is(second.body.state, 'PENDING', 'the leaver’s approval is weighed again and fails');
+    t.is(second.body.approvals.length, 2, 'both approvals stay on record');
+    const done = await third.post(`${R}:approve`, { uid: r.body.uid });
+    t.is(done.body.state, 'APPROVED');
+  },
+);
+
+test.serial('one pending request per role and group; a second names the first', async (t) => {
+  const first = await ask(team, reader);
+  t.is(first.status, 200);
+  const again = await ask(team, reader, { reason: 'again' });
+  t.is(again.status, 409);
+  t.true(again.body.message.includes(first.body.uid), again.body.message);
+  const info = (again.body.details as any[]).find((d) => d['@type'].endsWith('ResourceInfo'));
+  t.is(info?.resourceName, first.body.uid);
+  // Concurrent identical asks: the database lets exactly one through.
+  await withdraw(first.body.uid);
+  const racing = await Promise.all([1, 2, 3, 4, 5].map(() => ask(team, reader)));
+  t.deepEqual(racing.map((x) => x.status).sort(), [200, 409, 409, 409, 409]);
+  const kept = racing.find((x) => x.status === 200)!.body.uid as string;
+  t.true(racing.every((x) => x.status === 200 || x.body.message.includes(kept)));
+  // Another role at the same group is another request; after a close the place is free.
+  await withdraw(kept);
+  t.is((await ask(team, reader)).status, 200);
+  const rows = await s.admin.get(`${R}?state=PENDING&requester=${ids.asker}&role=${reader}`);
+  const here = (rows.body.accessRequests as any[]).filter((x) => x.groupUid === team);
+  t.is(here.length, 1);
+  await withdraw(here[0].uid);
+});
+
+test.serial('one requester may have at most 20 requests pending', async (t) => {
+  const looker = await createRole(s.admin, org, 'spam-looker', ['groups.list', 'roles.list']);
+  const spammer = await person('spammer', org, looker);
+  const groups: string[] = [];
+  for (let i = 0; i < 21; i++) groups.push(await createGroup(s.admin, `spam-${i}`, org));
+  const spam = (g: string) =>
+    spammer.post(`${R}/${g}`, { roleUid: reader, durationSeconds: 60, reason: 'spam' });
+  const made: string[] = [];
+  for (const g of groups.slice(0, 20)) {
+    const res = await spam(g);
+    t.is(res.status, 200);
+    made.push(res.body.uid);
+  }
+  const over = await spam(groups[20]!);
+  t.is(over.status, 429);
+  t.regex(over.body.message, /at most 20 pending/);
+  t.is((await spam(groups[0]!)).status, 409, 'a repeat still names the first');
+  await spammer.post(`${R}:cancel`, { uid: made[0] });
+  t.is((await spam(groups[20]!)).status, 200, 'a place freed by a close');
+});

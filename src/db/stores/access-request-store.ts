@@ -1,5 +1,7 @@
+import { alreadyExists, RpcError } from '../../core/rpc-error.js';
 import { ancestryOf } from '../../core/uidp.js';
 import {
+  ACCESS_REQUEST_TYPE,
   DEFAULT_TIMEOUT_SECONDS,
   type AccessRequest,
   type AccessRequestState,
@@ -9,8 +11,12 @@ import type {
   AccessRequestStore,
   Closing,
   NewAccessRequest,
+  Provenance,
   RequestPolicy,
 } from '../../resources/access-requests/access-request-store.js';
+import { GROUP_INVITE_TYPE } from '../../resources/group-invites/group-invite.js';
+import { IDENTITY_TYPE } from '../../resources/identities/identity.js';
+import { ROLE_BINDING_TYPE } from '../../resources/role-bindings/role-binding.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import type { Tx } from '../../resources/tx.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
@@ -113,9 +119,60 @@ function listSpec(self: string | undefined): StandardListSpec {
   };
 }
 
+/** ALREADY_EXISTS naming the pending request `uid` (its ResourceInfo carries the uid). */
+function pendingExists(uid: string): RpcError {
+  const e = alreadyExists(
+    ACCESS_REQUEST_TYPE,
+    `this identity already has a pending request for this role at this group: ${uid}`,
+  );
+  return new RpcError(
+    e.code,
+    e.message,
+    e.details.map((d) => (d['@type'].endsWith('ResourceInfo') ? { ...d, resourceName: uid } : d)),
+  );
+}
+
+/**
+ * Who made each root identity, read from the audit trail (see `provenance` below): the
+ * actors of the identity's own create and update records, of the create and update records
+ * of its current bindings, and, for a binding the identity made itself (an invite redeemed,
+ * an identity provider's default role on sign-in), of the invites for that role at that
+ * group. Followed upwards through every actor that is an identity; UNION keeps each
+ * (root, identity) once, so the walk ends however the records loop.
+ */
+const PROVENANCE = `
+  WITH RECURSIVE made(root, uid) AS (
+    SELECT r COLLATE "C", r COLLATE "C" FROM unnest(?::text[]) AS r
+    UNION
+    SELECT m.root, substr(a.actor, 10) COLLATE "C"
+      FROM made m
+      JOIN LATERAL (
+        SELECT e.actor FROM audit_events e
+         WHERE e.resource_uid = m.uid AND e.resource_type = ?
+           AND e.operation IN ('create', 'update')
+        UNION ALL
+        SELECT e.actor FROM role_bindings b
+          JOIN audit_events e ON e.resource_uid = b.uid
+         WHERE b.identity_uid = m.uid AND e.resource_type = ?
+           AND e.operation IN ('create', 'update')
+        UNION ALL
+        SELECT i.actor FROM role_bindings b
+          JOIN audit_events e ON e.resource_uid = b.uid
+          JOIN audit_events i ON i.resource_parent_uid = b.parent_uid
+         WHERE b.identity_uid = m.uid AND e.resource_type = ?
+           AND e.operation = 'create' AND e.actor = 'identity:' || m.uid
+           AND i.resource_type = ? AND i.operation = 'create'
+           AND i.after->>'roleUid' = b.role_uid
+      ) a ON a.actor LIKE 'identity:%'
+  )
+  SELECT root, uid FROM made`;
+
 export class KnexAccessRequestStore implements AccessRequestStore {
   async insert(tx: Tx, r: NewAccessRequest): Promise<AccessRequest> {
     const k = kx(tx);
+    // The partial unique index access_requests_one_pending (migration 0026) decides; DO
+    // NOTHING rather than an error, so the transaction can still read which request holds
+    // the place (on PostgreSQL a failed statement would abort it).
     const [row] = (await k(T)
       .insert({
         uid: r.uid,
@@ -130,8 +187,49 @@ export class KnexAccessRequestStore implements AccessRequestStore {
           r.timeoutSeconds,
         ]),
       })
+      .onConflict()
+      .ignore()
       .returning(COLUMNS)) as Row[];
-    return toRequest(row!);
+    if (row) return toRequest(row);
+    const first = (await k(T)
+      .where({
+        requester_uid: r.requesterUid,
+        role_uid: r.roleUid,
+        parent_uid: r.parentUid,
+        state: 'PENDING',
+      })
+      .first('uid')) as { uid: string } | undefined;
+    if (!first) throw new Error(`access request ${r.uid} conflicted with no pending request`);
+    throw pendingExists(first.uid);
+  }
+
+  async pendingOf(tx: Tx, requesterUid: string): Promise<AccessRequest[]> {
+    const k = kx(tx);
+    // A transaction-scoped advisory lock on the requester: its asks are counted in turn,
+    // and nothing else (the identity's row, say) is held.
+    await k.raw(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, [
+      `access_requests:pending:${requesterUid}`,
+    ]);
+    const rows = (await k(T)
+      .where({ requester_uid: requesterUid, state: 'PENDING' })
+      .orderBy(`${T}.uid`)
+      .forUpdate()
+      .select(COLUMNS)) as Row[];
+    return rows.map(toRequest);
+  }
+
+  async provenance(tx: Tx, identityUids: readonly string[]): Promise<Provenance> {
+    const out: Provenance = new Map(identityUids.map((u) => [u, new Set<string>()]));
+    if (identityUids.length === 0) return out;
+    const res = (await kx(tx).raw(PROVENANCE, [
+      [...identityUids],
+      IDENTITY_TYPE,
+      ROLE_BINDING_TYPE,
+      ROLE_BINDING_TYPE,
+      GROUP_INVITE_TYPE,
+    ])) as { rows: Array<{ root: string; uid: string }> };
+    for (const { root, uid } of res.rows) out.get(root)?.add(uid);
+    return out;
   }
 
   async get(tx: Tx, uid: string): Promise<AccessRequest | undefined> {

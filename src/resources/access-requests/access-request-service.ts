@@ -8,6 +8,7 @@ import {
   isRpcError,
   notFound,
   permissionDenied,
+  resourceExhausted,
 } from '../../core/rpc-error.js';
 import { newChildUid } from '../../core/uidp.js';
 import type { ChangeRecorder } from '../audit/audit-log.js';
@@ -26,7 +27,9 @@ import {
   ACCESS_REQUEST_TYPE,
   ACCESS_REQUEST_UPDATE,
   DEFAULT_TIMEOUT_SECONDS,
+  MAX_PENDING_PER_REQUESTER,
   type AccessRequest,
+  type Approval,
 } from './access-request.js';
 import {
   accessRequestCreateSchema,
@@ -36,10 +39,15 @@ import {
 } from './access-request-input.js';
 import type { AccessRequestStore, RequestPolicy } from './access-request-store.js';
 
-/** The binding an approval would make: the caller must be able to create it directly. */
+/**
+ * The binding an approval would make: the caller must be able to create it directly.
+ * `known`: the identity and role are the request's, which the approver may see through the
+ * request, so their visibility is not asked again (RoleBindingService.requireCreatable).
+ */
 export type Bindable = (
   p: Principal,
   t: { groupUid: string; identityUid: string; roleUid: string },
+  known?: { identity?: boolean; role?: boolean },
 ) => Promise<void>;
 
 export interface AccessRequestServiceDeps {
@@ -59,6 +67,10 @@ type Body = Record<string, unknown>;
 const ACCESS_REQUEST_POLICY_TYPE = 'iam.arbor.dev/AccessRequestPolicy';
 const TIMEOUT = systemPrincipal('access-request-timeout', { door: 'system' });
 const BATCH = 100;
+/** Approvals that raced with another approval of the same request are evaluated again. */
+const ATTEMPTS = 3;
+/** Thrown inside an approval's transaction when another approval got there first. */
+const STALE = Symbol('stale approvals');
 
 /**
  * Access requests (docs/access-requests.md): an identity asks for a role at a group for a
@@ -90,6 +102,7 @@ export class AccessRequestService {
     );
     if (p.kind !== 'identity')
       throw invalidField('requester', 'only an identity can ask for access; use its API token');
+    const requesterUid = p.uid;
     if (!(await this.d.authz.can(p, 'groups.list', groupUid))) throw notFound(GROUP_TYPE, groupUid);
     const placement = placementViolations(groupUid, p.uid, input.roleUid);
     if (placement.length > 0)
@@ -103,7 +116,10 @@ export class AccessRequestService {
     if (!refs.roleCapabilities || !(await canSeeRole(this.d.authz, p, input.roleUid)))
       throw invalidField('roleUid', 'role not found');
     return this.d.uow.run(async (tx) => {
+      await this.boundPending(tx, requesterUid, { groupUid, roleUid: input.roleUid });
       const policy = await this.d.requests.policyAt(tx, groupUid);
+      // A second pending ask for the same role here is ALREADY_EXISTS naming the first
+      // (the store's unique index decides, whatever the race).
       const made = await this.d.requests.insert(tx, {
         uid: newChildUid(groupUid),
         parentUid: groupUid,
@@ -147,39 +163,113 @@ export class AccessRequestService {
 
   /**
    * One approval. The approver must be able to create the binding itself, now; the N-th
-   * distinct approval makes it, expiring `durationSeconds` after it starts.
+   * distinct approval makes it, expiring `durationSeconds` after it starts. When this
+   * approval would be the N-th, every recorded approval is weighed again, as of now: it
+   * counts only if its approver could still create the binding, and was not made (created,
+   * or bound, directly or through others: `independent`) by the requester or by another
+   * approver of this request. Short of N counted approvals, this one is recorded and the
+   * request stays PENDING.
    * @throws RpcError NOT_FOUND, PERMISSION_DENIED (own request; cannot create the binding),
    *   FAILED_PRECONDITION (REQUEST_CLOSED, REQUEST_TIMED_OUT, ALREADY_APPROVED),
    *   ALREADY_EXISTS (the requester already holds the role there).
    */
   async approve(p: Principal, body: Body): Promise<AccessRequest> {
     const { uid, reason = '' } = parseInput(decisionSchema, body);
-    const r = await this.visible(p, uid);
+    let r = await this.visible(p, uid);
     if (this.isRequester(p, r)) throw permissionDenied('nobody approves their own request');
     await this.requireBindable(p, r);
     const approver = approverOf(p);
-    const result = await this.d.uow.run(async (tx) => {
-      const cur = await this.pending(tx, uid);
-      if (cur.approvals.some((a) => a.approver === approver))
-        throw failedPrecondition('ALREADY_APPROVED', 'this approver has already approved', uid);
-      const now = this.now();
-      const approvals = [...cur.approvals, { approver, time: new Date(now), reason }];
-      if (approvals.length < cur.approvalsRequired) {
-        const after = await this.d.requests.addApproval(tx, uid, approvals);
-        await this.record(tx, p, cur, after);
-        return { after, granted: false };
+    for (let attempt = 1; ; attempt++) {
+      const seen = r.approvals;
+      // Only the approval that would complete the request needs the others weighed.
+      const counted =
+        seen.length + 1 >= r.approvalsRequired && !seen.some((a) => a.approver === approver)
+          ? await this.counted(r, [...seen.map((a) => a.approver), approver])
+          : undefined;
+      try {
+        const result = await this.d.uow.run((tx) =>
+          this.decide(tx, p, { uid, approver, reason, seen, counted }),
+        );
+        if (result.granted) this.d.authz.grantsChanged();
+        return result.after;
+      } catch (e) {
+        if (e !== STALE || attempt >= ATTEMPTS) throw e === STALE ? staleApprovals(uid) : e;
+        r = await this.visible(p, uid);
       }
-      const bindingUid = await this.bind(tx, p, cur, now);
-      const after = await this.d.requests.close(tx, uid, {
-        state: 'APPROVED',
-        approvals,
-        bindingUid,
-      });
-      await this.record(tx, p, cur, after, bindingUid);
-      return { after, granted: true };
+    }
+  }
+
+  /** One approval, under the request's lock, weighed against what was read before it. */
+  private async decide(
+    tx: Tx,
+    p: Principal,
+    a: {
+      uid: string;
+      approver: string;
+      reason: string;
+      seen: Approval[];
+      counted: Set<string> | undefined;
+    },
+  ): Promise<{ after: AccessRequest; granted: boolean }> {
+    const cur = await this.pending(tx, a.uid);
+    if (cur.approvals.some((x) => x.approver === a.approver))
+      throw failedPrecondition('ALREADY_APPROVED', 'this approver has already approved', a.uid);
+    // Another approval landed after the approvals were weighed: weigh them again.
+    if (!sameApprovers(cur.approvals, a.seen)) throw STALE;
+    const now = this.now();
+    const approvals = [
+      ...cur.approvals,
+      { approver: a.approver, time: new Date(now), reason: a.reason },
+    ];
+    if (a.counted === undefined || a.counted.size < cur.approvalsRequired) {
+      const after = await this.d.requests.addApproval(tx, a.uid, approvals);
+      await this.record(tx, p, cur, after);
+      return { after, granted: false };
+    }
+    const bindingUid = await this.bind(tx, p, cur, now);
+    const after = await this.d.requests.close(tx, a.uid, {
+      state: 'APPROVED',
+      approvals,
+      bindingUid,
     });
-    if (result.granted) this.d.authz.grantsChanged();
-    return result.after;
+    await this.record(tx, p, cur, after, bindingUid);
+    return { after, granted: true };
+  }
+
+  /**
+   * The approvers (`approverOf` names, the last one the caller) whose approval counts now:
+   * each could still create the binding itself, and is independent of the requester and of
+   * every other approver.
+   */
+  private async counted(r: AccessRequest, approvers: string[]): Promise<Set<string>> {
+    const caller = approvers[approvers.length - 1];
+    const able = await Promise.all(
+      approvers.map(async (a) => a === caller || (await this.stillBindable(a, r))),
+    );
+    const identities = approvers.filter((a) => !a.includes(':') && a !== 'admin');
+    const made = await this.d.uow.read((tx) => this.d.requests.provenance(tx, identities));
+    const out = new Set<string>();
+    approvers.forEach((a, i) => {
+      if (!able[i]) return;
+      const makers = made.get(a);
+      // The admin token and Arbor's own components are no identity anyone could mint.
+      if (makers === undefined) return void out.add(a);
+      const others = [r.requesterUid, ...identities.filter((x) => x !== a)];
+      if (!others.some((o) => makers.has(o))) out.add(a);
+    });
+    return out;
+  }
+
+  /** Whether an earlier approver could still create the request's binding, as of now. */
+  private async stillBindable(approver: string, r: AccessRequest): Promise<boolean> {
+    if (approver === 'admin' || approver.startsWith('system:')) return true;
+    try {
+      await this.requireBindable({ kind: 'identity', uid: approver }, r);
+      return true;
+    } catch (e) {
+      if (isRpcError(e) && e.code === 7) return false;
+      throw e;
+    }
   }
 
   /**
@@ -261,6 +351,35 @@ export class AccessRequestService {
     });
   }
 
+  /**
+   * Bound what one requester may have pending: its timed-out requests are closed as EXPIRED
+   * first (they hold no place), then more than MAX_PENDING_PER_REQUESTER is refused, unless
+   * this ask repeats a pending one (then the store's ALREADY_EXISTS says which).
+   * @throws RpcError RESOURCE_EXHAUSTED.
+   */
+  private async boundPending(
+    tx: Tx,
+    requesterUid: string,
+    ask: { groupUid: string; roleUid: string },
+  ): Promise<void> {
+    const now = this.now();
+    const live: AccessRequest[] = [];
+    for (const r of await this.d.requests.pendingOf(tx, requesterUid)) {
+      if (r.timeoutTime.getTime() > now) {
+        live.push(r);
+        continue;
+      }
+      const after = await this.d.requests.close(tx, r.uid, { state: 'EXPIRED' });
+      await this.record(tx, TIMEOUT, r, after);
+    }
+    const repeat = live.some((r) => r.parentUid === ask.groupUid && r.roleUid === ask.roleUid);
+    if (!repeat && live.length >= MAX_PENDING_PER_REQUESTER)
+      throw resourceExhausted(
+        `an identity may have at most ${MAX_PENDING_PER_REQUESTER} pending access requests; ` +
+          'cancel one or wait for a decision',
+      );
+  }
+
   private async closeAs(
     p: Principal,
     uid: string,
@@ -313,11 +432,14 @@ export class AccessRequestService {
   /** An approver must be able to create the binding itself: anything less is a refusal. */
   private async requireBindable(p: Principal, r: AccessRequest): Promise<void> {
     try {
-      await this.d.bindable(p, {
-        groupUid: r.parentUid,
-        identityUid: r.requesterUid,
-        roleUid: r.roleUid,
-      });
+      // The requester and the role are the request's: whoever may decide it sees them
+      // through it (a folder's owner deciding for an identity that lives at the
+      // organization), so only their existence and the approver's own rights are asked.
+      await this.d.bindable(
+        p,
+        { groupUid: r.parentUid, identityUid: r.requesterUid, roleUid: r.roleUid },
+        { identity: true, role: true },
+      );
     } catch (e) {
       if (isRpcError(e) && (e.code === 3 || e.code === 5 || e.code === 7))
         throw permissionDenied(`an approver must be able to create this binding: ${e.message}`);
@@ -362,6 +484,20 @@ export class AccessRequestService {
         : {}),
     });
   }
+}
+
+/** Whether two approval lists name the same approvers in the same order. */
+function sameApprovers(a: Approval[], b: Approval[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.approver === b[i]?.approver);
+}
+
+/** Approvals kept racing with others past every attempt: the caller may simply retry. */
+function staleApprovals(uid: string) {
+  return failedPrecondition(
+    'APPROVALS_CHANGED',
+    'other approvals were given meanwhile; approve again',
+    uid,
+  );
 }
 
 /** How an approval or a close names its actor: the identity's uid, or the admin token. */

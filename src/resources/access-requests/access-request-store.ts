@@ -31,8 +31,27 @@ export interface Closing {
   bindingUid?: string;
 }
 
+/**
+ * Who made an identity what it is, as the audit trail recorded it: for each root, every
+ * identity reachable upwards through "created or changed this identity" and "created or
+ * changed one of its current bindings" (the root itself included).
+ */
+export type Provenance = Map<string, Set<string>>;
+
 export interface AccessRequestStore {
+  /**
+   * @throws RpcError ALREADY_EXISTS naming the pending request of the same requester, role
+   *   and group (the database's partial unique index decides, whatever the race).
+   */
   insert(tx: Tx, r: NewAccessRequest): Promise<AccessRequest>;
+  /**
+   * The requests `requesterUid` has pending (timed out or not), locked, read under a
+   * transaction-scoped lock on that requester: concurrent asks by one requester are counted
+   * one after another.
+   */
+  pendingOf(tx: Tx, requesterUid: string): Promise<AccessRequest[]>;
+  /** Who made each of `identityUids`, transitively (see `Provenance`). */
+  provenance(tx: Tx, identityUids: readonly string[]): Promise<Provenance>;
   get(tx: Tx, uid: string): Promise<AccessRequest | undefined>;
   /** The row, locked for this transaction (approvals and closes are serialised on it). */
   lock(tx: Tx, uid: string): Promise<AccessRequest | undefined>;

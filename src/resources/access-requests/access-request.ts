@@ -73,5 +73,11 @@ export const ACCESS_REQUEST_UPDATE: UpdateSpec = {
 
 /** How long a request waits for its approvals, unless the group's policy says otherwise. */
 export const DEFAULT_TIMEOUT_SECONDS = 7 * 24 * 3600;
+/**
+ * How many requests one identity may have pending at once: enough for real work (a few
+ * roles at a few groups), and a bound on the rows, audit records, events and inbox lines
+ * one identity can cause.
+ */
+export const MAX_PENDING_PER_REQUESTER = 20;
 /** The longest a requested binding may last: 90 days. */
 export const MAX_DURATION_SECONDS = 90 * 24 * 3600;

@@ -49,6 +49,12 @@ interface Target {
   roleUid: string;
 }
 
+/** References the caller learnt of through what it decides (see `requireCreatable`). */
+export interface KnownRefs {
+  identity?: boolean;
+  role?: boolean;
+}
+
 /** Role bindings: who holds which role at which group. */
 export class RoleBindingService {
   constructor(private readonly d: RoleBindingServiceDeps) {}
@@ -97,11 +103,14 @@ export class RoleBindingService {
   /**
    * Whether `p` could create this binding now, by `create`'s own checks, without writing
    * (an access request's approver must be able to: access-request-service.ts).
+   * `known`: the identity or role is shown to `p` by what it decides (the access request
+   * names them), so only its existence is asked, not whether `p` may list it; the group
+   * and every capability of the role are checked as for `create`.
    * @throws RpcError as `create`.
    */
-  async requireCreatable(p: Principal, t: Target): Promise<void> {
+  async requireCreatable(p: Principal, t: Target, known?: KnownRefs): Promise<void> {
     await this.d.authz.require(p, 'role_bindings.create', t.groupUid, 'groups.list', GROUP_TYPE);
-    await this.check(p, t);
+    await this.check(p, t, known);
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
@@ -223,7 +232,7 @@ export class RoleBindingService {
    * catch anything deleted in between. An identity or role the caller cannot list is
    * "not found" exactly like one that does not exist, so the answer is no oracle.
    */
-  private async check(p: Principal, t: Target): Promise<void> {
+  private async check(p: Principal, t: Target, known?: KnownRefs): Promise<void> {
     const placement = placementViolations(t.groupUid, t.identityUid, t.roleUid);
     if (placement.length > 0) throw invalidArgument(placement);
     const refs = await this.d.uow.read((tx) =>
@@ -231,9 +240,11 @@ export class RoleBindingService {
     );
     if (!refs.groupExists) throw notFound(GROUP_TYPE, t.groupUid);
     const identityFound =
-      refs.identityExists && (await canSeeIdentity(this.d.authz, p, t.identityUid));
+      refs.identityExists &&
+      (known?.identity === true || (await canSeeIdentity(this.d.authz, p, t.identityUid)));
     const roleCapabilities =
-      refs.roleCapabilities && (await canSeeRole(this.d.authz, p, t.roleUid))
+      refs.roleCapabilities &&
+      (known?.role === true || (await canSeeRole(this.d.authz, p, t.roleUid)))
         ? refs.roleCapabilities
         : undefined;
     const missing: FieldViolation[] = [];
