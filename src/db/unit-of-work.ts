@@ -3,7 +3,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { consistencyScope } from '../resources/consistency.js';
 import { etagMismatch, pendingPrecondition, type Precondition } from '../resources/precondition.js';
 import type { Tx, UnitOfWork } from '../resources/tx.js';
-import { isConflict, translateDbError } from './errors.js';
+import { resourceExhausted } from '../core/rpc-error.js';
+import { isConflict, sqlState, translateDbError } from './errors.js';
 import type { ChangeFeed } from './change-feed.js';
 import { primaryToken, type ReadReplicas } from './read-replicas.js';
 
@@ -123,13 +124,24 @@ export class KnexUnitOfWork implements UnitOfWork {
     }
   }
 
-  async snapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async snapshot<T>(
+    fn: (tx: Tx) => Promise<T>,
+    o: { statementTimeoutMs?: number } = {},
+  ): Promise<T> {
+    const ms = o.statementTimeoutMs;
     try {
-      return await this.knex.transaction((trx) => fn(trx as unknown as Tx), {
-        isolationLevel: 'repeatable read',
-        readOnly: true,
-      });
+      return await this.knex.transaction(
+        async (trx) => {
+          // SET takes no parameters; the value is an integer this code chose.
+          if (ms !== undefined) await trx.raw(`SET LOCAL statement_timeout = ${Math.trunc(ms)}`);
+          return fn(trx as unknown as Tx);
+        },
+        { isolationLevel: 'repeatable read', readOnly: true },
+      );
     } catch (e) {
+      // 57014, query_canceled: here the bound this work was given, not a busy database.
+      if (ms !== undefined && sqlState(e) === '57014')
+        throw resourceExhausted(`a statement ran longer than the ${Math.trunc(ms)} ms it may take`);
       throw translateDbError(e);
     }
   }

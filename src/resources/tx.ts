@@ -18,8 +18,12 @@ export interface UnitOfWork {
   /**
    * Run reads in one read-only REPEATABLE READ transaction: every statement sees the same
    * snapshot, and a write inside fails. For answers that must be one consistent picture.
+   * `o.statementTimeoutMs`: no statement of it may run longer (`SET LOCAL
+   * statement_timeout`); one that does is RESOURCE_EXHAUSTED. PGlite accepts the setting
+   * but does not enforce it (one process without timers): bound the rows read as well.
+   * @throws RpcError RESOURCE_EXHAUSTED when a statement passes the timeout.
    */
-  snapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  snapshot<T>(fn: (tx: Tx) => Promise<T>, o?: { statementTimeoutMs?: number }): Promise<T>;
   /** Run reads outside a transaction (one pooled connection per statement). */
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**

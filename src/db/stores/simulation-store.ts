@@ -1,139 +1,138 @@
-import type { BindingGrant } from '../../resources/access/access-store.js';
-import type { RoleFacts, SimulationStore } from '../../resources/access/simulation-store.js';
+import { resourceExhausted } from '../../core/rpc-error.js';
+import type {
+  GroupFacts,
+  RoleFacts,
+  SimulatedBindingFacts,
+  SimulationAsk,
+  SimulationFacts,
+  SimulationLimits,
+  SimulationStore,
+} from '../../resources/access/simulation-store.js';
 import type { Tx } from '../../resources/tx.js';
-import { whereBelow } from '../keyset.js';
 import { kx } from '../unit-of-work.js';
 import { toGrant, type BindingRow } from './access-store.js';
 import { storedCapabilities } from './role-store.js';
 
-/** Rows per `IN (…)`: far below PostgreSQL's 65,535 parameters. */
-const CHUNK = 1_000;
+/**
+ * A list of uids as one parameter (a JSON array), so a statement has the same text and
+ * one parameter whatever the list's length: no `IN (…)` growing with it, no chunks.
+ */
+const list = (uids: readonly string[]): string => JSON.stringify([...new Set(uids)]);
+const IN = (param: string) => `(SELECT value FROM jsonb_array_elements_text(${param}::jsonb))`;
 
-async function chunked<T>(
-  uids: readonly string[],
-  each: (part: string[]) => Promise<T[]>,
-): Promise<T[]> {
-  const out: T[] = [];
-  const distinct = [...new Set(uids)];
-  for (let i = 0; i < distinct.length; i += CHUNK)
-    out.push(...(await each(distinct.slice(i, i + CHUNK))));
-  return out;
+/** `col` strictly below the uid `anc` (C-collated columns: an index range). */
+const below = (col: string, anc: string) => `(${col} >= ${anc} || '/' AND ${col} < ${anc} || '0')`;
+
+/** The named groups (with what their delete decides on), the named roles, and `now()`. */
+const NAMED = `
+  SELECT now() AS now,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object(
+        'uid', g.uid,
+        'managedBy', g.managed_by,
+        'managedBelow', (SELECT s.managed_by FROM groups s
+                          WHERE ${below('s.uid', 'g.uid')} AND s.managed_by IS NOT NULL
+                          LIMIT 1),
+        'rolesBelow', EXISTS (SELECT 1 FROM roles r WHERE ${below('r.uid', 'g.uid')})
+      )), '[]'::jsonb)
+       FROM groups g WHERE g.uid IN ${IN('?')}) AS groups,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object(
+        'uid', r.uid, 'name', r.name, 'description', r.description,
+        'capabilities', r.capabilities)), '[]'::jsonb)
+       FROM roles r WHERE r.uid IN ${IN('?')}) AS roles`;
+
+/**
+ * The identities the set touches, with their managers: those it names, those whose binding
+ * it deletes, those bound to a role it edits, those below a group it deletes and those
+ * bound at or below one. At most `limit` rows (one more tells the bound was passed).
+ */
+const TOUCHED = `
+  WITH d AS ${IN('?')}
+  SELECT i.uid, i.managed_by FROM identities i
+   WHERE i.uid IN (
+     SELECT value FROM jsonb_array_elements_text(?::jsonb)
+     UNION SELECT rb.identity_uid FROM role_bindings rb WHERE rb.uid IN ${IN('?')}
+     UNION SELECT rb.identity_uid FROM role_bindings rb WHERE rb.role_uid IN ${IN('?')}
+     UNION SELECT x.uid FROM d JOIN identities x ON ${below('x.uid', 'd.value')}
+     UNION SELECT rb.identity_uid FROM d JOIN role_bindings rb
+             ON rb.parent_uid = d.value OR ${below('rb.parent_uid', 'd.value')})
+   LIMIT ?`;
+
+/** Every binding (expired and scheduled too) of the identities touched, at most `limit`. */
+const BINDINGS = `
+  SELECT rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
+         r.name AS role_name, r.description AS role_description, r.capabilities,
+         rb.expire_time, rb.not_before, rb.managed_by
+    FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
+   WHERE rb.identity_uid IN ${IN('?')}
+   LIMIT ?`;
+
+const NAMES = `
+  SELECT uid, name FROM groups WHERE uid IN ${IN('?')}
+  UNION ALL SELECT uid, name FROM identities WHERE uid IN ${IN('?')}`;
+
+interface NamedRow {
+  now: Date;
+  groups: ({ uid: string } & GroupFacts)[];
+  roles: { uid: string; name: string; description: string; capabilities: unknown }[];
 }
 
-const bindingColumns = [
-  'rb.uid',
-  'rb.parent_uid',
-  'rb.identity_uid',
-  'rb.role_uid',
-  'r.name as role_name',
-  'r.description as role_description',
-  'r.capabilities',
-  'rb.expire_time',
-  'rb.not_before',
-];
-
 export class KnexSimulationStore implements SimulationStore {
-  async now(tx: Tx): Promise<number> {
-    const res = (await kx(tx).raw('SELECT now() AS now')) as { rows: { now: Date }[] };
-    return res.rows[0]!.now.getTime();
-  }
-
-  async existingGroups(tx: Tx, uids: readonly string[]): Promise<Set<string>> {
-    return this.existing(tx, 'groups', uids);
-  }
-
-  async existingIdentities(tx: Tx, uids: readonly string[]): Promise<Set<string>> {
-    return this.existing(tx, 'identities', uids);
-  }
-
-  private async existing(tx: Tx, table: string, uids: readonly string[]): Promise<Set<string>> {
-    const found = await chunked(
-      uids,
-      (part) => kx(tx)(table).whereIn('uid', part).select('uid') as Promise<{ uid: string }[]>,
-    );
-    return new Set(found.map((r) => r.uid));
-  }
-
-  async roles(tx: Tx, uids: readonly string[]): Promise<Map<string, RoleFacts>> {
-    const found = await chunked(
-      uids,
-      (part) =>
-        kx(tx)('roles')
-          .whereIn('uid', part)
-          .select('uid', 'name', 'description', 'capabilities') as Promise<
-          { uid: string; name: string; description: string; capabilities: unknown }[]
-        >,
-    );
-    return new Map(
-      found.map((r) => [
-        r.uid,
-        {
-          ref: { uid: r.uid, name: r.name, description: r.description },
-          capabilities: storedCapabilities(r.capabilities),
-        },
-      ]),
-    );
-  }
-
-  async bindings(tx: Tx, uids: readonly string[]): Promise<BindingGrant[]> {
-    return this.bindingsWhere(tx, 'rb.uid', uids);
-  }
-
-  async bindingsOfIdentities(tx: Tx, identityUids: readonly string[]): Promise<BindingGrant[]> {
-    return this.bindingsWhere(tx, 'rb.identity_uid', identityUids);
-  }
-
-  private async bindingsWhere(
-    tx: Tx,
-    column: string,
-    values: readonly string[],
-  ): Promise<BindingGrant[]> {
-    const found = await chunked(
-      values,
-      (part) =>
-        kx(tx)('role_bindings as rb')
-          .join('roles as r', 'r.uid', 'rb.role_uid')
-          .whereIn(column, part)
-          .select(bindingColumns) as Promise<BindingRow[]>,
-    );
-    return found.map(toGrant).sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+  async read(tx: Tx, ask: SimulationAsk, limits: SimulationLimits): Promise<SimulationFacts> {
+    const k = kx(tx);
+    const named = (
+      (await k.raw(NAMED, [list(ask.groups), list(ask.roles)])) as { rows: NamedRow[] }
+    ).rows[0]!;
+    const touched = (
+      (await k.raw(TOUCHED, [
+        list(ask.deletedGroups),
+        list(ask.identities),
+        list(ask.bindings),
+        list(ask.editedRoles),
+        limits.identities + 1,
+      ])) as { rows: { uid: string; managed_by: string | null }[] }
+    ).rows;
+    if (touched.length > limits.identities)
+      throw resourceExhausted(
+        `the change set touches more than ${limits.identities} identities, the most one simulation reads`,
+      );
+    const bindings = (
+      (await k.raw(BINDINGS, [list(touched.map((r) => r.uid)), limits.bindings + 1])) as {
+        rows: (BindingRow & { managed_by: string | null })[];
+      }
+    ).rows;
+    if (bindings.length > limits.bindings)
+      throw resourceExhausted(
+        `the change set touches more than ${limits.bindings} role bindings, the most one simulation reads`,
+      );
+    return {
+      now: named.now.getTime(),
+      groups: new Map(
+        named.groups.map((g) => [
+          g.uid,
+          { managedBy: g.managedBy, managedBelow: g.managedBelow, rolesBelow: g.rolesBelow },
+        ]),
+      ),
+      identities: new Map(touched.map((r) => [r.uid, r.managed_by])),
+      roles: new Map(
+        named.roles.map((r): [string, RoleFacts] => [
+          r.uid,
+          {
+            ref: { uid: r.uid, name: r.name, description: r.description },
+            capabilities: storedCapabilities(r.capabilities),
+          },
+        ]),
+      ),
+      bindings: bindings
+        .map((r): SimulatedBindingFacts => ({ ...toGrant(r), managedBy: r.managed_by }))
+        .sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0)),
+    };
   }
 
   async names(tx: Tx, uids: readonly string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    for (const table of ['groups', 'identities']) {
-      const found = await chunked(
-        uids,
-        (part) =>
-          kx(tx)(table).whereIn('uid', part).select('uid', 'name') as Promise<
-            { uid: string; name: string }[]
-          >,
-      );
-      for (const r of found) out.set(r.uid, r.name);
-    }
-    return out;
-  }
-
-  async identitiesBoundTo(tx: Tx, roleUids: readonly string[]): Promise<string[]> {
-    const found = await chunked(
-      roleUids,
-      (part) =>
-        kx(tx)('role_bindings').whereIn('role_uid', part).distinct('identity_uid') as Promise<
-          { identity_uid: string }[]
-        >,
-    );
-    return [...new Set(found.map((r) => r.identity_uid))];
-  }
-
-  async identitiesUnder(tx: Tx, groupUid: string): Promise<string[]> {
-    const below = (await whereBelow(kx(tx)('identities'), 'uid', groupUid).select('uid')) as {
-      uid: string;
-    }[];
-    const bound = (await kx(tx)('role_bindings')
-      .where((w) => {
-        w.where('parent_uid', groupUid).orWhere((r) => whereBelow(r, 'parent_uid', groupUid));
-      })
-      .distinct('identity_uid')) as { identity_uid: string }[];
-    return [...new Set([...below.map((r) => r.uid), ...bound.map((r) => r.identity_uid)])];
+    if (uids.length === 0) return new Map();
+    const res = (await kx(tx).raw(NAMES, [list(uids), list(uids)])) as {
+      rows: { uid: string; name: string }[];
+    };
+    return new Map(res.rows.map((r) => [r.uid, r.name]));
   }
 }

@@ -15,6 +15,8 @@ export interface WorldBinding {
   expiresAt?: number;
   /** From this instant it grants (its `notBefore`); absent: from creation. */
   startsAt?: number;
+  /** The Kubernetes object managing it; absent or null: none (one the set creates). */
+  managedBy?: string | null;
 }
 
 /** One identity's change at one group, before it is shaped for the caller. */

@@ -1,21 +1,32 @@
-import { isLive, type Authorizer } from '../../auth/authorizer.js';
+import type { Authorizer, Grant } from '../../auth/authorizer.js';
 import type { Principal } from '../../auth/principal.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ListRequest } from '../../core/list-request.js';
 import { queryFingerprint } from '../../core/page-token.js';
+import { isRpcError } from '../../core/rpc-error.js';
 import { isSelfOrBelow } from '../../core/uidp.js';
 import type { Visibility } from '../../core/visibility.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
+import { requireGroupDeletable } from '../groups/group-service.js';
+import { requireIdentityDeletable } from '../identities/identity-service.js';
 import { isBuiltInRole, visibleRoleRef } from '../reference-visibility.js';
+import { placementViolations } from '../role-bindings/role-binding-input.js';
+import {
+  requireBindingCreatable,
+  requireBindingDeletable,
+} from '../role-bindings/role-binding-service.js';
+import { requireRoleUpdatable } from '../roles/role-service.js';
 import type { RoleRef } from '../roles/role.js';
-import type { Tx, UnitOfWork } from '../tx.js';
+import type { UnitOfWork } from '../tx.js';
 import { parseInput } from '../validate.js';
 import { identityDelta, type RawDelta, type WorldBinding } from './access-delta.js';
 import { pathDown } from './access-service.js';
-import { permitOf } from './change-permits.js';
 import { pageInMemory } from './page-in-memory.js';
 import {
+  MAX_SIMULATED_BINDINGS,
+  MAX_SIMULATED_IDENTITIES,
   SIMULATE_LIST,
+  SIMULATION_STATEMENT_TIMEOUT_MS,
   type AccessChange,
   type AccessDelta,
   type ChangeVerdict,
@@ -23,8 +34,8 @@ import {
   type SimulatedGrant,
 } from './simulate.js';
 import { simulateSchema, type SimulateRequest } from './simulate-input.js';
-import { SimulatedWorld, type Sight, type WorldFacts } from './simulated-world.js';
-import type { SimulationStore } from './simulation-store.js';
+import { SimulatedWorld, type Sight } from './simulated-world.js';
+import type { SimulationAsk, SimulationStore } from './simulation-store.js';
 
 export interface AccessSimulatorDeps {
   uow: UnitOfWork;
@@ -46,6 +57,19 @@ const sees = (v: Visibility, uid: string): boolean =>
 
 /** A delta's sort key: identity, capability, group (a group gains or loses, never both). */
 const keyOf = (d: RawDelta): string => `${d.identityUid}\0${d.capability}\0${d.groupUid}`;
+
+/** Whether the caller could make a change itself, and if not why. */
+type Permit = { permitted: true } | { permitted: false; reason: string };
+
+const grantOf = (b: WorldBinding): Grant => ({
+  scope: b.groupUid,
+  capabilities: new Set(b.capabilities),
+  ...(b.expiresAt === undefined ? {} : { expiresAt: b.expiresAt }),
+  ...(b.startsAt === undefined ? {} : { startsAt: b.startsAt }),
+});
+
+/** Not expired at `now`: what a real delete weighs (scheduled bindings included). */
+const unexpired = (b: WorldBinding, now: number) => b.expiresAt === undefined || now < b.expiresAt;
 
 const byIdentity = (bs: readonly WorldBinding[]) => {
   const m = new Map<string, WorldBinding[]>();
@@ -72,45 +96,55 @@ export class AccessSimulator {
   /** @throws RpcError INVALID_ARGUMENT (the body, or a page token of another change set). */
   async simulate(p: Principal, body: Record<string, unknown>): Promise<SimulateAnswer> {
     const req = parseInput(simulateSchema, body);
+    // What the caller may see is decided before anything is read: the snapshot reads only
+    // the facts of what it may see, so a hidden uid costs what a missing one does.
     const sight = await this.sightOf(p);
-    return this.d.uow.snapshot(async (tx) => {
-      const { facts, now } = await this.read(tx, req.changes);
-      const world = new SimulatedWorld(facts, sight);
-      const changes = await this.applyAll(p, req.changes, world, now);
-      const counts = (b: WorldBinding) =>
-        b.identityUid === sight.self ||
-        (b.uid === undefined ? sight.bindingsAt(b.groupUid) : sight.binding(b.uid));
-      const before = byIdentity(facts.bindings.filter(counts));
-      const after = byIdentity(world.bindings().filter(counts));
-      const raw: RawDelta[] = [];
-      for (const id of new Set([...before.keys(), ...after.keys()]))
-        raw.push(...identityDelta(id, before.get(id) ?? [], after.get(id) ?? [], now));
-      const page = await this.page(req, raw, sight.key);
-      const names = await this.d.simulation.names(tx, [
-        ...new Set(page.items.flatMap((d) => [d.identityUid, d.groupUid])),
-      ]);
-      const named = (uid: string, visible: boolean) => ({
-        uid,
-        name: visible ? (names.get(uid) ?? '') : '',
-      });
-      const deltas: AccessDelta[] = [];
-      for (const d of page.items)
-        deltas.push(
-          await this.shape(p, d, {
-            identity: named(
-              d.identityUid,
-              d.identityUid === sight.self || sight.identity(d.identityUid),
-            ),
-            group: named(d.groupUid, sight.group(d.groupUid)),
-          }),
-        );
-      return {
-        changes,
-        deltas,
-        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-        totalCount: page.totalCount,
-      };
-    });
+    const ask = askOf(req.changes, sight);
+    return this.d.uow.snapshot(
+      async (tx) => {
+        const facts = await this.d.simulation.read(tx, ask, {
+          identities: MAX_SIMULATED_IDENTITIES,
+          bindings: MAX_SIMULATED_BINDINGS,
+        });
+        const now = facts.now;
+        const world = new SimulatedWorld(facts, sight);
+        const changes = await this.applyAll(p, req.changes, world, now);
+        const counts = (b: WorldBinding) =>
+          b.identityUid === sight.self ||
+          (b.uid === undefined ? sight.bindingsAt(b.groupUid) : sight.binding(b.uid));
+        const before = byIdentity(facts.bindings.filter(counts));
+        const after = byIdentity(world.bindings().filter(counts));
+        const raw: RawDelta[] = [];
+        for (const id of new Set([...before.keys(), ...after.keys()]))
+          raw.push(...identityDelta(id, before.get(id) ?? [], after.get(id) ?? [], now));
+        const page = await this.page(req, raw, sight.key);
+        const names = await this.d.simulation.names(tx, [
+          ...new Set(page.items.flatMap((d) => [d.identityUid, d.groupUid])),
+        ]);
+        const named = (uid: string, visible: boolean) => ({
+          uid,
+          name: visible ? (names.get(uid) ?? '') : '',
+        });
+        const deltas: AccessDelta[] = [];
+        for (const d of page.items)
+          deltas.push(
+            await this.shape(p, d, {
+              identity: named(
+                d.identityUid,
+                d.identityUid === sight.self || sight.identity(d.identityUid),
+              ),
+              group: named(d.groupUid, sight.group(d.groupUid)),
+            }),
+          );
+        return {
+          changes,
+          deltas,
+          ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+          totalCount: page.totalCount,
+        };
+      },
+      { statementTimeoutMs: SIMULATION_STATEMENT_TIMEOUT_MS },
+    );
   }
 
   /** Each change's verdict, applying it to `world` as it goes. */
@@ -122,18 +156,15 @@ export class AccessSimulator {
   ): Promise<ChangeVerdict[]> {
     const out: ChangeVerdict[] = [];
     for (const [index, c] of changes.entries()) {
-      const permit = await permitOf(this.d.authz, p, c, {
-        now,
-        bindings: world.bindings().filter((b) => isLive(b, now)),
-        roleCapabilities: (uid) => world.roleCapabilities(uid),
-      });
-      const applied = world.apply(c, index);
+      const applied = world.applies(c);
       // What names something missing or hidden fails as the real call would, and says no
-      // more than that: the permit (which may look at what the caller cannot) is not told.
+      // more than that: no check runs on what the caller cannot see.
       if (!applied.applied) {
         out.push({ index, applied: false, permitted: false, reason: applied.reason });
         continue;
       }
+      const permit = await this.permitOf(p, c, world, now);
+      world.apply(c, index);
       out.push({
         index,
         applied: true,
@@ -145,43 +176,76 @@ export class AccessSimulator {
   }
 
   /**
-   * The snapshot's facts: whether what the set names exists, and every binding of every
-   * identity it may touch (those it binds or deletes, those whose binding it deletes, those
-   * bound to a role it edits, those a group delete carries away or unbinds).
+   * Whether the caller could make change `c` itself, by the dry run of the real call's own
+   * checks (each service's `require…able`), on the world at this point of the set and the
+   * caller's grants now: the change set does not change what the caller may do in the
+   * middle of it. A group delete is the cascade that makes it possible: the group's own
+   * delete (with the groups and roles below), every binding's at or below it, then every
+   * identity's below it (weighing the bindings it keeps elsewhere).
    */
-  private async read(
-    tx: Tx,
-    changes: readonly AccessChange[],
-  ): Promise<{ facts: WorldFacts; now: number }> {
-    const s = this.d.simulation;
-    const groups: string[] = [];
-    const identities: string[] = [];
-    const roles: string[] = [];
-    const bindingUids: string[] = [];
-    const edited: string[] = [];
-    for (const c of changes) {
+  private async permitOf(
+    p: Principal,
+    c: AccessChange,
+    w: SimulatedWorld,
+    now: number,
+  ): Promise<Permit> {
+    const a = this.d.authz;
+    const identityFacts = (uid: string, keep: (b: WorldBinding) => boolean) => ({
+      uid,
+      grants: w
+        .bindings()
+        .filter((b) => b.identityUid === uid && unexpired(b, now) && keep(b))
+        .map(grantOf),
+      managedBy: w.identityManager(uid),
+    });
+    const bindingFacts = (b: WorldBinding) => ({
+      // One the set creates would hang below its group: the same decision there.
+      uid: b.uid ?? b.groupUid,
+      managedBy: b.managedBy ?? null,
+    });
+    try {
       if ('createRoleBinding' in c) {
-        groups.push(c.createRoleBinding.groupUid);
-        identities.push(c.createRoleBinding.identityUid);
-        roles.push(c.createRoleBinding.roleUid);
-      } else if ('deleteRoleBinding' in c) bindingUids.push(c.deleteRoleBinding.uid);
-      else if ('updateRole' in c) edited.push(c.updateRole.uid);
-      else if ('deleteIdentity' in c) identities.push(c.deleteIdentity.uid);
-      else groups.push(c.deleteGroup.uid);
+        const b = c.createRoleBinding;
+        await requireBindingCreatable(a, p, {
+          groupUid: b.groupUid,
+          roleCapabilities: w.roleCapabilities(b.roleUid) ?? [],
+          ...(b.expireTime === undefined ? {} : { expireTime: b.expireTime }),
+          now,
+        });
+      } else if ('deleteRoleBinding' in c) {
+        const b = w.binding(c.deleteRoleBinding.uid);
+        if (b !== undefined) await requireBindingDeletable(a, p, bindingFacts(b));
+      } else if ('updateRole' in c) await requireRoleUpdatable(a, p, c.updateRole);
+      else if ('deleteIdentity' in c)
+        await requireIdentityDeletable(
+          a,
+          p,
+          identityFacts(c.deleteIdentity.uid, () => true),
+        );
+      else {
+        const uid = c.deleteGroup.uid;
+        const g = w.group(uid);
+        const within = (b: WorldBinding) => isSelfOrBelow(uid, b.groupUid);
+        await requireGroupDeletable(a, p, {
+          uid,
+          managedBy: g?.managedBy ?? null,
+          managedBelow: g?.managedBelow ?? null,
+          rolesBelow: g?.rolesBelow ?? false,
+        });
+        for (const b of w.bindings().filter(within))
+          await requireBindingDeletable(a, p, bindingFacts(b));
+        for (const id of w.identitiesBelow(uid))
+          await requireIdentityDeletable(
+            a,
+            p,
+            identityFacts(id, (b) => !within(b)),
+          );
+      }
+      return { permitted: true };
+    } catch (e) {
+      if (isRpcError(e)) return { permitted: false, reason: e.message };
+      throw e;
     }
-    const touched = new Set(identities);
-    for (const b of await s.bindings(tx, bindingUids)) touched.add(b.identityUid);
-    for (const id of await s.identitiesBoundTo(tx, edited)) touched.add(id);
-    for (const c of changes)
-      if ('deleteGroup' in c)
-        for (const id of await s.identitiesUnder(tx, c.deleteGroup.uid)) touched.add(id);
-    const facts: WorldFacts = {
-      groups: await s.existingGroups(tx, groups),
-      identities: await s.existingIdentities(tx, identities),
-      roles: await s.roles(tx, [...roles, ...edited]),
-      bindings: await s.bindingsOfIdentities(tx, [...touched]),
-    };
-    return { facts, now: await s.now(tx) };
   }
 
   /** Decided once from the caller's grants: `sees(visibility(cap), uid)` is `can(cap, uid)`. */
@@ -266,4 +330,53 @@ export class AccessSimulator {
   private role(p: Principal, r: RoleRef): Promise<RoleRef> {
     return isBuiltInRole(r.uid) ? Promise.resolve(r) : visibleRoleRef(this.d.authz, p, r);
   }
+}
+
+/**
+ * What the snapshot reads for `changes`: only what `sight` shows of what they name, each
+ * uid once. A change naming something hidden (or misplaced) asks for nothing, exactly as
+ * one naming a missing uid finds nothing: both then fail alike (`SimulatedWorld.applies`).
+ */
+function askOf(changes: readonly AccessChange[], sight: Sight): SimulationAsk {
+  const groups = new Set<string>();
+  const identities = new Set<string>();
+  const roles = new Set<string>();
+  const bindings = new Set<string>();
+  const editedRoles = new Set<string>();
+  const deletedGroups = new Set<string>();
+  const seen = (set: Set<string>, uid: string, visible: boolean) => {
+    if (visible) set.add(uid);
+  };
+  for (const c of changes) {
+    if ('createRoleBinding' in c) {
+      const { groupUid, identityUid, roleUid } = c.createRoleBinding;
+      if (placementViolations(groupUid, identityUid, roleUid).length > 0) continue;
+      seen(groups, groupUid, sight.group(groupUid));
+      seen(identities, identityUid, sight.identity(identityUid));
+      seen(roles, roleUid, sight.role(roleUid));
+    } else if ('deleteRoleBinding' in c) {
+      const uid = c.deleteRoleBinding.uid;
+      seen(bindings, uid, sight.binding(uid));
+    } else if ('updateRole' in c) {
+      const uid = c.updateRole.uid;
+      seen(roles, uid, sight.role(uid));
+      // A built-in is never edited (the verdict says so): its holders are not read.
+      seen(editedRoles, uid, sight.role(uid) && !isBuiltInRole(uid));
+    } else if ('deleteIdentity' in c) {
+      const uid = c.deleteIdentity.uid;
+      seen(identities, uid, sight.identity(uid));
+    } else {
+      const uid = c.deleteGroup.uid;
+      seen(groups, uid, sight.group(uid));
+      seen(deletedGroups, uid, sight.group(uid));
+    }
+  }
+  return {
+    groups: [...groups],
+    identities: [...identities],
+    roles: [...roles],
+    bindings: [...bindings],
+    editedRoles: [...editedRoles],
+    deletedGroups: [...deletedGroups],
+  };
 }

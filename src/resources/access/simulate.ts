@@ -20,7 +20,16 @@ export type AccessChange =
   | { deleteIdentity: { uid: string } }
   | { deleteGroup: { uid: string } };
 
+/**
+ * The bounds of one simulation's work. Changes are input (more is INVALID_ARGUMENT); the
+ * identities a set touches (named, bound to a role it edits, below or bound below a group
+ * it deletes) and their bindings are read facts, and no statement of the snapshot may take
+ * longer than its timeout: past either, RESOURCE_EXHAUSTED (429) naming the bound.
+ */
 export const MAX_SIMULATED_CHANGES = 1_000;
+export const MAX_SIMULATED_IDENTITIES = 5_000;
+export const MAX_SIMULATED_BINDINGS = 10_000;
+export const SIMULATION_STATEMENT_TIMEOUT_MS = 5_000;
 
 /**
  * The delta's pages: keyed by identity, capability and group, bound (in page tokens) to

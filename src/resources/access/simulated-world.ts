@@ -4,12 +4,13 @@ import { placementViolations } from '../role-bindings/role-binding-input.js';
 import { isBuiltInRole } from '../reference-visibility.js';
 import type { WorldBinding } from './access-delta.js';
 import type { AccessChange } from './simulate.js';
-import type { RoleFacts } from './simulation-store.js';
+import type { GroupFacts, RoleFacts } from './simulation-store.js';
 
-/** What the snapshot held of everything the change set names. */
+/** What the snapshot held of everything the change set names that the caller may see. */
 export interface WorldFacts {
-  groups: ReadonlySet<string>;
-  identities: ReadonlySet<string>;
+  groups: ReadonlyMap<string, GroupFacts>;
+  /** The identities touched, by uid, with their managers. */
+  identities: ReadonlyMap<string, string | null>;
   roles: ReadonlyMap<string, RoleFacts>;
   /** Every binding of every identity the change set may touch, by uid. */
   bindings: readonly WorldBinding[];
@@ -47,9 +48,14 @@ export class SimulatedWorld {
     for (const b of facts.bindings) this.#bindings.set(b.uid!, b);
   }
 
-  /** The bindings as they are now. */
+  /** The bindings as they are now (expired and scheduled ones too). */
   bindings(): WorldBinding[] {
     return [...this.#bindings.values()];
+  }
+
+  /** A binding by uid, as it is now (undefined: gone or never read). */
+  binding(uid: string): WorldBinding | undefined {
+    return this.#bindings.get(uid);
   }
 
   /** A role's capabilities at this point of the set (undefined: missing). */
@@ -57,8 +63,29 @@ export class SimulatedWorld {
     return this.#roleCaps.get(uid) ?? this.facts.roles.get(uid)?.capabilities;
   }
 
+  /** What the snapshot held of a group (its managers, roles below). */
+  group(uid: string): GroupFacts | undefined {
+    return this.facts.groups.get(uid);
+  }
+
+  /** The manager of an identity the snapshot read (null: none). */
+  identityManager(uid: string): string | null {
+    return this.facts.identities.get(uid) ?? null;
+  }
+
+  /** The identities below `groupUid` still there (a cascade deletes them). */
+  identitiesBelow(groupUid: string): string[] {
+    return [...this.facts.identities.keys()].filter(
+      (uid) => isSelfOrBelow(groupUid, uid) && uid !== groupUid && this.identityThere(uid),
+    );
+  }
+
   private gone(uid: string): boolean {
     return this.#goneGroups.some((g) => isSelfOrBelow(g, uid));
+  }
+
+  private identityThere(uid: string): boolean {
+    return this.facts.identities.has(uid) && !this.#goneIdentities.has(uid) && !this.gone(uid);
   }
 
   private groupHere(uid: string): boolean {
@@ -66,73 +93,71 @@ export class SimulatedWorld {
   }
 
   private identityHere(uid: string): boolean {
-    return (
-      this.facts.identities.has(uid) &&
-      !this.#goneIdentities.has(uid) &&
-      !this.gone(uid) &&
-      this.sight.identity(uid)
-    );
+    return this.identityThere(uid) && this.sight.identity(uid);
   }
 
   private roleHere(uid: string): boolean {
     return this.facts.roles.has(uid) && !this.gone(uid) && this.sight.role(uid);
   }
 
-  /** Apply change `index`; what does not apply leaves the world as it was. */
-  apply(c: AccessChange, index: number): Applied {
-    if ('createRoleBinding' in c) return this.create(c.createRoleBinding, index);
-    if ('deleteRoleBinding' in c) {
-      const uid = c.deleteRoleBinding.uid;
-      const b = this.#bindings.get(uid);
-      if (b === undefined || !this.sight.binding(uid)) return no('role binding not found');
-      this.#bindings.delete(uid);
+  /**
+   * Whether change `c` applies to the world as it is now: what it names exists (at this
+   * point of the set) and the caller may see it, and a binding is placed as a create needs.
+   */
+  applies(c: AccessChange): Applied {
+    if ('createRoleBinding' in c) {
+      const b = c.createRoleBinding;
+      const placement = placementViolations(b.groupUid, b.identityUid, b.roleUid);
+      if (placement.length > 0) return no(placement.map((v) => v.description).join('; '));
+      if (!this.groupHere(b.groupUid)) return no('group not found');
+      if (!this.identityHere(b.identityUid)) return no('identity not found');
+      if (!this.roleHere(b.roleUid) || this.roleCapabilities(b.roleUid) === undefined)
+        return no('role not found');
       return ok;
     }
+    if ('deleteRoleBinding' in c) {
+      const uid = c.deleteRoleBinding.uid;
+      return this.#bindings.has(uid) && this.sight.binding(uid) ? ok : no('role binding not found');
+    }
     if ('updateRole' in c) {
+      if (!this.roleHere(c.updateRole.uid)) return no('role not found');
+      return isBuiltInRole(c.updateRole.uid) ? no('a built-in role cannot be updated') : ok;
+    }
+    if ('deleteIdentity' in c)
+      return this.identityHere(c.deleteIdentity.uid) ? ok : no('identity not found');
+    return this.groupHere(c.deleteGroup.uid) ? ok : no('group not found');
+  }
+
+  /** Apply change `index`, which `applies` said applies. */
+  apply(c: AccessChange, index: number): void {
+    if ('createRoleBinding' in c) {
+      const b = c.createRoleBinding;
+      this.#bindings.set(`#${index}`, {
+        changeIndex: index,
+        groupUid: b.groupUid,
+        identityUid: b.identityUid,
+        role: this.facts.roles.get(b.roleUid)!.ref,
+        capabilities: this.roleCapabilities(b.roleUid)!,
+        ...(b.expireTime === undefined ? {} : { expiresAt: b.expireTime.getTime() }),
+        ...(b.notBefore === undefined ? {} : { startsAt: b.notBefore.getTime() }),
+      });
+    } else if ('deleteRoleBinding' in c) this.#bindings.delete(c.deleteRoleBinding.uid);
+    else if ('updateRole' in c) {
       const { uid, capabilities } = c.updateRole;
-      if (!this.roleHere(uid)) return no('role not found');
-      if (isBuiltInRole(uid)) return no('a built-in role cannot be updated');
       this.#roleCaps.set(uid, capabilities);
       for (const [k, b] of this.#bindings)
         if (b.role.uid === uid) this.#bindings.set(k, { ...b, capabilities });
-      return ok;
-    }
-    if ('deleteIdentity' in c) {
+    } else if ('deleteIdentity' in c) {
       const uid = c.deleteIdentity.uid;
-      if (!this.identityHere(uid)) return no('identity not found');
       this.#goneIdentities.add(uid);
       for (const [k, b] of this.#bindings) if (b.identityUid === uid) this.#bindings.delete(k);
-      return ok;
+    } else {
+      const uid = c.deleteGroup.uid;
+      this.#goneGroups.push(uid);
+      // Everything below goes: bindings there, and identities there with all their bindings.
+      for (const [k, b] of this.#bindings)
+        if (isSelfOrBelow(uid, b.groupUid) || isSelfOrBelow(uid, b.identityUid))
+          this.#bindings.delete(k);
     }
-    const uid = c.deleteGroup.uid;
-    if (!this.groupHere(uid)) return no('group not found');
-    this.#goneGroups.push(uid);
-    // Everything below goes: bindings there, and identities there with all their bindings.
-    for (const [k, b] of this.#bindings)
-      if (isSelfOrBelow(uid, b.groupUid) || isSelfOrBelow(uid, b.identityUid))
-        this.#bindings.delete(k);
-    return ok;
-  }
-
-  private create(
-    c: Extract<AccessChange, { createRoleBinding: unknown }>['createRoleBinding'],
-    index: number,
-  ): Applied {
-    const placement = placementViolations(c.groupUid, c.identityUid, c.roleUid);
-    if (placement.length > 0) return no(placement.map((v) => v.description).join('; '));
-    if (!this.groupHere(c.groupUid)) return no('group not found');
-    if (!this.identityHere(c.identityUid)) return no('identity not found');
-    const caps = this.roleHere(c.roleUid) ? this.roleCapabilities(c.roleUid) : undefined;
-    if (caps === undefined) return no('role not found');
-    this.#bindings.set(`#${index}`, {
-      changeIndex: index,
-      groupUid: c.groupUid,
-      identityUid: c.identityUid,
-      role: this.facts.roles.get(c.roleUid)!.ref,
-      capabilities: caps,
-      ...(c.expireTime === undefined ? {} : { expiresAt: c.expireTime.getTime() }),
-      ...(c.notBefore === undefined ? {} : { startsAt: c.notBefore.getTime() }),
-    });
-    return ok;
   }
 }

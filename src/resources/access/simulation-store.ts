@@ -9,28 +9,72 @@ export interface RoleFacts {
   capabilities: readonly Capability[];
 }
 
+/** A group as a simulation reads it: what its delete (a cascade) decides on. */
+export interface GroupFacts {
+  /** The Kubernetes object managing it, null when none. */
+  managedBy: string | null;
+  /** The manager of some group below it, null when none is managed. */
+  managedBelow: string | null;
+  /** Whether custom roles are defined at it or below. */
+  rolesBelow: boolean;
+}
+
+/** A binding as a simulation reads it: with the Kubernetes object managing it. */
+export interface SimulatedBindingFacts extends BindingGrant {
+  managedBy: string | null;
+}
+
 /**
- * What `access:simulate` reads, all inside one snapshot (`UnitOfWork.snapshot`). Bindings
- * come with their expiry and are read expired or not: the simulation decides liveness at
- * the snapshot's instant (`now`) with the authorizer's own rule.
+ * What to read: only what the caller may see of what the change set names (the simulator
+ * decides that first), each list once (de-duplicated by the simulator).
+ */
+export interface SimulationAsk {
+  /** Groups named (bound at or deleted). */
+  groups: readonly string[];
+  /** Identities named (bound or deleted). */
+  identities: readonly string[];
+  /** Roles named (bound or edited). */
+  roles: readonly string[];
+  /** Bindings deleted. */
+  bindings: readonly string[];
+  /** Custom roles edited: their holders are touched. */
+  editedRoles: readonly string[];
+  /** Groups deleted: the identities below them, and those bound at or below them, are touched. */
+  deletedGroups: readonly string[];
+}
+
+/** How much one simulation may read; past either, RESOURCE_EXHAUSTED. */
+export interface SimulationLimits {
+  identities: number;
+  bindings: number;
+}
+
+/** Everything a simulation knows of the snapshot. */
+export interface SimulationFacts {
+  /** The snapshot's instant (epoch ms): the database's `now()` inside it. */
+  now: number;
+  groups: Map<string, GroupFacts>;
+  /** Every identity touched (named ones that exist too), by uid, with its manager. */
+  identities: Map<string, string | null>;
+  roles: Map<string, RoleFacts>;
+  /** Every binding (expired and scheduled ones too) of every identity touched. */
+  bindings: SimulatedBindingFacts[];
+}
+
+/**
+ * What `access:simulate` reads, all inside one snapshot (`UnitOfWork.snapshot`), in a fixed
+ * number of statements whatever the change set names: the cost of a simulation follows
+ * what it names that the caller may see, never what it names that the caller may not.
+ * Bindings come with their expiry and start, and are read expired or not: the simulation
+ * decides liveness at the snapshot's instant with the authorizer's own rule.
  */
 export interface SimulationStore {
-  /** The snapshot's instant (epoch ms): the database's `now()` inside it. */
-  now(tx: Tx): Promise<number>;
-  existingGroups(tx: Tx, uids: readonly string[]): Promise<Set<string>>;
-  existingIdentities(tx: Tx, uids: readonly string[]): Promise<Set<string>>;
-  roles(tx: Tx, uids: readonly string[]): Promise<Map<string, RoleFacts>>;
-  /** Bindings by uid, expired ones too. */
-  bindings(tx: Tx, uids: readonly string[]): Promise<BindingGrant[]>;
-  /** The identities bound to any of `roleUids` (expired bindings too). */
-  identitiesBoundTo(tx: Tx, roleUids: readonly string[]): Promise<string[]>;
   /**
-   * The identities a cascading delete of `groupUid` touches: those hanging below it, and
-   * those bound at it or below.
+   * The facts for `ask`, in three statements (named groups and roles with `now()`; the
+   * identities touched; their bindings), each whatever `ask` holds.
+   * @throws RpcError RESOURCE_EXHAUSTED past `limits` (naming the bound).
    */
-  identitiesUnder(tx: Tx, groupUid: string): Promise<string[]>;
+  read(tx: Tx, ask: SimulationAsk, limits: SimulationLimits): Promise<SimulationFacts>;
   /** The names of these groups and identities (uids of neither are left out). */
   names(tx: Tx, uids: readonly string[]): Promise<Map<string, string>>;
-  /** Every binding (expired ones too) of these identities, by uid. */
-  bindingsOfIdentities(tx: Tx, identityUids: readonly string[]): Promise<BindingGrant[]>;
 }

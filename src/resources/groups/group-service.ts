@@ -7,7 +7,7 @@ import { isValidUidp, newChildUid, newRootUid } from '../../core/uidp.js';
 import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
-import type { ManagedGuard } from '../managed/managed-guard.js';
+import { requireUnmanaged, type ManagedGuard } from '../managed/managed-guard.js';
 import type { ReadCache } from '../read-cache.js';
 import type { Tx, UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
@@ -32,6 +32,36 @@ export interface GroupServiceDeps {
 export function requireUid(uid: string, field = 'uid'): string {
   if (!isValidUidp(uid)) throw invalidField(field, 'must be a uid path');
   return uid;
+}
+
+/** What a group's delete decides on, for the group and the groups and roles below it. */
+export interface GroupDeleteFacts {
+  uid: string;
+  /** The Kubernetes object managing it (`managed_by`), null when none. */
+  managedBy: string | null;
+  /** The manager of a group below it, null when none is managed (or nothing is below). */
+  managedBelow: string | null;
+  /** Whether custom roles are defined at it or below (a cascade deletes them too). */
+  rolesBelow: boolean;
+}
+
+/**
+ * The dry run of a group's delete, and of the group part of a cascading delete (the
+ * groups and roles below it; access:simulate adds the dry runs of the binding and identity
+ * deletes the cascade makes, by their own services). `delete` decides by it inside its
+ * transaction.
+ * @throws RpcError NOT_FOUND (not visible), PERMISSION_DENIED (no groups.delete; no
+ *   roles.delete where roles are defined below), FAILED_PRECONDITION (MANAGED_BY_KUBERNETES).
+ */
+export async function requireGroupDeletable(
+  authz: Authorizer,
+  p: Principal,
+  f: GroupDeleteFacts,
+): Promise<void> {
+  await authz.require(p, 'groups.delete', f.uid, 'groups.list', GROUP_TYPE);
+  requireUnmanaged(f.managedBy, p);
+  requireUnmanaged(f.managedBelow, p);
+  if (f.rolesBelow) await authz.require(p, 'roles.delete', f.uid, 'groups.list', GROUP_TYPE);
 }
 
 /** Groups: the rules of the tree, shared by the REST routes and the reconciler. */
@@ -141,6 +171,13 @@ export class GroupService {
     requireUid(uid);
     await this.d.authz.require(p, 'groups.delete', uid, 'groups.list', GROUP_TYPE);
     await this.d.uow.run(async (tx) => {
+      // It deletes the group alone: anything below refuses the delete (RESOURCE_NOT_EMPTY).
+      await requireGroupDeletable(this.d.authz, p, {
+        uid,
+        managedBy: (await this.d.managed?.managerOf(tx, 'groups', uid)) ?? null,
+        managedBelow: null,
+        rolesBelow: false,
+      });
       await this.d.managed?.beforeWrite(tx, 'groups', uid, p);
       const before = await this.d.groups.get(tx, uid);
       if (!(await this.d.groups.delete(tx, uid))) throw notFound(GROUP_TYPE, uid);

@@ -1,4 +1,4 @@
-import type { Authorizer } from '../../auth/authorizer.js';
+import type { Authorizer, Grant } from '../../auth/authorizer.js';
 import type { Principal } from '../../auth/principal.js';
 import { parseMask, resolvePatch } from '../../core/field-mask.js';
 import type { ListRequest } from '../../core/list-request.js';
@@ -10,7 +10,7 @@ import type { ChangeRecorder } from '../audit/audit-log.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { requireHoldsGrants } from '../roles/grant-guard.js';
-import type { ManagedGuard } from '../managed/managed-guard.js';
+import { requireUnmanaged, type ManagedGuard } from '../managed/managed-guard.js';
 import { revokeBindings } from '../role-bindings/revoke-bindings.js';
 import { ROLE_BINDING_TYPE } from '../role-bindings/role-binding.js';
 import type { RoleBindingStore } from '../role-bindings/role-binding-store.js';
@@ -63,6 +63,35 @@ type StaticKeysInput = NonNullable<ReturnType<IdentitySchemas['create']['parse']
 
 /** The resolution of lastSeenTime (the STS also remembers its own touches for this long). */
 const LAST_SEEN_RESOLUTION_MS = 60_000;
+
+/** What an identity's delete decides on. */
+export interface IdentityDeleteFacts {
+  uid: string;
+  /**
+   * What its bindings grant: every one not expired, scheduled ones (not yet started)
+   * included, since deleting the identity deletes them too.
+   */
+  grants: readonly Grant[];
+  /** The Kubernetes object managing it (`managed_by`), null when none. */
+  managedBy: string | null;
+}
+
+/**
+ * The dry run of an identity's delete: `delete` decides by it inside its transaction (on
+ * the bindings it holds locked there), access:simulate on its snapshot's.
+ * @throws RpcError NOT_FOUND (not visible), PERMISSION_DENIED (no identity.delete, or its
+ *   bindings grant what the caller does not hold: `requireHoldsGrants`), FAILED_PRECONDITION
+ *   (MANAGED_BY_KUBERNETES).
+ */
+export async function requireIdentityDeletable(
+  authz: Authorizer,
+  p: Principal,
+  f: IdentityDeleteFacts,
+): Promise<void> {
+  await authz.require(p, 'identity.delete', f.uid, 'identity.list', IDENTITY_TYPE);
+  await requireHoldsGrants(authz, p, f.grants);
+  requireUnmanaged(f.managedBy, p);
+}
 
 /** Identities that workloads assume through the STS; the rules shared by every front door. */
 export class IdentityService {
@@ -209,7 +238,11 @@ export class IdentityService {
         // bindings read below are all there are until we commit.
         const before = await this.d.identities.get(tx, uid, true);
         if (!before) throw notFound(IDENTITY_TYPE, uid);
-        await requireHoldsGrants(this.d.authz, p, await this.d.identities.grantsOf(tx, uid));
+        await requireIdentityDeletable(this.d.authz, p, {
+          uid,
+          grants: await this.d.identities.grantsOf(tx, uid),
+          managedBy: (await this.d.managed?.managerOf(tx, 'identities', uid)) ?? null,
+        });
         await this.d.managed?.beforeWrite(tx, 'identities', uid, p);
         const revoked = await revokeBindings(
           tx,

@@ -31,9 +31,14 @@ export class ManagedGuard {
   async beforeWrite(tx: Tx, table: ManagedTable, uid: string, p: Principal): Promise<void> {
     const current = await this.store.managerOf(tx, table, uid);
     if (current === undefined) return; // the write itself reports NOT_FOUND
+    requireUnmanaged(current, p);
     const mine = managerOf(p);
-    if (current !== null && current !== mine) throw managedBy(current);
     if (mine !== undefined && current !== mine) await this.store.setManager(tx, table, uid, mine);
+  }
+
+  /** The manager of a row (null: unmanaged; undefined: no such row), for a dry run's facts. */
+  managerOf(tx: Tx, table: ManagedTable, uid: string): Promise<string | null | undefined> {
+    return this.store.managerOf(tx, table, uid);
   }
 
   /** After an insert, inside its transaction: the creating custom resource manages it. */
@@ -58,6 +63,17 @@ export class ManagedGuard {
     if (current !== managerOf(p)) throw managedBy(current);
     await this.store.setManager(tx, table, uid, null);
   }
+}
+
+/**
+ * The guard's rule alone, on a manager already read (`managed_by`; null or undefined: none):
+ * what `beforeWrite` decides, and what a dry run of a write (access:simulate) decides on
+ * the same marker.
+ * @throws RpcError FAILED_PRECONDITION (MANAGED_BY_KUBERNETES) when another manages it.
+ */
+export function requireUnmanaged(current: string | null | undefined, p: Principal): void {
+  if (current !== null && current !== undefined && current !== managerOf(p))
+    throw managedBy(current);
 }
 
 function managedBy(manager: string): Error {

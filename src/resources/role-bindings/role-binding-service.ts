@@ -1,4 +1,5 @@
 import type { Authorizer } from '../../auth/authorizer.js';
+import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import { parseMask, resolvePatch } from '../../core/field-mask.js';
 import type { ListRequest } from '../../core/list-request.js';
@@ -16,7 +17,7 @@ import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { canSeeIdentity, canSeeRole, visibleBinding } from '../reference-visibility.js';
 import { requireHeld } from '../roles/grant-guard.js';
-import type { ManagedGuard } from '../managed/managed-guard.js';
+import { requireUnmanaged, type ManagedGuard } from '../managed/managed-guard.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput, withoutKeys } from '../validate.js';
 import {
@@ -49,10 +50,55 @@ interface Target {
   roleUid: string;
 }
 
-/** References the caller learnt of through what it decides (see `requireCreatable`). */
-export interface KnownRefs {
-  identity?: boolean;
-  role?: boolean;
+/** What a binding's create decides on, once its references are found and visible. */
+export interface BindingCreateFacts {
+  groupUid: string;
+  /** The capabilities of the role bound, as they are at that point. */
+  roleCapabilities: readonly Capability[];
+  expireTime?: Date;
+  /** The instant the decision is made at (epoch ms). */
+  now: number;
+}
+
+/**
+ * The dry run of a binding's create, past its references: `create` (through
+ * `requireCreatable`) and access:simulate both decide by it, so a simulated verdict is the
+ * real call's. A past expiry is refused to everyone, the admin token too.
+ * @throws RpcError INVALID_ARGUMENT (expireTime not in the future), NOT_FOUND (group not
+ *   visible), PERMISSION_DENIED (no role_bindings.create, or the role grants what the caller
+ *   does not hold there).
+ */
+export async function requireBindingCreatable(
+  authz: Authorizer,
+  p: Principal,
+  f: BindingCreateFacts,
+): Promise<void> {
+  if (f.expireTime !== undefined && f.expireTime.getTime() <= f.now)
+    throw invalidField('expireTime', 'expireTime must be in the future');
+  await authz.require(p, 'role_bindings.create', f.groupUid, 'groups.list', GROUP_TYPE);
+  await requireHeld(authz, p, f.roleCapabilities, f.groupUid);
+}
+
+/** What a binding's delete decides on. */
+export interface BindingDeleteFacts {
+  uid: string;
+  /** The Kubernetes object managing it (`managed_by`), null when none. */
+  managedBy: string | null;
+}
+
+/**
+ * The dry run of a binding's delete: `delete` decides by it inside its transaction, on the
+ * marker read there, and access:simulate on the marker its snapshot read.
+ * @throws RpcError NOT_FOUND (not visible), PERMISSION_DENIED (no role_bindings.delete),
+ *   FAILED_PRECONDITION (MANAGED_BY_KUBERNETES: another manages it).
+ */
+export async function requireBindingDeletable(
+  authz: Authorizer,
+  p: Principal,
+  f: BindingDeleteFacts,
+): Promise<void> {
+  await authz.require(p, 'role_bindings.delete', f.uid, 'role_bindings.list', ROLE_BINDING_TYPE);
+  requireUnmanaged(f.managedBy, p);
 }
 
 /** Role bindings: who holds which role at which group. */
@@ -76,8 +122,7 @@ export class RoleBindingService {
       roleBindingCreateSchema,
       withoutKeys(body, ROLE_BINDING_UPDATE.outputOnly),
     );
-    await this.d.authz.require(p, 'role_bindings.create', groupUid, 'groups.list', GROUP_TYPE);
-    await this.check(p, { groupUid, ...input });
+    await this.requireCreatable(p, { groupUid, ...input });
     const created = await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
         const inserted = await this.d.bindings.insert(tx, {
@@ -103,14 +148,17 @@ export class RoleBindingService {
   /**
    * Whether `p` could create this binding now, by `create`'s own checks, without writing
    * (an access request's approver must be able to: access-request-service.ts).
-   * `known`: the identity or role is shown to `p` by what it decides (the access request
-   * names them), so only its existence is asked, not whether `p` may list it; the group
-   * and every capability of the role are checked as for `create`.
    * @throws RpcError as `create`.
    */
-  async requireCreatable(p: Principal, t: Target, known?: KnownRefs): Promise<void> {
+  async requireCreatable(p: Principal, t: Target & { expireTime?: Date }): Promise<void> {
     await this.d.authz.require(p, 'role_bindings.create', t.groupUid, 'groups.list', GROUP_TYPE);
-    await this.check(p, t, known);
+    const roleCapabilities = await this.check(p, t);
+    await requireBindingCreatable(this.d.authz, p, {
+      groupUid: t.groupUid,
+      roleCapabilities,
+      ...(t.expireTime === undefined ? {} : { expireTime: t.expireTime }),
+      now: Date.now(),
+    });
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or invisible). */
@@ -182,7 +230,7 @@ export class RoleBindingService {
       roleUid: patch.roleUid ?? cur.role.uid,
       ...(expireTime === undefined ? {} : { expireTime }),
     };
-    await this.check(p, target);
+    await requireHeld(this.d.authz, p, await this.check(p, target), target.groupUid);
     const updated = await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
         await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
@@ -218,6 +266,10 @@ export class RoleBindingService {
     );
     await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
+        await requireBindingDeletable(this.d.authz, p, {
+          uid,
+          managedBy: (await this.d.managed?.managerOf(tx, 'role_bindings', uid)) ?? null,
+        });
         await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
         const before = await this.d.bindings.get(tx, uid);
         // Nothing removed (never there, or another transaction got there first) is NOT_FOUND.
@@ -231,8 +283,9 @@ export class RoleBindingService {
    * The rules a binding's target must satisfy, checked before the write; the foreign keys
    * catch anything deleted in between. An identity or role the caller cannot list is
    * "not found" exactly like one that does not exist, so the answer is no oracle.
+   * @returns the role's capabilities (the caller's holding them is checked by the caller).
    */
-  private async check(p: Principal, t: Target, known?: KnownRefs): Promise<void> {
+  private async check(p: Principal, t: Target): Promise<readonly Capability[]> {
     const placement = placementViolations(t.groupUid, t.identityUid, t.roleUid);
     if (placement.length > 0) throw invalidArgument(placement);
     const refs = await this.d.uow.read((tx) =>
@@ -240,17 +293,15 @@ export class RoleBindingService {
     );
     if (!refs.groupExists) throw notFound(GROUP_TYPE, t.groupUid);
     const identityFound =
-      refs.identityExists &&
-      (known?.identity === true || (await canSeeIdentity(this.d.authz, p, t.identityUid)));
+      refs.identityExists && (await canSeeIdentity(this.d.authz, p, t.identityUid));
     const roleCapabilities =
-      refs.roleCapabilities &&
-      (known?.role === true || (await canSeeRole(this.d.authz, p, t.roleUid)))
+      refs.roleCapabilities && (await canSeeRole(this.d.authz, p, t.roleUid))
         ? refs.roleCapabilities
         : undefined;
     const missing: FieldViolation[] = [];
     if (!identityFound) missing.push({ field: 'identityUid', description: 'identity not found' });
     if (!roleCapabilities) missing.push({ field: 'roleUid', description: 'role not found' });
     if (missing.length > 0 || !roleCapabilities) throw invalidArgument(missing);
-    await requireHeld(this.d.authz, p, roleCapabilities, t.groupUid);
+    return roleCapabilities;
   }
 }

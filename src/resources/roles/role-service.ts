@@ -1,4 +1,5 @@
 import type { Authorizer } from '../../auth/authorizer.js';
+import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import { parseMask, resolvePatch } from '../../core/field-mask.js';
 import type { ListRequest } from '../../core/list-request.js';
@@ -22,6 +23,28 @@ export interface RoleServiceDeps {
   authz: Authorizer;
   pager: ListPager;
   audit: ChangeRecorder;
+}
+
+/** What a custom role's update decides on. */
+export interface RoleUpdateFacts {
+  uid: string;
+  /** The capabilities it would grant; absent: unchanged. */
+  capabilities?: readonly Capability[];
+}
+
+/**
+ * The dry run of a custom role's update: `update` and access:simulate both decide by it.
+ * Whoever gives a role capabilities must hold them where the role is defined.
+ * @throws RpcError NOT_FOUND (not visible), PERMISSION_DENIED (no roles.update, or
+ *   capabilities the caller does not hold).
+ */
+export async function requireRoleUpdatable(
+  authz: Authorizer,
+  p: Principal,
+  f: RoleUpdateFacts,
+): Promise<void> {
+  await authz.require(p, 'roles.update', f.uid, 'roles.list', ROLE_TYPE);
+  if (f.capabilities) await requireHeld(authz, p, f.capabilities, parentOf(f.uid) ?? f.uid);
 }
 
 /**
@@ -98,10 +121,10 @@ export class RoleService {
       rolePatchSchema,
       resolvePatch(body, parseMask(updateMask), ROLE_UPDATE),
     );
-    await this.d.authz.require(p, 'roles.update', uid, 'roles.list', ROLE_TYPE);
-    if (patch.capabilities) {
-      await requireHeld(this.d.authz, p, patch.capabilities, parentOf(uid) ?? uid);
-    }
+    await requireRoleUpdatable(this.d.authz, p, {
+      uid,
+      ...(patch.capabilities ? { capabilities: patch.capabilities } : {}),
+    });
     return this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
         const before = await this.d.roles.get(tx, uid);
