@@ -50,6 +50,12 @@ interface Target {
   roleUid: string;
 }
 
+/** References the caller learnt of through what it decides (see `requireCreatable`). */
+export interface KnownRefs {
+  identity?: boolean;
+  role?: boolean;
+}
+
 /** What a binding's create decides on, once its references are found and visible. */
 export interface BindingCreateFacts {
   groupUid: string;
@@ -148,11 +154,18 @@ export class RoleBindingService {
   /**
    * Whether `p` could create this binding now, by `create`'s own checks, without writing
    * (an access request's approver must be able to: access-request-service.ts).
+   * `known`: the identity or role is shown to `p` by what it decides (the access request
+   * names them), so only its existence is asked, not whether `p` may list it; the group
+   * and every capability of the role are checked as for `create`.
    * @throws RpcError as `create`.
    */
-  async requireCreatable(p: Principal, t: Target & { expireTime?: Date }): Promise<void> {
+  async requireCreatable(
+    p: Principal,
+    t: Target & { expireTime?: Date },
+    known?: KnownRefs,
+  ): Promise<void> {
     await this.d.authz.require(p, 'role_bindings.create', t.groupUid, 'groups.list', GROUP_TYPE);
-    const roleCapabilities = await this.check(p, t);
+    const roleCapabilities = await this.check(p, t, known);
     await requireBindingCreatable(this.d.authz, p, {
       groupUid: t.groupUid,
       roleCapabilities,
@@ -285,7 +298,7 @@ export class RoleBindingService {
    * "not found" exactly like one that does not exist, so the answer is no oracle.
    * @returns the role's capabilities (the caller's holding them is checked by the caller).
    */
-  private async check(p: Principal, t: Target): Promise<readonly Capability[]> {
+  private async check(p: Principal, t: Target, known?: KnownRefs): Promise<readonly Capability[]> {
     const placement = placementViolations(t.groupUid, t.identityUid, t.roleUid);
     if (placement.length > 0) throw invalidArgument(placement);
     const refs = await this.d.uow.read((tx) =>
@@ -293,9 +306,11 @@ export class RoleBindingService {
     );
     if (!refs.groupExists) throw notFound(GROUP_TYPE, t.groupUid);
     const identityFound =
-      refs.identityExists && (await canSeeIdentity(this.d.authz, p, t.identityUid));
+      refs.identityExists &&
+      (known?.identity === true || (await canSeeIdentity(this.d.authz, p, t.identityUid)));
     const roleCapabilities =
-      refs.roleCapabilities && (await canSeeRole(this.d.authz, p, t.roleUid))
+      refs.roleCapabilities &&
+      (known?.role === true || (await canSeeRole(this.d.authz, p, t.roleUid)))
         ? refs.roleCapabilities
         : undefined;
     const missing: FieldViolation[] = [];
