@@ -15,6 +15,8 @@ import { TOKEN_USE, type TokenIssuer } from './auth/token-issuer.js';
 import { UsageRecorder } from './auth/usage-recorder.js';
 import type { Config } from './config.js';
 import { PageTokenCodec } from './core/page-token.js';
+import { budgetLimiters } from './db/budget-store.js';
+import { Budgets } from './budgets.js';
 import { openDatabase, type Database } from './db/connect.js';
 import type { DataDirLock } from './db/data-dir-lock.js';
 import { migrateLatest } from './db/migrate.js';
@@ -137,6 +139,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       signInToken: opts.signInToken,
       usage: usage?.recorder,
     });
+    if (config.budgets.on) budgetsOf(config, db, metrics, logger).apply(layer);
     const workers = backgroundWorkers(config, opts, logger, { uow, stores, audit, layer });
     const door = restDoor(config, opts, logger, metrics, layer);
     return {
@@ -167,6 +170,17 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     if (!opts.database) await db.close();
     throw e;
   }
+}
+
+/** The cost budgets of the expensive calls, counted in the database every worker shares. */
+function budgetsOf(config: Readonly<Config>, db: Database, metrics: ApiMetrics, logger: Logger) {
+  const log = logger.child({ component: 'budgets' });
+  return new Budgets({
+    config: config.budgets,
+    limiters: budgetLimiters(db.knex, (err) => log.warn({ err }, 'budget clean-up failed')),
+    metrics,
+    warn: (obj, msg) => log.warn(obj, msg),
+  });
 }
 
 /** The configured database: PostgreSQL (with replicas and the change feed) or PGlite. */

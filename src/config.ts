@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
+import { budgetVariables, budgetsOf, type BudgetConfig } from './budget-config.js';
 
 /** Typed, frozen configuration, read from the environment once at start-up. */
 export interface Config {
@@ -97,6 +98,8 @@ export interface Config {
    * then makes a sign-in token for this run and prints it (auth/sign-in-token.ts).
    */
   devSignIn: boolean;
+  /** Cost budgets of the expensive calls (src/budget-config.ts; docs/operations.md, "Budgets"). */
+  budgets: Readonly<BudgetConfig>;
 }
 
 /**
@@ -312,6 +315,8 @@ export const environmentSchema = z.object({
   ARBOR_RECONCILE_RATE: integer(20, 1),
   ARBOR_RECONCILER_HEALTH_PORT: port(8081),
   ARBOR_RECONCILER_ADMIN_NAMESPACES: names,
+  // Cost budgets (docs/operations.md, "Budgets"): ARBOR_BUDGETS and ARBOR_BUDGET_<CLASS>[_ORG].
+  ...budgetVariables,
 });
 
 export type Environment = z.output<typeof environmentSchema>;
@@ -426,6 +431,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     tls,
     http: httpLimitsOf(e),
     healthWatchMax: e.ARBOR_GRPC_HEALTH_WATCH_MAX,
+    budgets: budgetsOf(e),
     devSignIn:
       e.NODE_ENV !== 'production' &&
       !inPod &&

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { authenticateRequest, type Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import type { QueryParams } from '../core/list-request.js';
+import { retryAfterOf } from '../core/rpc-error.js';
 import { requestIdOf } from '../core/request-id.js';
 import { isValidUidp } from '../core/uidp.js';
 import { CONSISTENCY_HEADER, withConsistency } from '../resources/consistency.js';
@@ -288,6 +289,8 @@ export class FastReads {
         status = failure.status;
         // Headers of a success never reach a failure: `produce` threw before returning them.
         for (const [k, v] of Object.entries(failureHeaders(e) ?? {})) res.setHeader(k, v);
+        const retry = retryAfterOf(failure.body);
+        if (retry !== undefined) res.setHeader('retry-after', String(retry));
         await send(req, res, status, requestId, { json: JSON.stringify(failure.body) }, this.#vary);
       }
     } catch (e) {

@@ -30,7 +30,16 @@ export type ErrorDetail =
       resourceType: string;
       resourceName: string;
       description?: string;
-    };
+    }
+  /** When to try again: `retryDelay` is a google.protobuf.Duration in its JSON form (`"12s"`). */
+  | { '@type': `${typeof TYPE_PREFIX}RetryInfo`; retryDelay: string }
+  | { '@type': `${typeof TYPE_PREFIX}QuotaFailure`; violations: QuotaViolation[] };
+
+/** One quota a request ran past: `subject` names whose quota (never a secret). */
+export interface QuotaViolation {
+  subject: string;
+  description: string;
+}
 
 /** The wire shape of a google.rpc.Status. */
 export interface RpcStatus {
@@ -123,6 +132,25 @@ export function unavailable(description = 'the service is temporarily unavailabl
 /** RESOURCE_EXHAUSTED: a configured bound (a quota) is reached. */
 export function resourceExhausted(description: string): RpcError {
   return new RpcError(Code.RESOURCE_EXHAUSTED, `Resource exhausted: ${description}`);
+}
+
+/**
+ * RESOURCE_EXHAUSTED for a spent budget: a QuotaFailure naming it and a RetryInfo saying
+ * when its window ends (whole seconds, at least one), from which REST sets `Retry-After`.
+ */
+export function budgetExhausted(violation: QuotaViolation, retryAfterSeconds: number): RpcError {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new RpcError(Code.RESOURCE_EXHAUSTED, `Resource exhausted: ${violation.description}`, [
+    { '@type': `${TYPE_PREFIX}QuotaFailure`, violations: [violation] },
+    { '@type': `${TYPE_PREFIX}RetryInfo`, retryDelay: `${seconds}s` },
+  ]);
+}
+
+/** The whole seconds a status's RetryInfo asks the client to wait, if it carries one. */
+export function retryAfterOf(status: RpcStatus): number | undefined {
+  for (const d of status.details)
+    if (d['@type'] === `${TYPE_PREFIX}RetryInfo`) return Math.ceil(parseFloat(d.retryDelay));
+  return undefined;
 }
 
 export function internal(): RpcError {

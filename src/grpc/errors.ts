@@ -1,4 +1,4 @@
-import type { DescMessage } from '@bufbuild/protobuf';
+import { fromJson, type DescMessage, type JsonObject } from '@bufbuild/protobuf';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import { asRpcError, type ErrorDetail, type RpcError } from '../core/rpc-error.js';
@@ -8,7 +8,9 @@ import {
   BadRequestSchema,
   ErrorInfoSchema,
   PreconditionFailureSchema,
+  QuotaFailureSchema,
   ResourceInfoSchema,
+  RetryInfoSchema,
 } from '../gen/google/rpc/error_details_pb.js';
 
 const DETAIL_SCHEMAS: Record<string, DescMessage> = {
@@ -16,7 +18,12 @@ const DETAIL_SCHEMAS: Record<string, DescMessage> = {
   'type.googleapis.com/google.rpc.BadRequest': BadRequestSchema,
   'type.googleapis.com/google.rpc.PreconditionFailure': PreconditionFailureSchema,
   'type.googleapis.com/google.rpc.ResourceInfo': ResourceInfoSchema,
+  'type.googleapis.com/google.rpc.RetryInfo': RetryInfoSchema,
+  'type.googleapis.com/google.rpc.QuotaFailure': QuotaFailureSchema,
 };
+
+/** Details whose proto3 JSON is not their message's init shape (a Duration is `"12s"`). */
+const FROM_JSON = new Set(['type.googleapis.com/google.rpc.RetryInfo']);
 
 /**
  * The same google.rpc.Status the REST door renders as a body, as a gRPC status: the code,
@@ -28,6 +35,7 @@ export function toConnectError(e: RpcError): ConnectError {
     const { '@type': type, ...value } = d;
     const desc = DETAIL_SCHEMAS[type];
     if (desc === undefined) throw new Error(`no schema for error detail ${type}`);
+    if (FROM_JSON.has(type)) return { desc, value: fromJson(desc, value as JsonObject) };
     return { desc, value };
   });
   // google.rpc codes are gRPC codes, which are Connect's codes.

@@ -46,6 +46,21 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  /** Labelled by budget class only: a caller's uid would make one series per caller. */
+  readonly budgetSpent = new Counter({
+    name: 'arbor_budget_spent_total',
+    help: 'Calls that spent a point of their cost budgets, by budget class.',
+    labelNames: ['budget'] as const,
+    registers: [this.registry],
+  });
+
+  readonly budgetRefused = new Counter({
+    name: 'arbor_budget_refused_total',
+    help: 'Calls refused RESOURCE_EXHAUSTED by a spent cost budget, by budget class and scope (identity, organization).',
+    labelNames: ['budget', 'scope'] as const,
+    registers: [this.registry],
+  });
+
   readonly upstreamFetches = new Counter({
     name: 'arbor_upstream_fetches_total',
     help: 'Fetches of upstream OIDC documents, by kind (discovery, jwks) and outcome.',

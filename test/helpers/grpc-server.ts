@@ -21,7 +21,9 @@ import {
   BadRequestSchema,
   ErrorInfoSchema,
   PreconditionFailureSchema,
+  QuotaFailureSchema,
   ResourceInfoSchema,
+  RetryInfoSchema,
 } from '../../src/gen/google/rpc/error_details_pb.js';
 import { StatusSchema } from '../../src/gen/google/rpc/status_pb.js';
 import type { FastPathStats } from '../../src/grpc/unary-fast-path.js';
@@ -61,6 +63,8 @@ const registry = createRegistry(
   BadRequestSchema,
   PreconditionFailureSchema,
   ResourceInfoSchema,
+  RetryInfoSchema,
+  QuotaFailureSchema,
 );
 
 /**

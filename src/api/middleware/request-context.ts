@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { requestIdOf } from '../../core/request-id.js';
 import { Code, httpStatusOf } from '../../core/rpc-code.js';
-import { RpcError, asRpcError, type RpcStatus } from '../../core/rpc-error.js';
+import { RpcError, asRpcError, retryAfterOf, type RpcStatus } from '../../core/rpc-error.js';
 import type { Principal } from '../../auth/principal.js';
 
 export interface State {
@@ -53,6 +53,9 @@ export function requestContext(logger: Logger) {
       const answer = errorAnswerOf(e, log);
       ctx.status = answer.status;
       ctx.body = answer.body;
+      // A spent budget says when to come back, in the header clients and proxies read too.
+      const retry = retryAfterOf(answer.body);
+      if (retry !== undefined) ctx.set('Retry-After', String(retry));
     } finally {
       logRequest(logger, log, ctx.method, ctx.path, ctx.status, started, state.principal);
     }

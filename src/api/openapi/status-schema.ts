@@ -42,6 +42,28 @@ export const resourceInfoSchema = z
   })
   .meta({ description: 'The resource that was not found or already exists.' });
 
+export const retryInfoSchema = z
+  .object({
+    '@type': z.literal(`${T}RetryInfo`),
+    retryDelay: z.string().meta({
+      description: 'How long to wait before trying again (a google.protobuf.Duration).',
+      examples: ['12s'],
+    }),
+  })
+  .meta({ description: 'When a spent budget allows the call again (also `Retry-After`).' });
+
+export const quotaFailureSchema = z
+  .object({
+    '@type': z.literal(`${T}QuotaFailure`),
+    violations: z.array(
+      z.object({
+        subject: z.string().meta({ examples: ['identity:<uid>', 'organization:<uid>'] }),
+        description: z.string(),
+      }),
+    ),
+  })
+  .meta({ description: 'The cost budget a call ran past (docs/operations.md, Budgets).' });
+
 /** The google.rpc.Status body of every error answer (docs/api.md, Errors). */
 export const statusSchema = z
   .object({
@@ -55,6 +77,8 @@ export const statusSchema = z
         badRequestSchema,
         preconditionFailureSchema,
         resourceInfoSchema,
+        retryInfoSchema,
+        quotaFailureSchema,
       ]),
     ),
   })

@@ -23,6 +23,7 @@ import * as m0023 from './0023-access-requests.js';
 import * as m0024 from './0024-outbox-traceparent.js';
 import * as m0026 from './0026-one-pending-request.js';
 
+import * as m0027 from './0027-budgets.js';
 interface Migration {
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
@@ -54,3 +55,4 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0024-outbox-traceparent', m0024],
   ['0026-one-pending-request', m0026],
 ];
+  ['0027-budgets', m0027],
