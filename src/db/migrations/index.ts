@@ -22,8 +22,8 @@ import * as m0022 from './0022-binding-not-before.js';
 import * as m0023 from './0023-access-requests.js';
 import * as m0024 from './0024-outbox-traceparent.js';
 import * as m0026 from './0026-one-pending-request.js';
-
 import * as m0027 from './0027-budgets.js';
+
 interface Migration {
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
@@ -54,5 +54,5 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0023-access-requests', m0023],
   ['0024-outbox-traceparent', m0024],
   ['0026-one-pending-request', m0026],
-];
   ['0027-budgets', m0027],
+];
