@@ -2,6 +2,7 @@ import test from 'ava';
 import { createGroup } from '../helpers/fixtures.js';
 import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { startServer, type Client, type TestServer } from '../helpers/server.js';
 
 /**
@@ -243,6 +244,12 @@ test.serial('a request is seen by its requester and the approvers only', async (
     reason: 'x',
   });
   t.is(nowhere.status, 404);
+  // One pending request per role and group: withdraw both for the tests that follow.
+  for (const [who, r] of [
+    ['requester', mine],
+    ['other', theirs],
+  ] as const)
+    t.is((await on[who]!.post(`${R}:cancel`, { uid: r.uid })).status, 200);
 });
 
 test.serial('a scheduled request: the binding starts at notBefore', async (t) => {
@@ -268,5 +275,58 @@ test.serial(
     t.regex(self.body.message, /own request/);
     t.is((await on.a2!.post(`${R}:approve`, { uid: own.uid })).body.state, 'PENDING');
     t.is((await on.a3!.post(`${R}:approve`, { uid: own.uid })).body.state, 'APPROVED');
+  },
+);
+
+test.serial(
+  'a folder owner approves a request at its folder by an identity of the organization',
+  async (t) => {
+    // acme/platform/ci: Bob owns platform; the requester's identity lives at the organization.
+    const platform = await createGroup(a.admin, 'platform', org);
+    const ci = await createGroup(a.admin, 'ci', platform);
+    const single = await a.admin.post(`${R}:setPolicy`, { groupUid: platform, approvals: 1 });
+    t.is(single.status, 200);
+    const bob = await createIdentity(a.admin, platform, 'bob');
+    await createBinding(a.admin, platform, bob, await builtinRoleUid(a.admin, 'owner'));
+    const asBob = a.client((await a.arbor.tokens.sign(bob, { iss: ISSUER, sub: 'sub-bob' })).token);
+    t.is((await asBob.get(`/iam/v2beta1/identities/${ids.requester}`)).status, 404);
+
+    const r = await on.requester!.post(`${R}/${ci}`, {
+      roleUid: reader,
+      durationSeconds: 600,
+      reason: 'ci fire',
+    });
+    t.is(r.status, 200);
+    const inbox = await asBob.get(`${R}?state=PENDING`);
+    t.deepEqual(
+      (inbox.body.accessRequests as any[]).map((x) => x.uid),
+      [r.body.uid],
+      'the inbox holds the request at its folder only',
+    );
+    const done = await asBob.post(`${R}:approve`, { uid: r.body.uid });
+    t.is(done.status, 200, JSON.stringify(done.body));
+    t.is(done.body.state, 'APPROVED');
+    const binding = await a.admin.get(`/iam/v2beta1/roleBindings/${done.body.bindingUid}`);
+    t.is(binding.body.identity.uid, ids.requester);
+    t.is(binding.body.group.uid, ci);
+
+    // Deciding the request showed Bob nothing else: the requester, and any other identity
+    // of the organization, are still out of its sight and out of its direct binds.
+    t.is((await asBob.get(`/iam/v2beta1/identities/${ids.requester}`)).status, 404);
+    t.is((await asBob.get(`/iam/v2beta1/identities/${ids.other}`)).status, 404);
+    const listed = await asBob.get(`/iam/v2beta1/identities?uidp.descendants_of=${org}`);
+    t.false(JSON.stringify(listed.body).includes(ids.other!));
+    for (const who of [ids.other, ids.requester]) {
+      const direct = await asBob.post(`/iam/v2beta1/roleBindings/${ci}`, {
+        identityUid: who,
+        roleUid: await builtinRoleUid(a.admin, 'viewer'),
+      });
+      t.is(direct.status, 400);
+      t.regex(direct.body.message, /identity not found/);
+    }
+    // Nor does it decide requests elsewhere: one at the organization stays out of its inbox.
+    const above = await ask('other');
+    t.is((await asBob.post(`${R}:approve`, { uid: above.uid })).status, 404);
+    await on.other!.post(`${R}:cancel`, { uid: above.uid });
   },
 );

@@ -127,6 +127,13 @@ test.serial('request by role name, the inbox, approve; deny; cancel; policy', as
     ).stdout,
   ) as { uid: string; notBefore?: string };
   t.truthy(third.notBefore);
+  // One pending request per role and group: asking again names the one that waits (exit 5).
+  const again = await arbor(
+    ['request', 'reader', '--group', 'cli-requests', '--for', '1h', '--reason', 'z'],
+    asker,
+  );
+  t.is(again.code, 5, again.stderr);
+  t.true(again.stderr.includes(third.uid), again.stderr);
   const cancelled = await arbor(['requests', 'cancel', third.uid], asker);
   t.is(cancelled.code, 0, cancelled.stderr);
   t.regex(cancelled.stdout, /CANCELLED/);

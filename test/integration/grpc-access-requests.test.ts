@@ -3,6 +3,7 @@ import { AccessRequestsService } from '../../src/gen/arbor/iam/v2beta1/access_re
 import { createGroup } from '../helpers/fixtures.js';
 import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
 import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
+import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 
 /**
  * AccessRequestsService over a real gRPC client: the same rules and answers as REST
@@ -144,4 +145,31 @@ test('the request policy over gRPC: get and set as REST, with the same authoriza
   });
   t.deepEqual(below.ok && below.json, { approvals: 2, timeoutSeconds: 3600, groupUid: folder });
   for (const c of [up, ow, asks]) c.close();
+});
+
+test('a folder owner approves over gRPC a request at its folder by an identity of the organization', async (t) => {
+  // acme/platform/ci: the owner of platform cannot list the asker, who lives at the organization.
+  const platform = await createGroup(s.admin, 'grpc-platform', org);
+  const ci = await createGroup(s.admin, 'grpc-ci', platform);
+  const bob = await createIdentity(s.admin, platform, 'grpc-bob');
+  await createBinding(s.admin, platform, bob, await builtinRoleUid(s.admin, 'owner'));
+  const bobToken = (await s.arbor.tokens.sign(bob, { iss: ISSUER, sub: 'sub-grpc-bob' })).token;
+  const b = s.grpc(bobToken);
+  const a = s.grpc(asker);
+  const made = await a.call(AccessRequestsService, 'CreateAccessRequest', {
+    parent: ci,
+    accessRequest: { roleUid: reader, durationSeconds: 600, reason: 'ci fire' },
+  });
+  t.true(made.ok, JSON.stringify(made));
+  if (!made.ok) return;
+  const inbox = await b.call(AccessRequestsService, 'ListAccessRequests', { state: 'PENDING' });
+  t.deepEqual(inbox.ok && inbox.json.accessRequests.map((r: any) => r.uid), [made.json.uid]);
+  const ok = await b.call(AccessRequestsService, 'ApproveAccessRequest', { uid: made.json.uid });
+  t.true(ok.ok, JSON.stringify(ok));
+  if (ok.ok) t.is(ok.json.state, 'APPROVED');
+  // Nothing else came into sight: the asker is still not Bob's to get.
+  const rest = s.client(bobToken);
+  t.is((await rest.get(`/iam/v2beta1/identities/${made.json.requesterUid}`)).status, 404);
+  a.close();
+  b.close();
 });
