@@ -5,7 +5,6 @@ import { requireCapability } from './capability-words.js';
 import { CliError, EXIT } from './cli-errors.js';
 import { resolveUid } from './name-resolver.js';
 import { NameBook } from './name-book.js';
-import { listItems } from './resource-actions.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
 import type { Column, Item } from './resource-kinds.js';
 
@@ -22,6 +21,51 @@ interface Proof {
 }
 
 const roleOf = (p: Proof) => p.role.name || p.role.uid;
+
+/** How much of the path an answer counts (the API's `partial` and `countedFrom`). */
+interface Coverage {
+  partial?: boolean;
+  countedFrom?: string;
+}
+
+/**
+ * The note for an answer that counts only part of the path, or undefined for a whole one:
+ * on standard error, so that JSON and YAML on standard output keep their shape.
+ */
+async function partialNote(
+  names: NameBook,
+  c: Coverage,
+  what: string,
+): Promise<string | undefined> {
+  if (c.partial !== true) return undefined;
+  if (c.countedFrom === undefined)
+    return `(partial: only your own bindings are counted; ${what} bound elsewhere are not shown)\n`;
+  return `(partial: ${what} bound above ${await names.groupPath(c.countedFrom)} are not shown)\n`;
+}
+
+/** Every page (or one) of an access list, and whether it says it is partial. */
+async function accessList(
+  s: Session,
+  kind: { path: string; plural: string },
+  query: Record<string, string>,
+  all: boolean,
+): Promise<{ items: Item[]; next?: string; coverage: Coverage }> {
+  const items: Item[] = [];
+  let token = query.page_token;
+  // Every page of one question says the same (the caller's grants decide it): the last read.
+  for (;;) {
+    const page = await call<Record<string, unknown> & Coverage & { nextPageToken?: string }>(
+      s,
+      'GET',
+      kind.path,
+      { params: { query: { ...query, ...(token ? { page_token: token } : {}) } } },
+    );
+    items.push(...((page[kind.plural] as Item[] | undefined) ?? []));
+    token = page.nextPageToken;
+    const coverage = { partial: page.partial, countedFrom: page.countedFrom };
+    if (!token || !all) return { items, ...(token ? { next: token } : {}), coverage };
+  }
+}
 
 /** A token that is no JWT speaks for no identity: the admin token (or a development run's). */
 const isAdminToken = (s: Session) => s.token.split('.').length !== 3;
@@ -54,7 +98,7 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
     groupUid: await resolveUid(s, 'groups', o.group as string),
     ...(typeof o.as === 'string' ? { identityUid: await resolveUid(s, 'identities', o.as) } : {}),
   };
-  const r = await call<{ allowed: boolean; grants: Proof[] }>(
+  const r = await call<{ allowed: boolean; grants: Proof[] } & Coverage>(
     s,
     'POST',
     '/iam/v2beta1/access:check',
@@ -79,6 +123,8 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
     if (o.explain === true && !r.allowed)
       process.stdout.write('no binding you can see grants it there or above\n');
   }
+  const note = await partialNote(new NameBook(s), r, 'bindings');
+  if (note) process.stderr.write(note);
   return code;
 }
 
@@ -129,7 +175,7 @@ export async function whoCan(args: unknown[], o: Opts): Promise<number> {
   ] as const)
     if (typeof o[flag] === 'string') query[key] = o[flag];
   if (o.all === true && query.page_size === undefined) query.page_size = '200';
-  const { items, next } = await listItems(
+  const { items, next, coverage } = await accessList(
     s,
     { path: '/iam/v2beta1/access:whoCan', plural: 'identities' },
     query,
@@ -148,6 +194,8 @@ export async function whoCan(args: unknown[], o: Opts): Promise<number> {
   process.stdout.write(
     printerFor(format)({ items: shown, single: false, columns: HOLDER_COLUMNS, wide: HOLDER_WIDE }),
   );
+  const note = await partialNote(new NameBook(s), coverage, 'holders');
+  if (note) process.stderr.write(note);
   if (next) process.stderr.write(`(more: --page-token ${next}, or --all for every page)\n`);
   return EXIT.OK;
 }
@@ -211,7 +259,7 @@ export async function whatCan(_args: unknown[], o: Opts): Promise<number> {
   if (typeof o.pageSize === 'string') query.page_size = o.pageSize;
   if (typeof o.pageToken === 'string') query.page_token = o.pageToken;
   if (o.all === true && query.page_size === undefined) query.page_size = '200';
-  const { items, next } = await listItems(
+  const { items, next, coverage } = await accessList(
     s,
     { path: '/iam/v2beta1/access:whatCan', plural: 'groups' },
     query,
@@ -235,6 +283,10 @@ export async function whatCan(_args: unknown[], o: Opts): Promise<number> {
   process.stdout.write(
     printerFor(format)({ items: shown, single: false, columns: WHAT_COLUMNS, wide: WHAT_WIDE }),
   );
+  if (coverage.partial === true || items.some((i) => i.partial === true))
+    process.stderr.write(
+      '(partial: groups and holdings from bindings you may not list are not shown)\n',
+    );
   if (next) process.stderr.write(`(more: --page-token ${next}, or --all for every page)\n`);
   return EXIT.OK;
 }

@@ -589,7 +589,7 @@ export interface paths {
     put?: never;
     /**
      * Up to 100 checks in one call
-     * @description Every check answers, in order, or the call fails. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
+     * @description Every check answers, in order, or the call fails. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     post: operations['iam.access.batchCheck'];
     delete?: never;
@@ -609,7 +609,7 @@ export interface paths {
     put?: never;
     /**
      * Can an identity do this here, and why?
-     * @description Allowed or denied, with every binding that grants it: binding uid, role, the group it is bound at and the path from there down to the asked group. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
+     * @description Allowed or denied, with every binding that grants it: binding uid, role, the group it is bound at and the path from there down to the asked group. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     post: operations['iam.access.check'];
     delete?: never;
@@ -687,7 +687,7 @@ export interface paths {
     };
     /**
      * What an identity holds, group by group
-     * @description One item per group the identity (default: the caller) is bound at: the roles bound there, what they grant, and what the identity holds there and below. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
+     * @description One item per group the identity (default: the caller) is bound at: the roles bound there, what they grant, and what the identity holds there and below. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     get: operations['iam.access.whatCan'];
     put?: never;
@@ -707,7 +707,7 @@ export interface paths {
     };
     /**
      * Who holds a capability at a group
-     * @description The identities holding `capability` at `group` (both required), by uid, each with its granting bindings. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
+     * @description The identities holding `capability` at `group` (both required), by uid, each with its granting bindings. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     get: operations['iam.access.whoCan'];
     put?: never;
@@ -2006,6 +2006,13 @@ export interface components {
           | 'subscriptions.delete'
         )[];
       }[];
+      /**
+       * @description Present (true) when the answer may leave out bindings: the caller may not list role bindings at the organization's root, so bindings above `countedFrom` are not counted. Decided from the caller's own grants, not from whether anything is left out. Absent: the answer counts every binding on the path.
+       * @constant
+       */
+      partial?: true;
+      /** @description With `partial`: the topmost group on the path where the caller may list role bindings; bindings at this group and below are counted. Absent with `partial`: only the caller's own bindings are counted. */
+      countedFrom?: string;
     };
     DatabaseStatus: {
       /** @enum {string} */
@@ -2174,6 +2181,13 @@ export interface components {
         | 'subscriptions.list'
         | 'subscriptions.delete'
       )[];
+      /**
+       * @description Present (true) when the answer may leave out bindings: the caller may not list role bindings at the organization's root, so bindings above `countedFrom` are not counted. Decided from the caller's own grants, not from whether anything is left out. Absent: the answer counts every binding on the path.
+       * @constant
+       */
+      partial?: true;
+      /** @description With `partial`: the topmost group on the path where the caller may list role bindings; bindings at this group and below are counted. Absent with `partial`: only the caller's own bindings are counted. */
+      countedFrom?: string;
     };
     GroupCreate: {
       name: string;
@@ -3510,6 +3524,11 @@ export interface components {
       totalCount: string;
       /** @description How many results `skip` skipped. */
       skipped: number;
+      /**
+       * @description Present (true) when groups the identity is bound at may be missing: the caller may not list role bindings everywhere the identity may hold them (its organization's root; any organization for a root-level identity). Decided from the caller's own grants. Each group says the same of its `effectiveCapabilities`.
+       * @constant
+       */
+      partial?: true;
     };
     WhoCanResponse: {
       identities: components['schemas']['AccessHolder'][];
@@ -3519,6 +3538,13 @@ export interface components {
       totalCount: string;
       /** @description How many results `skip` skipped. */
       skipped: number;
+      /**
+       * @description Present (true) when the answer may leave out bindings: the caller may not list role bindings at the organization's root, so bindings above `countedFrom` are not counted. Decided from the caller's own grants, not from whether anything is left out. Absent: the answer counts every binding on the path.
+       * @constant
+       */
+      partial?: true;
+      /** @description With `partial`: the topmost group on the path where the caller may list role bindings; bindings at this group and below are counted. Absent with `partial`: only the caller's own bindings are counted. */
+      countedFrom?: string;
     };
   };
   responses: {

@@ -53,7 +53,7 @@ import { mountAdvisoryImport } from './advisory-import.js';
 import { mountNameRpcs } from './name-rpcs.js';
 import { mountAccessRequestRpcs } from './access-request-rpcs.js';
 import { AccessRequestsService } from '../gen/arbor/iam/v2beta1/access_requests_pb.js';
-import type { ListPage } from '../resources/list-types.js';
+import type { AccessPage } from '../resources/access/access-service.js';
 import { principalOf } from './authn.js';
 import { bodyOf, mountCrud } from './crud.js';
 import type { GrpcRouter } from './json-rpc.js';
@@ -141,11 +141,14 @@ function mountAccess(router: GrpcRouter, d: GrpcRouteDeps): void {
     const results = await s.batchCheck(await who(ctx), bodyOf(BatchCheckAccessRequestSchema, req));
     return { results: results.map(checkResultV2) };
   });
-  const page = <T>(plural: string, p: ListPage<T>, toWire: (i: T) => unknown) => ({
+  const page = <T>(plural: string, p: AccessPage<T>, toWire: (i: T) => unknown) => ({
     [plural]: p.items.map((i) => toWire(i) as JsonValue),
     nextPageToken: p.nextPageToken ?? '',
     totalCount: p.totalCount,
     skipped: p.skipped,
+    // A who-can or what-can answer that counts only part of the path says so.
+    ...(p.partial ? { partial: true } : {}),
+    ...(p.countedFrom !== undefined ? { countedFrom: p.countedFrom } : {}),
   });
   router.jsonRpc(m.whoCan, async (req, ctx) => {
     const q = parseListRequest(listQueryOf(bodyOf(m.whoCan.input, req) as JsonValue), WHO_CAN_LIST);

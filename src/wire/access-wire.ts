@@ -5,6 +5,29 @@ import type { TokenTestAnswer } from '../resources/sts/token-tester.js';
 import { uidSchema } from './uid-schema.js';
 
 const capability = z.enum(CAPABILITIES);
+
+/**
+ * `partial` and `countedFrom`, added to an answer that counts only part of the asked
+ * group's path (see `Coverage`); both absent on a whole answer.
+ */
+export const coverageShape = {
+  partial: z
+    .literal(true)
+    .optional()
+    .meta({
+      description:
+        'Present (true) when the answer may leave out bindings: the caller may not list role ' +
+        "bindings at the organization's root, so bindings above `countedFrom` are not counted. " +
+        "Decided from the caller's own grants, not from whether anything is left out. Absent: " +
+        'the answer counts every binding on the path.',
+    }),
+  countedFrom: uidSchema.optional().meta({
+    description:
+      'With `partial`: the topmost group on the path where the caller may list role ' +
+      'bindings; bindings at this group and below are counted. Absent with `partial`: only ' +
+      "the caller's own bindings are counted.",
+  }),
+};
 const roleRef = z
   .object({ uid: uidSchema, name: z.string(), description: z.string() })
   .meta({ description: 'The role; name and description only where the caller may list it.' });
@@ -48,6 +71,7 @@ export const checkResultSchema = z
         'caller may list (as who-can counts them), nearest the group first, none of which ' +
         'grants the capability. Empty when allowed.',
     }),
+    ...coverageShape,
   })
   .meta({
     description:
@@ -71,6 +95,7 @@ export const groupAccessSchema = z
     effectiveCapabilities: z.array(capability).meta({
       description: 'What the identity holds here and everywhere below: these and those inherited.',
     }),
+    ...coverageShape,
   })
   .meta({ description: 'What an identity holds at a group it is bound at.' });
 

@@ -1,14 +1,14 @@
 import type { Context } from 'koa';
-import type { ZodType } from 'zod';
+import type { z, ZodType } from 'zod';
 import { parseListRequest, type ListSpec, type QueryParams } from '../../core/list-request.js';
 import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../../resources/access/access.js';
 import { batchCheckSchema, checkSchema } from '../../resources/access/access-input.js';
-import type { AccessService } from '../../resources/access/access-service.js';
-import type { ListPage } from '../../resources/list-types.js';
+import type { AccessPage, AccessService } from '../../resources/access/access-service.js';
 import {
   batchCheckResponseSchema,
   checkResultSchema,
   checkResultV2,
+  coverageShape,
   groupAccessSchema,
   groupAccessV2,
   holderSchema,
@@ -36,7 +36,9 @@ const EXPLAIN =
   'An answer counts only the role bindings the caller may list (`role_bindings.list` where ' +
   'they are bound; all of them for the admin token, and its own for an identity asking ' +
   'about itself), about identities it may list and at groups it may list (anything for ' +
-  'itself). Who-can names, by uid, every holder whose binding the caller may list, even ' +
+  "itself). Where the caller may not list bindings at the organization's root, the answer " +
+  'says so: `partial: true`, with `countedFrom` the topmost group on the path from which it ' +
+  'counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even ' +
   'one whose identity it may not list. Expired bindings grant nothing. An identity or ' +
   'group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND ' +
   'as its Get is; an identity asking about itself at a group it may not list is ' +
@@ -84,8 +86,10 @@ function list<T>(
     /** Filters the list cannot go without. */
     required: readonly string[];
     toWire: (item: T) => unknown;
+    /** The fields by which the answer may say it is partial (`partial`, `countedFrom`). */
+    coverage?: z.ZodRawShape;
   },
-  run: (p: Principal, q: ReturnType<typeof parseListRequest>) => Promise<ListPage<T>>,
+  run: (p: Principal, q: ReturnType<typeof parseListRequest>) => Promise<AccessPage<T>>,
 ): void {
   // One function for Koa's route and the fast path (ADR 0008), as every v2 List has.
   const read: Read = async (p, _uid, query) => {
@@ -96,6 +100,8 @@ function list<T>(
         ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
         totalCount: page.totalCount,
         skipped: page.skipped,
+        ...(page.partial ? { partial: true } : {}),
+        ...(page.countedFrom !== undefined ? { countedFrom: page.countedFrom } : {}),
       }),
     };
   };
@@ -118,7 +124,9 @@ function list<T>(
         description: o.summary,
         schema: {
           name: o.name,
-          schema: listResponseSchema(o.plural, o.item.schema),
+          schema: o.coverage
+            ? listResponseSchema(o.plural, o.item.schema).extend(o.coverage)
+            : listResponseSchema(o.plural, o.item.schema),
           io: 'output',
           parts: [{ ...o.item, io: 'output' }],
         },
@@ -258,6 +266,7 @@ function mountAccessLists(t: RouteTarget, s: AccessService): void {
       example: { group: EXAMPLE_UIDS.folder, capability: 'groups.list', page_size: 20 },
       required: ['group', 'capability'],
       toWire: holderV2,
+      coverage: coverageShape,
     },
     (p, q) => s.whoCan(p, q),
   );
@@ -277,6 +286,15 @@ function mountAccessLists(t: RouteTarget, s: AccessService): void {
       example: { identity: EXAMPLE_UIDS.identity, page_size: 20 },
       required: [],
       toWire: groupAccessV2,
+      coverage: {
+        partial: coverageShape.partial.meta({
+          description:
+            'Present (true) when groups the identity is bound at may be missing: the caller ' +
+            'may not list role bindings everywhere the identity may hold them (its ' +
+            "organization's root; any organization for a root-level identity). Decided from " +
+            "the caller's own grants. Each group says the same of its `effectiveCapabilities`.",
+        }),
+      },
     },
     (p, q) => s.whatCan(p, q),
   );

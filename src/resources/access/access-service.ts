@@ -5,7 +5,7 @@ import type { Principal } from '../../auth/principal.js';
 import type { UsageRecorder } from '../../auth/usage-recorder.js';
 import type { ListRequest } from '../../core/list-request.js';
 import { invalidField, notFound } from '../../core/rpc-error.js';
-import { ancestryOf, isSelfOrBelow } from '../../core/uidp.js';
+import { ancestryOf, isRootUid, isSelfOrBelow } from '../../core/uidp.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { IDENTITY_TYPE } from '../identities/identity.js';
 import type { ListPager } from '../list-pager.js';
@@ -19,6 +19,7 @@ import {
   WHO_CAN_LIST,
   type CheckRequest,
   type CheckResult,
+  type Coverage,
   type GrantProof,
   type GroupAccess,
   type HeldBinding,
@@ -64,6 +65,9 @@ function live(all: BindingGrant[]): BindingGrant[] {
   const now = Date.now();
   return all.filter((b) => isLive(b, now));
 }
+
+/** A page of an access list, and how much of the path its answer counts. */
+export type AccessPage<T> = ListPage<T> & Coverage;
 
 /** The groups from `from` down to `to` (which is `from` or below it), both included. */
 export function pathDown(from: string, to: string): string[] {
@@ -147,7 +151,7 @@ export class AccessService {
    * its own), by uid.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (a group the caller cannot list).
    */
-  async whoCan(p: Principal, req: ListRequest): Promise<ListPage<Holder>> {
+  async whoCan(p: Principal, req: ListRequest): Promise<AccessPage<Holder>> {
     noUidp(req);
     const group = req.filters.group;
     if (group === undefined) throw invalidField('group', 'a group uid is required');
@@ -155,7 +159,8 @@ export class AccessService {
     await this.requireGroup(p, group);
     const seen = await this.seenBy(p);
     const seenKey = JSON.stringify(seen);
-    return this.d.pager.page(
+    const coverage = await this.coverage(p, group);
+    const page = await this.d.pager.page(
       WHO_CAN_LIST,
       req,
       { kind: 'all' },
@@ -177,6 +182,7 @@ export class AccessService {
       undefined,
       seenKey,
     );
+    return { ...page, ...coverage };
   }
 
   /**
@@ -231,7 +237,7 @@ export class AccessService {
    * What `identity` (default: the caller) holds, one item per group it is bound at.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (an identity the caller cannot list).
    */
-  async whatCan(p: Principal, req: ListRequest): Promise<ListPage<GroupAccess>> {
+  async whatCan(p: Principal, req: ListRequest): Promise<AccessPage<GroupAccess>> {
     noUidp(req);
     const identityUid = this.identityOrSelf(p, req.filters.identity, 'identity');
     await this.requireIdentity(p, identityUid);
@@ -240,6 +246,7 @@ export class AccessService {
       live(await this.d.uow.read((tx) => this.d.access.bindingsOf(tx, identityUid))),
     );
     const groups = [...new Set(bindings.map((b) => b.groupUid))];
+    const whole = this.isSelf(p, identityUid) || this.d.authz.isSuperuser(p);
     const items: GroupAccess[] = [];
     for (const groupUid of groups) {
       const here = bindings.filter((b) => b.groupUid === groupUid);
@@ -254,15 +261,36 @@ export class AccessService {
         ),
         capabilities: sorted(here.flatMap((b) => b.capabilities)),
         effectiveCapabilities: sorted(reaching.flatMap((b) => b.capabilities)),
+        ...(whole ? {} : await this.coverage(p, groupUid)),
       });
     }
-    return this.d.pager.page(
+    const page = await this.d.pager.page(
       WHAT_CAN_LIST,
       req,
       { kind: 'all' },
       (q) => Promise.resolve(pageInMemory(items, (i) => i.groupUid, q)),
       () => true,
     );
+    // The list is whole only where the caller may list every binding the identity may
+    // hold: in its organization, or anywhere for a root-level identity (bound in any).
+    if (whole || (!isRootUid(identityUid) && !(await this.coverage(p, identityUid)).partial))
+      return page;
+    return { ...page, partial: true };
+  }
+
+  /**
+   * How much of `groupUid`'s path the bindings that count for `p` cover (`Coverage`):
+   * whole where it may list bindings at the organization's root, else counted from the
+   * topmost group on the path where it may. From its grants alone, root first, stopping at
+   * the first group it may list bindings at (at most the path's depth, in memory).
+   */
+  private async coverage(p: Principal, groupUid: string): Promise<Coverage> {
+    if (this.d.authz.isSuperuser(p)) return {};
+    const down = ancestryOf(groupUid).reverse();
+    for (const [i, g] of down.entries())
+      if (await this.d.authz.can(p, 'role_bindings.list', g))
+        return i === 0 ? {} : { partial: true, countedFrom: g };
+    return { partial: true };
   }
 
   private async checkAll(
@@ -337,6 +365,8 @@ export class AccessService {
       allowed: grants.length > 0,
       grants,
       nearest,
+      // An identity's own bindings all count when it asks about itself: whole.
+      ...(this.isSelf(p, t.identityUid) ? {} : await this.coverage(p, t.groupUid)),
     };
   }
 

@@ -21,6 +21,20 @@ export interface HeldBinding extends GrantProof {
   roleCapabilities: Capability[];
 }
 
+/**
+ * How much of the asked group's path an answer counts. An answer counts only the bindings
+ * the caller may list; where its `role_bindings.list` does not reach the organization's
+ * root, bindings above what it reaches are left out, and the answer says so: `partial`,
+ * with `countedFrom` the topmost group on the path from which it counts bindings (absent
+ * when it reaches no group on the path: only the caller's own bindings count). Decided
+ * from the caller's grants alone, never from whether anything is hidden, so it reveals
+ * nothing. Both absent: the answer is whole.
+ */
+export interface Coverage {
+  partial?: true;
+  countedFrom?: string;
+}
+
 export interface CheckRequest {
   /** Absent: the caller itself. */
   identityUid?: string;
@@ -28,7 +42,7 @@ export interface CheckRequest {
   groupUid: string;
 }
 
-export interface CheckResult {
+export interface CheckResult extends Coverage {
   identityUid: string;
   capability: Capability;
   groupUid: string;
@@ -50,13 +64,16 @@ export interface Holder {
 }
 
 /** What an identity holds at one group it is bound at, and so everywhere below it. */
-export interface GroupAccess {
+export interface GroupAccess extends Coverage {
   groupUid: string;
   /** The roles bound here, by binding. */
   bindings: { bindingUid: string; role: RoleRef }[];
   /** What the bindings here grant, sorted. */
   capabilities: Capability[];
-  /** What the identity holds here and below: these and what groups above grant, sorted. */
+  /**
+   * What the identity holds here and below: these and what groups above grant, sorted
+   * (partial: only from groups at or below `countedFrom`).
+   */
   effectiveCapabilities: Capability[];
 }
 
