@@ -5,6 +5,20 @@ import { unsafeTextIn } from '../core/safe-text.js';
 export const NAME_PATTERN = /^[a-z0-9 ._-]{1,}$/;
 export const DESCRIPTION_PATTERN = /^[\S ]{0,512}$/u;
 
+/** The one message for a name that only dots make, or that a space begins or ends. */
+export const NAME_SHAPE_ERROR = 'name must not be only dots, nor begin or end with a space';
+
+/**
+ * Whether a name (already of NAME_PATTERN) reads as itself in a path of names: not `.`,
+ * `..` or any run of dots alone (which a reader, or a tool joining paths, takes for "here"
+ * or "up"), and no leading or trailing space (invisible, and trimmed by many tools, so
+ * `" team"` and `"team"` would look the same). Refused for every name written from now on;
+ * a name stored before stays as it is, and a path resolves it only spelled exactly.
+ */
+export function isPlainName(name: string): boolean {
+  return !/^\.+$/.test(name) && name.trim() === name;
+}
+
 /** `name` as groups, identities, roles and the rest spell it. */
 export const nameSchema = z
   .string({
@@ -13,7 +27,8 @@ export const nameSchema = z
   .regex(NAME_PATTERN, {
     error: 'name must be lowercase letters a-z, digits, spaces, dots, dashes or underscores',
   })
-  .max(63, { error: 'name must be at most 63 characters' });
+  .max(63, { error: 'name must be at most 63 characters' })
+  .refine(isPlainName, { error: NAME_SHAPE_ERROR });
 
 export const descriptionSchema = z
   .string({ error: 'description must be a string' })
