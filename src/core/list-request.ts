@@ -1,3 +1,4 @@
+import { INSTANT_RANGE_PROBLEM, instantMsOf } from './instant.js';
 import { parseOrderBy, type OrderBy } from './order-by.js';
 import { invalidArgument, type FieldViolation } from './rpc-error.js';
 import { unsafeTextReason } from './safe-text.js';
@@ -50,8 +51,6 @@ const ALIASES: Record<string, string> = {
   namePrefix: 'name_prefix',
   topLevel: 'top_level',
 };
-
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
  * Turn query parameters into a validated ListRequest.
@@ -133,7 +132,7 @@ export function parseListRequest(params: QueryParams, spec: ListSpec): ListReque
     if (value === '') continue;
     const why = checkFilter(kind, value);
     if (why !== undefined) violations.push({ field: key, description: why });
-    else filters[key] = value;
+    else filters[key] = normalFilter(kind, value);
   }
 
   if (violations.length > 0) throw invalidArgument(violations);
@@ -159,6 +158,12 @@ function paramViolation(key: string, value: unknown): FieldViolation | undefined
   return badValue === undefined ? undefined : { field: key, description: badValue };
 }
 
+/** A checked value as the store takes it: a time in one form (UTC, milliseconds). */
+function normalFilter(kind: FilterKind, value: string): string {
+  const ms = kind === 'timestamp' ? instantMsOf(value) : undefined;
+  return ms === undefined ? value : new Date(ms).toISOString();
+}
+
 function checkFilter(kind: FilterKind, value: string): string | undefined {
   if (value.length > 1024) return 'is too long';
   switch (kind) {
@@ -167,9 +172,7 @@ function checkFilter(kind: FilterKind, value: string): string | undefined {
     case 'boolean':
       return value === 'true' || value === 'false' ? undefined : 'must be true or false';
     case 'timestamp':
-      return TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value))
-        ? undefined
-        : 'must be an RFC 3339 timestamp';
+      return instantMsOf(value) === undefined ? INSTANT_RANGE_PROBLEM : undefined;
     case 'string':
     case 'prefix':
       return undefined;

@@ -15,10 +15,11 @@ import { makeTimestamptzParser } from './timestamptz-parser.js';
 // int8 (COUNT(*)) stays a string: totalCount is an int64 rendered as a decimal string anyway.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
 // timestamptz read by fixed positions (see timestamptz-parser.ts), pg's own parser otherwise.
-pg.types.setTypeParser(
-  pg.types.builtins.TIMESTAMPTZ,
-  makeTimestamptzParser(pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ)),
-);
+const timestamptz = makeTimestamptzParser(pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ));
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, timestamptz);
+// PGlite reads timestamptz with the same parser: its own reads years 1-99 as 19xx/20xx and
+// BC years or infinity as an Invalid Date, so the two databases would disagree on instants.
+const PGLITE_OPTIONS = { parsers: { [pg.types.builtins.TIMESTAMPTZ]: timestamptz } };
 
 export type DatabaseKind = 'postgres' | 'pglite';
 
@@ -213,14 +214,14 @@ async function createPglite(dir: string, opts: DatabaseOptions): Promise<PGlite>
   const templates = opts.template;
   const fresh =
     templates !== false && !dir.startsWith('memory://') && !existsSync(join(dir, 'PG_VERSION'));
-  if (!fresh || !copyTemplate(dir, templates)) return PGlite.create(dir);
+  if (!fresh || !copyTemplate(dir, templates)) return PGlite.create(dir, PGLITE_OPTIONS);
   try {
-    return await PGlite.create(dir);
+    return await PGlite.create(dir, PGLITE_OPTIONS);
   } catch (e) {
     opts.warn?.(`the embedded database template did not open (${describe(e)}): running initdb`);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    return PGlite.create(dir);
+    return PGlite.create(dir, PGLITE_OPTIONS);
   }
 }
 

@@ -1,3 +1,5 @@
+import { clampInstantMs } from '../core/instant.js';
+
 /**
  * A `timestamptz` parser for the shape PostgreSQL prints with `DateStyle = ISO`
  * (`2026-11-25 04:28:04.123456+00`, offsets like `+05:30` or `-03:30:45`), falling back to
@@ -11,7 +13,11 @@
 export function makeTimestamptzParser(fallback: (text: string) => unknown) {
   return (s: string): unknown => {
     const t = fastParse(s);
-    return t === undefined ? fallback(s) : new Date(t);
+    if (t !== undefined) return new Date(t);
+    const v = fallback(s);
+    // postgres-date reads `infinity` / `-infinity` as a number; the stores and the wire take
+    // a Date, so it is read as the last or first instant the service shows (core/instant.ts).
+    return typeof v === 'number' ? new Date(clampInstantMs(v)) : v;
   };
 }
 

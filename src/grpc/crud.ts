@@ -20,6 +20,7 @@ import { madeOnce } from '../wire/made-once.js';
 import { principalOf } from './authn.js';
 import type { GrpcRouter, JsonImpl } from './json-rpc.js';
 import { listQueryOf } from './list-query.js';
+import { assertWellKnownInRange } from './timestamp-input.js';
 
 type Body = Record<string, unknown>;
 
@@ -43,9 +44,15 @@ export type CrudKind<T> = Pick<
   'name' | 'plural' | 'spec' | 'toWire' | 'createWithoutParent'
 >;
 
-/** A resource as proto3 JSON, leaving out what proto3 leaves out (defaults). */
+/**
+ * A resource as proto3 JSON, leaving out what proto3 leaves out (defaults).
+ *
+ * @throws RpcError INVALID_ARGUMENT when a Timestamp or Duration in it has no JSON form.
+ */
 export function bodyOf(schema: DescMessage, msg: Message | undefined): Body {
-  return msg === undefined ? {} : (toJson(schema, msg) as Body);
+  if (msg === undefined) return {};
+  assertWellKnownInRange(msg);
+  return toJson(schema, msg) as Body;
 }
 
 /** The field of `msg` that holds a message of type `schema` (e.g. CreateGroupRequest.group). */
@@ -94,7 +101,7 @@ export function mountCrud<T>(
     const items = list.output.fields.find((f) => f.fieldKind === 'list');
     if (!items) throw new Error(`${list.output.typeName} has no repeated field`);
     rpc(list.name, async (req, ctx) => {
-      const query = listQueryOf(toJson(list.input, req));
+      const query = listQueryOf(bodyOf(list.input, req) as JsonValue);
       const page = await fn(await who(ctx), parseListRequest(query, o.spec));
       return {
         [items.jsonName]: page.items.map((i) => o.toWire(i) as JsonValue),

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { INSTANT_RANGE_PROBLEM } from '../../src/core/instant.js';
 import { AccessService } from '../../src/gen/arbor/iam/v2beta1/access_pb.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
 import { createGroup } from '../helpers/fixtures.js';
@@ -118,8 +119,9 @@ test('notBefore: malformed, or not before expireTime, is INVALID_ARGUMENT on tha
     ],
   });
   const cases: Array<[object, string]> = [
-    [{ notBefore: 'tomorrow' }, 'notBefore must be an RFC 3339 timestamp'],
-    [{ notBefore: '2026-02-30T00:00:00Z' }, 'notBefore must be an RFC 3339 timestamp'],
+    [{ notBefore: 'tomorrow' }, INSTANT_RANGE_PROBLEM],
+    [{ notBefore: '2026-02-30T00:00:00Z' }, INSTANT_RANGE_PROBLEM],
+    [{ notBefore: '0000-01-01T00:00:00Z' }, INSTANT_RANGE_PROBLEM],
     [
       { notBefore: '2030-01-01T00:00:00Z', expireTime: '2030-01-01T00:00:00Z' },
       'notBefore must be before expireTime',

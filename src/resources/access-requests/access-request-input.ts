@@ -7,6 +7,10 @@ const uidField = z
   .string({ error: 'must be a uid' })
   .refine(isValidUidp, { error: 'must be a uid path' });
 
+/** How far ahead a request's `notBefore` may lie (docs/access-requests.md). */
+export const MAX_START_AHEAD_DAYS = 365;
+const MAX_START_AHEAD_MS = MAX_START_AHEAD_DAYS * 86_400_000;
+
 /** What a requester says: the role, for how long (seconds), why, and optionally from when. */
 export const accessRequestCreateSchema = z.strictObject({
   roleUid: uidField,
@@ -21,7 +25,14 @@ export const accessRequestCreateSchema = z.strictObject({
     .trim()
     .min(1, { error: 'reason is required' })
     .max(1024, { error: 'reason must be at most 1024 characters' }),
-  notBefore: notBeforeSchema.optional(),
+  // At most a year ahead: with at most 90 days of duration, an approval can never compute
+  // an expiry the service cannot store or show (past 9999-12-31), and nobody files a
+  // request that waits for a decade.
+  notBefore: notBeforeSchema
+    .refine((d) => d.getTime() <= Date.now() + MAX_START_AHEAD_MS, {
+      error: `must be at most ${MAX_START_AHEAD_DAYS} days from now`,
+    })
+    .optional(),
 });
 
 /** Which request an approver, denier or canceller decides, and optionally why. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../core/list-request.js';
 import { isValidUidp } from '../../core/uidp.js';
+import { instantSchema } from '../instant-input.js';
 import { capabilitiesSchema } from '../roles/role-input.js';
 import { MAX_SIMULATED_CHANGES } from './simulate.js';
 
@@ -12,14 +13,10 @@ const uid = (name: string) =>
 
 // A simulated binding may carry an expiry in the past: it then grants nothing, which is
 // what the simulation shows (the real create refuses it; the verdict says so).
-const expireTime = z.iso
-  .datetime({ offset: true, error: 'expireTime must be an RFC 3339 timestamp' })
-  .transform((s) => new Date(s));
+const expireTime = instantSchema();
 
 // A scheduled grant, as a binding's create takes it: from this instant (a past one: at once).
-const notBefore = z.iso
-  .datetime({ offset: true, error: 'notBefore must be an RFC 3339 timestamp' })
-  .transform((s) => new Date(s));
+const notBefore = instantSchema();
 
 const byUid = (what: string) =>
   z.strictObject({ uid: uid('uid') }).meta({ description: `The ${what} by uid.` });

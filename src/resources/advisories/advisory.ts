@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { parseInstant } from '../../core/instant.js';
 import type { ListSpec } from '../../core/list-request.js';
 import {
   cvss2BaseScore,
@@ -69,7 +70,8 @@ export function advisoryUid(osvId: string): string {
 
 /** Millisecond precision, as every stored timestamp (sub-millisecond digits are dropped). */
 export function osvTime(s: string): Date {
-  return new Date(Date.parse(s));
+  // The schema took only instants in range (osv.ts); NaN is not reachable from a record.
+  return parseInstant(s) ?? new Date(Number.NaN);
 }
 
 /**

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { INSTANT_RANGE_PROBLEM } from '../../core/instant.js';
+import { instantProblem } from '../instant-input.js';
 import { cvss3BaseScore, cvss4BaseScore } from './cvss.js';
 
 /**
@@ -7,13 +9,12 @@ import { cvss3BaseScore, cvss4BaseScore } from './cvss.js';
  * compatibly), and `*_specific` objects are free-form by definition.
  */
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
 /** `<DB>-<ENTRYID>`: GHSA-…, CVE-…, PYSEC-…, RHSA-2024:1234, openSUSE-SU-…, CGA-…. */
 export const OSV_ID_PATTERN = /^[A-Za-z][A-Za-z0-9]*-[A-Za-z0-9._:+-]+$/;
 
-const timestamp = z.string().refine((s) => RFC3339.test(s) && !Number.isNaN(Date.parse(s)), {
-  error: 'must be an RFC 3339 timestamp',
+// Kept as text (the record is stored as given); read as a Date by osvTime.
+const timestamp = z.string().refine((s) => instantProblem(s) === undefined, {
+  error: INSTANT_RANGE_PROBLEM,
 });
 const text = z.string().max(255).min(1);
 const freeForm = z.looseObject({});

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instantSchema } from '../instant-input.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from './group-invite.js';
 
 const DURATION = /^(\d+(?:\.\d+)?)(s|m|h)$/;
@@ -47,9 +48,7 @@ export const groupInviteUpdateSchema = z.strictObject({
     .string({ error: 'roleUid must be a string' })
     .min(1, { error: 'roleUid is required' })
     .optional(),
-  expirationTime: z.iso
-    .datetime({ offset: true, error: 'expirationTime must be an RFC 3339 timestamp' })
-    .transform((s) => new Date(s))
+  expirationTime: instantSchema()
     .refine(
       (d) => d.getTime() - Date.now() >= MIN_TTL_MS && d.getTime() - Date.now() <= MAX_TTL_MS,
       { error: 'expirationTime must be between 60s and 720h (30 days) from now' },

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { invalidField } from '../../core/rpc-error.js';
+import { INSTANT_RANGE_PROBLEM, parseInstant } from '../../core/instant.js';
+import { instantProblem } from '../instant-input.js';
 import { descriptionSchema, nameSchema } from '../validate.js';
 import { issuerPatternProblem, issuerProblem, jwksProblem, patternProblem } from './claim-match.js';
 import { STATIC_KEYS_MAX_LIFETIME_MS } from './identity.js';
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /** A string whose every problem is reported by `problem` as one custom issue. */
 function checked(max: number | undefined, problem: (s: string) => string | undefined) {
@@ -64,9 +64,7 @@ export function identitySchemas(allowInsecureIssuers: boolean) {
     issuer,
     subject: text(1024),
     issuerKeys: checked(64 * 1024, jwksProblem),
-    expirationTime: checked(64, (s) =>
-      RFC3339.test(s) && !Number.isNaN(Date.parse(s)) ? undefined : 'must be an RFC 3339 timestamp',
-    ).optional(),
+    expirationTime: checked(64, instantProblem).optional(),
   });
   const create = z
     .strictObject({
@@ -98,7 +96,8 @@ export function resolveExpiration(raw: string | undefined, createdAt: Date, now:
   const max = new Date(createdAt.getTime() + STATIC_KEYS_MAX_LIFETIME_MS);
   if (raw === undefined) return max;
   // Timestamps are kept to the millisecond, like every other time in the service.
-  const t = new Date(Date.parse(raw));
+  const t = parseInstant(raw);
+  if (t === undefined) throw invalidField('staticKeys.expirationTime', INSTANT_RANGE_PROBLEM);
   if (t.getTime() <= now.getTime()) {
     throw invalidField('staticKeys.expirationTime', 'must be in the future');
   }

@@ -1,21 +1,19 @@
 import { z } from 'zod';
 import type { FieldViolation } from '../../core/rpc-error.js';
 import { isRootUid, isSelfOrBelow, isValidUidp, parentOf } from '../../core/uidp.js';
+import { instantSchema } from '../instant-input.js';
 
 const uidField = z
   .string({ error: 'must be a uid' })
   .refine(isValidUidp, { error: 'must be a uid path' });
 
 /** When a binding stops granting: an RFC 3339 instant, in the future when it is created. */
-export const expireTimeSchema = z.iso
-  .datetime({ offset: true, error: 'expireTime must be an RFC 3339 timestamp' })
-  .transform((s) => new Date(s))
-  .refine((d) => d.getTime() > Date.now(), { error: 'expireTime must be in the future' });
+export const expireTimeSchema = instantSchema().refine((d) => d.getTime() > Date.now(), {
+  error: 'expireTime must be in the future',
+});
 
 /** When a scheduled binding starts granting: an RFC 3339 instant (a past one: at once). */
-export const notBeforeSchema = z.iso
-  .datetime({ offset: true, error: 'notBefore must be an RFC 3339 timestamp' })
-  .transform((s) => new Date(s));
+export const notBeforeSchema = instantSchema();
 
 const refs = { identityUid: uidField, roleUid: uidField };
 
