@@ -21,6 +21,7 @@ import * as m0021 from './0021-last-used.js';
 import * as m0022 from './0022-binding-not-before.js';
 import * as m0023 from './0023-access-requests.js';
 import * as m0024 from './0024-outbox-traceparent.js';
+import * as m0025 from './0025-instant-bounds.js';
 import * as m0026 from './0026-one-pending-request.js';
 import * as m0027 from './0027-budgets.js';
 
@@ -53,6 +54,7 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0022-binding-not-before', m0022],
   ['0023-access-requests', m0023],
   ['0024-outbox-traceparent', m0024],
+  ['0025-instant-bounds', m0025],
   ['0026-one-pending-request', m0026],
   ['0027-budgets', m0027],
 ];
