@@ -1610,6 +1610,51 @@ export interface components {
       reason: string;
       /** Format: date-time */
       notBefore?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly requesterUid?: string;
+      /**
+       * @description Output only: accepted in a request body and ignored.
+       * @enum {string}
+       */
+      readonly state?: 'PENDING' | 'APPROVED' | 'DENIED' | 'CANCELLED' | 'EXPIRED';
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly approvalsRequired?: number;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly approvals?: {
+        approver: string;
+        /**
+         * Format: date-time
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        time: string;
+        reason: string;
+      }[];
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly closedBy?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly closeReason?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly bindingUid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly timeoutTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     /** @description A group's access-request policy, inherited below it. */
     AccessRequestPolicy: {
@@ -1666,6 +1711,20 @@ export interface components {
           [key: string]: string;
         };
       } | null;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     AccountAssociationPatch: {
       name?: string;
@@ -1683,6 +1742,20 @@ export interface components {
           [key: string]: string;
         };
       } | null;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     AccountAssociationV1: {
       group: string;
@@ -2192,6 +2265,26 @@ export interface components {
     GroupCreate: {
       name: string;
       description?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly verified?: boolean;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly resourceLimits?: {
+        [key: string]: number;
+      };
     };
     /** @description An invitation to join a group with a role. */
     GroupInvite: {
@@ -2228,11 +2321,55 @@ export interface components {
       email?: string;
       ttl: string;
       singleUse?: boolean;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly role?: {
+        uid: string;
+        name: string;
+        description: string;
+      };
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly code?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     GroupInvitePatch: {
       roleUid?: string;
       /** Format: date-time */
       expirationTime?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly role?: {
+        uid: string;
+        name: string;
+        description: string;
+      };
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly code?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     GroupInviteV1: {
       id: string;
@@ -2263,6 +2400,26 @@ export interface components {
     GroupPatch: {
       name?: string;
       description?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly verified?: boolean;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly resourceLimits?: {
+        [key: string]: number;
+      };
     };
     GroupV1: {
       id: string;
@@ -2354,6 +2511,26 @@ export interface components {
         issuerKeys: string;
         expirationTime?: string;
       };
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly lastSeenTime?: string;
     };
     IdentityPatch: {
       name?: string;
@@ -2374,6 +2551,26 @@ export interface components {
         issuerKeys: string;
         expirationTime?: string;
       } | null;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly lastSeenTime?: string;
     };
     /** @description An upstream OIDC identity provider of a group (client secret write-only). */
     IdentityProvider: {
@@ -2410,6 +2607,20 @@ export interface components {
         additionalScopes?: string[];
         pkceEnabled?: boolean;
       };
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     IdentityProviderPatch: {
       name?: string;
@@ -2422,6 +2633,20 @@ export interface components {
         additionalScopes?: string[];
         pkceEnabled?: boolean;
       };
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     IdentityProviderV1: {
       id: string;
@@ -2726,10 +2951,38 @@ export interface components {
     RepoCreate: {
       name: string;
       description?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     RepoPatch: {
       name?: string;
       description?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     RepoV1: {
       id: string;
@@ -2876,12 +3129,76 @@ export interface components {
       expireTime?: string;
       /** Format: date-time */
       notBefore?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly identity?: {
+        uid: string;
+        name: string;
+        description: string;
+        subject: string;
+        issuer: string;
+      };
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly group?: {
+        uid: string;
+        name: string;
+        description: string;
+      };
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly role?: {
+        uid: string;
+        name: string;
+        description: string;
+      };
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly expired?: boolean;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly pending?: boolean;
     };
     RoleBindingPatch: {
       identityUid?: string;
       roleUid?: string;
       /** Format: date-time */
       expireTime?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly identity?: {
+        uid: string;
+        name: string;
+        description: string;
+        subject: string;
+        issuer: string;
+      };
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly group?: {
+        uid: string;
+        name: string;
+        description: string;
+      };
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly role?: {
+        uid: string;
+        name: string;
+        description: string;
+      };
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly expired?: boolean;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly pending?: boolean;
     };
     RoleBindingV1: {
       id: string;
@@ -2967,6 +3284,20 @@ export interface components {
         | 'subscriptions.list'
         | 'subscriptions.delete'
       )[];
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     RolePatch: {
       name?: string;
@@ -3019,6 +3350,20 @@ export interface components {
         | 'subscriptions.list'
         | 'subscriptions.delete'
       )[];
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     RoleV1: {
       id: string;
@@ -3338,6 +3683,27 @@ export interface components {
         | components['schemas']['BadRequest']
         | components['schemas']['PreconditionFailure']
         | components['schemas']['ResourceInfo']
+        | {
+            /** @constant */
+            '@type': 'type.googleapis.com/google.rpc.RetryInfo';
+            /**
+             * @description How long to wait before trying again (a google.protobuf.Duration).
+             * @example 12s
+             */
+            retryDelay: string;
+          }
+        | {
+            /** @constant */
+            '@type': 'type.googleapis.com/google.rpc.QuotaFailure';
+            violations: {
+              /**
+               * @example identity:<uid>
+               * @example organization:<uid>
+               */
+              subject: string;
+              description: string;
+            }[];
+          }
       )[];
     };
     /** @description Delivery of the events of a group and below to a sink (CloudEvents). */
@@ -3402,12 +3768,118 @@ export interface components {
       description?: string;
       sink: string;
       types?: string[];
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly status?: {
+        /** @enum {string} */
+        state: 'ACTIVE' | 'DEAD_LETTER';
+        consecutiveFailures: number;
+        lastError?: string;
+        /**
+         * Format: date-time
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        lastAttemptTime?: string;
+        /**
+         * Format: date-time
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        lastDeliveryTime?: string;
+        /**
+         * Format: date-time
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        deadLetterTime?: string;
+        /** @description A 64-bit count as a decimal string. */
+        deliveredCount: string;
+        /** @description A 64-bit count as a decimal string. */
+        pendingCount: string;
+        /**
+         * @description Whether the sink agreed to this subscription in the CloudEvents webhook validation handshake (an OPTIONS request answered with WebHook-Allowed-Origin). Events are delivered only once ALLOWED; a new sink starts again at PENDING.
+         * @enum {string}
+         */
+        validation: 'PENDING' | 'ALLOWED' | 'REFUSED';
+        /**
+         * Format: date-time
+         * @description When the sink last answered the handshake.
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        validationTime?: string;
+        /** @description The sink's WebHook-Allowed-Rate, in requests per minute; absent: no limit. */
+        allowedRate?: number;
+      };
     };
     SubscriptionPatch: {
       name?: string;
       description?: string;
       sink?: string;
       types?: string[];
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly status?: {
+        /** @enum {string} */
+        state: 'ACTIVE' | 'DEAD_LETTER';
+        consecutiveFailures: number;
+        lastError?: string;
+        /**
+         * Format: date-time
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        lastAttemptTime?: string;
+        /**
+         * Format: date-time
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        lastDeliveryTime?: string;
+        /**
+         * Format: date-time
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        deadLetterTime?: string;
+        /** @description A 64-bit count as a decimal string. */
+        deliveredCount: string;
+        /** @description A 64-bit count as a decimal string. */
+        pendingCount: string;
+        /**
+         * @description Whether the sink agreed to this subscription in the CloudEvents webhook validation handshake (an OPTIONS request answered with WebHook-Allowed-Origin). Events are delivered only once ALLOWED; a new sink starts again at PENDING.
+         * @enum {string}
+         */
+        validation: 'PENDING' | 'ALLOWED' | 'REFUSED';
+        /**
+         * Format: date-time
+         * @description When the sink last answered the handshake.
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        validationTime?: string;
+        /** @description The sink's WebHook-Allowed-Rate, in requests per minute; absent: no limit. */
+        allowedRate?: number;
+      };
     };
     /** @description A tag of a repo: a name pointing at a manifest digest. */
     Tag: {
@@ -3430,6 +3902,20 @@ export interface components {
       name: string;
       digest: string;
       deprecated?: boolean;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
     };
     TestTokenRequest: {
       token?: string;

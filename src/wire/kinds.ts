@@ -3,21 +3,40 @@ import type { ListSpec } from '../core/list-request.js';
 import {
   ACCOUNT_ASSOCIATION_LIST,
   ACCOUNT_ASSOCIATION_TYPE,
+  ACCOUNT_ASSOCIATION_UPDATE,
 } from '../resources/account-associations/account-association.js';
 import {
   ACCESS_REQUEST_LIST,
   ACCESS_REQUEST_TYPE,
+  ACCESS_REQUEST_UPDATE,
 } from '../resources/access-requests/access-request.js';
 import { ADVISORY_LIST, ADVISORY_TYPE } from '../resources/advisories/advisory.js';
-import { GROUP_INVITE_LIST, GROUP_INVITE_TYPE } from '../resources/group-invites/group-invite.js';
-import { GROUP_LIST, GROUP_TYPE } from '../resources/groups/group.js';
-import { IDENTITY_LIST, IDENTITY_TYPE } from '../resources/identities/identity.js';
-import { IDP_LIST, IDP_TYPE } from '../resources/identity-providers/identity-provider.js';
-import { REPO_LIST, REPO_TYPE } from '../resources/repos/repo.js';
-import { ROLE_BINDING_LIST, ROLE_BINDING_TYPE } from '../resources/role-bindings/role-binding.js';
-import { ROLE_LIST, ROLE_TYPE } from '../resources/roles/role.js';
-import { SUBSCRIPTION_LIST, SUBSCRIPTION_TYPE } from '../resources/subscriptions/subscription.js';
-import { TAG_LIST, TAG_TYPE } from '../resources/tags/tag.js';
+import {
+  GROUP_INVITE_LIST,
+  GROUP_INVITE_OUTPUT_ONLY,
+  GROUP_INVITE_TYPE,
+  GROUP_INVITE_UPDATE,
+} from '../resources/group-invites/group-invite.js';
+import { GROUP_LIST, GROUP_TYPE, GROUP_UPDATE } from '../resources/groups/group.js';
+import { IDENTITY_LIST, IDENTITY_TYPE, IDENTITY_UPDATE } from '../resources/identities/identity.js';
+import {
+  IDP_LIST,
+  IDP_TYPE,
+  IDP_UPDATE,
+} from '../resources/identity-providers/identity-provider.js';
+import { REPO_LIST, REPO_TYPE, REPO_UPDATE } from '../resources/repos/repo.js';
+import {
+  ROLE_BINDING_LIST,
+  ROLE_BINDING_TYPE,
+  ROLE_BINDING_UPDATE,
+} from '../resources/role-bindings/role-binding.js';
+import { ROLE_LIST, ROLE_TYPE, ROLE_UPDATE } from '../resources/roles/role.js';
+import {
+  SUBSCRIPTION_LIST,
+  SUBSCRIPTION_TYPE,
+  SUBSCRIPTION_UPDATE,
+} from '../resources/subscriptions/subscription.js';
+import { TAG_LIST, TAG_OUTPUT_ONLY, TAG_TYPE } from '../resources/tags/tag.js';
 import { accessRequestV2, accessRequestV2Schema } from './access-request-wire.js';
 import { accountAssociationV2, accountAssociationV2Schema } from './account-association-wire.js';
 import { advisoryV2, advisoryV2Schema } from './advisory-wire.js';
@@ -54,12 +73,26 @@ export interface KindDescriptor<T, W extends z.ZodType> {
   createWithoutParent?: boolean;
   /** What Create's parent is, when not a group (a tag's repo). */
   parentKind?: string;
+  /**
+   * Server-owned fields (AIP-203 output only): a Create or Update body may carry them, as a
+   * client echoing a resource back does, and they are ignored, never taken from input. The
+   * same list the kind's service strips; the document marks them `readOnly`.
+   */
+  outputOnly: readonly string[];
 }
 
 /** The gRPC List method's plural: `roleBindings` → `RoleBindings` (ListRoleBindings). */
 export function rpcPlural(k: { plural: string }): string {
   return k.plural.charAt(0).toUpperCase() + k.plural.slice(1);
 }
+
+/**
+ * An invite's server-owned fields: those neither Create nor Update takes (`expirationTime`
+ * is worked out from `ttl` at Create, and an Update may bring it forward).
+ */
+const INVITE_SERVER_OWNED = GROUP_INVITE_OUTPUT_ONLY.filter((f) =>
+  GROUP_INVITE_UPDATE.outputOnly.includes(f),
+);
 
 /** Typed once here so each descriptor's wire function is checked against its schema. */
 const kind = <T, W extends z.ZodType>(k: KindDescriptor<T, W>): KindDescriptor<T, W> => k;
@@ -73,6 +106,7 @@ export const GROUP_KIND = kind({
   wireSchema: groupV2Schema,
   toWire: groupV2,
   createWithoutParent: true,
+  outputOnly: GROUP_UPDATE.outputOnly,
 });
 
 export const IDENTITY_KIND = kind({
@@ -83,6 +117,7 @@ export const IDENTITY_KIND = kind({
   spec: IDENTITY_LIST,
   wireSchema: identityV2Schema,
   toWire: identityV2,
+  outputOnly: IDENTITY_UPDATE.outputOnly,
 });
 
 export const ROLE_KIND = kind({
@@ -93,6 +128,7 @@ export const ROLE_KIND = kind({
   spec: ROLE_LIST,
   wireSchema: roleV2Schema,
   toWire: roleV2,
+  outputOnly: ROLE_UPDATE.outputOnly,
 });
 
 export const ROLE_BINDING_KIND = kind({
@@ -103,6 +139,7 @@ export const ROLE_BINDING_KIND = kind({
   spec: ROLE_BINDING_LIST,
   wireSchema: roleBindingV2Schema,
   toWire: roleBindingV2,
+  outputOnly: ROLE_BINDING_UPDATE.outputOnly,
 });
 
 export const IDENTITY_PROVIDER_KIND = kind({
@@ -113,6 +150,7 @@ export const IDENTITY_PROVIDER_KIND = kind({
   spec: IDP_LIST,
   wireSchema: identityProviderV2Schema,
   toWire: identityProviderV2,
+  outputOnly: IDP_UPDATE.outputOnly,
 });
 
 export const ACCOUNT_ASSOCIATION_KIND = kind({
@@ -123,6 +161,7 @@ export const ACCOUNT_ASSOCIATION_KIND = kind({
   spec: ACCOUNT_ASSOCIATION_LIST,
   wireSchema: accountAssociationV2Schema,
   toWire: accountAssociationV2,
+  outputOnly: ACCOUNT_ASSOCIATION_UPDATE.outputOnly,
 });
 
 export const GROUP_INVITE_KIND = kind({
@@ -133,6 +172,7 @@ export const GROUP_INVITE_KIND = kind({
   spec: GROUP_INVITE_LIST,
   wireSchema: groupInviteV2Schema,
   toWire: groupInviteV2,
+  outputOnly: INVITE_SERVER_OWNED,
 });
 
 export const REPO_KIND = kind({
@@ -143,6 +183,7 @@ export const REPO_KIND = kind({
   spec: REPO_LIST,
   wireSchema: repoV2Schema,
   toWire: repoV2,
+  outputOnly: REPO_UPDATE.outputOnly,
 });
 
 export const TAG_KIND = kind({
@@ -154,6 +195,7 @@ export const TAG_KIND = kind({
   wireSchema: tagV2Schema,
   toWire: tagV2,
   parentKind: 'repo',
+  outputOnly: TAG_OUTPUT_ONLY,
 });
 
 export const ADVISORY_KIND = kind({
@@ -164,6 +206,7 @@ export const ADVISORY_KIND = kind({
   spec: ADVISORY_LIST,
   wireSchema: advisoryV2Schema,
   toWire: advisoryV2,
+  outputOnly: [],
 });
 
 export const SUBSCRIPTION_KIND = kind({
@@ -174,6 +217,7 @@ export const SUBSCRIPTION_KIND = kind({
   spec: SUBSCRIPTION_LIST,
   wireSchema: subscriptionV2Schema,
   toWire: subscriptionV2,
+  outputOnly: SUBSCRIPTION_UPDATE.outputOnly,
 });
 
 export const ACCESS_REQUEST_KIND = kind({
@@ -184,6 +228,7 @@ export const ACCESS_REQUEST_KIND = kind({
   spec: ACCESS_REQUEST_LIST,
   wireSchema: accessRequestV2Schema,
   toWire: accessRequestV2,
+  outputOnly: ACCESS_REQUEST_UPDATE.outputOnly,
 });
 
 /** A descriptor of some kind, its item type forgotten (for tables over every kind). */
@@ -196,6 +241,7 @@ export interface AnyKind {
   toWire(item: never): unknown;
   createWithoutParent?: boolean;
   parentKind?: string;
+  outputOnly: readonly string[];
 }
 
 /** Every resource kind, once. The audit trail's own events are a list, not a kind. */

@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- one table of kinds, one suite over them */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { DescService } from '@bufbuild/protobuf';
@@ -5,9 +6,9 @@ import test, { type ExecutionContext } from 'ava';
 import { examplesFor } from '../../src/api/openapi/examples.js';
 import { ADMIN } from '../../src/auth/principal.js';
 import { API_SERVICES } from '../../src/grpc/routes.js';
-import { KINDS, type AnyKind } from '../../src/wire/kinds.js';
+import { KINDS, REPO_KIND, type AnyKind } from '../../src/wire/kinds.js';
 import { createGroup } from '../helpers/fixtures.js';
-import { createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
+import { createBinding, createIdentity, ISSUER } from '../helpers/iam-fixtures.js';
 import {
   startGrpcServer,
   type GrpcCaller,
@@ -42,9 +43,18 @@ interface World {
   tokenFor(identityUid: string): Promise<string>;
 }
 
+/** A Create to send: under which parent, with which body, as whom (the admin by default). */
+interface Made {
+  parent: string;
+  body: Record<string, unknown>;
+  as?: Client;
+}
+
 interface Fixture {
-  /** Make one resource of the kind at (or below) the folder of `place`; its uid. */
-  create(place: Place): Promise<string>;
+  /** The Create of one new resource at (or below) the folder of `place`. */
+  create?(place: Place): Made | Promise<Made>;
+  /** For a kind no client creates (advisories are imported): one that exists. */
+  existing?(): Promise<string>;
   /**
    * Set when the kind hangs under no group, with the reason: there is no other tenant to
    * hide one in, so invisibility is checked with the caller bound nowhere only.
@@ -57,80 +67,68 @@ interface Fixture {
  * the kinds from the registry; this table only says how to create one.
  */
 const FIXTURES: Record<string, Fixture> = {
-  Group: { create: (at) => createGroup(s.admin, w.name('g'), w.folder[at]) },
-  Identity: { create: (at) => createIdentity(s.admin, w.folder[at], w.name('i')) },
-  Role: { create: (at) => createRole(s.admin, w.folder[at], w.name('r'), ['groups.list']) },
+  Group: { create: (at) => ({ parent: w.folder[at], body: { name: w.name('g') } }) },
+  Identity: {
+    create: (at) => ({
+      parent: w.folder[at],
+      body: { name: w.name('i'), claimMatch: { issuer: ISSUER, subject: w.name('sub') } },
+    }),
+  },
+  Role: {
+    create: (at) => ({
+      parent: w.folder[at],
+      body: { name: w.name('r'), capabilities: ['groups.list'] },
+    }),
+  },
   RoleBinding: {
     // A fresh identity each time: a binding is unique per (group, identity, role).
-    create: async (at) =>
-      createBinding(
-        s.admin,
-        w.folder[at],
-        await createIdentity(s.admin, w.folder[at], w.name('bi')),
-        w.viewer,
-      ),
+    create: async (at) => ({
+      parent: w.folder[at],
+      body: {
+        identityUid: await createIdentity(s.admin, w.folder[at], w.name('bi')),
+        roleUid: w.viewer,
+      },
+    }),
   },
   IdentityProvider: {
-    create: async (at) =>
-      uidOf(
-        await s.admin.post(`/iam/v2beta1/identityProviders/${w.folder[at]}`, {
-          name: w.name('idp'),
-          defaultRole: w.viewer,
-          oidc: { issuer: 'https://accounts.example.com', clientId: 'c', clientSecret: SECRET },
-        }),
-      ),
+    create: (at) => ({
+      parent: w.folder[at],
+      body: {
+        name: w.name('idp'),
+        defaultRole: w.viewer,
+        oidc: { issuer: 'https://accounts.example.com', clientId: 'c', clientSecret: SECRET },
+      },
+    }),
   },
   AccountAssociation: {
-    // One association per group, named by the group's uid.
-    create: async (at) => {
-      const g = await createGroup(s.admin, w.name('aa'), w.folder[at]);
-      return uidOf(
-        await s.admin.post(`/iam/v2beta1/accountAssociations/${g}`, {
-          name: w.name('aa'),
-          amazon: { account: '123456789012' },
-        }),
-      );
-    },
+    // One association per group, which is its uid.
+    create: async (at) => ({
+      parent: await createGroup(s.admin, w.name('aa'), w.folder[at]),
+      body: { name: w.name('aa'), amazon: { account: '123456789012' } },
+    }),
   },
   GroupInvite: {
-    create: async (at) =>
-      uidOf(
-        await s.admin.post(`/iam/v2beta1/groupInvites/${w.folder[at]}`, {
-          roleUid: w.viewer,
-          ttl: '3600s',
-        }),
-      ),
+    create: (at) => ({ parent: w.folder[at], body: { roleUid: w.viewer, ttl: '3600s' } }),
   },
-  Repo: {
-    create: async (at) =>
-      uidOf(await s.admin.post(`/registry/v2beta1/repos/${w.folder[at]}`, { name: w.name('r') })),
-  },
+  Repo: { create: (at) => ({ parent: w.folder[at], body: { name: w.name('repo') } }) },
   Tag: {
-    create: async (at) => {
-      const repo = await FIXTURES.Repo!.create(at);
-      return uidOf(
-        await s.admin.post(`/registry/v2beta1/tags/${repo}`, {
-          name: 'latest',
-          digest: `sha256:${'a'.repeat(64)}`,
-        }),
-      );
-    },
+    create: async (at) => ({
+      parent: await create(REPO_KIND, 'Repo', at),
+      body: { name: 'latest', digest: `sha256:${'a'.repeat(64)}` },
+    }),
   },
   Advisory: {
     tenantless: 'advisories are global data under no group',
-    create: async () => {
+    existing: async () => {
       const res = await s.admin.get('/vulnerabilities/v2beta1/advisories?page_size=1');
       return uidOf({ ...res, body: res.body.advisories?.[0] });
     },
   },
   Subscription: {
-    create: async (at) =>
-      uidOf(
-        await s.admin.post(`/events/v2beta1/subscriptions/${w.folder[at]}`, {
-          name: w.name('sub'),
-          sink: 'https://siem.example.com/arbor',
-        }),
-      ),
+    create: (at) => ({
+      parent: w.folder[at],
+      body: { name: w.name('sub'), sink: 'https://siem.example.com/arbor' },
+    }),
   },
   AccessRequest: {
     // Asked by an identity of its own, which may list the folder: the requester is always
@@ -138,17 +136,27 @@ const FIXTURES: Record<string, Fixture> = {
     create: async (at) => {
       const requester = await createIdentity(s.admin, w.folder[at], w.name('req'));
       await createBinding(s.admin, w.folder[at], requester, w.viewer);
-      const asker = s.client(await w.tokenFor(requester));
-      return uidOf(
-        await asker.post(`/iam/v2beta1/accessRequests/${w.folder[at]}`, {
-          roleUid: w.editor,
-          durationSeconds: 3600,
-          reason: 'the kind contract',
-        }),
-      );
+      return {
+        parent: w.folder[at],
+        body: { roleUid: w.editor, durationSeconds: 3600, reason: 'the kind contract' },
+        as: s.client(await w.tokenFor(requester)),
+      };
     },
   },
 };
+
+/** One new resource of kind `k` at `place` (through its REST Create), with `extra` in the body. */
+async function create(
+  k: AnyKind,
+  name: string,
+  place: Place,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const fixture = FIXTURES[name]!;
+  if (!fixture.create) return fixture.existing!();
+  const m = await fixture.create(place);
+  return uidOf(await (m.as ?? s.admin).post(`${k.path}/${m.parent}`, { ...m.body, ...extra }));
+}
 
 const SECRET = 'kind-contract-client-secret-0123456789';
 
@@ -226,19 +234,28 @@ test.after.always(async () => {
 
 /** What a kind offers on each door, read from what the server mounted. */
 interface Surface {
-  rest: { get: boolean; update: boolean; delete: boolean };
+  rest: { get: boolean; create: boolean; update: boolean; delete: boolean };
+  /** The properties of the kind's resource in the document. */
+  fields: string[];
   grpc?: { service: DescService; update: boolean; delete: boolean };
 }
 
 async function surfaceOf(k: AnyKind): Promise<Surface> {
   const doc = (await s.admin.get('/openapi.json')).body as {
     paths: Record<string, Record<string, unknown>>;
+    components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
   };
   const one = doc.paths[`${k.path}/{uid}`] ?? {};
   const service = API_SERVICES.find((x) => x.methods.some((m) => m.name === `Get${k.name}`));
   const has = (name: string) => service?.methods.some((m) => m.name === name) ?? false;
   return {
-    rest: { get: 'get' in one, update: 'patch' in one, delete: 'delete' in one },
+    rest: {
+      get: 'get' in one,
+      create: 'post' in one,
+      update: 'patch' in one,
+      delete: 'delete' in one,
+    },
+    fields: Object.keys(doc.components.schemas[k.name]?.properties ?? {}),
     ...(service
       ? { grpc: { service, update: has(`Update${k.name}`), delete: has(`Delete${k.name}`) } }
       : {}),
@@ -379,7 +396,8 @@ for (const k of KINDS) {
       t.true(sf.rest.get, `${k.name} has a REST Get`);
 
       // Missing: a uid beside a real one, for the admin and for the organization's owner.
-      const keepA = await fixture.create('a');
+      const make = (at: Place) => create(k, k.name, at);
+      const keepA = await make('a');
       for (const [name, who] of [
         ['admin', callers.admin],
         ['owner', callers.ownerA],
@@ -390,15 +408,82 @@ for (const k of KINDS) {
       await notFoundEverywhere(t, k, sf, callers.unbound, keepA, 'invisible to the unbound');
       await stillThere(t, k, keepA, 'after the unbound caller');
       if (fixture.tenantless === undefined) {
-        const keepB = await fixture.create('b');
+        const keepB = await make('b');
         await notFoundEverywhere(t, k, sf, callers.ownerA, keepB, 'in another organization');
         await stillThere(t, k, keepB, 'after the other organization’s owner');
       }
 
       // Present: through REST, then through gRPC (each deletes its own).
-      await presentThroughRest(t, k, sf, fixture.tenantless ? keepA : await fixture.create('a'));
-      if (sf.grpc)
-        await presentThroughGrpc(t, k, sf, fixture.tenantless ? keepA : await fixture.create('a'));
+      await presentThroughRest(t, k, sf, fixture.tenantless ? keepA : await make('a'));
+      if (sf.grpc) await presentThroughGrpc(t, k, sf, fixture.tenantless ? keepA : await make('a'));
+    },
+  );
+}
+
+/** A value for a server-owned field unlike the one the server gave (`was`), of its type. */
+function forged(was: unknown): unknown {
+  if (typeof was === 'boolean') return !was;
+  if (typeof was === 'number') return was + 7;
+  if (Array.isArray(was)) return was.length === 0 ? ['forged'] : [];
+  if (typeof was === 'string') {
+    if (/^[0-9a-f]{40}(\/[0-9a-f]{16})*$/.test(was)) return missingLike(was);
+    if (!Number.isNaN(Date.parse(was))) return '2001-02-03T04:05:06.000Z';
+    return `${was}-forged`;
+  }
+  return { forged: true };
+}
+
+for (const k of KINDS) {
+  test.serial(
+    `${k.name}: server-owned fields in a Create or Update body are accepted and ignored`,
+    async (t) => {
+      const fixture = FIXTURES[k.name];
+      if (!fixture) {
+        t.fail(`no fixture for the kind ${k.name}: add one to FIXTURES in kind-contract.test.ts`);
+        return;
+      }
+      const sf = await surfaceOf(k);
+      // The descriptor's list names fields the resource has.
+      for (const f of k.outputOnly) t.true(sf.fields.includes(f), `${k.name}.${f} is a field`);
+      if (!sf.rest.create && !sf.rest.update && !sf.grpc?.update) {
+        t.deepEqual(k.outputOnly, [], `${k.name} takes no body, so it lists no server-owned field`);
+        return;
+      }
+      const sample = (await s.admin.get(`${k.path}/${await create(k, k.name, 'a')}`)).body;
+      const forgery = Object.fromEntries(k.outputOnly.map((f) => [f, forged(sample[f])]));
+      if (sf.rest.create && fixture.create) {
+        const uid = await create(k, k.name, 'a', forgery);
+        const made = (await s.admin.get(`${k.path}/${uid}`)).body;
+        for (const f of k.outputOnly)
+          t.notDeepEqual(made[f], forgery[f], `Create took ${k.name}.${f} from the body`);
+      }
+      if (sf.rest.update) {
+        const { body, mask } = updateOf(k);
+        const at = `${k.path}/${sample.uid}`;
+        const res = await s.admin.patch(mask ? `${at}?updateMask=${mask}` : at, {
+          ...body,
+          ...forgery,
+        });
+        t.is(res.status, 200, `REST update with server-owned fields: ${JSON.stringify(res.body)}`);
+        for (const f of k.outputOnly)
+          t.notDeepEqual(res.body[f], forgery[f], `Update took ${k.name}.${f} from the body`);
+        t.is(res.body.uid, sample.uid);
+        t.is(res.body.createTime, sample.createTime);
+      }
+      if (sf.grpc?.update) {
+        // A gRPC client echoes the message it read, every output-only field set.
+        const service = sf.grpc.service;
+        const got = await grpcCall(k, s.grpcAdmin, service, 'get', sample.uid);
+        const m = service.methods.find((x) => x.name === `Update${k.name}`)!;
+        const field = m.input.fields.find((f) => f.message?.typeName === m.output.typeName)!;
+        const { body, mask } = updateOf(k);
+        const res = await s.grpcAdmin.call(service, m.name, {
+          [field.jsonName]: { ...(got.ok ? got.json : {}), ...body },
+          ...(mask ? { updateMask: mask } : {}),
+        });
+        t.true(res.ok, `gRPC update echoing the resource: ${res.ok ? '' : res.message}`);
+        if (res.ok) t.is(res.json.createTime, got.ok ? got.json.createTime : undefined);
+      }
     },
   );
 }

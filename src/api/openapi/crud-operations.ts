@@ -49,6 +49,11 @@ export interface ResourceContract {
   parentKind?: string;
   /** OpenAPI tag; by default the plural in words (`Role bindings`). */
   tag?: string;
+  /**
+   * Server-owned fields a Create or Update body may echo and that are ignored (AIP-203):
+   * the input schemas list them `readOnly`, so the document allows what the server accepts.
+   */
+  outputOnly?: readonly string[];
   examples?: ResourceExamples;
 }
 
@@ -287,6 +292,47 @@ export class CrudOperations {
   private inputSchema(what: 'create' | 'patch' | 'update', schema: z.ZodType | undefined) {
     if (!schema) throw new Error(`${this.prefix}: the ${what} route needs its schema`);
     const suffix = this.version === 'v1' ? 'V1' : '';
-    return { name: `${this.r.name}${suffix}${pascal(what)}`, schema, io: 'input' as const };
+    const name = `${this.r.name}${suffix}${pascal(what)}`;
+    // A v1 route without its own list shares the v2 route's schema (and its one name).
+    const documented = this.r.outputOnly
+      ? withReadOnly(name, schema, this.r.outputOnly, this.r.wireSchema)
+      : (WITH_READ_ONLY.get(schema) ?? schema);
+    return { name, schema: documented, io: 'input' as const };
   }
+}
+
+/** Each input schema's documented form, made once: one zod object is one named schema. */
+const WITH_READ_ONLY = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * `schema` with each server-owned field it lacks added as optional and `readOnly`, typed as
+ * the resource shows it where the wire schema says, so a client may send back what it read
+ * (the service ignores those fields; every other unknown field stays refused).
+ * @throws Error when there are such fields and `schema` is not an object schema.
+ */
+function withReadOnly(
+  name: string,
+  schema: z.ZodType,
+  outputOnly: readonly string[],
+  wire: z.ZodType,
+): z.ZodType {
+  const made = WITH_READ_ONLY.get(schema);
+  if (made) return made;
+  if (!(schema instanceof z.ZodObject)) {
+    if (outputOnly.length === 0) return schema;
+    throw new Error(`${name}: server-owned fields need an object schema to be listed in`);
+  }
+  const wireShape = wire instanceof z.ZodObject ? (wire.shape as Record<string, z.ZodType>) : {};
+  const added: Record<string, z.ZodType> = {};
+  for (const field of outputOnly) {
+    if (field in schema.shape) continue;
+    const type = wireShape[field] ?? z.unknown();
+    added[field] = type.optional().meta({
+      readOnly: true,
+      description: 'Output only: accepted in a request body and ignored.',
+    });
+  }
+  const documented = Object.keys(added).length === 0 ? schema : schema.extend(added);
+  WITH_READ_ONLY.set(schema, documented);
+  return documented;
 }

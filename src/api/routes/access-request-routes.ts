@@ -1,6 +1,5 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
-import { ACCESS_REQUEST_LIST } from '../../resources/access-requests/access-request.js';
 import {
   accessRequestCreateSchema,
   decisionSchema,
@@ -20,9 +19,10 @@ import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 import { CREATE_ERRORS } from '../openapi/error-responses.js';
 import { EXAMPLE_UIDS, examplesFor } from '../openapi/examples.js';
-import { mountV2 } from './crud.js';
+import { ACCESS_REQUEST_KIND } from '../../wire/kinds.js';
+import { mountV2, v2Kind } from './crud.js';
 
-const PATH = '/iam/v2beta1/accessRequests';
+const PATH = ACCESS_REQUEST_KIND.path;
 const TAG = 'Access requests';
 const EXAMPLE_REQUEST = `${EXAMPLE_UIDS.folder}/3b2a190807f6e5d4`;
 
@@ -100,13 +100,8 @@ export function mountAccessRequestRoutes(
     t,
     { create: s.create.bind(s), get: s.get.bind(s), list: s.list.bind(s) },
     {
-      path: PATH,
-      plural: 'accessRequests',
-      name: 'AccessRequest',
+      ...v2Kind(ACCESS_REQUEST_KIND),
       tag: TAG,
-      spec: ACCESS_REQUEST_LIST,
-      wireSchema: accessRequestV2Schema,
-      toWire: accessRequestV2,
       createSchema: accessRequestCreateSchema,
       examples: examplesFor(PATH),
       bodyLimit,

@@ -133,6 +133,7 @@ type KindOptions<T, W extends z.ZodType> = Pick<
   | 'toWire'
   | 'createWithoutParent'
   | 'parentKind'
+  | 'outputOnly'
 >;
 
 /**
@@ -149,6 +150,7 @@ export function v2Kind<T, W extends z.ZodType>(k: KindDescriptor<T, W>): KindOpt
     spec,
     wireSchema,
     toWire,
+    outputOnly: k.outputOnly,
     ...(createWithoutParent === undefined ? {} : { createWithoutParent }),
     ...(parentKind === undefined ? {} : { parentKind }),
   };
