@@ -328,7 +328,7 @@ function usageOf(
   // Recording a use reads the time on every decision: from a field while serving, which is
   // most of what recording costs otherwise (core/coarse-clock.ts).
   const clock = new CoarseClock();
-  const recorder = new UsageRecorder(clock.now);
+  const recorder = new UsageRecorder(clock.now, config.lastUsedResolutionMs);
   const flusher = new UsageFlusher({
     uow,
     writer: stores.usage,

@@ -81,6 +81,11 @@ export interface Config {
   lastUsed: boolean;
   /** ARBOR_LAST_USED_FLUSH_MS: how often recorded last-used times are written (at most lost in a crash). */
   lastUsedFlushMs: number;
+  /**
+   * ARBOR_LAST_USED_RESOLUTION_MS: a last-used time moves only by at least this much, so a
+   * binding's or identity's row is written at most this often, however busy it is.
+   */
+  lastUsedResolutionMs: number;
   /** `ARBOR_WORKERS`: processes serving the API (`arbor serve`); unset → one per core. */
   workers: number | undefined;
   /**
@@ -274,6 +279,7 @@ export const environmentSchema = z.object({
   ARBOR_BINDING_SWEEP_SECONDS: integer(60, 1, 24 * 3600),
   ARBOR_LAST_USED: flag(true),
   ARBOR_LAST_USED_FLUSH_MS: integer(5_000, 100, 60_000),
+  ARBOR_LAST_USED_RESOLUTION_MS: integer(60_000, 0, 3_600_000),
   ARBOR_WORKERS: z
     .string()
     .regex(/^\d+$/, { error: 'must be a whole number from 1 to 256' })
@@ -427,6 +433,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     bindingSweepMs: e.ARBOR_BINDING_SWEEP_SECONDS * 1000,
     lastUsed: e.ARBOR_LAST_USED,
     lastUsedFlushMs: e.ARBOR_LAST_USED_FLUSH_MS,
+    lastUsedResolutionMs: e.ARBOR_LAST_USED_RESOLUTION_MS,
     workers: e.ARBOR_WORKERS,
     tls,
     http: httpLimitsOf(e),

@@ -179,7 +179,6 @@ async function resourceServices(
       ...(f.checkCache ? { cache: f.checkCache } : {}),
       ...(f.selfChecks ? { selfChecks: f.selfChecks } : {}),
       ...(f.holdersCache ? { holders: f.holdersCache } : {}),
-      ...(f.usage ? { usage: f.usage } : {}),
     }),
     unusedAccess: new UnusedAccessService({
       uow,

@@ -70,14 +70,26 @@ export class Authorizer {
   readonly #grants = new WeakMap<Principal, Promise<Grant[]>>();
 
   /**
-   * `usage`: where a decision's granting bindings are recorded as used (last used); absent:
-   * nothing is recorded, and `can` stops at the first grant that holds.
+   * `usage`: where a decision's granting bindings are recorded as used (last used): every
+   * decision of this authorizer is taken to authorize its principal's own request (see
+   * `questions` for the others); absent: nothing is recorded, and `can` stops at the first
+   * grant that holds.
    */
   constructor(
     private readonly source: GrantSource,
     private readonly now: () => number = Date.now,
     private readonly usage?: UsageRecorder,
-  ) {}
+  ) {
+    this.questions = usage === undefined ? this : new Authorizer(source, now);
+  }
+
+  /**
+   * The same decisions, recording no use: for a question about a principal other than the
+   * one whose request is being decided (may an earlier approver still approve?). A use is
+   * an authorization of the holder's own request; asking about it uses nothing, and would
+   * otherwise let anyone who may ask keep a dormant binding off the unused-access findings.
+   */
+  readonly questions: Authorizer;
 
   /** Record `g`'s bindings holding `cap` as used at `now`: a map write, nothing awaited. */
   private used(g: Grant, cap: Capability, now: number): void {

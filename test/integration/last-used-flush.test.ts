@@ -1,16 +1,19 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import test from 'ava';
-import { TEST_BACKEND } from '../helpers/db.js';
+import { openDatabase } from '../../src/db/connect.js';
+import { TEST_BACKEND, TEST_POOLER, freshDatabase } from '../helpers/db.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { ISSUER, createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRole } from '../helpers/authority.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
  * The last-used flush (issue 41, item 3): written every ARBOR_LAST_USED_FLUSH_MS and not
  * more often, once more on graceful shutdown, and a kill -9 loses only what was recorded
- * since the last flush (never a grant). Bounds are stated so that a slow machine cannot
+ * since the last flush (never a grant), and a write the database refuses (gone behind a real
+ * TCP proxy the test cuts) is kept for the next flush. Bounds are stated so that a slow machine cannot
  * fail them: a timer never fires early, so flushes are at most one per interval.
  */
 const INTERVAL = 200;
@@ -27,7 +30,11 @@ const lastUsed = async (uid: string) =>
   )[0]?.last_used_at.getTime();
 
 test.before(async () => {
-  s = await startServer({ ARBOR_LAST_USED_FLUSH_MS: String(INTERVAL) });
+  // Every use moves last used here (no coarsening): these tests are about the flush.
+  s = await startServer({
+    ARBOR_LAST_USED_FLUSH_MS: String(INTERVAL),
+    ARBOR_LAST_USED_RESOLUTION_MS: '0',
+  });
   const org = await createGroup(s.admin, 'flush-org');
   folder = await createGroup(s.admin, 'flush-folder', org);
   identity = await createIdentity(s.admin, folder, 'flusher');
@@ -74,19 +81,62 @@ test.serial(
   },
 );
 
-test.serial('a failed write keeps its batch for the next flush', async (t) => {
-  const u = s.arbor.usage!;
-  const at = Date.now() + 2;
-  u.recorder.bindingUsed(binding, at);
-  // The write fails once (as a database outage would): nothing is lost.
-  const writer = (u.flusher as unknown as { d: { writer: { record: unknown } } }).d.writer;
-  const record = writer.record;
-  writer.record = () => Promise.reject(new Error('outage'));
-  await t.throwsAsync(u.flusher.flush());
-  writer.record = record;
-  t.true(u.recorder.pending);
-  await u.flusher.flush();
-  t.is(await lastUsed(binding), at);
+test.serial('a failed write (the database gone) keeps its batch for the next flush', async (t) => {
+  if (TEST_BACKEND !== 'postgres') {
+    t.pass('only a server database can go away under a running process; PGlite lives inside it');
+    return;
+  }
+  // A server of its own whose database is reached through a proxy the test cuts.
+  const real = await freshDatabase();
+  const target = new URL(real.url!);
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  const port = await proxy.start();
+  const viaProxy = new URL(real.url!);
+  viaProxy.port = String(port);
+  const db = await openDatabase({
+    url: viaProxy.toString(),
+    dataDir: '',
+    poolMax: 4,
+    pooler: TEST_POOLER,
+  });
+  const cut = await startServer(
+    { ARBOR_LAST_USED_FLUSH_MS: String(INTERVAL), ARBOR_LAST_USED_RESOLUTION_MS: '0' },
+    {
+      database: {
+        ...db,
+        close: async () => {
+          await db.close();
+          await real.close();
+        },
+      },
+    },
+  );
+  try {
+    const org = await createGroup(cut.admin, 'outage-org');
+    const who = await createIdentity(cut.admin, org, 'outage');
+    const bound = await createBinding(cut.admin, org, who, await builtinRole(cut.admin, 'viewer'));
+    const u = cut.arbor.usage!;
+    const at = Date.now() + 2;
+    u.recorder.bindingUsed(bound, at);
+    await proxy.stop();
+    await t.throwsAsync(u.flusher.flush(), undefined, 'the write fails: no database');
+    t.is(u.flusher.stats.failures, 1);
+    t.true(u.recorder.pending, 'the batch is kept');
+    await proxy.start(port);
+    // The pool reconnects: the next flush writes what the failed one could not.
+    let written: number | undefined;
+    for (let i = 0; i < 50 && written === undefined; i++) {
+      await u.flusher.flush().catch(() => new Promise((r) => setTimeout(r, 200)));
+      written = (
+        (await real.knex('binding_usage').where('binding_uid', bound).first('last_used_at')) as
+          { last_used_at: Date } | undefined
+      )?.last_used_at.getTime();
+    }
+    t.is(written, at);
+  } finally {
+    await cut.close();
+    await proxy.stop();
+  }
 });
 
 /**
@@ -99,7 +149,7 @@ import { compose } from './src/compose.ts';
 import { loadConfig } from './src/config.ts';
 import { pino } from 'pino';
 const [url, dir, identity, folder] = process.argv.slice(-4);
-const config = loadConfig({ DATABASE_URL: url, DATA_DIR: dir, ARBOR_LAST_USED_FLUSH_MS: '${INTERVAL}' });
+const config = loadConfig({ DATABASE_URL: url, DATA_DIR: dir, ARBOR_LAST_USED_FLUSH_MS: '${INTERVAL}', ARBOR_LAST_USED_RESOLUTION_MS: '0' });
 const arbor = await compose(config, { logger: pino({ level: 'silent' }), migrate: false });
 arbor.usage.flusher.start();
 let reported = 0;

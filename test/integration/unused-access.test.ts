@@ -35,6 +35,7 @@ let busyBinding: string;
 /** Old and unused, in another org. */
 let elsewhere: string;
 let auditor: Client;
+let auditorToken: string;
 const U = '/iam/v2beta1/access:unused';
 const DAY = 24 * 3600 * 1000;
 
@@ -82,7 +83,7 @@ test.before(async () => {
   const busyToken = (await s.arbor.tokens.sign(busy, { iss: ISSUER, sub: 'sub-busy' })).token;
   t_ok((await s.client(busyToken).get(`/iam/v2beta1/groups/${folder}`)).status);
   await s.arbor.usage!.flusher.flush();
-  const auditorToken = (await s.arbor.tokens.sign(auditorId, { iss: ISSUER, sub: 'sub-a' })).token;
+  auditorToken = (await s.arbor.tokens.sign(auditorId, { iss: ISSUER, sub: 'sub-a' })).token;
   auditor = s.client(auditorToken);
 });
 test.after.always(async () => {
@@ -259,4 +260,31 @@ test('a scheduled binding is unused only from its start: not started, or started
   t.true(r.ok);
   const g = r.ok && r.json.findings.find((x: any) => x.uid === startedLongAgo);
   t.is(Date.parse(g.notBefore), Date.parse(f.notBefore));
+});
+
+test.serial('checks about a holder are no use of its binding: the finding stays', async (t) => {
+  // The auditor may list idle and its folder binding, and asks about it every way there is.
+  const check = { identityUid: idle, capability: 'groups.list', groupUid: folder };
+  const one = await auditor.post('/iam/v2beta1/access:check', check);
+  t.is(one.status, 200);
+  t.true(one.body.allowed);
+  t.deepEqual(
+    one.body.grants.map((g: any) => g.bindingUid),
+    [idleBinding],
+    'the binding is the proof',
+  );
+  const batch = await auditor.post('/iam/v2beta1/access:batchCheck', { checks: [check, check] });
+  t.is(batch.status, 200);
+  const grpc = s.grpc(auditorToken);
+  t.true((await grpc.call(AccessService, 'CheckAccess', check)).ok);
+  const who = await auditor.get(
+    `/iam/v2beta1/access:whoCan?group=${folder}&capability=groups.list`,
+  );
+  t.true(who.body.identities.some((h: any) => h.identityUid === idle));
+  t.is((await auditor.get(`/iam/v2beta1/access:whatCan?identity=${idle}`)).status, 200);
+  await s.arbor.usage!.flusher.flush();
+  const row = await s.db.knex('binding_usage').where('binding_uid', idleBinding).first();
+  t.is(row, undefined, 'not marked used');
+  const res = await s.admin.get(`${U}?window=30d&group=${org}`);
+  t.true(uidsOf(res.body).includes(idleBinding), 'still a finding');
 });

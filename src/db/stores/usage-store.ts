@@ -14,25 +14,31 @@ import { kx } from '../unit-of-work.js';
 
 /**
  * A batch of binding uses in one statement: rows of bindings deleted since are skipped (the
- * join), a time never moves backwards (the conflict clause). Uids arrive sorted, so two
- * processes flushing at once lock rows in the same order and cannot deadlock.
+ * join); a time never moves backwards, and moves only by at least the batch's resolution
+ * (the conflict clause: a row left as it is is not written), so that however many
+ * processes record uses of one binding, its row is written at most once per resolution.
+ * Uids arrive sorted, so two processes flushing at once lock rows in the same order and
+ * cannot deadlock.
  */
 const BINDINGS = `
   INSERT INTO binding_usage (binding_uid, last_used_at)
   SELECT u.uid, u.at FROM unnest(?::text[], ?::timestamptz[]) AS u(uid, at)
     JOIN role_bindings rb ON rb.uid = u.uid
   ON CONFLICT (binding_uid) DO UPDATE SET last_used_at = excluded.last_used_at
-    WHERE binding_usage.last_used_at < excluded.last_used_at`;
+    WHERE binding_usage.last_used_at
+        < excluded.last_used_at - ?::double precision * interval '1 millisecond'`;
 
 /**
- * Identities' last authentication is their lastSeenTime, kept to the minute as the STS always
- * kept it: a row is written only when its time is a minute old, or still its createTime.
+ * Identities' last authentication is their lastSeenTime, kept to the resolution (a minute by
+ * default) as the STS always kept it: a row is written only when its time is that old, or
+ * still its createTime.
  */
 const IDENTITIES = `
   UPDATE identities i SET last_seen_at = u.at
     FROM unnest(?::text[], ?::timestamptz[]) AS u(uid, at)
    WHERE i.uid = u.uid AND i.last_seen_at < u.at
-     AND (i.last_seen_at < u.at - interval '1 minute' OR i.last_seen_at = i.created_at)`;
+     AND (i.last_seen_at < u.at - ?::double precision * interval '1 millisecond'
+          OR i.last_seen_at = i.created_at)`;
 
 function sortedColumns(m: ReadonlyMap<string, number>): [string[], string[]] {
   const uids = [...m.keys()].sort();
@@ -55,8 +61,9 @@ interface FindingRow {
 export class KnexUsageStore implements UsageWriter, UnusedAccessStore {
   async record(tx: Tx, batch: UsageBatch): Promise<void> {
     const k = kx(tx);
-    if (batch.bindings.size > 0) await k.raw(BINDINGS, sortedColumns(batch.bindings));
-    if (batch.identities.size > 0) await k.raw(IDENTITIES, sortedColumns(batch.identities));
+    const r = batch.resolutionMs;
+    if (batch.bindings.size > 0) await k.raw(BINDINGS, [...sortedColumns(batch.bindings), r]);
+    if (batch.identities.size > 0) await k.raw(IDENTITIES, [...sortedColumns(batch.identities), r]);
   }
 
   async unusedPage(

@@ -2,7 +2,6 @@ import { isLive, type Authorizer } from '../../auth/authorizer.js';
 import { spanEvent } from '../../tracing/spans.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
-import type { UsageRecorder } from '../../auth/usage-recorder.js';
 import type { ListRequest } from '../../core/list-request.js';
 import { invalidField, notFound } from '../../core/rpc-error.js';
 import { ancestryOf, isRootUid, isSelfOrBelow } from '../../core/uidp.js';
@@ -45,8 +44,6 @@ export interface AccessServiceDeps {
    * until the first binding it counted expires (`validUntilOf`).
    */
   holders?: ReadCache<HoldersRead>;
-  /** Where an allowed check records the bindings it cites as used (absent: nowhere). */
-  usage?: UsageRecorder;
 }
 
 /** One page of holders as the store read it, and the bindings that make them holders. */
@@ -86,6 +83,11 @@ const sorted = (caps: Iterable<Capability>): Capability[] => [...new Set(caps)].
  * bindings for an identity asking about itself; otherwise those it holds
  * `role_bindings.list` for), about identities it may list (or itself) and at groups it may
  * list. So a binding the caller cannot see never shows, not even as a bare "allowed".
+ *
+ * An answer is a question, not a use: the bindings it cites are not recorded as used (last
+ * used), whoever asks, even about itself. Only the authorizer's decisions on the caller's
+ * own request are uses (here: of the caller's bindings that let it see what it asks about),
+ * so nobody keeps another's dormant binding off the unused-access findings by asking.
  */
 export class AccessService {
   constructor(private readonly d: AccessServiceDeps) {}
@@ -106,7 +108,7 @@ export class AccessService {
     // The proof walk's steps as events on the request's span (tracing on): their times show
     // which step a slow check spent its time in.
     spanEvent('access.remembered', { 'arbor.access.hit': known !== undefined });
-    if (known !== undefined && 'answer' in known) return this.used(known.answer);
+    if (known !== undefined && 'answer' in known) return known.answer;
     if (!self && !(await this.d.authz.can(p, 'identity.list', identityUid)))
       throw notFound(IDENTITY_TYPE, identityUid);
     const listable = await this.d.authz.can(p, 'groups.list', req.groupUid);
@@ -126,24 +128,13 @@ export class AccessService {
       'arbor.access.allowed': result.allowed,
       'arbor.access.capability': req.capability,
     });
-    return this.used(known === undefined ? result : known.keep(result));
-  }
-
-  /**
-   * An allowed check is a decision its proofs grant (a service asking on its caller's
-   * behalf, or the caller itself, even from memory): those bindings are recorded as used.
-   */
-  private used(r: CheckResult): CheckResult {
-    if (r.allowed && this.d.usage) this.d.usage.grantsUsed(r.grants);
-    return r;
+    return known === undefined ? result : known.keep(result);
   }
 
   /** Up to 100 checks; all answer or the call fails (fields prefixed `checks[i].`). */
   async batchCheck(p: Principal, body: Record<string, unknown>): Promise<CheckResult[]> {
     const { checks } = parseInput(batchCheckSchema, body);
-    const results = await this.checkAll(p, checks, (i) => `checks[${i}].identityUid`);
-    for (const r of results) this.used(r);
-    return results;
+    return this.checkAll(p, checks, (i) => `checks[${i}].identityUid`);
   }
 
   /**

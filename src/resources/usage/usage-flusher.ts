@@ -4,8 +4,9 @@ import type { Tx, UnitOfWork } from '../tx.js';
 /** Where last-used times are written (db/stores/usage-store.ts). */
 export interface UsageWriter {
   /**
-   * Write a batch in one statement per kind: a time never moves backwards, and uids that
-   * no longer exist (a binding deleted since its use) are skipped.
+   * Write a batch in one statement per kind: a time never moves backwards nor by less than
+   * the batch's resolution, and uids that no longer exist (a binding deleted since its use)
+   * are skipped.
    */
   record(tx: Tx, batch: UsageBatch): Promise<void>;
 }
@@ -59,6 +60,7 @@ export class UsageFlusher {
       // Nothing a read cache holds: the caches keep serving through a flush.
       await this.d.uow.run((tx) => this.d.writer.record(tx, batch), { uncached: true });
       this.stats.flushes++;
+      this.d.recorder.written(batch);
       for (const m of [batch.bindings, batch.identities])
         for (const at of m.values()) if (at > this.stats.lastWritten) this.stats.lastWritten = at;
     } catch (e) {
