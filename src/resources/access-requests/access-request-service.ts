@@ -70,7 +70,7 @@ const BATCH = 100;
 /** Approvals that raced with another approval of the same request are evaluated again. */
 const ATTEMPTS = 3;
 /** Thrown inside an approval's transaction when another approval got there first. */
-const STALE = Symbol('stale approvals');
+class StaleApprovals extends Error {}
 
 /**
  * Access requests (docs/access-requests.md): an identity asks for a role at a group for a
@@ -193,7 +193,8 @@ export class AccessRequestService {
         if (result.granted) this.d.authz.grantsChanged();
         return result.after;
       } catch (e) {
-        if (e !== STALE || attempt >= ATTEMPTS) throw e === STALE ? staleApprovals(uid) : e;
+        if (!(e instanceof StaleApprovals)) throw e;
+        if (attempt >= ATTEMPTS) throw staleApprovals(uid);
         r = await this.visible(p, uid);
       }
     }
@@ -215,7 +216,7 @@ export class AccessRequestService {
     if (cur.approvals.some((x) => x.approver === a.approver))
       throw failedPrecondition('ALREADY_APPROVED', 'this approver has already approved', a.uid);
     // Another approval landed after the approvals were weighed: weigh them again.
-    if (!sameApprovers(cur.approvals, a.seen)) throw STALE;
+    if (!sameApprovers(cur.approvals, a.seen)) throw new StaleApprovals();
     const now = this.now();
     const approvals = [
       ...cur.approvals,
