@@ -629,7 +629,7 @@ export interface paths {
     put?: never;
     /**
      * What would this change set do to access? (a dry run)
-     * @description Takes a change set (role bindings created or deleted, with or without `expireTime`; a custom role's capabilities replaced; an identity deleted, with its bindings; a group deleted with everything below it), applies it in order to one consistent snapshot in memory and answers the access delta: for each identity, each capability it would gain or lose, the group at the top of the subtree where that happens, and the grants there before and after. **Nothing changes**: nothing is written, no audit record or event is made. The delta counts only the role bindings the caller may list (its own too), as who-can does; a binding the set creates counts where the caller may list bindings. Every change gets a verdict: `applied` is false for one naming something that does not exist or that the caller cannot see (alike), and `permitted` says whether the caller could make it itself; a change it may not make is still simulated. The delta is paged (`pageSize`, default 50, at most 200; `pageToken` bound to the same changes) with `totalCount`; expired bindings grant nothing, nor does a created binding whose `expireTime` has passed.
+     * @description Takes a change set (role bindings created or deleted, with or without `expireTime`; a custom role's capabilities replaced; an identity deleted, with its bindings; a group deleted with everything below it), applies it in order to one consistent snapshot in memory and answers the access delta: for each identity, each capability it would gain or lose, the group at the top of the subtree where that happens, and the grants there before and after. **Nothing changes**: nothing is written, no audit record or event is made. The delta counts only the role bindings the caller may list (its own too), as who-can does; a binding the set creates counts where the caller may list bindings. Every change gets a verdict: `applied` is false for one naming something that does not exist or that the caller cannot see (alike), for an update of a built-in role, and for a binding whose identity or role may not be bound at its group; `permitted` says whether the caller could make it itself; a change it may not make is still simulated. The delta is paged (`pageSize`, default 50, at most 200; `pageToken` bound to the same changes) with `totalCount`; expired bindings grant nothing, nor does a created binding whose `expireTime` has passed.
      */
     post: operations['iam.access.simulate'];
     delete?: never;
@@ -749,7 +749,7 @@ export interface paths {
     put?: never;
     /**
      * Approve a request
-     * @description One approval by an identity (not the requester) that could create the binding itself now: `role_bindings.create` at the group and every capability of the role. The approval that reaches the group's `approvals` makes the binding, expiring `durationSeconds` after it starts, and answers the request APPROVED with its `bindingUid`.
+     * @description One approval by an identity (not the requester) that could create the binding itself now: `role_bindings.create` at the group and every capability of the role. The approval that reaches the group's `approvals` makes the binding, expiring `durationSeconds` after it starts, and answers the request APPROVED with its `bindingUid`. The requester approving is PERMISSION_DENIED (403); a second approval by the same approver is FAILED_PRECONDITION (400) with a PreconditionFailure of type `ALREADY_APPROVED`, as are one on a closed request (`REQUEST_CLOSED`) and one after its timeout (`REQUEST_TIMED_OUT`).
      */
     post: operations['iam.accessRequests.approve'];
     delete?: never;
@@ -1608,7 +1608,10 @@ export interface components {
       roleUid: string;
       durationSeconds: number;
       reason: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00Z
+       */
       notBefore?: string;
       /** @description Output only: accepted in a request body and ignored. */
       readonly uid?: string;
@@ -2346,7 +2349,10 @@ export interface components {
     };
     GroupInvitePatch: {
       roleUid?: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00Z
+       */
       expirationTime?: string;
       /** @description Output only: accepted in a request body and ignored. */
       readonly uid?: string;
@@ -3125,9 +3131,15 @@ export interface components {
     RoleBindingCreate: {
       identityUid: string;
       roleUid: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00Z
+       */
       expireTime?: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00Z
+       */
       notBefore?: string;
       /** @description Output only: accepted in a request body and ignored. */
       readonly uid?: string;
@@ -3165,7 +3177,10 @@ export interface components {
     RoleBindingPatch: {
       identityUid?: string;
       roleUid?: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00Z
+       */
       expireTime?: string;
       /** @description Output only: accepted in a request body and ignored. */
       readonly uid?: string;
@@ -3445,9 +3460,15 @@ export interface components {
               groupUid: string;
               identityUid: string;
               roleUid: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @example 2026-01-31T12:00:00Z
+               */
               expireTime?: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @example 2026-01-31T12:00:00Z
+               */
               notBefore?: string;
             };
           }
@@ -3534,7 +3555,7 @@ export interface components {
       changes: {
         /** @description The change's position in `changes`. */
         index: number;
-        /** @description Whether the delta counts it: false when it names something that does not exist (at that point of the set) or that the caller cannot see, which read alike. */
+        /** @description Whether the change applies, so that the delta counts it. False when it names a group, identity, role or binding that does not exist at that point of the set or that the caller may not list (the two read alike: `reason` is "<kind> not found"); when it updates a built-in role, which exists and may be visible but which no call can update (`reason` "a built-in role cannot be updated"); and when it creates a binding whose identity or role may not be bound at that group (`reason` says why, as the real create refuses it). */
         applied: boolean;
         /** @description Whether the caller could make this change itself now: the same capability and no-escalation checks as the real call; always false when not `applied`. */
         permitted: boolean;

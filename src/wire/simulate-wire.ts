@@ -14,8 +14,13 @@ export const changeVerdictSchema = z
     index: z.number().int().meta({ description: "The change's position in `changes`." }),
     applied: z.boolean().meta({
       description:
-        'Whether the delta counts it: false when it names something that does not exist ' +
-        '(at that point of the set) or that the caller cannot see, which read alike.',
+        'Whether the change applies, so that the delta counts it. False when it names a ' +
+        'group, identity, role or binding that does not exist at that point of the set or ' +
+        'that the caller may not list (the two read alike: `reason` is "<kind> not found"); ' +
+        'when it updates a built-in role, which exists and may be visible but which no ' +
+        'call can update (`reason` "a built-in role cannot be updated"); and when it creates ' +
+        'a binding whose identity or role may not be bound at that group (`reason` says ' +
+        'why, as the real create refuses it).',
     }),
     permitted: z.boolean().meta({
       description:

@@ -40,3 +40,13 @@ test('cli: deleting an identity names the role bindings that went with it', asyn
   );
   t.is((await s.admin.get(`/iam/v2beta1/roleBindings?identity=${ci}`)).body.totalCount, '0');
 });
+
+test('cli: deleting a role binding that is already gone exits with the not-found code', async (t) => {
+  const org = await createGroup(s.admin, 'cli-gone');
+  const ci = await createIdentity(s.admin, org, 'ci');
+  const binding = await createBinding(s.admin, org, ci, builtinRoleUid('viewer'));
+  t.is((await arbor(['role-bindings', 'delete', binding])).code, 0);
+  const again = await arbor(['role-bindings', 'delete', binding]);
+  t.is(again.code, 4, again.stderr);
+  t.is(again.stderr, `arbor: Not found: iam.arbor.dev/RoleBinding ${binding}\n`);
+});

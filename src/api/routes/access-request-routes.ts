@@ -123,7 +123,11 @@ export function mountAccessRequestRoutes(
     'One approval by an identity (not the requester) that could create the binding itself ' +
       'now: `role_bindings.create` at the group and every capability of the role. The ' +
       "approval that reaches the group's `approvals` makes the binding, expiring " +
-      '`durationSeconds` after it starts, and answers the request APPROVED with its `bindingUid`.',
+      '`durationSeconds` after it starts, and answers the request APPROVED with its ' +
+      '`bindingUid`. The requester approving is PERMISSION_DENIED (403); a second approval ' +
+      'by the same approver is FAILED_PRECONDITION (400) with a PreconditionFailure of type ' +
+      '`ALREADY_APPROVED`, as are one on a closed request (`REQUEST_CLOSED`) and one after ' +
+      'its timeout (`REQUEST_TIMED_OUT`).',
     s.approve,
   );
   decision(

@@ -29,8 +29,10 @@ export function mountSimulateRoute(t: RouteTarget, s: AccessSimulator, bodyLimit
         'bindings the caller may list (its own too), as who-can does; a binding the set ' +
         'creates counts where the caller may list bindings. Every change gets a verdict: ' +
         '`applied` is false for one naming something that does not exist or that the ' +
-        'caller cannot see (alike), and `permitted` says whether the caller could make it ' +
-        'itself; a change it may not make is still simulated. The delta is paged ' +
+        'caller cannot see (alike), for an update of a built-in role, and for a binding ' +
+        'whose identity or role may not be bound at its group; `permitted` says whether ' +
+        'the caller could make it itself; a change it may not make is still simulated. ' +
+        'The delta is paged ' +
         '(`pageSize`, default 50, at most 200; `pageToken` bound to the same changes) with ' +
         '`totalCount`; expired bindings grant nothing, nor does a created binding whose ' +
         '`expireTime` has passed.',
