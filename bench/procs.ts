@@ -166,6 +166,10 @@ export async function startArbor(
       ARBOR_REGISTRY_SERVICE: REGISTRY_SERVICE,
       // ARBOR_READ_CACHE=false in the bench's environment measures Arbor without its cache.
       ...(process.env.ARBOR_READ_CACHE ? { ARBOR_READ_CACHE: process.env.ARBOR_READ_CACHE } : {}),
+      // The load is a few identities in closed loops, which the cost budgets exist to refuse
+      // (the STS case sends every exchange as one identity): off unless the bench's
+      // environment says otherwise; `--only=budgets` measures what they cost.
+      ARBOR_BUDGETS: process.env.ARBOR_BUDGETS ?? 'off',
       ...(tls ? { ARBOR_TLS_CERT_FILE: tls.certFile, ARBOR_TLS_KEY_FILE: tls.keyFile } : {}),
       // A case's own settings (bench/tracing-bench.ts: the OTEL_* variables).
       ...env,

@@ -5,7 +5,8 @@
  * write bench/results/<date>-<scale>.{json,md} plus the captured SQL and the plans.
  * `--only=cli-startup` alone times `arbor --help` and `--version` against `node -e 0` instead
  * (bench/cli-startup.ts): no database, no load. `--only=last-used` alone compares the access
- * check with last-used recording on and off (bench/last-used-bench.ts). `--only=tracing` alone
+ * check with last-used recording on and off (bench/last-used-bench.ts). `--only=budgets` alone
+ * compares the cost budgets on and off (bench/budgets-bench.ts). `--only=tracing` alone
  * compares tracing off and on at 10 % sampling (bench/tracing-bench.ts).
  *
  * Scales (bench/scale.ts): `--quick`, full (default), `--scale=10m` (issue 43 §1: 10,000,100
@@ -346,6 +347,21 @@ if (only?.length === 1 && only[0] === 'last-used') {
     seconds: num('seconds', 5),
     rounds: num('rounds', 6),
     concurrency: num('concurrency', 32),
+    log,
+  });
+  process.exit(0);
+}
+
+// `--only=budgets`: the Get, the check and who-can with the cost budgets on and off (bench/budgets-bench.ts).
+if (only?.length === 1 && only[0] === 'budgets') {
+  const num = (name: string, d: number) =>
+    Number(args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? d);
+  await (
+    await import('./budgets-bench.js')
+  ).benchBudgets({
+    seconds: num('seconds', 3),
+    rounds: num('rounds', 4),
+    concurrency: num('concurrency', 16),
     log,
   });
   process.exit(0);

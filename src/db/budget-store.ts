@@ -65,6 +65,9 @@ class KnexBudgetLimiter extends RateLimiterPostgres {
       tableCreated: true,
       // The library's own sweep is a timer per limiter; this store prunes on use instead.
       clearExpiredByTimeout: false,
+      // A key that has spent its budget is refused from this process's memory until its
+      // window ends: a caller in a loop past its budget costs the database nothing more.
+      inMemoryBlockOnConsumed: opts.points,
     });
     this.#knex = knex;
     this.#prune = prune;

@@ -1,7 +1,13 @@
 import test from 'ava';
 import { AccessService } from '../../src/gen/arbor/iam/v2beta1/access_pb.js';
 import { createGroup } from '../helpers/fixtures.js';
-import { ISSUER, createIdentity } from '../helpers/iam-fixtures.js';
+import { ISSUER, asIdentity, createIdentity } from '../helpers/iam-fixtures.js';
+import { TestIssuer } from '../helpers/oidc-issuer.js';
+import { exchangeAt } from '../helpers/sts.js';
+import type { Principal } from '../../src/auth/principal.js';
+import { parseListRequest } from '../../src/core/list-request.js';
+import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../../src/resources/access/access.js';
+import { AUDIT_LIST } from '../../src/resources/audit/audit-event.js';
 import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
 import { freshDatabase } from '../helpers/db.js';
 import { startServer, type Client, type TestServer } from '../helpers/server.js';
@@ -139,4 +145,81 @@ test('two workers over one database spend from one budget', async (t) => {
     t.is((await c.post(SIM, body(org))).status, 200);
   t.is((await onB.post(SIM, body(org))).status, 429);
   t.is((await alice.client.post(SIM, body(org))).status, 429);
+});
+
+test('an STS exchange is charged to the identity it assumes, and only when it succeeds', async (t) => {
+  const s = await startServer({
+    ARBOR_ALLOW_INSECURE_ISSUERS: 'true',
+    ARBOR_BUDGET_STS_EXCHANGE: '2/60',
+  });
+  const issuer = await TestIssuer.start();
+  t.teardown(async () => {
+    await issuer.stop();
+    await s.close();
+  });
+  const aud = s.arbor.config.issuerUrl;
+  const org = await createGroup(s.admin, 'budget-org');
+  const sub = 'system:serviceaccount:apps:builder';
+  const identity = await createIdentity(s.admin, org, 'builder', {
+    issuer: issuer.url,
+    subject: sub,
+  });
+  const exchange = async (token: string) => (await exchangeAt(s, token, { aud, identity })).status;
+
+  // Tokens that fail, however many, spend nothing of the workload's budget.
+  const forged = await issuer.mint({ sub, aud }, { key: await TestIssuer.strayKey() });
+  for (let i = 0; i < 4; i++) t.is(await exchange(forged), 401);
+  t.is(await exchange(await issuer.mint({ sub: 'someone-else', aud })), 403);
+  // Two that succeed spend it; the third is refused before any work, with its details.
+  t.is(await exchange(await issuer.mint({ sub, aud })), 200);
+  t.is(await exchange(await issuer.mint({ sub, aud })), 200);
+  const refused = await exchangeAt(s, await issuer.mint({ sub, aud }), { aud, identity });
+  t.is(refused.status, 429);
+  t.truthy(refused.headers.get('retry-after'));
+  t.is(detail(refused.body, 'QuotaFailure')?.violations[0]?.subject, `identity:${identity}`);
+  t.false('token' in refused.body);
+});
+
+test('every call of the budget table spends its class, whichever door calls the service', async (t) => {
+  const env: Record<string, string> = {};
+  for (const c of ['ACCESS_QUERY', 'ACCESS_REQUEST', 'AUDIT_READ', 'SIMULATE'])
+    env[`ARBOR_BUDGET_${c}`] = '1/60';
+  const s = await startServer(env);
+  t.teardown(() => s.close());
+  const org = await createGroup(s.admin, 'budget-org');
+  const sv = s.arbor.services;
+  const calls: Array<[string, (p: Principal) => Promise<unknown>]> = [
+    ['simulate', (p) => sv.accessSimulator.simulate(p, body(org))],
+    [
+      'who-can',
+      (p) =>
+        sv.access.whoCan(
+          p,
+          parseListRequest({ group: org, capability: 'groups.list' }, WHO_CAN_LIST),
+        ),
+    ],
+    ['what-can', (p) => sv.access.whatCan(p, parseListRequest({}, WHAT_CAN_LIST))],
+    [
+      'batch check',
+      (p) => sv.access.batchCheck(p, { checks: [{ capability: 'groups.list', groupUid: org }] }),
+    ],
+    ['access request', (p) => sv.accessRequests.create(p, org, { role: 'viewer' })],
+    ['audit read', (p) => sv.audit.list(p, parseListRequest({}, AUDIT_LIST))],
+  ];
+  const exhausted = (e: unknown) => (e as { code?: number }).code === 8;
+  for (const [name, call] of calls) {
+    // A caller of its own for each call: one class's budget is not another's.
+    const uid = await createIdentity(s.admin, org, name.replace(' ', '-'));
+    const first = await call(asIdentity(uid)).then(
+      () => 'ok',
+      (e: unknown) => (exhausted(e) ? 'exhausted' : 'refused otherwise'),
+    );
+    t.not(first, 'exhausted', name);
+    const second = await call(asIdentity(uid)).then(
+      () => 'ok',
+      (e: unknown) => (exhausted(e) ? 'exhausted' : `refused otherwise: ${String(e)}`),
+    );
+    // batch check and who-can/what-can share one class (and so one budget) on purpose.
+    t.is(second, 'exhausted', name);
+  }
 });
