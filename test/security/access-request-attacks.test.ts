@@ -283,3 +283,38 @@ test.serial('one requester may have at most 20 requests pending', async (t) => {
   await spammer.post(`${R}:cancel`, { uid: made[0] });
   t.is((await spam(groups[20]!)).status, 200, 'a place freed by a close');
 });
+
+test.serial(
+  'two approvals by one person: an invite an approver made, redeemed by a second identity, does not count',
+  async (t) => {
+    const twoMan = await createGroup(s.admin, 'two-man-invite', org);
+    t.is((await s.admin.post(`${R}:setPolicy`, { groupUid: twoMan, approvals: 2 })).status, 200);
+    const inviter = await createRole(s.admin, org, 'inviter', [
+      'groups.list',
+      'identity.list',
+      'roles.list',
+      'role_bindings.create',
+      'group_invites.create',
+    ]);
+    const host = await person('host', org, inviter);
+    const fair = await person('fair', org, inviter);
+    // A second identity of the host's that the host did not create (made by the admin token).
+    const alt = await createIdentity(s.admin, org, 'alt');
+    const asAlt = s.client((await s.arbor.tokens.sign(alt, { iss: ISSUER, sub: 'sub-alt' })).token);
+    const r = await ask(twoMan, reader);
+    t.is((await host.post(`${R}:approve`, { uid: r.body.uid })).body.state, 'PENDING');
+    const invite = await host.post(`/iam/v2beta1/groupInvites/${org}`, {
+      roleUid: inviter,
+      ttl: '3600s',
+    });
+    t.is(invite.status, 200, JSON.stringify(invite.body));
+    const redeemed = await asAlt.post('/iam/v2beta1/groupInvites:redeem', {
+      code: invite.body.code,
+    });
+    t.is(redeemed.status, 200, JSON.stringify(redeemed.body));
+    const second = await asAlt.post(`${R}:approve`, { uid: r.body.uid });
+    t.is(second.status, 200, JSON.stringify(second.body));
+    t.is(second.body.state, 'PENDING', 'a binding by the host’s invite owes the host');
+    t.is((await fair.post(`${R}:approve`, { uid: r.body.uid })).body.state, 'APPROVED');
+  },
+);
