@@ -27,7 +27,9 @@ const state: {
   on: boolean;
   tracer: Tracer | undefined;
   unsampledRoot: UnsampledRoot | undefined;
-} = { on: false, tracer: undefined, unsampledRoot: undefined };
+  /** Whether callers' trace context is trusted (ARBOR_TRACE_TRUST_PARENT; sampler-from-env). */
+  trustParent: boolean;
+} = { on: false, tracer: undefined, unsampledRoot: undefined, trustParent: false };
 
 /**
  * The ids of a new root span that the SDK's sampler drops, decided as the SDK would decide
@@ -44,10 +46,15 @@ export function tracingOn(): boolean {
  * Called by start-tracing.ts only, once its provider is registered; tests turn it off. The
  * tracer is looked up once here: the API's lookup builds a key and walks two providers.
  */
-export function setTracingOn(on: boolean, unsampledRoot?: UnsampledRoot): void {
+export function setTracingOn(
+  on: boolean,
+  unsampledRoot?: UnsampledRoot,
+  trustParent = false,
+): void {
   state.on = on;
   state.tracer = on ? trace.getTracer('arbor') : undefined;
   state.unsampledRoot = on ? unsampledRoot : undefined;
+  state.trustParent = on && trustParent;
 }
 
 /**
@@ -284,11 +291,14 @@ export function storedParent(traceparent: unknown): SpanContext | undefined {
 
 /**
  * `fn` inside a PRODUCER span for one message sent on behalf of earlier work (an event sent
- * to its sink), a child of that work's span when `traceparent` (stored by
- * `currentTraceparent`) names one, so that the send joins the trace of the request that
- * caused it, and linked to the active span (the job doing the sending). Without a usable
- * `traceparent`, a child of the active span. The parent's sampled flag decides, as for any
- * child (parent-based samplers). Without tracing, `fn()` and nothing else.
+ * to its sink). The stored `traceparent` (by `currentTraceparent`) carries the trace id and
+ * sampled flag of the request that caused it, which a caller may have chosen with its own
+ * `traceparent`. So by default the send is a child of the active span (the job doing the
+ * sending, a trace of Arbor's own) and only *links* the originating request: the sink is
+ * sent Arbor's trace id, and the job's sampling decides. Where callers are trusted
+ * (ARBOR_TRACE_TRUST_PARENT=true), the send joins the originating trace instead, as its
+ * child, linked to the job, and the origin's sampled flag decides. Without a usable
+ * `traceparent`, a child of the active span. Without tracing, `fn()` and nothing else.
  */
 export async function withSpanFor<T>(
   traceparent: string | null | undefined,
@@ -303,13 +313,15 @@ export async function withSpanFor<T>(
   const span =
     origin === undefined
       ? started(name, SpanKind.PRODUCER, attributes, active)
-      : started(
-          name,
-          SpanKind.PRODUCER,
-          attributes,
-          trace.setSpanContext(active, origin),
-          job !== undefined && isSpanContextValid(job) ? [{ context: job }] : undefined,
-        );
+      : !state.trustParent
+        ? started(name, SpanKind.PRODUCER, attributes, active, [{ context: origin }])
+        : started(
+            name,
+            SpanKind.PRODUCER,
+            attributes,
+            trace.setSpanContext(active, origin),
+            job !== undefined && isSpanContextValid(job) ? [{ context: job }] : undefined,
+          );
   return endsWith(span, trace.setSpan(active, span), fn);
 }
 

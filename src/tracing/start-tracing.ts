@@ -40,8 +40,8 @@ export async function startTracing(
 ): Promise<StopTracing | undefined> {
   if (!tracingWanted(env)) return undefined;
   const { registerTracing } = await import('./tracing-sdk.js');
-  const { stop, unsampledRoot } = registerTracing(env, version);
-  setTracingOn(true, unsampledRoot);
+  const { stop, unsampledRoot, trustParent } = registerTracing(env, version);
+  setTracingOn(true, unsampledRoot, trustParent);
   return async () => {
     setTracingOn(false);
     await stop();

@@ -1,3 +1,4 @@
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
@@ -14,8 +15,10 @@ import { WorkerSpanExporter } from './worker-span-exporter.js';
 
 /**
  * The OpenTelemetry SDK, registered process-wide: a Node tracer provider (AsyncLocalStorage
- * context, W3C trace context and baggage propagation), the sampler from OTEL_TRACES_SAMPLER
- * and its argument (sampler-from-env.ts; default parentbased_always_on), batched OTLP/HTTP
+ * context; W3C trace context propagation only, no baggage, which a caller could fill with
+ * anything for Arbor to forward to every issuer and sink it calls), the sampler from
+ * OTEL_TRACES_SAMPLER and its argument (sampler-from-env.ts; default parentbased_always_on,
+ * a caller's sampled flag obeyed only with ARBOR_TRACE_TRUST_PARENT=true), batched OTLP/HTTP
  * (protobuf) export to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, sent from a worker thread
  * (worker-span-exporter.ts), and the resource from OTEL_SERVICE_NAME and
  * OTEL_RESOURCE_ATTRIBUTES (service.name `arbor` unless they name another). Ids come from
@@ -26,8 +29,12 @@ import { WorkerSpanExporter } from './worker-span-exporter.js';
 export function registerTracing(
   env: NodeJS.ProcessEnv,
   version: string,
-): { stop: () => Promise<void>; unsampledRoot: UnsampledRoot | undefined } {
-  const { sampler, rootRatio } = samplerFromEnv(env);
+): {
+  stop: () => Promise<void>;
+  unsampledRoot: UnsampledRoot | undefined;
+  trustParent: boolean;
+} {
+  const { sampler, rootRatio, trustParent } = samplerFromEnv(env);
   const ids = new PooledIdGenerator();
   const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim());
   const spanProcessors: SpanProcessor[] = [];
@@ -45,6 +52,10 @@ export function registerTracing(
     idGenerator: ids,
     sampler,
   });
-  provider.register();
-  return { stop: () => provider.shutdown(), unsampledRoot: unsampledRootOf(rootRatio, ids) };
+  provider.register({ propagator: new W3CTraceContextPropagator() });
+  return {
+    stop: () => provider.shutdown(),
+    unsampledRoot: unsampledRootOf(rootRatio, ids),
+    trustParent,
+  };
 }

@@ -55,6 +55,9 @@ test.before(async () => {
     OTEL_TRACES_EXPORTER: 'otlp',
     OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlp,
     OTEL_SERVICE_NAME: 'arbor-e2e',
+    // The test is the caller and is trusted: its traceparent decides, and a delivery joins
+    // the trace of the request that caused it (by default it would only link it).
+    ARBOR_TRACE_TRUST_PARENT: 'true',
     // Exported within 50 ms, so a test waits on Jaeger, not on the batch timer.
     OTEL_BSP_SCHEDULE_DELAY: '50',
   });

@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, TraceFlags, trace } from '@opentelemetry/api';
 import { NodeTracerProvider, SamplingDecision } from '@opentelemetry/sdk-trace-node';
 import test from 'ava';
 import { PooledIdGenerator } from '../../src/tracing/pooled-id-generator.js';
@@ -97,4 +97,58 @@ test('pooled ids: W3C-valid, lowercase hex, never repeated in a run', (t) => {
     t.regex(g.generateSpanId(), /^[0-9a-f]{16}$/);
     t.regex(root.spanId, /^[0-9a-f]{16}$/);
   }
+});
+
+/** A context whose parent is a caller's `traceparent`: remote, with the flag it sent. */
+const remote = (traceId: string, sampled: boolean) =>
+  trace.setSpanContext(ROOT_CONTEXT, {
+    traceId,
+    spanId: '00f067aa0ba902b7',
+    traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    isRemote: true,
+  });
+
+test('a caller’s sampled flag forces nothing at a 0 % ratio unless callers are trusted', (t) => {
+  const zero = { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' };
+  const decide = (env: Record<string, string>, ctx = remote('1'.repeat(32), true)) =>
+    samplerFromEnv(env).sampler.shouldSample(ctx, '1'.repeat(32), 'x', SpanKind.SERVER, {}, [])
+      .decision;
+  t.is(decide(zero), SamplingDecision.NOT_RECORD, 'by default the flag decides nothing');
+  t.false(samplerFromEnv(zero).trustParent);
+  t.is(
+    decide({ ...zero, ARBOR_TRACE_TRUST_PARENT: 'true' }),
+    SamplingDecision.RECORD_AND_SAMPLED,
+    'trusted callers: the flag decides, as the standard parent-based sampler',
+  );
+  t.true(samplerFromEnv({ ...zero, ARBOR_TRACE_TRUST_PARENT: 'true' }).trustParent);
+  // Local parents (spans of this process) are obeyed as ever.
+  const local = trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: '1'.repeat(32),
+    spanId: '00f067aa0ba902b7',
+    traceFlags: TraceFlags.SAMPLED,
+  });
+  t.is(decide(zero, local), SamplingDecision.RECORD_AND_SAMPLED);
+  // Always on stays always on.
+  t.is(decide({}), SamplingDecision.RECORD_AND_SAMPLED);
+  t.throws(() => samplerFromEnv({ ARBOR_TRACE_TRUST_PARENT: 'yes' }), {
+    message: /ARBOR_TRACE_TRUST_PARENT=yes is not true or false/,
+  });
+});
+
+test('a caller cannot pick a trace id that passes the ratio: remote parents draw afresh', (t) => {
+  // An id whose words XOR to 0 passes any ratio's trace-id test; the SDK would keep it
+  // every time. Untrusted, a remote parent is kept at about the ratio, whatever its id.
+  const chosen = '00000000000000000000000000000001';
+  const { sampler } = samplerFromEnv({
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.1',
+  });
+  let kept = 0;
+  for (let i = 0; i < 2000; i++)
+    if (
+      sampler.shouldSample(remote(chosen, true), chosen, 'x', SpanKind.SERVER, {}, []).decision ===
+      SamplingDecision.RECORD_AND_SAMPLED
+    )
+      kept++;
+  t.true(kept > 100 && kept < 320, `${kept} of 2000 kept`);
 });

@@ -180,7 +180,41 @@ test.serial('a stored traceparent is read strictly, and nothing else is', (t) =>
     t.is(storedParent(bad), undefined, JSON.stringify(bad));
 });
 
-test.serial('a send joins the stored trace, linked to the job that sends it', async (t) => {
+test.serial(
+  'a send links the stored trace, not joins it: the sink gets the job’s trace',
+  async (t) => {
+    // A request's trace id and flag may be its caller's choice: by default never adopted.
+    let sent: string | undefined;
+    await withSpan(
+      'event delivery',
+      () => ({}),
+      () =>
+        withSpanFor(
+          `00-${TRACE}-${CALLER}-01`,
+          'event send',
+          () => ({}),
+          () => {
+            sent = currentTraceparent();
+            return Promise.resolve();
+          },
+        ),
+    );
+    const [send, job] = exporter.getFinishedSpans();
+    t.is(send!.name, 'event send');
+    t.is(send!.parentSpanContext?.spanId, job!.spanContext().spanId, "the job's child");
+    t.is(send!.spanContext().traceId, job!.spanContext().traceId);
+    t.not(send!.spanContext().traceId, TRACE);
+    t.deepEqual(
+      send!.links.map((l) => [l.context.traceId, l.context.spanId]),
+      [[TRACE, CALLER]],
+      'linked to the originating request',
+    );
+    t.notRegex(sent ?? '', new RegExp(TRACE), 'the sink is not sent the stored trace id');
+  },
+);
+
+test.serial('trusting callers, a send joins the stored trace, linked to the job', async (t) => {
+  setTracingOn(true, undefined, true);
   const stored = `00-${TRACE}-${CALLER}-01`;
   await withSpan(
     'event delivery',
@@ -206,7 +240,8 @@ test.serial('a send joins the stored trace, linked to the job that sends it', as
   t.not(job!.spanContext().traceId, TRACE);
 });
 
-test.serial('an unsampled origin keeps its send unsampled, with its trace id', async (t) => {
+test.serial('trusting callers, an unsampled origin keeps its send unsampled', async (t) => {
+  setTracingOn(true, undefined, true);
   let seen: string | undefined;
   await withSpan(
     'event delivery',
