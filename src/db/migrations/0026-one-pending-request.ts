@@ -10,6 +10,10 @@ import type { Knex } from 'knex';
  * (requester, role, group) stays; the later ones are closed as CANCELLED by
  * `system:one-pending-request`, naming the one kept, before the index is built (a
  * migration writes no audit record; the request rows keep who closed them and why).
+ *
+ * `audit_events_invites_created` serves the approval count's provenance walk
+ * (access-request-store.ts): who created invites for a role at a group, without reading
+ * every record of that group.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -34,9 +38,14 @@ export async function up(knex: Knex): Promise<void> {
     CREATE UNIQUE INDEX access_requests_one_pending
       ON access_requests (requester_uid, role_uid, parent_uid)
       WHERE state = 'PENDING';
+    CREATE INDEX audit_events_invites_created
+      ON audit_events (resource_parent_uid, (after->>'roleUid'))
+      WHERE resource_type = 'iam.arbor.dev/GroupInvite' AND operation = 'create';
   `);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(`DROP INDEX access_requests_one_pending;`);
+  await knex.raw(
+    `DROP INDEX audit_events_invites_created; DROP INDEX access_requests_one_pending;`,
+  );
 }
