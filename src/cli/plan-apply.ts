@@ -64,7 +64,7 @@ const PAST = { create: 'created', update: 'updated', delete: 'deleted' } as cons
  */
 export async function applyPlan(
   s: Session,
-  plan: Plan,
+  plan: Pick<Plan, 'changes'>,
   say: (line: string) => void,
 ): Promise<Record<'created' | 'updated' | 'deleted', number>> {
   const made = new Map<string, string>();

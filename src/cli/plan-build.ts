@@ -11,8 +11,8 @@ import { fieldChanges, matchOne, PlanContext, type Place } from './plan-context.
 import { manifestKey, type Manifest } from './plan-manifests.js';
 import { planPrune } from './plan-prune.js';
 import { getSeen, listSeen, parentOf, type Seen } from './plan-server.js';
-import { planToken } from './plan-token.js';
-import type { Plan } from './plan-types.js';
+import { namedRefs } from './plan-refs.js';
+import type { PlanDraft } from './plan-types.js';
 
 type GroupManifest = Extract<Manifest, { kind: 'Group' }>;
 type IdentityManifest = Extract<Manifest, { kind: 'Identity' }>;
@@ -23,21 +23,28 @@ type IdentityManifest = Extract<Manifest, { kind: 'Identity' }>;
  * `prune`, deletes of what the manifests no longer name below the groups they declare.
  * Each manifest maps to Arbor fields as the reconciler maps it (src/wire/manifest-spec.ts).
  * A manifest stands for the resource `spec.adoptUid` names, else the one of its name in its
- * parent (a role binding: of its identity and role at its group).
+ * parent (a role binding: of its identity and role at its group). The roles and identities
+ * the changes name are read too (`refs`); the access delta and the token come after
+ * (plan-command.ts).
  * @throws CliError for manifests that cannot be planned, and for failed API calls.
  */
 export async function buildPlan(
   s: Session,
   manifests: readonly Manifest[],
   o: { prune: boolean; now?: number },
-): Promise<Plan> {
+): Promise<PlanDraft> {
   const ctx = new PlanContext(s, manifests, o.now ?? Date.now());
   for (const g of groupsParentsFirst(manifests)) await planGroup(ctx, g);
   for (const m of manifests) if (m.kind === 'Identity') await planIdentity(ctx, m);
   await planBindings(ctx);
   if (o.prune) await planPrune(ctx);
-  const plan = { api: s.api, changes: ctx.changes, unchanged: ctx.unchanged, notes: ctx.notes };
-  return { ...plan, token: planToken(manifests, plan) };
+  return {
+    api: s.api,
+    changes: ctx.changes,
+    unchanged: ctx.unchanged,
+    refs: await namedRefs(s, ctx.changes),
+    notes: ctx.notes,
+  };
 }
 
 /** Groups ordered so that a parentRef is planned before the group naming it. */

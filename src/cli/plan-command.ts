@@ -1,12 +1,15 @@
-import { readFile, writeFile } from 'node:fs/promises';
 import { openSession, type Session } from './api-session.js';
 import { CliError, EXIT, reportCliError } from './cli-errors.js';
 import { moved, applyPlan } from './plan-apply.js';
 import { buildPlan } from './plan-build.js';
+import { readPlanFile, writePlanFile, type PlanFile } from './plan-file.js';
 import { loadManifests, type Manifest } from './plan-manifests.js';
 import { counts, planText } from './plan-print.js';
+import { refsMoved } from './plan-refs.js';
+import { planToken } from './plan-token.js';
 import type { Plan } from './plan-types.js';
 import { simulatePlan } from './plan-simulate.js';
+import { stableJson } from '../wire/manifest-spec.js';
 
 export interface PlanOpts {
   file?: string;
@@ -18,22 +21,23 @@ export interface PlanOpts {
   token?: string;
 }
 
-/** What `arbor plan --out` writes and `arbor apply --plan` reads: the plan and its inputs. */
-interface PlanFile {
-  kind: 'ArborPlan';
-  version: 1;
-  prune: boolean;
-  manifests: Manifest[];
-  plan: Plan;
-}
-
 /** As `terraform plan -detailed-exitcode`: 0 nothing to do, 2 something to do, 1 failed. */
 const PLAN_EXIT = { NO_CHANGES: 0, FAILED: 1, CHANGES: 2 } as const;
 
-async function makePlan(s: Session, manifests: Manifest[], prune: boolean): Promise<Plan> {
-  const plan = await buildPlan(s, manifests, { prune });
-  // The access delta is advice, worked out after the token: it never decides an apply.
-  return { ...plan, access: await simulatePlan(s, plan) };
+/**
+ * The plan, its access delta and its token, which covers both: what a review sees is what
+ * an apply must find again. `strict` (apply): a delta that cannot be worked out fails.
+ */
+async function makePlan(
+  s: Session,
+  manifests: Manifest[],
+  prune: boolean,
+  strict = false,
+): Promise<Plan> {
+  const draft = await buildPlan(s, manifests, { prune });
+  const access = await simulatePlan(s, draft, { strict });
+  const plan = { ...draft, access };
+  return { ...plan, token: planToken(manifests, plan) };
 }
 
 function show(plan: Plan, output: string | undefined, extra: object = {}): void {
@@ -53,16 +57,7 @@ export async function planCommand(o: PlanOpts): Promise<number> {
     const manifests = await loadManifests(o.file);
     const s = await openSession(o.api);
     const plan = await makePlan(s, manifests, o.prune === true);
-    if (o.out) {
-      const file: PlanFile = {
-        kind: 'ArborPlan',
-        version: 1,
-        prune: o.prune === true,
-        manifests,
-        plan,
-      };
-      await writeFile(o.out, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    }
+    if (o.out) await writePlanFile(o.out, { prune: o.prune === true, manifests, plan });
     show(plan, o.output);
     return plan.changes.length === 0 ? PLAN_EXIT.NO_CHANGES : PLAN_EXIT.CHANGES;
   } catch (e) {
@@ -72,28 +67,31 @@ export async function planCommand(o: PlanOpts): Promise<number> {
   }
 }
 
-async function readPlanFile(path: string): Promise<PlanFile> {
-  const text = await readFile(path, 'utf8').catch((e: NodeJS.ErrnoException) => {
-    throw new CliError(`cannot read ${path}: ${e.code ?? e.message}`, EXIT.USAGE);
-  });
-  let f: PlanFile;
-  try {
-    f = JSON.parse(text) as PlanFile;
-  } catch {
-    throw new CliError(`${path} is not a plan file (arbor plan --out)`, EXIT.USAGE);
-  }
-  if (f?.kind !== 'ArborPlan' || f.version !== 1 || !Array.isArray(f.manifests) || !f.plan?.token)
-    throw new CliError(`${path} is not a plan file (arbor plan --out)`, EXIT.USAGE);
-  return f;
+/**
+ * Why the plan made now is not the reviewed one, in words: from the saved plan when there
+ * is one (which role or identity moved, whether the writes or the access delta differ),
+ * else from the tokens alone.
+ */
+function whyMoved(now: Plan, expected: string, saved: PlanFile | undefined): string {
+  if (!saved) return `plan token ${expected} is now ${now.token}`;
+  const was = saved.plan;
+  if (was.api !== now.api) return `the plan was made against ${was.api}, not ${now.api}`;
+  const why = refsMoved(was.refs, now.refs);
+  if (stableJson([was.changes, was.unchanged]) !== stableJson([now.changes, now.unchanged]))
+    why.push('the writes it needs are not the ones planned');
+  if (why.length === 0) why.push('the access it changes is not the one reviewed');
+  return why.join('; ');
 }
 
 /**
- * `arbor apply -f DIR [--prune] [--token T]` or `arbor apply --plan FILE`: makes the plan
- * again from the server as it is now and applies it only if it is the plan shown (the
- * file's, or the one whose token `--token` gives); every update and delete carries the
- * ETag the plan read, so a write made meanwhile stops the apply too.
+ * `arbor apply -f DIR [--prune] [--token T]` or `arbor apply --plan FILE [--token T]`:
+ * makes the plan again from the server as it is now, access delta included, shows it, and
+ * applies it only if it is the plan reviewed (the file's, or the one whose token `--token`
+ * gives); every update and delete carries the ETag the plan read, so a write made
+ * meanwhile stops the apply too.
  * @returns 0 when applied (or nothing to do). @throws CliError: exit 5 when the server
- * moved since the plan, else as for every command.
+ * moved since the plan (which role, identity or part, when a plan file says), exit 3 for a
+ * plan file tampered with or not the reviewed one, else as for every command.
  */
 export async function applyCommand(o: PlanOpts): Promise<number> {
   if (o.plan && o.file) throw new CliError('give -f <dir> or --plan <file>, not both', EXIT.USAGE);
@@ -102,16 +100,22 @@ export async function applyCommand(o: PlanOpts): Promise<number> {
     throw new CliError('give -f <directory or file> or --plan <file>', EXIT.USAGE);
   const manifests = saved ? saved.manifests : await loadManifests(o.file!);
   const prune = saved ? saved.prune : o.prune === true;
-  const s = await openSession(o.api);
-  const plan = await buildPlan(s, manifests, { prune });
+  if (saved && o.token !== undefined && saved.plan.token !== o.token)
+    throw new CliError(
+      `${o.plan} is not the reviewed plan: it holds plan ${saved.plan.token}, not ${o.token}; nothing was applied`,
+      EXIT.INVALID,
+    );
   const expected = saved?.plan.token ?? o.token;
+  const s = await openSession(o.api);
+  // A reviewed plan's delta must be worked out again to be compared: failing that, stop.
+  const plan = await makePlan(s, manifests, prune, expected !== undefined);
+  // Shown before anything is decided: what applying would do now, delta included.
+  if (o.output !== 'json') show(plan, o.output);
   if (expected !== undefined && plan.token !== expected) {
-    if (saved && saved.plan.api !== s.api)
-      throw moved(`the plan was made against ${saved.plan.api}, not ${s.api}`);
-    throw moved(`plan token ${expected} is now ${plan.token}`);
+    if (o.output === 'json') show(plan, 'json', { applied: null });
+    throw moved(whyMoved(plan, expected, saved));
   }
   const say = (line: string) => process.stderr.write(line);
-  if (o.output !== 'json') show(plan, o.output);
   const done =
     plan.changes.length === 0
       ? { created: 0, updated: 0, deleted: 0 }

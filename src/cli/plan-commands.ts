@@ -44,12 +44,16 @@ export function registerPlanCommands(program: Command): void {
     .addOption(fileOption())
     .addOption(pruneOption())
     .option('--plan <file>', 'apply the plan arbor plan --out wrote, if it still holds')
-    .option('--token <token>', 'with -f: apply only if the plan made now has this token')
+    .option(
+      '--token <token>',
+      'apply only if the plan made now has this token (with --plan: and the file holds it)',
+    )
     .addOption(jsonOption())
     .addOption(apiUrlOption())
     .addHelpText(
       'after',
-      '\nExit status: 0 applied, 5 Arbor changed since the plan; else as for every command.',
+      '\nExit status: 0 applied, 5 Arbor changed since the plan, 3 a plan file tampered with;' +
+        ' else as for every command.',
     )
     .action(async (o: PlanOpts) => {
       process.exitCode = await (await import('./plan-command.js')).applyCommand(o);

@@ -1,7 +1,7 @@
 import { call, type Session } from './api-session.js';
 import { CliError } from './cli-errors.js';
 import { parentOf } from './plan-server.js';
-import type { AccessDelta, Plan, PlanChange } from './plan-types.js';
+import type { AccessDelta, PlanChange, PlanDraft } from './plan-types.js';
 
 /** One change of an `access:simulate` change set (docs/api.md, "Simulating a change"). */
 type SimChange =
@@ -71,7 +71,7 @@ function bindingCreate(c: PlanChange): SimChange | undefined {
  * itself; a binding to a group or identity the plan creates cannot be named by uid yet, so
  * it is left out and said so.
  */
-function changeSetOf(plan: Plan): SetOf {
+function changeSetOf(plan: Pick<PlanDraft, 'changes'>): SetOf {
   const out: SetOf = { set: [], from: [], warnings: [] };
   const add = (c: PlanChange, x: SimChange) => (out.set.push(x), out.from.push(c));
   for (const c of plan.changes) {
@@ -92,10 +92,16 @@ function changeSetOf(plan: Plan): SetOf {
 
 /**
  * The access delta of applying `plan`, from the server's `access:simulate` (first page,
- * 200 deltas, with the total). Advice only: a server without it, or a failed simulation,
- * gives a delta that says why instead of failing the plan.
+ * 200 deltas, with the total). For `arbor plan` a server without it, or a failed
+ * simulation, gives a delta that says why instead of failing the plan; `strict` (for
+ * `arbor apply`, which must see again the delta that was reviewed) throws instead.
+ * @throws CliError (strict only) the simulation's failure.
  */
-export async function simulatePlan(s: Session, plan: Plan): Promise<AccessDelta> {
+export async function simulatePlan(
+  s: Session,
+  plan: Pick<PlanDraft, 'changes'>,
+  o: { strict?: boolean } = {},
+): Promise<AccessDelta> {
   const { set, from, warnings } = changeSetOf(plan);
   if (set.length === 0) return { changes: [], totalCount: 0, warnings };
   let answer: SimAnswer;
@@ -105,6 +111,12 @@ export async function simulatePlan(s: Session, plan: Plan): Promise<AccessDelta>
     });
   } catch (e) {
     if (!(e instanceof CliError)) throw e;
+    if (o.strict)
+      throw new CliError(
+        `the access delta cannot be worked out again (${e.message}); nothing was applied`,
+        e.exitCode,
+        e.details,
+      );
     return { unavailable: e.message, changes: [], totalCount: 0, warnings };
   }
   for (const v of answer.changes) {

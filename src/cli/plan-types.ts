@@ -59,17 +59,37 @@ export interface AccessDelta {
   warnings: string[];
 }
 
+/**
+ * A role or identity a change names by uid (a binding's role, its identity), with a
+ * digest of what of it decides access: a role's capabilities, an identity's claim match or
+ * static keys. A binding's grant depends on them as much as on the binding itself.
+ */
+export interface NamedRef {
+  kind: 'Role' | 'Identity';
+  uid: string;
+  /** For people: the name the plan saw (the uid when it could not see it). */
+  name: string;
+  /** A digest of its access-deciding fields, or "not found". */
+  digest: string;
+}
+
 export interface Plan {
   /** The API the plan was made against. */
   api: string;
   changes: PlanChange[];
   unchanged: InSync[];
+  /** Every role and identity the changes name, as the plan read them. */
+  refs: NamedRef[];
   /** Things worth saying that change nothing (an expired binding not created). */
   notes: string[];
   access?: AccessDelta;
   /**
-   * A digest of the manifests, the changes and every ETag the plan read: `apply` makes
-   * the plan again and goes ahead only if it comes out the same.
+   * A digest of the manifests, the changes, every ETag the plan read, the roles and
+   * identities the changes name, and the access delta: `apply` makes the plan again and
+   * goes ahead only if it comes out the same.
    */
   token: string;
 }
+
+/** A plan before its access delta is worked out and its token made. */
+export type PlanDraft = Omit<Plan, 'access' | 'token'>;
