@@ -1,4 +1,12 @@
 import fc from 'fast-check';
+import { durationSecondsArb, instantTextArb } from './fuzz-instants.js';
+
+export {
+  EXTREME_INSTANTS,
+  durationSecondsArb,
+  instantTextArb,
+  timestampArb,
+} from './fuzz-instants.js';
 
 /**
  * What the HTTP fuzzer (test/security/http-fuzz.test.ts) sends: route templates in many
@@ -12,6 +20,7 @@ const COLLECTIONS = [
   '/iam/v2beta1/identityProviders',
   '/iam/v2beta1/accountAssociations',
   '/iam/v2beta1/groupInvites',
+  '/iam/v2beta1/accessRequests',
   '/registry/v2beta1/repos',
   '/registry/v2beta1/tags',
   '/vulnerabilities/v2beta1/advisories',
@@ -158,6 +167,8 @@ const QUERY_KEYS = [
   'updateMask',
   'update_mask',
   'aud',
+  'start_time',
+  'end_time',
   '__proto__',
 ];
 const queryValue = fc.oneof(
@@ -175,6 +186,7 @@ const queryValue = fc.oneof(
     'created_at',
   ),
   hostileString,
+  instantTextArb,
 );
 const queryArb = fc
   .array(fc.tuple(fc.oneof(fc.constantFrom(...QUERY_KEYS), hostileString), queryValue), {
@@ -193,6 +205,7 @@ const jsonArb = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     leaf,
+    instantTextArb,
     fc.array(tie('value'), { maxLength: 4 }),
     fc.dictionary(
       fc.oneof(
@@ -211,6 +224,10 @@ const jsonArb = fc.letrec((tie) => ({
           'oidc',
           'digest',
           'ttl',
+          'notBefore',
+          'expireTime',
+          'expirationTime',
+          'durationSeconds',
           '__proto__',
           'constructor',
           'uid',
@@ -248,6 +265,11 @@ const bodyArb = (uids: readonly string[]) =>
             digest: hostileString,
             code: hostileString,
             ttl: fc.oneof(hostileString, fc.constantFrom('60s', '-1s', '99999999999999999999s')),
+            notBefore: fc.oneof(instantTextArb, hostileString),
+            expireTime: fc.oneof(instantTextArb, hostileString),
+            expirationTime: instantTextArb,
+            durationSeconds: durationSecondsArb,
+            reason: fc.constantFrom('fuzz', ''),
           },
           { requiredKeys: [] },
         )
