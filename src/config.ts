@@ -98,9 +98,11 @@ export interface Config {
   /** `grpc.health.v1.Health/Watch` streams open at once in this process; more are refused. */
   healthWatchMax: number;
   /**
-   * A development run: `NODE_ENV` is not `production`, not in a Kubernetes pod, the embedded
-   * database, and no admin token nor login provider, so nobody could sign in. `arbor serve`
-   * then makes a sign-in token for this run and prints it (auth/sign-in-token.ts).
+   * A development run: `NODE_ENV` unset, `development` or `test` (any other value, `prod`
+   * or a typo included, says this is no laptop: fail closed), not in a Kubernetes pod, the
+   * embedded database, and no admin token nor login provider, so nobody could sign in.
+   * `arbor serve` then makes a sign-in token for this run (auth/sign-in-token.ts) and, with
+   * `HOST` unset, listens on loopback only.
    */
   devSignIn: boolean;
   /** Cost budgets of the expensive calls (src/budget-config.ts; docs/operations.md, "Budgets"). */
@@ -209,7 +211,8 @@ const names = z
  */
 export const environmentSchema = z.object({
   PORT: port(8080),
-  HOST: text('0.0.0.0'),
+  // Unset: every interface, but loopback only in a development run (see `devSignIn`).
+  HOST: z.string().optional(),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// URL' })
@@ -303,7 +306,7 @@ export const environmentSchema = z.object({
   ARBOR_HTTP2_SESSION_MAX_BYTES: integer(16 * 1024 * 1024, 64 * 1024),
   ARBOR_GRPC_HEALTH_WATCH_MAX: integer(1_000, 1),
   ARBOR_CONSOLE_DIR: z.string().optional(),
-  // `production` is never a development run (no sign-in token is made).
+  // Only unset, `development` or `test` may be a development run (see `devSignIn`).
   NODE_ENV: z.string().optional(),
   // Set by Kubernetes in every pod: the shutdown delay applies there.
   KUBERNETES_SERVICE_HOST: z.string().optional(),
@@ -371,6 +374,20 @@ function httpLimitsOf(e: Environment): Readonly<HttpLimits> {
 /** The limits with every variable unset: what a listener built without config holds to. */
 export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = httpLimitsOf(parseEnvironment({}));
 
+/** `NODE_ENV` values a development run may have (unset is ''): what tools set on a laptop. */
+const DEVELOPMENT_NODE_ENVS: ReadonlySet<string> = new Set(['', 'development', 'test']);
+
+/** See {@link Config.devSignIn}. */
+function isDevelopmentRun(e: Environment, inPod: boolean, loginIssuer: string | undefined) {
+  return (
+    DEVELOPMENT_NODE_ENVS.has(e.NODE_ENV ?? '') &&
+    !inPod &&
+    e.DATABASE_URL === undefined &&
+    e.ARBOR_ADMIN_TOKEN === undefined &&
+    loginIssuer === undefined
+  );
+}
+
 /** @throws ConfigError with a message naming the variable at fault. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const e = parseEnvironment(env);
@@ -392,9 +409,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   // With TLS the port answers https only, so the default issuer (and token audience) is too.
   const scheme = tls ? 'https' : 'http';
   const inPod = e.KUBERNETES_SERVICE_HOST !== undefined;
+  const devSignIn = isDevelopmentRun(e, inPod, loginIssuer);
   return Object.freeze({
     port: e.PORT,
-    host: e.HOST,
+    // Its sign-in token is the admin: a development run is reachable from this machine only.
+    host: e.HOST ?? (devSignIn ? '127.0.0.1' : '0.0.0.0'),
     databaseUrl: e.DATABASE_URL,
     databaseReadUrls: e.DATABASE_READ_URL,
     readReplicaMaxLagMs: e.ARBOR_READ_REPLICA_MAX_LAG_MS,
@@ -439,11 +458,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     http: httpLimitsOf(e),
     healthWatchMax: e.ARBOR_GRPC_HEALTH_WATCH_MAX,
     budgets: budgetsOf(e),
-    devSignIn:
-      e.NODE_ENV !== 'production' &&
-      !inPod &&
-      e.DATABASE_URL === undefined &&
-      e.ARBOR_ADMIN_TOKEN === undefined &&
-      loginIssuer === undefined,
+    devSignIn,
   });
 }

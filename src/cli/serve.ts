@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
 import { join } from 'node:path';
@@ -18,8 +19,10 @@ import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { databaseFailure, listenFailure } from '../startup-error.js';
 import { readTlsFiles, reloadTls } from '../tls-files.js';
+import { outputDrained, writeOutput } from '../stdio-output.js';
 import { startTracing, type StopTracing } from '../tracing/start-tracing.js';
 import { packageVersion } from './package-version.js';
+import { removeSignInFile, signInLine, writeSignInFile } from './sign-in-line.js';
 
 /** Where a command on this machine reaches the server (a wildcard host is loopback here). */
 function localUrl(server: Server, host: string, tls: boolean): string {
@@ -47,10 +50,12 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  * Lifecycle). On SIGTERM or SIGINT: `/readyz` fails at once, requests are still served for
  * ARBOR_SHUTDOWN_DELAY_SECONDS (in a pod, endpoints take a moment to drop it; 0 elsewhere,
  * so Ctrl-C stops at once), then the listener closes and in-flight requests get
- * ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish. The same signal again exits at once.
+ * ARBOR_SHUTDOWN_TIMEOUT_SECONDS to finish. A second signal exits at once.
  *
  * In a development run (config.ts `devSignIn`) it makes a sign-in token for this run and
- * prints one line for the person at the terminal: the console's address with the token.
+ * prints one line for the person at the terminal (the console's address with the token,
+ * and what the CLI needs), or writes it to a 0600 file in DATA_DIR when stdout is no
+ * terminal.
  * @throws ConfigError on a bad environment or TLS file; StartupError for a port in use or a
  * database out of reach; whatever migrations throw.
  */
@@ -130,7 +135,9 @@ export async function serveCommand(
     tracing,
   });
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  // A cluster worker gets the terminal's Ctrl-C and then its primary's SIGTERM for the same
+  // stop: it heeds only the primary, which owns the stop (and a second Ctrl-C).
+  process.on('SIGINT', () => void (cluster.isWorker ? undefined : stop('SIGINT')));
 
   const arbor = await started.catch((e: unknown) => {
     lock?.release();
@@ -157,22 +164,36 @@ interface Stoppable {
   tracing: StopTracing | undefined;
 }
 
+/** Past the drain delay and the in-flight timeout, what closing the rest may take. */
+const STOP_GRACE_MS = 10_000;
+/** How long the last log lines may take to leave before the exit stops waiting for them. */
+const OUTPUT_GRACE_MS = 1_000;
+
 /**
  * The signal handler: drain, wait the shutdown delay, close the listener and let in-flight
- * requests finish. A second Ctrl-C (or SIGTERM) means now: no more waiting. Only the same
- * signal again: a cluster worker gets the terminal's SIGINT and then its primary's SIGTERM
- * for one Ctrl-C.
+ * requests finish. Any second signal (SIGTERM or SIGINT) means now: no more waiting. Once
+ * start-up is over the whole stop has a deadline (delay + timeout + {@link STOP_GRACE_MS})
+ * past which the process exits 1 whatever is still pending: nothing it waits on (a closing
+ * database, a collector, a reader of its output) can hold it, nor its data directory.
  */
 function stopOnSignal(s: Stoppable): (signal: string) => Promise<void> {
   const { config, logger, life, server, lock } = s;
   let stopping: string | undefined;
-  return async (signal: string) => {
-    if (stopping === signal) {
-      logger.warn({ signal }, 'second signal: exiting now');
+  const exitNow = (code: number, why: string, fields: object) => {
+    // The logger cannot throw (stdio-output.ts); the exit must not depend on it anyway.
+    try {
+      logger.warn(fields, why);
+    } finally {
+      if (config.devSignIn) removeSignInFile(config.dataDir);
       lock?.release();
-      process.exit(1);
+      process.exit(code);
     }
-    if (stopping !== undefined) return;
+  };
+  return async (signal: string) => {
+    if (stopping !== undefined) {
+      exitNow(1, 'second signal: exiting now', { signal, first: stopping });
+      return;
+    }
     stopping = signal;
     life.drain();
     logger.info(
@@ -184,6 +205,11 @@ function stopOnSignal(s: Stoppable): (signal: string) => Promise<void> {
     // A half-applied migration is rolled back by the database, but an embedded one must
     // not be cut off mid-write: let startup finish first.
     const arbor = await s.started.catch(() => undefined);
+    const deadlineMs = config.shutdownDelayMs + config.shutdownTimeoutMs + STOP_GRACE_MS;
+    setTimeout(
+      () => exitNow(1, 'the stop passed its deadline: exiting now', { deadlineMs }),
+      deadlineMs,
+    );
     await sleep(config.shutdownDelayMs);
     logger.info('closing the listener: finishing in-flight requests');
     const force = setTimeout(() => {
@@ -197,10 +223,14 @@ function stopOnSignal(s: Stoppable): (signal: string) => Promise<void> {
     });
     s.metricsServer?.close();
     await arbor?.close();
+    if (config.devSignIn) removeSignInFile(config.dataDir);
     lock?.release();
     // The last spans (the shutdown's own requests) reach the collector before the exit.
     await s.tracing?.().catch(() => undefined);
     logger.info('stopped');
+    // On a pipe the last lines may still be queued: a moment for them, never more.
+    await new Promise((r) => setImmediate(r));
+    await outputDrained(process.stdout, OUTPUT_GRACE_MS);
     process.exit(0);
   };
 }
@@ -266,20 +296,37 @@ function announce(
     },
     `Arbor ${version} serving at ${url}${consoleUrl ? `, console at ${consoleUrl}` : ''} (database: ${database})`,
   );
-  if (signIn) process.stdout.write(`${signInLine(signIn.token, consoleUrl)}\n`);
+  if (signIn) tellSignIn(logger, config, url, consoleUrl, signIn);
   else if (config.adminToken === undefined) {
     logger.warn('ARBOR_ADMIN_TOKEN is not set: only API tokens from the STS are accepted');
   }
 }
 
 /**
- * The one line a development run prints for the person who started it (as Jupyter does):
- * never through the logger, so no log collector keeps the token, and never outside
- * development (config.ts `devSignIn`). The console reads `#token=` and clears the address.
+ * A development run's sign-in: one line on the terminal, else a 0600 file in DATA_DIR whose
+ * path (never the token) is logged, since stdout then goes where others may read it.
  */
-function signInLine(token: string, consoleUrl: string | undefined): string {
-  const cli = `for the CLI: export ARBOR_TOKEN=${token}`;
-  return consoleUrl
-    ? `Sign in: open ${consoleUrl}#token=${token} (this run's token, admin; ${cli})`
-    : `Sign in with this run's admin token (console not built: npm run build): ${cli}`;
+function tellSignIn(
+  logger: Logger,
+  config: Readonly<Config>,
+  url: string,
+  consoleUrl: string | undefined,
+  signIn: SignInToken,
+): void {
+  if (process.stdout.isTTY === true) {
+    writeOutput(process.stdout, `${signInLine(signIn.token, url, consoleUrl)}\n`);
+    return;
+  }
+  try {
+    const file = writeSignInFile(config.dataDir, signIn, url, consoleUrl);
+    logger.info(
+      { file },
+      `Sign in: stdout is not a terminal, so this run's admin token is in ${file} (readable by you alone); for the CLI: . ${file}`,
+    );
+  } catch (e) {
+    logger.warn(
+      { error: (e as Error).message },
+      'Sign in: the sign-in file could not be written; start on a terminal to see the line',
+    );
+  }
 }

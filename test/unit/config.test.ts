@@ -7,7 +7,8 @@ import { loadReconcilerConfig } from '../../src/reconciler/reconciler-config.js'
 test('config: nothing set gives the documented defaults', (t) => {
   const c = loadConfig({});
   t.is(c.port, 8080);
-  t.is(c.host, '0.0.0.0');
+  // Nothing set is a development run: loopback only.
+  t.is(c.host, '127.0.0.1');
   t.is(c.databaseUrl, undefined);
   t.is(c.issuerUrl, 'http://localhost:8080');
   t.is(c.logLevel, 'info');
@@ -16,6 +17,29 @@ test('config: nothing set gives the documented defaults', (t) => {
   t.false(c.allowInsecureIssuers);
   t.true(c.signingKeysDir.endsWith('/.data/keys'));
   t.true(Object.isFrozen(c));
+});
+
+test('config: only NODE_ENV unset, development or test may be a development run, which listens on loopback unless HOST is set', (t) => {
+  for (const env of ['', 'development', 'test']) {
+    const c = loadConfig({ NODE_ENV: env });
+    t.true(c.devSignIn, env);
+    t.is(c.host, '127.0.0.1', env);
+  }
+  for (const env of ['production', 'prod', 'staging', 'Production', 'dev']) {
+    const c = loadConfig({ NODE_ENV: env });
+    t.false(c.devSignIn, env);
+    t.is(c.host, '0.0.0.0', env);
+  }
+  t.is(loadConfig({ HOST: '0.0.0.0' }).host, '0.0.0.0');
+  t.true(loadConfig({ HOST: '0.0.0.0' }).devSignIn);
+  for (const other of [
+    { ARBOR_ADMIN_TOKEN: 'an-admin-token-0123456789' },
+    { DATABASE_URL: 'postgres://u@h/db' },
+    { KUBERNETES_SERVICE_HOST: '10.0.0.1' },
+  ]) {
+    t.false(loadConfig(other).devSignIn);
+    t.is(loadConfig(other).host, '0.0.0.0');
+  }
 });
 
 test('config: an empty variable is the same as an unset one', (t) => {
