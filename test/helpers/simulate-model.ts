@@ -99,7 +99,11 @@ function bindOne(
     st.identities.includes(b.identityUid) &&
     callerCan('identity.list', b.identityUid) &&
     roleAlive(b.roleUid, st.groups, w) &&
-    (w.builtin.has(b.roleUid) || callerCan('roles.list', b.roleUid));
+    (w.builtin.has(b.roleUid) || callerCan('roles.list', b.roleUid)) &&
+    // One binding per (group, identity, role), expired or not.
+    !st.bindings.some(
+      (x) => x.group === b.groupUid && x.identity === b.identityUid && x.role === b.roleUid,
+    );
   if (ok)
     st.bindings.push({
       uid: `#${i}`,

@@ -113,6 +113,14 @@ export class SimulatedWorld {
       if (!this.identityHere(b.identityUid)) return no('identity not found');
       if (!this.roleHere(b.roleUid) || this.roleCapabilities(b.roleUid) === undefined)
         return no('role not found');
+      // One binding per (group, identity, role), expired or not (the real create: ALREADY_EXISTS).
+      for (const x of this.#bindings.values())
+        if (
+          x.groupUid === b.groupUid &&
+          x.identityUid === b.identityUid &&
+          x.role.uid === b.roleUid
+        )
+          return no('the same role binding exists');
       return ok;
     }
     if ('deleteRoleBinding' in c) {
