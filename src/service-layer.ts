@@ -219,6 +219,7 @@ async function resourceServices(
       migrationStatus: () => migrationStatus(db.knex),
       ...(db.dumpDataDir ? { dumpDataDir: db.dumpDataDir } : {}),
       resealSecrets: () => identityProviders.resealClientSecrets(),
+      sealedKeyIds: () => identityProviders.sealedKeyIds(),
     }),
     // @services
     accessRequests: new AccessRequestService({

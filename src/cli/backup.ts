@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { writeSecretFile } from '../auth/secret-file.js';
+import { parseSecretKeys } from '../auth/secret-keys.js';
+import { SECRET_KEY_IDS_HEADER } from '../resources/admin/admin-service.js';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/connect.js';
 import { lockDataDir } from '../db/data-dir-lock.js';
@@ -44,6 +46,37 @@ function signingKids(keys: readonly ArchiveFile[]): string[] {
         return '';
       }
     });
+}
+
+/**
+ * Why the sealed secrets of a dump would not open with the secret keys a backup archives
+ * (`keys`), or undefined when every one would: each id in `needed` (the server's list of the
+ * keys its sealed secrets name; a key's id is a hash of the key) must be the id of an
+ * archived `secret-keys/*.secret-key` file, or of a key in this machine's
+ * ARBOR_SECRET_KEY (which is not archived: whoever set it keeps it).
+ */
+function sealedSecretsUnopenable(
+  needed: readonly string[],
+  keys: readonly ArchiveFile[],
+  envKeys: string | undefined,
+): string | undefined {
+  const held = new Set<string>();
+  for (const f of keys) {
+    if (!f.name.startsWith('secret-keys/') || !f.name.endsWith('.secret-key')) continue;
+    try {
+      for (const k of parseSecretKeys(Buffer.from(f.data).toString('utf8').trim())) held.add(k.kid);
+    } catch {
+      // A malformed file opens nothing.
+    }
+  }
+  if (envKeys !== undefined && envKeys.trim() !== '')
+    for (const k of parseSecretKeys(envKeys)) held.add(k.kid);
+  const missing = needed.filter((kid) => !held.has(kid));
+  if (missing.length === 0) return undefined;
+  return (
+    `the server's sealed secrets need secret keys this machine does not hold (key ids ` +
+    `${missing.join(', ')}): restored, they would not open`
+  );
 }
 
 /**
@@ -94,7 +127,13 @@ export async function backupCommand(
     if (!opts.withoutKeys) {
       const here = await serverKeysHere(target);
       if (typeof here === 'string') missing = here;
-      else keys = here;
+      else {
+        keys = here;
+        const needed = (response.headers.get(SECRET_KEY_IDS_HEADER) ?? '')
+          .split(',')
+          .filter((kid) => kid !== '');
+        missing = sealedSecretsUnopenable(needed, keys, loadConfig().secretKey);
+      }
     }
   } else {
     const { config } = target;

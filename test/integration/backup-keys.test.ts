@@ -1,5 +1,6 @@
 import {
   chmodSync,
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -12,6 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { generateSecretKey } from '../../src/auth/secret-keys.js';
 import { generateSigningKey } from '../../src/auth/signing-keys.js';
 import { readArchive } from '../../src/cli/backup-archive.js';
 import { openDatabase } from '../../src/db/connect.js';
@@ -36,6 +38,21 @@ test.after.always(async () => {
 });
 
 const scratch = () => mkdtempSync(join(tmpdir(), 'arbor-backup-keys-'));
+
+/** The built-in viewer role's uid, as the roles list names it. */
+const VIEWER_NAME = 'viewer';
+let VIEWER = '';
+let orgUid: string | undefined;
+async function org(): Promise<string> {
+  if (orgUid !== undefined) return orgUid;
+  const made = await server.admin.post('/iam/v2beta1/groups', { name: 'backup-org' });
+  orgUid = made.body.uid as string;
+  const roles = await server.admin.get('/iam/v2beta1/roles?page_size=200');
+  VIEWER = (roles.body.roles as { uid: string; name: string }[]).find(
+    (r) => r.name === VIEWER_NAME,
+  )!.uid;
+  return orgUid;
+}
 
 /** `arbor backup <args>` against the test server's API, with DATA_DIR as given. */
 function backup(args: string[], dataDir: string) {
@@ -97,6 +114,35 @@ test.serial('keys of another server on this machine are not taken for the server
   t.regex(r.stderr, /are not those of the server at http:\/\/127\.0\.0\.1:\d+/);
   t.false(existsSync(file));
 });
+
+test.serial(
+  'sealed secrets whose secret key is not on this machine: the backup refuses',
+  async (t) => {
+    // The server seals an IdP's client secret with its secret key; this machine holds the
+    // server's signing keys but another secret key.
+    const idp = await server.admin.post(`/iam/v2beta1/identityProviders/${await org()}`, {
+      name: 'sealed-idp',
+      defaultRole: VIEWER,
+      oidc: { issuer: 'https://accounts.example.com', clientId: 'c', clientSecret: 'shh' },
+    });
+    t.is(idp.status, 200, JSON.stringify(idp.body));
+    const other = scratch();
+    cpSync(server.arbor.config.signingKeysDir, join(other, 'keys'), { recursive: true });
+    await generateSecretKey(join(other, 'secret-keys'));
+    const file = join(scratch(), 'arbor.backup');
+    const r = await backup([file], other);
+    t.is(r.code, 1, r.stdout);
+    t.regex(
+      r.stderr,
+      /^arbor: backup: the server's sealed secrets need secret keys this machine does not hold \(key ids [0-9a-f]{16}\): restored, they would not open/m,
+    );
+    t.false(existsSync(file));
+    // With the server's own secret keys as well, the same backup holds them and succeeds.
+    cpSync(server.arbor.config.secretKeysDir, join(other, 'secret-keys'), { recursive: true });
+    const ok = await backup([file], other);
+    t.is(ok.code, 0, ok.stderr);
+  },
+);
 
 test.serial('--without-keys writes the database alone, replacing a link at the path', async (t) => {
   const dir = scratch();

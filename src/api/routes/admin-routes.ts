@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { z } from 'zod';
-import type { AdminService } from '../../resources/admin/admin-service.js';
+import { SECRET_KEY_IDS_HEADER, type AdminService } from '../../resources/admin/admin-service.js';
 import { principalOf } from '../middleware/authn.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 
@@ -81,7 +81,9 @@ export function mountAdminRoutes(t: RouteTarget, admin: AdminService): void {
       },
     },
     async (ctx) => {
-      const blob = await admin.backup(principalOf(ctx));
+      const { dump: blob, secretKeyIds } = await admin.backup(principalOf(ctx));
+      // The ids (hashes) of the secret keys its sealed secrets need, never the keys.
+      ctx.set(SECRET_KEY_IDS_HEADER, secretKeyIds.join(','));
       ctx.compress = false; // gzipped already
       ctx.type = 'application/gzip';
       ctx.length = blob.size;

@@ -16,6 +16,21 @@ export interface AdminServiceDeps {
   /** PGlite only: a consistent gzipped tarball of the data directory. */
   dumpDataDir?: () => Promise<Blob>;
   resealSecrets(): Promise<{ resealed: number; unreadable: string[] }>;
+  /** The ids of the secret keys stored secrets are sealed with. */
+  sealedKeyIds(): Promise<string[]>;
+}
+
+/** The backup answer's header naming `Backup.secretKeyIds`, comma-separated. */
+export const SECRET_KEY_IDS_HEADER = 'arbor-secret-key-ids';
+
+/** A backup of the embedded database, and the secret keys its sealed secrets need. */
+export interface Backup {
+  dump: Blob;
+  /**
+   * The ids of the secret keys (`secretKeyId`) the sealed secrets in the dump name: a
+   * backup whose keys lack one of them restores secrets that cannot be opened.
+   */
+  secretKeyIds: string[];
 }
 
 /**
@@ -38,11 +53,13 @@ export class AdminService {
 
   /**
    * A backup of the embedded database (what `arbor restore` loads). Signing and secret keys
-   * are files beside it and are not served: they never leave the machine through the API.
+   * are files beside it and are not served: they never leave the machine through the API;
+   * only the ids of the secret keys its sealed secrets need, for the caller to check the
+   * keys it archives beside it (a key's id is a hash of the key, not the key).
    * @throws RpcError PERMISSION_DENIED unless the caller is a superuser; FAILED_PRECONDITION
    *   on PostgreSQL (back it up with pg_dump).
    */
-  async backup(p: Principal): Promise<Blob> {
+  async backup(p: Principal): Promise<Backup> {
     this.only(p, 'back up the database');
     if (!this.d.dumpDataDir) {
       throw failedPrecondition(
@@ -50,7 +67,10 @@ export class AdminService {
         'the server uses PostgreSQL: back it up with pg_dump (see the README)',
       );
     }
-    return this.d.dumpDataDir();
+    // Read before the dump: a reseal in between seals with the current key, which the
+    // server holds, so the ids can only be fewer than the dump's, never other.
+    const secretKeyIds = await this.d.sealedKeyIds();
+    return { dump: await this.d.dumpDataDir(), secretKeyIds };
   }
 
   /**

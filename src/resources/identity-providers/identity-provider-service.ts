@@ -1,5 +1,5 @@
 import type { Authorizer } from '../../auth/authorizer.js';
-import type { SecretBox } from '../../auth/secret-box.js';
+import { SecretBox } from '../../auth/secret-box.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import { parseMask, resolvePatch } from '../../core/field-mask.js';
@@ -264,6 +264,18 @@ export class IdentityProviderService {
       }
       return { resealed, unreadable };
     });
+  }
+
+  /**
+   * The ids of the secret keys that stored client secrets are sealed with, sorted: what a
+   * backup's keys must hold for every secret to open again after a restore.
+   */
+  async sealedKeyIds(): Promise<string[]> {
+    // Every stored secret: none begins with a space, so none is "sealed with the current
+    // key" by that prefix, and the reseal query returns them all.
+    const rows = await this.d.uow.run((tx) => this.d.idps.secretsToReseal(tx, ' '));
+    const kids = rows.flatMap((r) => (r.sealed ? [SecretBox.kidOf(r.value) ?? ''] : []));
+    return [...new Set(kids)].sort();
   }
 
   #seal(uid: string, plain: string): string {
