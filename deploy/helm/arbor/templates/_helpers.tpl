@@ -94,11 +94,20 @@ URL) and the read replica, and the keys replicas share.
       name: {{ include "arbor.dbSecret" . }}
       key: password
 {{- end }}
-{{- if or .Values.database.readUrl $cnpg }}
+{{- if or .Values.database.readUrl .Values.database.readUrlSecret.name $cnpg }}
 # Gets and Lists of requests, within the consistency token and the lag bound (the
 # operator's generated passwords are alphanumeric: safe in a URL).
 - name: DATABASE_READ_URL
+  {{- if .Values.database.readUrlSecret.name }}
+  # Like the main URL, from a Secret: a URL holds a password, which a plain value would
+  # show to anyone who may read the Deployment.
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.database.readUrlSecret.name }}
+      key: {{ .Values.database.readUrlSecret.key }}
+  {{- else }}
   value: {{ .Values.database.readUrl | default (printf "postgresql://$(ARBOR_DB_USER):$(ARBOR_DB_PASSWORD)@%s-db-ro:5432/arbor" (include "arbor.fullname" .)) }}
+  {{- end }}
 - name: ARBOR_READ_REPLICA_MAX_LAG_MS
   value: {{ .Values.database.readReplicaMaxLagMs | quote }}
 {{- end }}
@@ -112,5 +121,28 @@ URL) and the read replica, and the keys replicas share.
     secretKeyRef:
       name: {{ .Values.secretKey.existingSecret }}
       key: {{ .Values.secretKey.key }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Where a pod may run and how it pulls its image: nodeSelector, tolerations, affinity and
+imagePullSecrets from the values, each only when set (every Deployment and the Job).
+*/}}
+{{- define "arbor.scheduling" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
