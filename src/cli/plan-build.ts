@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import {
   changedFields,
   groupFields,
   identityFields,
   identityFieldsOf,
+  stableJson,
 } from '../wire/manifest-spec.js';
 import type { Session } from './api-session.js';
 import { CliError, EXIT } from './cli-errors.js';
@@ -176,7 +178,9 @@ async function planIdentity(ctx: PlanContext, m: IdentityManifest): Promise<void
   // As the reconciler does: a claim match replaces static keys, and both are named.
   if (seen.item.staticKeys)
     patch = { ...(patch ?? want), claimMatch: want.claimMatch, staticKeys: null };
-  if (!patch) return ctx.inSync(object, seen);
+  // In sync, an identity is held to what it is, not to when it last signed in: its ETag
+  // moves with lastSeenTime, and the apply job's own sign-in would refuse every apply.
+  if (!patch) return ctx.inSync(object, { ...seen, etag: withoutLastSeen(seen) });
   ctx.found(object, String(seen.item.uid));
   ctx.changes.push({
     action: 'update',
@@ -191,4 +195,10 @@ async function planIdentity(ctx: PlanContext, m: IdentityManifest): Promise<void
       staticKeys: seen.item.staticKeys ? '(static keys)' : undefined,
     }),
   });
+}
+
+/** A tag of an identity as it reads less its lastSeenTime (which every sign-in moves). */
+function withoutLastSeen(seen: Seen): string {
+  const { lastSeenTime: _, ...rest } = seen.item;
+  return `identity:${createHash('sha256').update(stableJson(rest)).digest('base64url').slice(0, 27)}`;
 }

@@ -171,7 +171,8 @@ spec: { groupRef: { name: platform }, identityUid: ${deployer.uid}, role: viewer
       [],
       'nothing applied',
     );
-    // A sign-in of the identity (its lastSeenTime, hence its ETag, moves) is no change.
+    // A sign-in (its lastSeenTime, hence its ETag, moves) is no change: neither of the
+    // identity the binding names, nor of ci, in sync in the manifests (the apply job's own).
     const fresh = await savedPlan(`---
 apiVersion: arbor.dev/v1alpha1
 kind: RoleBinding
@@ -180,7 +181,7 @@ spec: { groupRef: { name: platform }, identityUid: ${deployer.uid}, role: viewer
 `);
     await server.db
       .knex('identities')
-      .where('uid', deployer.uid)
+      .where('parent_uid', platform)
       .update({ last_seen_at: new Date() });
     const ok = await arbor(['apply', '--plan', fresh.file]);
     t.is(ok.code, 0, ok.stderr);
