@@ -1,5 +1,5 @@
 /**
- * The measured ceiling of a gRPC pair (issue 28): a bare `node:http2` server (h2c) that
+ * The measured ceiling of a gRPC pair: a bare `node:http2` server (h2c) that
  * answers every call with the very gRPC answer Arbor gave (HEADERS, the one message frame,
  * `grpc-status: 0` trailers), and a bare `node:http` server that answers every request
  * with the very REST answer (the same body and headers). No routing, no authentication, no

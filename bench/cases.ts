@@ -100,7 +100,7 @@ export function loadCases(o: {
   upstream: string;
   identities: string[];
   exchangeBody: (id: string) => string;
-  /** The group `get` reads: check and who-can ask about it too (issue 25). */
+  /** The group `get` reads: check and who-can ask about it too. */
   getUid: string;
   /** `<group uid>/<name>` of a repository the viewer may pull, and the registry's service. */
   registryRepo: string;
@@ -137,7 +137,7 @@ export function loadCases(o: {
       body: JSON.stringify({ capability: 'groups.list', groupUid: o.getUid }),
     },
   });
-  // The same get and check at a fixed rate below saturation (report.ts, issue 25's tail).
+  // The same get and check at a fixed rate below saturation (report.ts, the check's tail target).
   const getCase = cases.find((c) => c.name === 'get')!;
   const checkCase = cases[cases.length - 1]!;
   for (const c of [getCase, checkCase])
@@ -185,7 +185,7 @@ export function loadCases(o: {
 }
 
 /**
- * Issue 40: access:simulate of one binding change at organisation 0's root, which has the
+ * The simulate case: access:simulate of one binding change at organisation 0's root, which has the
  * seeded bindings of its identities and who-can's below it (30,000 at full scale): bind
  * the editor role there to one of its identities, as the org-0 viewer (who may list the
  * bindings, and so sees the delta, though not permitted to make the change).

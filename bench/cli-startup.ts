@@ -3,7 +3,7 @@
  * long `arbor --help` and `arbor --version` take against a bare `node -e 0` on the same
  * machine, the built entry (`node dist/src/main.js`, what `bin` runs; built first). The three
  * run in turn, `runs` times each, so a busy moment slows all of them alike; the medians and
- * their ratio to `node -e 0` are printed (issue 38: at most 1.5×).
+ * their ratio to `node -e 0` are printed (the target: at most 1.5×).
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';

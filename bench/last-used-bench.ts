@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --only=last-used [--seconds=5] [--rounds=6] [--concurrency=32]`: what
- * recording last use (issue 41) costs the access check, on and off in the same run. Two
+ * recording last use costs the access check, on and off in the same run. Two
  * Arbors are composed in this process over one database (PostgreSQL at LAST_USED_PG_URL,
  * with its read caches, where a self check is answered from memory and the recording is the
  * largest share of its cost; else embedded PGlite), one with ARBOR_LAST_USED=false; rounds

@@ -24,7 +24,7 @@ export interface RunResult {
   requests: number;
   rps: number;
   p50: number;
-  /** Issue 40 states its target at p95; the other cases' targets are at p50 and p99. */
+  /** The simulate case's target is at p95; the other cases' targets are at p50 and p99. */
   p95: number;
   p99: number;
   mean: number;

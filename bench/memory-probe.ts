@@ -2,7 +2,7 @@
  * `npx tsx bench/memory-probe.ts [--scale=10m] [--seconds=15] [--env=K=V…]`: where an Arbor process's
  * resident memory goes as the bench's cases load it in turn (a children page, get, who-can, STS,
  * registry token): after each, RSS from /proc and V8's own account from /metrics (each heap space's
- * size, external memory, array buffers). Why: RSS per process is one of issue 43's targets
+ * size, external memory, array buffers). Why: RSS per process is one of the benchmark's targets
  * (≤ 200 MB at 10M groups), and a figure for the whole process does not say what to cut.
  */
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * The open-loop profile's types and its Markdown report (bench/open-loop.ts runs it): one
- * row per case, and issue 43 §2's targets judged from the rows.
+ * row per case, and the open-loop profile's targets judged from the rows.
  */
 import type { RunResult } from './load.js';
 import { CONNECTIONS, type Scale } from './scale.js';

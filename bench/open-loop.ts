@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- --profile=open-loop [--quick|--scale=…] [--long] [--seconds=N]
  * [--load=0.5] [--pool=256] [--only=get,access.check,sts,registry.token]`: the benchmark in the shape
- * others publish (issue 43 §2). Arbor serves TLS (a self-signed P-256 certificate made
+ * others publish. Arbor serves TLS (a self-signed P-256 certificate made
  * with openssl); each case is first driven to saturation by a closed loop of 16 clients,
  * then paced by an open-loop generator at a fixed arrival rate (`--load` × saturation,
  * default half), with every latency measured from the request's intended send time, so a

@@ -136,7 +136,7 @@ export function targets(
   return out;
 }
 
-/** Issue 28: the token server (crane's pull request) keeps up with the STS, with a tight tail. */
+/** The token server (crane's pull request) keeps up with the STS, with a tight tail. */
 function registryTarget(reg: RunResult | undefined, sts: RunResult | undefined): Target[] {
   if (!reg || !sts) return [];
   return [
@@ -315,7 +315,7 @@ ${times.join('\n')}
 }
 
 /**
- * Issue 25: a check keeps up with an authorized get, with a tight tail; who-can's first
+ * A check keeps up with an authorized get, with a tight tail; who-can's first
  * page at a group with 10,000 bindings above it stays fast under the same 16 connections.
  * The paced rows (a fixed request rate, below saturation) say how much of a tail is the
  * saturated closed loop's own: get and check side by side.
@@ -349,7 +349,7 @@ function accessTargets(by: (n: string) => CaseResult | undefined): Target[] {
       measured: `p99 ${f(whoCan.p99, 2)} ms at ${f(whoCan.rps, 0)} pages/s`,
       met: whoCan.p99 <= 50,
     });
-  // Issue 40 asks p95 <= 2 s; p99 is shown beside it (results from before p95 have none).
+  // The simulate target is p95 <= 2 s; p99 is shown beside it (results from before p95 have none).
   const sim = by('access.simulate')?.arbor?.summary;
   if (sim)
     out.push({

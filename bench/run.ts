@@ -9,7 +9,7 @@
  * compares the cost budgets on and off (bench/budgets-bench.ts). `--only=tracing` alone
  * compares tracing off and on at 10 % sampling (bench/tracing-bench.ts).
  *
- * Scales (bench/scale.ts): `--quick`, full (default), `--scale=10m` (issue 43 §1: 10,000,100
+ * Scales (bench/scale.ts): `--quick`, full (default), `--scale=10m` (the tenfold scale: 10,000,100
  * groups, 1,000,000 identities, 1,010,000 bindings in `arbor_bench_10m`, kept whatever its
  * size). `--seed-only` seeds the scale's database and records its seeding time and size
  * (bench/results/<date>-<scale>-seed.json); `nice -n 10 npm run bench -- --scale=10m
@@ -323,7 +323,7 @@ async function main(): Promise<void> {
     await sts?.issuer.stop();
     await c.end();
   }
-  // The 10m scale is kept whatever its size: seeding it is the expensive part (issue 43 §1).
+  // The 10m scale is kept whatever its size: seeding it is the expensive part.
   if (bytes > 5 * GB && !db.external && scale.name !== '10m') {
     log(`database is ${(bytes / GB).toFixed(1)} GB > 5 GB: dropping ${db.name}`);
     await bdb.dropDatabase(db.name);

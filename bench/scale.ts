@@ -4,7 +4,7 @@ import { builtinRoleUid } from '../src/resources/roles/builtin-roles.js';
 /**
  * The shape of the seeded data and how long each load case runs, per scale.
  *
- * `10m` (issue 43 §1) is ten times `full`: 100 organisations of the same shape
+ * `10m` is ten times `full`: 100 organisations of the same shape
  * (10,000,100 groups), 10,000 identities each (1,000,000) with one binding each
  * (1,000,000, plus who-can's). Organisation 0, which every case reads, has the same
  * 100,000-group subtree as at `full`, and who-can the same 10,000 bindings above its

@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/scales.ts <full>.json <10m>.json [--out=FILE.md]`: two results of
- * bench/run.ts side by side in one table (issue 43 §1): every case both runs have (or either
+ * bench/run.ts side by side in one table: every case both runs have (or either
  * has), its throughput, p50 / p99 and Arbor CPU per request at each scale and the ratios
  * (10m / full), the database's size and seeding time, and every captured plan with its
  * execution time and whether it has a sequential scan (a plan that flips to one as the data
@@ -86,7 +86,7 @@ for (const q of new Set([...pa.keys(), ...pb.keys()])) {
 }
 
 /**
- * Issue 43 §1's bar: at the larger scale each of these keeps its throughput and p99 within
+ * The tenfold scale's bar: at the larger scale each of these keeps its throughput and p99 within
  * the factor of the smaller scale's (throughput at least 1/factor of it, p99 at most
  * factor times it), and no captured plan flips to a sequential scan.
  */

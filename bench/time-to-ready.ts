@@ -1,7 +1,7 @@
 /**
  * `npx tsx bench/time-to-ready.ts [--runs=7] [--only=pglite,postgres] [--json=FILE]`: how long
  * `arbor serve` takes from spawn to its first `/readyz` 200, as Kubernetes sees a new pod
- * (issue 28, "Start fast"). Each run starts the built server (`node dist/src/main.js serve`,
+ * (the start-fast target). Each run starts the built server (`node dist/src/main.js serve`,
  * the image's command and flags) on a fresh database: a new, empty PGlite data directory, or
  * a PostgreSQL database created empty for the run (BENCH_PG_ADMIN_URL, default
  * postgres://postgres@127.0.0.1:5432/postgres) and dropped after. The runs alternate between

@@ -6,7 +6,7 @@
  * per request (`agent: false`, `Connection: close`: a full handshake, no session resumed),
  * as the profile's STS and registry-token cases do. Prints requests per second and the
  * server's CPU per request from /proc: the ceiling those two cases can reach per vCPU, so
- * that a miss of issue 43's STS target can be told apart from what Node's TLS costs.
+ * that a miss of the open-loop STS target can be told apart from what Node's TLS costs.
  */
 import { fork } from 'node:child_process';
 import https from 'node:https';

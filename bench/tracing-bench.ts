@@ -9,7 +9,7 @@
  * requests per second of each, the server's CPU per request (from /proc), and the ratios
  * (over all rounds, and the median of each pair's own); writes nothing. `--control` runs
  * the "on" servers without tracing: the ratio it prints is the comparison's noise floor.
- * Issue 42's bar: at 10 % sampling, ≤ 5 % off the Get's and the check's throughput.
+ * The tracing cost bar: at 10 % sampling, ≤ 5 % off the Get's and the check's throughput.
  *
  * `--case=get` (or `check`): that case alone.
  *

@@ -173,7 +173,7 @@ export function useTitle(what: string | undefined): void {
 
 /**
  * A modal question before something is destroyed or access changes: it names what goes
- * (`children`), shows `review` (what the change would do, issue 40) above its buttons,
+ * (`children`), shows `review` (what the change would do) above its buttons,
  * opens with the focus on its confirm button, and stays open with the API's refusal if the
  * action fails. Escape or Cancel closes it with nothing done. While `pending` (the review
  * is still being worked out) the confirm button keeps the focus but does nothing

@@ -4,7 +4,7 @@ import type * as Commander from 'commander';
 /**
  * commander, loaded as the CommonJS module it is. Importing it as ESM goes through its
  * `esm.mjs` wrapper and the ESM loader's CommonJS translation, which costs `arbor --help`
- * a measurable share of its start-up (issue 38: at most 1.5× a bare `node -e 0`); `require`
+ * a measurable share of its start-up (bounded at 1.5× a bare `node -e 0`); `require`
  * loads the same classes directly. Every CLI module takes commander's values from here.
  */
 const commander = createRequire(import.meta.url)('commander') as typeof Commander;

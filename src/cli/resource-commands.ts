@@ -36,7 +36,7 @@ function addFields(cmd: Command, kind: ResourceKind): Command {
  * API's flags: one generator, so every kind takes the same flags the same way. A kind's
  * verbs are built only when `wanted(command)` (the command line names the kind, or asks for
  * completion, which reads the whole tree): the kind commands with all their options are most
- * of the tree, and `arbor --help` shows only each kind's one line (issue 38's start-up bound).
+ * of the tree, and `arbor --help` shows only each kind's one line (the CLI's start-up bound).
  */
 export function registerResourceCommands(
   program: Command,

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { migrations } from './migrations/index.js';
 
 /**
- * A fresh embedded database, made once at build time (issue 28, "Start fast"). PGlite's
+ * A fresh embedded database, made once at build time so a first start is fast. PGlite's
  * initdb runs PostgreSQL's bootstrap in WebAssembly: 3.7–4.1 s of CPU on the development
  * machine, most of a fresh data directory's time to ready, and the migrations another
  * 0.55 s. `npm run build` runs initdb and every migration once and keeps the cleanly closed

@@ -39,7 +39,7 @@ export type EventWriter = Pick<CoreV1Api, 'createNamespacedEvent' | 'patchNamesp
  *
  * Writes for one key are serialised: a repeat emitted while the first Event's create is
  * still in flight waits for it, then patches the Event it made. Without that, the repeat
- * found nothing remembered yet and posted a second Event (the race of issue 30). The
+ * found nothing remembered yet and posted a second Event (a real race). The
  * order is per process only: two sinks, in two replicas during a leader hand-over, may
  * still each post one Event for the same occurrence, as client-go's recorders do.
  */

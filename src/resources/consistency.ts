@@ -26,7 +26,7 @@ const scope = new AsyncLocalStorage<ConsistencyScope>();
 /**
  * Whether any database of this process has read replicas. Until one does, scopes are not
  * entered: an AsyncLocalStorage that is run turns on Node's promise hooks for every
- * promise, which cost the hot Get about a tenth of its CPU (BENCHMARKS.md, issue 28), and
+ * promise, which cost the hot Get about a tenth of its CPU (BENCHMARKS.md), and
  * without replicas nothing reads the scope. Never turned off again: a second database
  * without replicas in the same process only pays for the first one's.
  */

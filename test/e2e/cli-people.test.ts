@@ -6,7 +6,7 @@ import { runArbor, type CliRun } from '../helpers/cli-run.js';
 import { startArborProcess, type ArborProcess } from '../helpers/process.js';
 
 /**
- * The CLI for people (issue 38), as a real process against a real server, its output piped
+ * The CLI for people, as a real process against a real server, its output piped
  * (as a script or `| less` reads it): tables whole, names beside uids, the verbs a daily
  * session needs.
  */

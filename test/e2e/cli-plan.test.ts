@@ -6,7 +6,7 @@ import { runArbor, type CliRun } from '../helpers/cli-run.js';
 import { ADMIN_TOKEN, must, startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * `arbor plan` / `arbor apply` (issue 40) as a real process against a live server: a
+ * `arbor plan` / `arbor apply` as a real process against a live server: a
  * directory of manifests planned (creates, updates, no changes, prune), applied, and a
  * saved plan refused once the server moved under it.
  */

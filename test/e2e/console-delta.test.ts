@@ -14,7 +14,7 @@ import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.j
 import { pick } from '../helpers/picker.js';
 
 /**
- * Review before change (issue 40, item 4) in a real Chromium against a real Arbor: binding
+ * Review before change in a real Chromium against a real Arbor: binding
  * a role (by names, through the pickers), deleting a binding or an identity, and changing a
  * role's capabilities each show what the server's `access:simulate` says the change does to
  * access, by name and with counts, before the confirm button; nothing is written until

@@ -12,7 +12,7 @@ import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.j
 import { pick, typeName } from '../helpers/picker.js';
 
 /**
- * The access requests inbox (issue 41 in the console), by names alone: a requester asks for
+ * The console's access requests inbox, by names alone: a requester asks for
  * a role, an approver sees it in the inbox and approves it, and the binding appears on the
  * group page; nobody is offered the approval of their own request (and the API refuses it
  * too); a deny and a cancel ask first; a viewer is offered no action. axe at 1280 and 420

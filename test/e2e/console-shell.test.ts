@@ -12,7 +12,7 @@ import {
 import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
 
 /**
- * The console's shell (issue 39): the tree of organizations, one group page with a tab per
+ * The console's shell: the tree of organizations, one group page with a tab per
  * address, deletes that ask first and name what goes with them, only the actions the
  * caller may take (one batch check per page), sign-in, titles and focus; axe on every view
  * at 1280 and 420 px, with a screenshot of each in artifacts/console/.

@@ -10,7 +10,7 @@ import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.j
 import { pick, typeName } from '../helpers/picker.js';
 
 /**
- * Issue 39's done-when: a person's whole task in Chromium by names alone, never typing or
+ * The console's bar: a person's whole task in Chromium by names alone, never typing or
  * pasting a uid (every text typed goes through typeName, which refuses one): create an
  * organization and a folder, add an identity, bind a role, see who can and what can, check
  * with a reason for a denial, read the audit trail with a filter, delete with confirmation.

@@ -7,7 +7,7 @@ import { runArbor } from '../helpers/cli-run.js';
 import { freePort, startArborProcess, type ArborProcess } from '../helpers/process.js';
 
 /**
- * A first run signs you in (issue 38): `arbor serve` with nothing configured (the embedded
+ * A first run signs you in: `arbor serve` with nothing configured (the embedded
  * database, no admin token, no login provider, not production, not in a pod) prints one
  * line with a sign-in token made for this run; any other configuration prints none, and a
  * token of an earlier run is refused. The line goes to a terminal only: with stdout a file

@@ -16,7 +16,7 @@ import test from 'ava';
 import { freePort } from '../helpers/process.js';
 
 /**
- * `npm start` compiles only what changed (issue 28, "Start fast"): `prestart` runs
+ * `npm start` compiles only what changed, to start fast: `prestart` runs
  * `npm run build`, which is tsc's build mode with its tsbuildinfo in dist/. The second start
  * of an unchanged checkout writes nothing under dist/; an edited source is compiled again.
  * The test works on a copy of the package (sources, configs, this checkout's node_modules

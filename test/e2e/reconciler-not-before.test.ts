@@ -5,7 +5,7 @@ import type { TestServer } from '../helpers/server.js';
 
 /**
  * The reconciler against a real kube-apiserver: a RoleBinding custom resource with
- * `spec.notBefore` (a scheduled grant, issue 41) syncs into an Arbor binding with that
+ * `spec.notBefore` (a scheduled grant) syncs into an Arbor binding with that
  * start; the grant is denied before it and allowed from it, with no further reconcile (the
  * start is the binding's, honoured by every decision). The CRD keeps the start set once.
  */

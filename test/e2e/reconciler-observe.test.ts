@@ -5,7 +5,7 @@ import { condition, crs, eventually, type TestCluster } from '../helpers/kube.js
 import type { TestServer } from '../helpers/server.js';
 
 /**
- * Observe mode (issue 40) on the real kube-apiserver: `arbor.dev/mode: observe` on an
+ * Observe mode on the real kube-apiserver: `arbor.dev/mode: observe` on an
  * object or its namespace writes nothing to Arbor, reports the would-be write as the
  * Drifted condition, an Event and the kubectl columns; switching to enforce applies it.
  */

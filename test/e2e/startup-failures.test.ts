@@ -114,7 +114,7 @@ test('startup: a reconciler ARBOR_RECONCILER_HEALTH_PORT in use is named without
 });
 
 test('startup: a DATA_DIR that cannot be made or written is one line naming it, at once', async (t) => {
-  // Issue 36, finding 11: under /proc Node's recursive mkdir never returned (a silent hang);
+  // Under /proc Node's recursive mkdir never returned (a silent hang);
   // under /sys the raw EPERM did not say which variable. Also with workers (the primary).
   const cases: Array<[string, Record<string, string>, RegExp]> = [
     ['/proc/nope', { DATABASE_URL: '' }, /it cannot be created \(ENOENT\)/],

@@ -12,7 +12,7 @@ import { makeClient, type Client } from '../helpers/server.js';
 import { needTool } from '../helpers/need-tool.js';
 
 /**
- * Issue 27, part 1: a real `arbor serve` over a pg_auto_failover formation (a primary and a
+ * High availability: a real `arbor serve` over a pg_auto_failover formation (a primary and a
  * synchronous standby), reached through a multi-host DATABASE_URL. Several clients write
  * (REST and gRPC) while the primary's postgres and keeper are SIGKILLed and the monitor
  * promotes the standby. Every write answered 2xx must exist afterwards, every failure in

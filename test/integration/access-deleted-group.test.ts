@@ -64,8 +64,8 @@ test('asking about yourself at a deleted group you could list: NOT_FOUND', async
 
 test('asking about yourself where you cannot list groups: answered from your own bindings above, whether it exists or not', async (t) => {
   const me = s.client(await tokenFor(bob));
-  // bob may not list groups here, so its existence is not his to learn (issue 36, finding
-  // 6): his binding at the organization grants repo.list on its whole path, as it would.
+  // bob may not list groups here, so its existence is not his to learn:
+  // his binding at the organization grants repo.list on its whole path, as it would.
   const res = await me.post(`${A}:check`, { capability: 'repo.list', groupUid: gone });
   t.is(res.status, 200, JSON.stringify(res.body));
   t.true(res.body.allowed);

@@ -7,7 +7,7 @@ import { createIdentity, createRole } from '../helpers/iam-fixtures.js';
 import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
 
 /**
- * access:simulate and scheduled grants (`notBefore`, issue 40): a created binding grants
+ * access:simulate and scheduled grants (`notBefore`): a created binding grants
  * from its notBefore until its expireTime, as every live binding does; an existing one that
  * has not started grants nothing yet; a malformed or empty window is INVALID_ARGUMENT on the
  * change's notBefore, over REST and gRPC alike. The property test

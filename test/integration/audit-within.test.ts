@@ -5,7 +5,7 @@ import { ISSUER, createBinding, createIdentity } from '../helpers/iam-fixtures.j
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * `within` on the audit list (issue 39): one timeline for a group and everything below it,
+ * `within` on the audit list: one timeline for a group and everything below it,
  * where `uidp.descendants_of` leaves the group itself out; never past the caller's view.
  */
 const AUDIT = '/audit/v2beta1/events';

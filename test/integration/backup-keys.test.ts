@@ -21,7 +21,7 @@ import { runArbor } from '../helpers/cli-run.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * Issue 36, finding 5: `arbor backup` through a server's API (ARBOR_API_URL, as the README
+ * Backups and keys: `arbor backup` through a server's API (ARBOR_API_URL, as the README
  * walk sets it) either holds the keys, read from this machine when they are that server's,
  * or fails, unless --without-keys says otherwise; and the file it writes is 0600 whatever
  * was at its path. Backups are of the embedded database, so the server runs on PGlite

@@ -6,7 +6,7 @@ import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * Issue 36, finding 3: `arbor identities delete` says which role bindings went with the
+ * A delete names its revocations: `arbor identities delete` says which role bindings went with the
  * identity (the API's DELETE answers an empty body, so the CLI lists them first).
  */
 let s: TestServer;

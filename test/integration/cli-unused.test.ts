@@ -8,7 +8,7 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
-/** `arbor access unused` as a process against a real Arbor (issue 41, item 3). */
+/** `arbor access unused` as a process against a real Arbor. */
 let s: TestServer;
 let home: string;
 let org: string;

@@ -10,7 +10,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
- * The last-used flush (issue 41, item 3): written every ARBOR_LAST_USED_FLUSH_MS and not
+ * The last-used flush: written every ARBOR_LAST_USED_FLUSH_MS and not
  * more often, once more on graceful shutdown, and a kill -9 loses only what was recorded
  * since the last flush (never a grant), and a write the database refuses (gone behind a real
  * TCP proxy the test cuts) is kept for the next flush. Bounds are stated so that a slow machine cannot

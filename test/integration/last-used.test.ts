@@ -13,7 +13,7 @@ import { basic } from '../helpers/registry-fixtures.js';
 import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
 
 /**
- * Last used (issue 41, item 3): every door records the bindings that grant a decision and
+ * Last used: every door records the bindings that grant a decision and
  * the identity that authenticated, in memory; the flush writes them. Each door below gets
  * an identity and a binding of its own, so a door that forgot to record leaves its own
  * binding unwritten.

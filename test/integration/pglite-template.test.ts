@@ -10,7 +10,7 @@ import { ensurePgliteTemplate } from '../../src/db/pglite-template-build.js';
 import { templatePath } from '../../src/db/pglite-template.js';
 
 /**
- * The embedded database's build-time template (issue 28, "Start fast"): a fresh data
+ * The embedded database's build-time template (for a fast first start): a fresh data
  * directory is a copy of a migrated, cleanly closed database instead of an initdb. PGlite by
  * nature, whatever ARBOR_TEST_DB says.
  */

@@ -10,7 +10,7 @@ import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js'
 
 /**
  * The registry token server (`GET /auth/registry/token`, asked on every `docker pull`) is
- * served outside Koa too, by the very function its Koa route runs (issue 28). One Arbor is
+ * served outside Koa too, by the very function its Koa route runs. One Arbor is
  * served twice here, through its REST handler (fast path first) and through Koa alone
  * (`app.callback()`); every request goes to both and must be answered alike: status, the
  * headers a client reads (the Basic challenge, Cache-Control, Vary, the encoding), and the

@@ -8,7 +8,7 @@ import { createBinding, createIdentity, createRole } from '../helpers/iam-fixtur
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /*
- * Issue 36, finding 3: every role binding that goes away is its own `role_binding.deleted`
+ * Revocations are audited: every role binding that goes away is its own `role_binding.deleted`
  * audit record and its own queued event, in the transaction that deletes it.
  *
  * Every way a row can leave `role_bindings` (from a grep of src/ for `role_bindings` with

@@ -129,7 +129,7 @@ test.serial(
     const c = byClause(r.clauses);
     t.true(c.subject!.passed);
     t.false(c.signature!.passed);
-    // Said as such (issue 36, finding 9), not as a signature that does not verify.
+    // Said as such, not as a signature that does not verify.
     t.is(c.signature!.reason, 'no key of the issuer matches the token');
   },
 );

@@ -13,7 +13,7 @@ import {
 import type { Client } from '../helpers/server.js';
 
 /**
- * Unused-access findings (issue 41, item 3): GET /iam/v2beta1/access:unused. Times are set
+ * Unused-access findings: GET /iam/v2beta1/access:unused. Times are set
  * in the database directly (a binding made 200 days ago, used 60 days ago), since a test
  * cannot wait for a window of days.
  */

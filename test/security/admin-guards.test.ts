@@ -8,7 +8,7 @@ import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js'
 import type { Client } from '../helpers/server.js';
 
 /**
- * Issue 36, finding 10: the administrator's operations (database status, resealing
+ * The administrator's operations (database status, resealing
  * secrets, a full database dump) and the publishing of trusted issuer keys are refused
  * to every tenant, the owner of an organization included; trusted keys are public keys.
  */

@@ -6,7 +6,7 @@ import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-// Issue 22, finding 8: the audit trail and events show no more than the API. A person the
+// The audit trail and events show no more than the API. A person the
 // owner of organization B cannot see through the API (404; bindings show their uid only)
 // must not appear with name, email, issuer and subject in B's audit list or B's events.
 const CLIENT = 'arbor-cli';

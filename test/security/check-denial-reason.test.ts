@@ -5,7 +5,7 @@ import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js'
 import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
 
 /**
- * A denied check says why (issue 39): `nearest`, the identity's bindings on the group's
+ * A denied check says why: `nearest`, the identity's bindings on the group's
  * path, nearest first, with what their roles grant. It must never name a binding the caller
  * could not list (who-can's rule), nor a role's capabilities the caller could not list.
  *

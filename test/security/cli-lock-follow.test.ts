@@ -16,7 +16,7 @@ import { LOCK_FILE, type DataDirOwner } from '../../src/db/data-dir-lock.js';
 import { runArbor } from '../helpers/cli-run.js';
 
 /**
- * Issue 36, finding 4: with no --api and no ARBOR_API_URL, an admin command beside an
+ * With no --api and no ARBOR_API_URL, an admin command beside an
  * embedded data directory follows its lock file to the server it names, with the admin
  * token. A planted lock must not choose where that token goes. Only loopback traffic: a
  * lock naming another address is refused before anything is sent (checked in-process, so

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { prepareOnce } from '../../src/serve-cluster.js';
 import { freshDatabase } from '../helpers/db.js';
 
-// Issue 22, finding 9: workers started together must not each generate a secret key (one
+// Workers started together must not each generate a secret key (one
 // would seal client secrets the others cannot open). The primary prepares every generated
 // key before any worker composes; workers then only read them.
 test('cluster: the primary prepares the signing and secret keys once, before the workers', async (t) => {

@@ -3,7 +3,7 @@ import { RemoteKeySets } from '../../src/auth/remote-key-sets.js';
 import { isRpcError } from '../../src/core/rpc-error.js';
 import { TestIssuer } from '../helpers/oidc-issuer.js';
 
-// Issue 22, finding 9: an issuer that fails is not asked again on every exchange. Each
+// An issuer that fails is not asked again on every exchange. Each
 // failed fetch backs that issuer off (doubling, bounded); a success forgets the failures.
 test('discovery: a failing issuer is backed off per issuer, and a success resets it', async (t) => {
   const down = await TestIssuer.start();

@@ -7,7 +7,7 @@ import { createGroup } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * Issue 22, finding 5: one tenant's sink stalled every tenant's events. The sink timeout
+ * One tenant's sink stalled every tenant's events. The sink timeout
  * was a socket idle timeout, the transport waited for the whole response body, and the
  * worker waited for every sink of a round before the next. Hostile sinks here: one answers
  * 200 and then trickles its body a byte every 2 s, one never answers, one trickles its

@@ -6,7 +6,7 @@ import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { startServer, type Reply, type TestServer } from '../helpers/server.js';
 import { assertRefused } from '../helpers/sts.js';
 
-// Issue 22, finding 1: a person's identity belongs to the provider that registered it. The
+// A person's identity belongs to the provider that registered it. The
 // attacker owns organization B and points an IdentityProvider at the public issuer Alice
 // also signs in to Arbor with; their own app obtains ID tokens for Alice.
 const CLIENT = 'arbor-cli';

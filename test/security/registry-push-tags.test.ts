@@ -6,7 +6,7 @@ import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { basic, builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-// Issue 22, finding 7: a registry push may overwrite a tag, which through the API is an
+// A registry push may overwrite a tag, which through the API is an
 // update. The token server grants `push` only where the identity may also move tags.
 const SERVICE = 'registry.tags.local';
 

@@ -7,7 +7,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { REGISTRY_EXP_LEEWAY_S } from '../../src/resources/registry-auth/registry-token-service.js';
 
 /**
- * Issue 36, finding 2: a registry token is a signed decision, and it must not outlive the
+ * A registry token is a signed decision, and it must not outlive the
  * bindings behind it. The registry honours a token up to its leeway past `exp`, so `exp`
  * stays that much before the earliest `expireTime` among the grants of its actions.
  */

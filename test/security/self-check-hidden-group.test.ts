@@ -5,7 +5,7 @@ import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/ia
 import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
 
 /**
- * Issue 36, finding 6: an identity asking about itself at a group it cannot list learns
+ * An identity asking about itself at a group it cannot list learns
  * nothing of that group's existence. It holds only `repo.list` at a folder: at an existing
  * child, at a uid below the folder that never existed, and at a child since deleted, the
  * check answers alike, from its own binding above (as a Get answers 404 alike), on REST

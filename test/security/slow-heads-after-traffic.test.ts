@@ -8,7 +8,7 @@ import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js'
 import { selfSigned, type SelfSigned } from '../helpers/self-signed.js';
 
 /**
- * Issue 36, finding 1: the head and request deadlines of a new connection hold whatever the
+ * The head and request deadlines of a new connection hold whatever the
  * server served before it. Slow heads on a server that has served nothing prove little: here
  * each server first answers ordinary traffic (HTTP/1.1 closed and kept alive, an HTTP/2
  * session), on the listener `serve` uses, and only then is attacked. 127.0.0.1 only.

@@ -15,8 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * One regression per hole of issue 9 (tenancy half), each over HTTP and each failing on
- * the code before its fix.
+ * One regression per tenancy hole the first security pass closed, each over HTTP and each
+ * failing on the code before its fix.
  */
 let s: TestServer;
 let t9: Tenancy;

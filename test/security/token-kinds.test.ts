@@ -6,7 +6,7 @@ import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { basic, builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { startServer, type Reply, type TestServer } from '../helpers/server.js';
 
-// Issue 22, finding 2: every token Arbor signs says what it is for, and every verifier
+// Every token Arbor signs says what it is for, and every verifier
 // accepts only its own kind. A registry access token is never a credential.
 const SERVICE = 'registry.kinds.local';
 

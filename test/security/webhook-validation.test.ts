@@ -9,7 +9,7 @@ import { fields } from '../helpers/iam-fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * Issue 22, finding 6: two organizations may point subscriptions at the same URL, and the
+ * Two organizations may point subscriptions at the same URL, and the
  * documented verification (signature, `aud` = the sink) let org B's events verify at org
  * A's receiver. Now a sink must agree to each subscription in the CloudEvents webhook
  * validation handshake before anything is delivered, and every token names the

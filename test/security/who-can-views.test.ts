@@ -5,7 +5,7 @@ import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { startServer, type Client, type TestServer } from '../helpers/server.js';
 
 /**
- * Issue 36, findings 7 and 8: who-can answers a caller with everything it could list
+ * Who-can answers a caller with everything it could list
  * itself, whole (holders whose bindings it may list, by uid, even when it may not list the
  * identities), and a page token carries its count only to a caller with the same view.
  */

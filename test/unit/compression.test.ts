@@ -34,7 +34,7 @@ function answerOf(n: number): Buffer {
 }
 
 // The fast path compresses small answers on the event loop and large ones on the thread
-// pool (issue 28): both must be the bytes koa-compress streams, or a client could tell.
+// pool: both must be the bytes koa-compress streams, or a client could tell.
 for (const size of [1_100, 8_000, SYNC_COMPRESS_BELOW - 1, SYNC_COMPRESS_BELOW + 10_000])
   for (const encoding of ['gzip', 'br'] as const)
     test(`compress: ${encoding} of ${size} bytes is koa-compress's stream, byte for byte`, async (t) => {

@@ -7,7 +7,7 @@ import type { ArborObject } from '../../src/reconciler/resources.js';
 /**
  * An API server stand-in for the two Event calls: `create` answers only after `createDelayMs`,
  * so a repeat emitted meanwhile lands in the window where the first Event is posted but its
- * answer has not come back yet (the race of issue 30).
+ * answer has not come back yet (where a repeat once raced its own create).
  */
 function fakeEvents(createDelayMs: number) {
   const created: CoreV1Event[] = [];

@@ -14,7 +14,7 @@ import test from 'ava';
 import { writeSecretFile } from '../../src/auth/secret-file.js';
 import { CredentialStore } from '../../src/cli/auth-credentials.js';
 
-/** Issue 36, finding 5: secrets are written 0600, never through what was at the path. */
+/** Secrets are written 0600, never through what was at the path. */
 
 const scratch = () => mkdtempSync(join(tmpdir(), 'arbor-secret-file-'));
 

@@ -5,7 +5,7 @@ import { plural } from '../model';
 import { ConfirmDialog, ErrorBox, NameOf, Uid } from '../ui';
 
 /**
- * Review before change (issue 40, item 4): what a change would do to access, shown above
+ * Review before change: what a change would do to access, shown above
  * its confirm button ("3 identities gain repo.push in platform"). It asks
  * `access:simulate`, which writes nothing, with the person's own token, so it shows what
  * that person may see of the delta and whether they may make the change. The console never

@@ -203,7 +203,7 @@ function Filters({ query }: { query: URLSearchParams }) {
 }
 
 /**
- * Unused access (issue 41): the role bindings that granted nothing and the identities that
+ * Unused access: the role bindings that granted nothing and the identities that
  * did not authenticate for a window (90 days by default), as `access:unused` lists them
  * for the caller, by name, a page at a time, each with a one-step "Expire in N days".
  */

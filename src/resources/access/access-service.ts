@@ -211,7 +211,7 @@ export class AccessService {
    * holder by uid only, which listing the binding shows anyway (as a hydrated reference to
    * an identity the caller cannot list): so a holder counts by its binding alone, whether
    * or not the caller may list the identity. Filtering on that too made a folder owner's
-   * answer a silent part of what its own binding list shows (issue 36, finding 7).
+   * answer a silent part of what its own binding list shows.
    */
   private async seenBy(p: Principal): Promise<SeenBy> {
     const everyIdentity = { kind: 'all' } as const;
@@ -440,7 +440,7 @@ export class AccessService {
 /**
  * Whether a check is answered from the bindings on the asked group's path: always for a
  * group the caller may not list (only an identity asking about itself gets this far), so
- * that the answer never depends on whether that group exists (issue 36, finding 6): its
+ * that the answer never depends on whether that group exists: its
  * own bindings above grant there as the authorizer would, existing or not. A group the
  * caller may list is answered only while it exists (a missing one is NOT_FOUND first).
  */
