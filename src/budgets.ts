@@ -37,7 +37,11 @@ interface Limiter {
   readonly points: number;
   consume(key: string, points?: number): Promise<RateLimiterRes>;
   get(key: string): Promise<RateLimiterRes | null>;
+  reward(key: string, points?: number): Promise<RateLimiterRes>;
 }
+
+/** Callers remembered as past their own budget at once (a bound: cleared when reached). */
+const MAX_REMEMBERED = 10_000;
 
 export interface BudgetDeps {
   config: Readonly<BudgetConfig>;
@@ -59,6 +63,7 @@ function payerOf(p: Principal | undefined): Payer | undefined {
  */
 export class Budgets {
   readonly #limits = new Map<BudgetClass, Record<Scope, Limiter>>();
+  readonly #refusedUntil = new Map<string, number>();
 
   constructor(private readonly d: BudgetDeps) {
     for (const c of BUDGET_CLASSES) {
@@ -73,21 +78,44 @@ export class Budgets {
   }
 
   /**
-   * Spends one point of the payer's budget and then of its organization's. A caller past
-   * its own budget spends nothing of its organization's, so one caller in a loop does not
-   * starve the rest of its organization.
+   * Spends one point of the payer's budget and one of its organization's, both at once (one
+   * round trip's wait, not two). A caller past its own budget spends nothing of its
+   * organization's (the point is given back, and until its window ends the caller is
+   * refused from memory before either is asked), so one caller in a loop does not starve
+   * the rest of its organization.
    * @throws RpcError RESOURCE_EXHAUSTED (QuotaFailure, RetryInfo) past either budget.
    */
   async spend(c: BudgetClass, payer: Payer): Promise<void> {
     const limits = this.#limits.get(c)!;
-    for (const scope of ['identity', 'organization'] as const) {
-      try {
-        await limits[scope].consume(payer[scope]);
-      } catch (e) {
-        this.#refusal(c, scope, payer, limits[scope], e);
-      }
+    const mine = `${c}:${payer.identity}`;
+    const until = this.#refusedUntil.get(mine);
+    if (until !== undefined) {
+      const left = until - Date.now();
+      if (left > 0)
+        this.#refusal(c, 'identity', payer, limits.identity, new RateLimiterRes(0, left));
+      this.#refusedUntil.delete(mine);
     }
+    const [own, org] = await Promise.allSettled([
+      limits.identity.consume(payer.identity),
+      limits.organization.consume(payer.organization),
+    ]);
+    if (own.status === 'rejected') {
+      if (org.status === 'fulfilled')
+        await limits.organization.reward(payer.organization).catch((e: unknown) => {
+          this.d.warn({ err: e, budget: c }, 'budget store failed to give a point back');
+        });
+      if (own.reason instanceof RateLimiterRes) this.#remember(mine, own.reason.msBeforeNext);
+      this.#refusal(c, 'identity', payer, limits.identity, own.reason);
+    }
+    if (org.status === 'rejected')
+      this.#refusal(c, 'organization', payer, limits.organization, org.reason);
     this.d.metrics.budgetSpent.inc({ budget: c });
+  }
+
+  /** Callers refused by their own budget, until its window ends; bounded, as anything kept per caller. */
+  #remember(key: string, ms: number): void {
+    if (this.#refusedUntil.size >= MAX_REMEMBERED) this.#refusedUntil.clear();
+    this.#refusedUntil.set(key, Date.now() + ms);
   }
 
   /**

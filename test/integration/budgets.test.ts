@@ -83,6 +83,13 @@ test('past its budget a caller is refused 429 with Retry-After on REST, and RESO
   const bob = await identityClient(s, org, 'bob');
   t.is((await bob.client.post(SIM, body(org))).status, 200);
 
+  // Alice's refused calls spent nothing of the organization's budget: 3 of hers, 1 of Bob's.
+  const row = await s.arbor.db
+    .knex('budget_points')
+    .where({ key: `simulate:organization:${org}` })
+    .first<{ points: number }>('points');
+  t.is(row?.points, 4);
+
   const metrics = await s.arbor.metrics.registry.metrics();
   t.regex(metrics, /arbor_budget_refused_total\{budget="simulate",scope="identity"\} 2/);
   t.regex(metrics, /arbor_budget_spent_total\{budget="simulate"\} 4/);
