@@ -40,6 +40,8 @@ export interface WorldSize {
   bindings: number;
   /** Whether custom roles may be defined below the first organization's root. */
   rolesBelowRoot: boolean;
+  /** The windows bindings are drawn from (repeat one to weigh it); default: each once. */
+  windows?: Window[];
 }
 
 /** Shapes of at most `size`. */
@@ -60,7 +62,7 @@ export function worldArb(pool: readonly Capability[], size: WorldSize): fc.Arbit
         identity: fc.nat(),
         role: fc.nat(),
         group: fc.nat(),
-        window: fc.constantFrom(...WINDOWS),
+        window: fc.constantFrom(...(size.windows ?? WINDOWS)),
       }),
       { maxLength: size.bindings },
     ),

@@ -5,9 +5,8 @@ import { ADMIN, type Principal } from '../../src/auth/principal.js';
 import { parseListRequest } from '../../src/core/list-request.js';
 import { isRpcError } from '../../src/core/rpc-error.js';
 import { WHAT_CAN_LIST, WHO_CAN_LIST } from '../../src/resources/access/access.js';
-import { BUILTIN_ROLES } from '../../src/resources/roles/builtin-roles.js';
 import * as model from '../helpers/access-model.js';
-import { ISSUER } from '../helpers/iam-fixtures.js';
+import { buildWorld, worldArb as sharedWorldArb, type WorldShape } from '../helpers/model-world.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -41,122 +40,17 @@ test.after.always(async () => {
   await s?.close();
 });
 
-interface WorldShape {
-  parents: number[];
-  identityAt: number[];
-  roles: Capability[][];
-  bindings: { identity: number; role: number; group: number; window: Window }[];
-}
-
-/**
- * A binding's window relative to now: none, ended (expireTime passed), scheduled (notBefore
- * an hour ahead), started (notBefore passed, expiring in an hour), or scheduled and ending.
- */
-type Window = 'always' | 'ended' | 'scheduled' | 'started' | 'scheduledEnding';
-const WINDOWS: Window[] = ['always', 'ended', 'scheduled', 'started', 'scheduledEnding'];
-
-const worldArb: fc.Arbitrary<WorldShape> = fc.record({
-  parents: fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
-  identityAt: fc.array(fc.nat(), { minLength: 2, maxLength: 5 }),
-  roles: fc.array(fc.subarray(POOL, { minLength: 1 }), { minLength: 1, maxLength: 4 }),
-  bindings: fc.array(
-    fc.record({
-      identity: fc.nat(),
-      role: fc.nat(),
-      group: fc.nat(),
-      window: fc.constantFrom(...WINDOWS),
-    }),
-    { maxLength: 10 },
-  ),
+/** One organization, custom roles at its root: what the model (`access-model.ts`) knows. */
+const worldArb = sharedWorldArb(POOL, {
+  orgs: 1,
+  groups: 8,
+  identities: 5,
+  roles: 4,
+  bindings: 10,
+  rolesBelowRoot: false,
 });
 
-let worldNo = 0;
-
-const HOUR = 3_600_000;
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/** The create fields of a window; `ended` is made to expire later, then moved into the past. */
-function windowOf(w: Window, now: number): { notBefore?: string; expireTime?: string } {
-  switch (w) {
-    case 'always':
-      return {};
-    case 'ended':
-      return { expireTime: iso(now + HOUR) };
-    case 'scheduled':
-      return { notBefore: iso(now + HOUR) };
-    case 'started':
-      return { notBefore: iso(now - HOUR), expireTime: iso(now + HOUR) };
-    case 'scheduledEnding':
-      return { notBefore: iso(now + HOUR), expireTime: iso(now + 2 * HOUR) };
-  }
-}
-
-/** Build `shape` through the services as the admin; answer the model of what was built. */
-async function build(shape: WorldShape): Promise<model.ModelWorld> {
-  const sv = s.arbor.services;
-  const n = worldNo++;
-  const org = (await sv.groups.create(ADMIN, undefined, { name: `model-${n}` })).uid;
-  const groups = [org];
-  for (const [i, p] of shape.parents.entries()) {
-    groups.push((await sv.groups.create(ADMIN, groups[p % groups.length], { name: `g${i}` })).uid);
-  }
-  const identities: string[] = [];
-  for (const [i, at] of shape.identityAt.entries()) {
-    const body = { name: `i${i}`, claimMatch: { issuer: ISSUER, subject: `m${n}-${i}` } };
-    identities.push((await sv.identities.create(ADMIN, groups[at % groups.length], body)).uid);
-  }
-  const roles = new Map<string, ReadonlySet<Capability>>();
-  const roleUids: string[] = [];
-  for (const [i, caps] of shape.roles.entries()) {
-    const uid = (await sv.roles.create(ADMIN, org, { name: `r${i}`, capabilities: caps })).uid;
-    roles.set(uid, new Set(caps));
-    roleUids.push(uid);
-  }
-  // The built-in roles are bound too, as people mostly bind them.
-  for (const r of BUILTIN_ROLES) {
-    roles.set(r.uid, new Set(r.capabilities));
-    roleUids.push(r.uid);
-  }
-  const bindings: model.ModelBinding[] = [];
-  const seen = new Set<string>();
-  for (const b of shape.bindings) {
-    const identity = identities[b.identity % identities.length]!;
-    const role = roleUids[b.role % roleUids.length]!;
-    const group = groups[b.group % groups.length]!;
-    const key = `${group} ${identity} ${role}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const made = await sv.roleBindings.create(ADMIN, group, {
-      identityUid: identity,
-      roleUid: role,
-      ...windowOf(b.window, Date.now()),
-    });
-    const uid = made.uid;
-    // As time would: the expiry passes.
-    if (b.window === 'ended')
-      await s.db
-        .knex('role_bindings')
-        .where({ uid })
-        .update({ expire_time: new Date(0) });
-    bindings.push({
-      uid,
-      group,
-      identity,
-      role,
-      caps: roles.get(role)!,
-      ...(made.notBefore ? { start: made.notBefore.getTime() } : {}),
-      ...(b.window === 'ended'
-        ? { end: 0 }
-        : made.expireTime
-          ? { end: made.expireTime.getTime() }
-          : {}),
-    });
-  }
-  // The SQL above went round the services: forget remembered grants.
-  s.arbor.authz.grantsChanged();
-  const builtin = new Set(BUILTIN_ROLES.map((r) => r.uid));
-  return { groups, identities, roles, builtin, roleGroup: org, bindings };
-}
+const build = (shape: WorldShape) => buildWorld(s, shape, 'model');
 
 type Question =
   | { kind: 'can'; identity: number; cap: number; node: number; below: boolean }

@@ -5,9 +5,8 @@ import { ADMIN, type Principal } from '../../src/auth/principal.js';
 import { Code } from '../../src/core/rpc-code.js';
 import type { RpcError } from '../../src/core/rpc-error.js';
 import type { SimulateAnswer } from '../../src/resources/access/simulate.js';
-import { BUILTIN_ROLES } from '../../src/resources/roles/builtin-roles.js';
 import type * as model from '../helpers/access-model.js';
-import { ISSUER } from '../helpers/iam-fixtures.js';
+import { buildWorld, worldArb as sharedWorldArb, type WorldShape } from '../helpers/model-world.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import * as sim from '../helpers/simulate-model.js';
 
@@ -44,103 +43,19 @@ test.after.always(async () => {
   await s?.close();
 });
 
-interface WorldShape {
-  parents: number[];
-  identityAt: number[];
-  roles: Capability[][];
-  bindings: { identity: number; role: number; group: number; window: BindingWindow }[];
-}
-
-/** An existing binding's window: none, ended, starting later, or started. */
-type BindingWindow = 'plain' | 'expired' | 'pending' | 'started';
-
-const worldArb: fc.Arbitrary<WorldShape> = fc.record({
-  parents: fc.array(fc.nat(), { minLength: 1, maxLength: 7 }),
-  identityAt: fc.array(fc.nat(), { minLength: 2, maxLength: 4 }),
-  roles: fc.array(fc.subarray(POOL, { minLength: 1 }), { minLength: 1, maxLength: 3 }),
-  bindings: fc.array(
-    fc.record({
-      identity: fc.nat(),
-      role: fc.nat(),
-      group: fc.nat(),
-      window: fc.constantFrom<BindingWindow>(
-        'plain',
-        'plain',
-        'plain',
-        'expired',
-        'pending',
-        'started',
-      ),
-    }),
-    { maxLength: 12 },
-  ),
+/** One organization, custom roles at its root: what the model (`simulate-model.ts`) knows. */
+const worldArb = sharedWorldArb(POOL, {
+  orgs: 1,
+  groups: 7,
+  identities: 4,
+  roles: 3,
+  bindings: 12,
+  rolesBelowRoot: false,
+  // Mostly plain bindings, so that most sets have a delta to compare.
+  windows: ['always', 'always', 'always', 'ended', 'scheduled', 'started'],
 });
 
-let worldNo = 0;
-
-/** Build `shape` through the services as the admin; answer the model of what was built. */
-async function build(shape: WorldShape): Promise<model.ModelWorld> {
-  const sv = s.arbor.services;
-  const n = worldNo++;
-  const org = (await sv.groups.create(ADMIN, undefined, { name: `sim-${n}` })).uid;
-  const groups = [org];
-  for (const [i, p] of shape.parents.entries())
-    groups.push((await sv.groups.create(ADMIN, groups[p % groups.length], { name: `g${i}` })).uid);
-  const identities: string[] = [];
-  for (const [i, at] of shape.identityAt.entries()) {
-    const body = { name: `i${i}`, claimMatch: { issuer: ISSUER, subject: `s${n}-${i}` } };
-    identities.push((await sv.identities.create(ADMIN, groups[at % groups.length], body)).uid);
-  }
-  const roles = new Map<string, ReadonlySet<Capability>>();
-  const roleUids: string[] = [];
-  for (const [i, caps] of shape.roles.entries()) {
-    const uid = (await sv.roles.create(ADMIN, org, { name: `r${i}`, capabilities: caps })).uid;
-    roles.set(uid, new Set(caps));
-    roleUids.push(uid);
-  }
-  for (const r of BUILTIN_ROLES) {
-    roles.set(r.uid, new Set(r.capabilities));
-    roleUids.push(r.uid);
-  }
-  const bindings: model.ModelBinding[] = [];
-  const seen = new Set<string>();
-  for (const b of shape.bindings) {
-    const identity = identities[b.identity % identities.length]!;
-    const role = roleUids[b.role % roleUids.length]!;
-    const group = groups[b.group % groups.length]!;
-    const key = `${group} ${identity} ${role}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const expireTime = new Date(Date.now() + 3_600_000).toISOString();
-    const start = { pending: 3_600_000, started: -3_600_000 }[b.window as string];
-    const notBefore = start === undefined ? undefined : new Date(Date.now() + start);
-    const body = {
-      identityUid: identity,
-      roleUid: role,
-      ...(b.window === 'expired' ? { expireTime } : {}),
-      ...(notBefore ? { notBefore: notBefore.toISOString() } : {}),
-    };
-    const uid = (await sv.roleBindings.create(ADMIN, group, body)).uid;
-    // As time would: the expiry passes.
-    if (b.window === 'expired')
-      await s.db
-        .knex('role_bindings')
-        .where({ uid })
-        .update({ expire_time: new Date(0) });
-    bindings.push({
-      uid,
-      group,
-      identity,
-      role,
-      caps: roles.get(role)!,
-      ...(b.window === 'expired' ? { end: 0 } : {}),
-      ...(notBefore ? { start: notBefore.getTime() } : {}),
-    });
-  }
-  s.arbor.authz.grantsChanged();
-  const builtin = new Set(BUILTIN_ROLES.map((r) => r.uid));
-  return { groups, identities, roles, builtin, roleGroup: org, bindings };
-}
+const build = (shape: WorldShape) => buildWorld(s, shape, 'sim');
 
 type ChangeShape =
   | {
