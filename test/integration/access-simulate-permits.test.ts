@@ -82,7 +82,7 @@ test.serial(
     t.regex(v.reason ?? '', /managed by the Kubernetes object/);
     t.is(await codeOf(s.arbor.services.roleBindings.delete(ADMIN, b)), Code.FAILED_PRECONDITION);
     // On behalf of the managing object itself, both say yes.
-    const manager: Principal = { ...asIdentity(carol), manager: MANAGER };
+    const manager: Principal = { kind: 'identity', uid: carol, manager: MANAGER };
     t.true((await verdict(manager, { deleteRoleBinding: { uid: b } })).permitted);
     t.is(await codeOf(s.arbor.services.roleBindings.delete(manager, b)), 'ok');
   },
