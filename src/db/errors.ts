@@ -1,3 +1,4 @@
+import { INSTANT_RANGE_PROBLEM } from '../core/instant.js';
 import { Code } from '../core/rpc-code.js';
 import { RpcError, invalidField, isRpcError, unavailable } from '../core/rpc-error.js';
 
@@ -70,6 +71,11 @@ export function translateDbError(e: unknown): unknown {
     // validators should have refused it first, and this is the net under them.
     if (state.startsWith('22')) {
       return wrap(invalidField('body', 'contains a value the service cannot store'), e);
+    }
+    // 23514 on migration 0025's range checks: a time outside 0001-01-01 … 9999-12-31 that a
+    // validator let through. The net under the input schemas, answered as they would.
+    if (state === '23514' && /_in_range$/.test(constraintOf(e) ?? '')) {
+      return wrap(invalidField('body', INSTANT_RANGE_PROBLEM), e);
     }
     return e;
   }

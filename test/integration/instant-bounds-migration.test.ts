@@ -1,4 +1,6 @@
 import test from 'ava';
+import { INSTANT_RANGE_PROBLEM } from '../../src/core/instant.js';
+import { translateDbError } from '../../src/db/errors.js';
 import { migrateLatest } from '../../src/db/migrate.js';
 import * as bounds from '../../src/db/migrations/0025-instant-bounds.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
@@ -92,6 +94,10 @@ test('0025 clamps stored instants out of range, expires unapprovable requests, t
     ] as const) {
       const e = await t.throwsAsync(k.raw(sql, [...args]));
       t.regex(e.message, /in_range/);
+      // Answered as the input schemas answer, should a validator ever let one through.
+      const answered = translateDbError(e) as { code?: unknown; message?: unknown };
+      t.is(answered.code, 3);
+      t.is(answered.message, `Invalid argument: body: ${INSTANT_RANGE_PROBLEM}`);
     }
     await bounds.down(k);
     await bounds.up(k);
