@@ -21,7 +21,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A connection that sends requests one at a time, in the given writes, and reads each answer. */
 export class RawConnection {
-  private buffered = Buffer.alloc(0);
+  private buffered: Buffer = Buffer.alloc(0);
   private ended = false;
   private wake: (() => void) | undefined;
 
