@@ -277,7 +277,7 @@ test('access:simulate agrees with the model of the delta on random change sets',
   t.log(
     `${sets} change sets in ${WORLDS} worlds: ${nonEmpty} with a delta, ${notApplied} changes not applied, ${refused} refused (empty window), ${scheduledGrants} grants citing a notBefore, ${JSON.stringify(Object.fromEntries(kinds))}`,
   );
-  // 1,200 by default (issue 40 asks at least 1,000).
+  // 1,200 by default (the simulator's property bar is at least 1,000).
   t.is(sets, WORLDS * SETS);
   // None of the comparisons is idle: deltas of both kinds and refused changes happened.
   t.true(nonEmpty > (sets - refused) / 4);
