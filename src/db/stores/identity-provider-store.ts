@@ -174,6 +174,14 @@ export class KnexIdentityProviderStore implements IdentityProviderStore {
       )) as StoredClientSecret[];
   }
 
+  async sealedSecrets(tx: Tx): Promise<string[]> {
+    const rows = (await kx(tx)(T)
+      .whereNot('oidc_client_secret', '')
+      .andWhere('oidc_client_secret_sealed', true)
+      .select('oidc_client_secret as value')) as { value: string }[];
+    return rows.map((r) => r.value);
+  }
+
   async replaceSecret(tx: Tx, uid: string, old: string, sealed: string): Promise<void> {
     await kx(tx)(T)
       .where({ uid, oidc_client_secret: old })

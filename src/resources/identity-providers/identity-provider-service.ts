@@ -271,10 +271,8 @@ export class IdentityProviderService {
    * backup's keys must hold for every secret to open again after a restore.
    */
   async sealedKeyIds(): Promise<string[]> {
-    // Every stored secret: none begins with a space, so none is "sealed with the current
-    // key" by that prefix, and the reseal query returns them all.
-    const rows = await this.d.uow.run((tx) => this.d.idps.secretsToReseal(tx, ' '));
-    const kids = rows.flatMap((r) => (r.sealed ? [SecretBox.kidOf(r.value) ?? ''] : []));
+    const sealed = await this.d.uow.run((tx) => this.d.idps.sealedSecrets(tx));
+    const kids = sealed.map((v) => SecretBox.kidOf(v) ?? '');
     return [...new Set(kids)].sort();
   }
 

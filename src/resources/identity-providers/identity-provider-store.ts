@@ -47,6 +47,8 @@ export interface IdentityProviderStore {
   clientSecret(tx: Tx, uid: string): Promise<StoredClientSecret | undefined>;
   /** Every non-empty stored secret that is plain text or sealed by a key other than `kid`. */
   secretsToReseal(tx: Tx, currentKidPrefix: string): Promise<StoredClientSecret[]>;
+  /** Every sealed stored secret, read without a lock (what a backup must be able to open). */
+  sealedSecrets(tx: Tx): Promise<string[]>;
   /** Replace a stored secret with its sealed form, unless it changed meanwhile. */
   replaceSecret(tx: Tx, uid: string, old: string, sealed: string): Promise<void>;
 }
