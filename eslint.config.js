@@ -105,6 +105,26 @@ export default tseslint.config(
     },
   },
   {
+    // The CLI is a door too: it reaches the database only through db/ modules that open,
+    // do one job and close (db/migrate-database.ts, db/pglite-dump.ts, db/pglite-restore.ts),
+    // never through a driver or a Knex of its own.
+    files: ['src/cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          ...knexOnlyInDb,
+          patterns: [
+            {
+              group: ['**/db/connect', '**/db/connect.js'],
+              message: 'The CLI reaches the database through a db/ module that does the job.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The web console (ADR 0010): tenant data is rendered as text by Preact's JSX, never as
     // markup. These are the ways around that; none may appear in console/.
     files: ['console/**/*.ts', 'console/**/*.tsx'],

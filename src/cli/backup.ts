@@ -4,8 +4,8 @@ import { writeSecretFile } from '../auth/secret-file.js';
 import { parseSecretKeys } from '../auth/secret-keys.js';
 import { SECRET_KEY_IDS_HEADER } from '../resources/admin/admin-service.js';
 import { loadConfig, type Config } from '../config.js';
-import { openDatabase } from '../db/connect.js';
 import { lockDataDir } from '../db/data-dir-lock.js';
+import { dumpPglite } from '../db/pglite-dump.js';
 import { restorePglite } from '../db/pglite-restore.js';
 import { adminTarget, statusMessage, type AdminTarget } from './admin-target.js';
 import { readArchive, writeArchive, type ArchiveFile } from './backup-archive.js';
@@ -148,14 +148,7 @@ export async function backupCommand(
       if (signingKids(keys).length === 0)
         missing = `no signing key files in ${config.signingKeysDir}`;
     }
-    if (missing === undefined) {
-      const db = await openDatabase({ dataDir: config.dataDir, role: 'backup' });
-      try {
-        dump = await db.dumpDataDir!();
-      } finally {
-        await db.close();
-      }
-    }
+    if (missing === undefined) dump = await dumpPglite(config.dataDir);
   }
   if (missing !== undefined) {
     process.stderr.write(

@@ -1,7 +1,6 @@
 import { createLogger } from '../compose.js';
 import { loadConfig } from '../config.js';
-import { openDatabase } from '../db/connect.js';
-import { migrateLatest, migrationStatus } from '../db/migrate.js';
+import { databaseMigrationStatus, migrateDatabase } from '../db/migrate-database.js';
 import { adminTarget, statusMessage } from './admin-target.js';
 
 /**
@@ -12,20 +11,16 @@ import { adminTarget, statusMessage } from './admin-target.js';
 export async function migrateCommand(statusOnly: boolean): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, config.logFormat);
-  const db = await openDatabase({
+  const target = {
     url: config.databaseUrl,
     dataDir: config.dataDir,
     pooler: config.databasePooler,
     role: statusOnly ? 'status' : 'migrate',
-  });
-  try {
-    if (statusOnly) printStatus(await migrationStatus(db.knex));
-    else {
-      const applied = await migrateLatest(db.knex);
-      logger.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
-    }
-  } finally {
-    await db.close();
+  };
+  if (statusOnly) printStatus(await databaseMigrationStatus(target));
+  else {
+    const applied = await migrateDatabase(target);
+    logger.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
   }
 }
 
