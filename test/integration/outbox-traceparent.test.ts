@@ -14,7 +14,9 @@ import { startServer, type TestServer } from '../helpers/server.js';
 /**
  * An event's deliveries join the trace of the request that recorded it (migration 0024):
  * the outbox row keeps that request's `traceparent`, in the one form the column accepts,
- * and the send to the sink continues it. On both databases, against the real SDK (its
+ * and the send to the sink continues it where callers' trace context is trusted
+ * (ARBOR_TRACE_TRUST_PARENT=true; by default the send only links it, as
+ * test/unit/tracing-spans.test.ts holds). On both databases, against the real SDK (its
  * default parent-based sampler: the caller's flags decide), spans kept in memory.
  */
 const exporter = new InMemorySpanExporter();
@@ -27,7 +29,7 @@ let root: string;
 test.before(async () => {
   provider.register();
   // Before compose: the doors and the query observer install their hooks only when on.
-  setTracingOn(true);
+  setTracingOn(true, undefined, true);
   s = await startServer(FAST_DELIVERY);
   sink = await startEventSink('up');
   root = await createGroup(s.admin, 'traced-events');
