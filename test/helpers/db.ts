@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
 import { openDatabase, type Database } from '../../src/db/connect.js';
+import { TcpProxy } from './tcp-proxy.js';
 
 /** Which backend this run of the suite uses: `npm test` runs it once on each. */
 export const TEST_BACKEND: 'pglite' | 'postgres' =
@@ -54,4 +55,30 @@ export async function freshDatabase(): Promise<TestDatabase> {
       await a.destroy();
     },
   };
+}
+
+/**
+ * A fresh PostgreSQL database (`real`, for the test's own reads and its drop) and a second
+ * connection to it through a loopback proxy the test can cut and restore (`proxy`, on
+ * `port`): a real outage under a running server without touching the database itself.
+ */
+export async function databaseBehindProxy(): Promise<{
+  real: TestDatabase;
+  db: Database;
+  proxy: TcpProxy;
+  port: number;
+}> {
+  const real = await freshDatabase();
+  const target = new URL(real.url!);
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  const port = await proxy.start();
+  const viaProxy = new URL(real.url!);
+  viaProxy.port = String(port);
+  const db = await openDatabase({
+    url: viaProxy.toString(),
+    dataDir: '',
+    poolMax: 4,
+    pooler: TEST_POOLER,
+  });
+  return { real, db, proxy, port };
 }

@@ -1,8 +1,6 @@
 import test from 'ava';
-import { openDatabase } from '../../src/db/connect.js';
-import { TEST_POOLER, freshDatabase } from '../helpers/db.js';
+import { databaseBehindProxy } from '../helpers/db.js';
 import { startServer } from '../helpers/server.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { postgresOnly } from '../helpers/need-tool.js';
 
 // Only a server database can go away under a running process; PGlite lives inside it.
@@ -11,18 +9,7 @@ const maybe = postgresOnly(test);
 maybe(
   'outage: a database that goes away gives UNAVAILABLE, and service resumes when it returns',
   async (t) => {
-    const real = await freshDatabase();
-    const target = new URL(real.url!);
-    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    const port = await proxy.start();
-    const viaProxy = new URL(real.url!);
-    viaProxy.port = String(port);
-    const db = await openDatabase({
-      url: viaProxy.toString(),
-      dataDir: '',
-      poolMax: 4,
-      pooler: TEST_POOLER,
-    });
+    const { real, db, proxy, port } = await databaseBehindProxy();
     const s = await startServer(
       {},
       {

@@ -1,13 +1,11 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import test from 'ava';
-import { openDatabase } from '../../src/db/connect.js';
-import { TEST_BACKEND, TEST_POOLER, freshDatabase } from '../helpers/db.js';
+import { TEST_BACKEND, databaseBehindProxy } from '../helpers/db.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { ISSUER, createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRole } from '../helpers/authority.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
  * The last-used flush: written every ARBOR_LAST_USED_FLUSH_MS and not
@@ -87,18 +85,7 @@ test.serial('a failed write (the database gone) keeps its batch for the next flu
     return;
   }
   // A server of its own whose database is reached through a proxy the test cuts.
-  const real = await freshDatabase();
-  const target = new URL(real.url!);
-  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-  const port = await proxy.start();
-  const viaProxy = new URL(real.url!);
-  viaProxy.port = String(port);
-  const db = await openDatabase({
-    url: viaProxy.toString(),
-    dataDir: '',
-    poolMax: 4,
-    pooler: TEST_POOLER,
-  });
+  const { real, db, proxy, port } = await databaseBehindProxy();
   const cut = await startServer(
     { ARBOR_LAST_USED_FLUSH_MS: String(INTERVAL), ARBOR_LAST_USED_RESOLUTION_MS: '0' },
     {
