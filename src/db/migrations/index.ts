@@ -24,6 +24,7 @@ import * as m0024 from './0024-outbox-traceparent.js';
 import * as m0025 from './0025-instant-bounds.js';
 import * as m0026 from './0026-one-pending-request.js';
 import * as m0027 from './0027-budgets.js';
+import * as m0028 from './0028-token-revocations.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -57,4 +58,5 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0025-instant-bounds', m0025],
   ['0026-one-pending-request', m0026],
   ['0027-budgets', m0027],
+  ['0028-token-revocations', m0028],
 ];
