@@ -14,17 +14,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import type { Principal } from '../src/auth/principal.js';
-import { compose, type Arbor } from '../src/compose.js';
-import { loadConfig } from '../src/config.js';
+import type { Arbor } from '../src/compose.js';
 import { parseListRequest } from '../src/core/list-request.js';
-import { ROLE_LIST } from '../src/resources/roles/role.js';
 import { WHO_CAN_LIST } from '../src/resources/access/access.js';
-import { openDatabase, type Database } from '../src/db/connect.js';
+import { openDatabase } from '../src/db/connect.js';
+import { arborOf, callsPerSecond, seedViewer } from './in-process-ab.js';
 import { median } from './load.js';
-
-const ADMIN = 'bench-admin-token-0123456789abcdef';
 
 interface Options {
   seconds: number;
@@ -35,36 +31,6 @@ interface Options {
 
 const CALLS = ['get', 'check', 'who-can'] as const;
 type Call = (typeof CALLS)[number];
-
-async function arborOf(db: Database, on: boolean, dir: string): Promise<Arbor> {
-  const config = loadConfig({
-    ARBOR_ADMIN_TOKEN: ADMIN,
-    DATA_DIR: dir,
-    ARBOR_BUDGETS: on ? 'on' : 'off',
-    // Never refused here: the bench measures what spending costs, not what refusing saves.
-    ARBOR_BUDGET_ACCESS_QUERY: '100000000/3600',
-    ARBOR_BUDGET_ACCESS_QUERY_ORG: '100000000/3600',
-    LOG_LEVEL: 'warn',
-  });
-  return compose(config, { database: db, logger: pino({ level: 'warn' }), audit: false });
-}
-
-async function seed(a: Arbor): Promise<{ identity: string; group: string }> {
-  const admin: Principal = { kind: 'admin' };
-  const s = a.services;
-  const org = await s.groups.create(admin, undefined, { name: `budget-${Date.now()}` });
-  const group = (await s.groups.create(admin, org.uid, { name: 'team' })).uid;
-  const identity = (
-    await s.identities.create(admin, group, {
-      name: 'caller',
-      claimMatch: { issuer: 'https://bench.invalid', subject: 'caller' },
-    })
-  ).uid;
-  const roles = await s.roles.list(admin, parseListRequest({ name: 'viewer' }, ROLE_LIST));
-  const viewer = roles.items.find((r) => !r.uid.includes('/'))!.uid;
-  await s.roleBindings.create(admin, group, { identityUid: identity, roleUid: viewer });
-  return { identity, group };
-}
 
 function callOf(a: Arbor, call: Call, group: string): (p: Principal) => Promise<unknown> {
   const s = a.services;
@@ -80,19 +46,8 @@ function callOf(a: Arbor, call: Call, group: string): (p: Principal) => Promise<
 }
 
 /** Calls per second of `concurrency` closed loops for `seconds`. */
-async function round(a: Arbor, call: Call, who: string, group: string, o: Options) {
-  const f = callOf(a, call, group);
-  const until = Date.now() + o.seconds * 1000;
-  let n = 0;
-  const loop = async () => {
-    while (Date.now() < until) {
-      await f(Object.freeze({ kind: 'identity', uid: who }));
-      n++;
-    }
-  };
-  const t0 = Date.now();
-  await Promise.all(Array.from({ length: o.concurrency }, loop));
-  return (n * 1000) / (Date.now() - t0);
+function round(a: Arbor, call: Call, who: string, group: string, o: Options) {
+  return callsPerSecond(who, o.seconds, o.concurrency, callOf(a, call, group));
 }
 
 /** @returns per call, the median calls per second with the budgets on and off. */
@@ -101,11 +56,18 @@ export async function benchBudgets(o: Options): Promise<Record<Call, { on: numbe
   const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-budgets-'));
   const url = process.env.BUDGETS_PG_URL;
   const db = await openDatabase(url ? { url, dataDir: '' } : { dataDir: 'memory://' });
-  const on = await arborOf(db, true, dir);
-  const off = await arborOf(db, false, dir);
+  // Never refused here: the bench measures what spending costs, not what refusing saves.
+  const budgets = (on: boolean) =>
+    arborOf(db, dir, {
+      ARBOR_BUDGETS: on ? 'on' : 'off',
+      ARBOR_BUDGET_ACCESS_QUERY: '100000000/3600',
+      ARBOR_BUDGET_ACCESS_QUERY_ORG: '100000000/3600',
+    });
+  const on = await budgets(true);
+  const off = await budgets(false);
   const result = {} as Record<Call, { on: number; off: number }>;
   try {
-    const { identity, group } = await seed(on);
+    const { identity, group } = await seedViewer(on, 'budget', 'caller');
     for (const call of CALLS) {
       const warm = { ...o, seconds: Math.min(o.seconds, 1) };
       await round(on, call, identity, group, warm);

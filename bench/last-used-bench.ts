@@ -14,16 +14,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import type { Principal } from '../src/auth/principal.js';
-import { compose, type Arbor } from '../src/compose.js';
-import { loadConfig } from '../src/config.js';
-import { parseListRequest } from '../src/core/list-request.js';
-import { ROLE_LIST } from '../src/resources/roles/role.js';
-import { openDatabase, type Database } from '../src/db/connect.js';
+import type { Arbor } from '../src/compose.js';
+import { openDatabase } from '../src/db/connect.js';
+import { arborOf, callsPerSecond, seedViewer } from './in-process-ab.js';
 import { median } from './load.js';
-
-const ADMIN = 'bench-admin-token-0123456789abcdef';
 
 interface Options {
   seconds: number;
@@ -32,50 +26,13 @@ interface Options {
   log?: (m: string) => void;
 }
 
-/** One Arbor, on or off, over `db`; an org, a group, an identity bound as viewer there. */
-async function arborOf(db: Database, on: boolean, dir: string): Promise<Arbor> {
-  const config = loadConfig({
-    ARBOR_ADMIN_TOKEN: ADMIN,
-    DATA_DIR: dir,
-    ARBOR_LAST_USED: String(on),
-    LOG_LEVEL: 'warn',
-  });
-  return compose(config, { database: db, logger: pino({ level: 'warn' }), audit: false });
-}
-
-async function seed(a: Arbor): Promise<{ identity: string; group: string }> {
-  const admin: Principal = { kind: 'admin' };
-  const s = a.services;
-  const org = await s.groups.create(admin, undefined, { name: `lu-${Date.now()}` });
-  const group = (await s.groups.create(admin, org.uid, { name: 'team' })).uid;
-  const identity = (
-    await s.identities.create(admin, group, {
-      name: 'checker',
-      claimMatch: { issuer: 'https://bench.invalid', subject: 'checker' },
-    })
-  ).uid;
-  const roles = await s.roles.list(admin, parseListRequest({ name: 'viewer' }, ROLE_LIST));
-  const viewer = roles.items.find((r) => !r.uid.includes('/'))!.uid;
-  await s.roleBindings.create(admin, group, { identityUid: identity, roleUid: viewer });
-  return { identity, group };
-}
-
-/** Checks per second of `concurrency` closed loops for `seconds`. */
-async function round(a: Arbor, who: string, group: string, o: Options): Promise<number> {
+/** Checks per second of `concurrency` closed loops for `seconds`; a denial stops the bench. */
+function round(a: Arbor, who: string, group: string, o: Options): Promise<number> {
   const body = { capability: 'groups.list', groupUid: group };
-  const until = Date.now() + o.seconds * 1000;
-  let n = 0;
-  const loop = async () => {
-    while (Date.now() < until) {
-      const p: Principal = Object.freeze({ kind: 'identity', uid: who });
-      const r = await a.services.access.check(p, body);
-      if (!r.allowed) throw new Error('the bench identity was denied');
-      n++;
-    }
-  };
-  const t0 = Date.now();
-  await Promise.all(Array.from({ length: o.concurrency }, loop));
-  return (n * 1000) / (Date.now() - t0);
+  return callsPerSecond(who, o.seconds, o.concurrency, async (p) => {
+    const r = await a.services.access.check(p, body);
+    if (!r.allowed) throw new Error('the bench identity was denied');
+  });
 }
 
 /** @returns the median checks per second, recording on and off, and their ratio. */
@@ -84,10 +41,10 @@ export async function benchLastUsed(o: Options): Promise<{ on: number; off: numb
   const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-lu-'));
   const url = process.env.LAST_USED_PG_URL;
   const db = await openDatabase(url ? { url, dataDir: '' } : { dataDir: 'memory://' });
-  const on = await arborOf(db, true, dir);
-  const off = await arborOf(db, false, dir);
+  const on = await arborOf(db, dir, { ARBOR_LAST_USED: 'true' });
+  const off = await arborOf(db, dir, { ARBOR_LAST_USED: 'false' });
   try {
-    const { identity, group } = await seed(on);
+    const { identity, group } = await seedViewer(on, 'lu', 'checker');
     on.usage!.flusher.start();
     const rates: { on: number[]; off: number[] } = { on: [], off: [] };
     // A warm-up round each (caches, JIT), not counted.
