@@ -2082,6 +2082,32 @@ export interface components {
           | 'subscriptions.delete'
         )[];
       }[];
+      /** @description The identity's scheduled bindings on the group's uid path that the caller may list and that would grant the capability once started (not yet counted), soonest first. Absent when there are none. */
+      pending?: {
+        bindingUid: string;
+        /** @description The role; name and description only where the caller may list it. */
+        role: {
+          uid: string;
+          name: string;
+          description: string;
+        };
+        /** @description The group the binding is bound at. */
+        groupUid: string;
+        /** @description The groups from the bound group down to the asked group, both included. */
+        path: string[];
+        /**
+         * Format: date-time
+         * @description When the binding starts to grant.
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        notBefore: string;
+        /**
+         * Format: date-time
+         * @description When it stops granting; absent: never.
+         * @example 2026-01-31T12:00:00.000Z
+         */
+        expireTime?: string;
+      }[];
       /**
        * @description Present (true) when the answer may leave out bindings: the caller may not list role bindings at the organization's root, so bindings above `countedFrom` are not counted. Decided from the caller's own grants, not from whether anything is left out. Absent: the answer counts every binding on the path.
        * @constant
@@ -3545,6 +3571,8 @@ export interface components {
             };
           }
       )[];
+      /** @description Also answer the proofs: the grants at each delta's group before and after, each once with the capabilities it grants there (default false: none). */
+      explain?: boolean;
       /** @description Deltas per page (default 50; 0 means the default; larger values are taken as 200). */
       pageSize?: number;
       /** @description The nextPageToken of the previous page; bound to the same changes. */
@@ -3562,15 +3590,26 @@ export interface components {
         /** @description Why it is not applied or not permitted; absent when it is both. */
         reason?: string;
       }[];
-      /** @description One page of the delta, by identity uid, capability and group uid. */
+      /** @description One page of the delta, by identity uid, group uid and effect. */
       deltas: {
-        /** @description The identity; its name only where the caller may list it (otherwise empty). */
+        /** @description The identity; its name and path only where the caller may list it (otherwise empty). */
         identity: {
           uid: string;
           name: string;
+          /** @description Its path of names (`acme/platform/ci`), from the top of what the caller may list down to it; empty where it may not list it. */
+          path: string;
+        };
+        /** @description The group at the top of the subtree where the access changes; its name and path only where the caller may list it (otherwise empty). */
+        group: {
+          uid: string;
+          name: string;
+          /** @description Its path of names (`acme/platform/ci`), from the top of what the caller may list down to it; empty where it may not list it. */
+          path: string;
         };
         /** @enum {string} */
-        capability:
+        effect: 'GAIN' | 'LOSE';
+        /** @description The capabilities gained (or lost) there, in order. */
+        capabilities: (
           | 'groups.create'
           | 'groups.update'
           | 'groups.list'
@@ -3616,15 +3655,9 @@ export interface components {
           | 'subscriptions.create'
           | 'subscriptions.update'
           | 'subscriptions.list'
-          | 'subscriptions.delete';
-        /** @description The group at the top of the subtree where the access changes; its name only where the caller may list it (otherwise empty). */
-        group: {
-          uid: string;
-          name: string;
-        };
-        /** @enum {string} */
-        effect: 'GAIN' | 'LOSE';
-        /** @description The grants at `group` before the change set; empty for a GAIN. */
+          | 'subscriptions.delete'
+        )[];
+        /** @description With `explain`: the grants at `group` before the change set, each once; empty for a GAIN and without `explain`. */
         before: {
           /** @description An existing binding; absent for one the change set creates. */
           bindingUid?: string;
@@ -3652,8 +3685,57 @@ export interface components {
            * @example 2026-01-31T12:00:00.000Z
            */
           notBefore?: string;
+          /** @description Which of the delta's capabilities this binding grants at the delta's group. */
+          capabilities: (
+            | 'groups.create'
+            | 'groups.update'
+            | 'groups.list'
+            | 'groups.delete'
+            | 'group_invites.create'
+            | 'group_invites.list'
+            | 'group_invites.delete'
+            | 'roles.create'
+            | 'roles.update'
+            | 'roles.list'
+            | 'roles.delete'
+            | 'role_bindings.create'
+            | 'role_bindings.update'
+            | 'role_bindings.list'
+            | 'role_bindings.delete'
+            | 'account_associations.create'
+            | 'account_associations.update'
+            | 'account_associations.list'
+            | 'account_associations.delete'
+            | 'identity.create'
+            | 'identity.update'
+            | 'identity.list'
+            | 'identity.delete'
+            | 'identity_providers.create'
+            | 'identity_providers.update'
+            | 'identity_providers.list'
+            | 'identity_providers.delete'
+            | 'repo.create'
+            | 'repo.update'
+            | 'repo.list'
+            | 'repo.delete'
+            | 'repo.blobs.get'
+            | 'tag.create'
+            | 'tag.update'
+            | 'tag.list'
+            | 'tag.delete'
+            | 'manifest.create'
+            | 'manifest.update'
+            | 'manifest.list'
+            | 'manifest.delete'
+            | 'advisories.list'
+            | 'audit.list'
+            | 'subscriptions.create'
+            | 'subscriptions.update'
+            | 'subscriptions.list'
+            | 'subscriptions.delete'
+          )[];
         }[];
-        /** @description The grants at `group` after the change set; empty for a LOSE. */
+        /** @description With `explain`: the grants at `group` after the change set, each once; empty for a LOSE and without `explain`. */
         after: {
           /** @description An existing binding; absent for one the change set creates. */
           bindingUid?: string;
@@ -3681,13 +3763,112 @@ export interface components {
            * @example 2026-01-31T12:00:00.000Z
            */
           notBefore?: string;
+          /** @description Which of the delta's capabilities this binding grants at the delta's group. */
+          capabilities: (
+            | 'groups.create'
+            | 'groups.update'
+            | 'groups.list'
+            | 'groups.delete'
+            | 'group_invites.create'
+            | 'group_invites.list'
+            | 'group_invites.delete'
+            | 'roles.create'
+            | 'roles.update'
+            | 'roles.list'
+            | 'roles.delete'
+            | 'role_bindings.create'
+            | 'role_bindings.update'
+            | 'role_bindings.list'
+            | 'role_bindings.delete'
+            | 'account_associations.create'
+            | 'account_associations.update'
+            | 'account_associations.list'
+            | 'account_associations.delete'
+            | 'identity.create'
+            | 'identity.update'
+            | 'identity.list'
+            | 'identity.delete'
+            | 'identity_providers.create'
+            | 'identity_providers.update'
+            | 'identity_providers.list'
+            | 'identity_providers.delete'
+            | 'repo.create'
+            | 'repo.update'
+            | 'repo.list'
+            | 'repo.delete'
+            | 'repo.blobs.get'
+            | 'tag.create'
+            | 'tag.update'
+            | 'tag.list'
+            | 'tag.delete'
+            | 'manifest.create'
+            | 'manifest.update'
+            | 'manifest.list'
+            | 'manifest.delete'
+            | 'advisories.list'
+            | 'audit.list'
+            | 'subscriptions.create'
+            | 'subscriptions.update'
+            | 'subscriptions.list'
+            | 'subscriptions.delete'
+          )[];
         }[];
-        /** @description Groups strictly below `group` where the capability does not change, because another grant bound there holds it before and after (the tops only). */
-        unchangedBelow: string[];
+        /** @description Groups strictly below `group` where some of the capabilities do not change, because another grant bound there holds them before and after (the tops only), each with those capabilities. */
+        unchangedBelow: {
+          groupUid: string;
+          capabilities: (
+            | 'groups.create'
+            | 'groups.update'
+            | 'groups.list'
+            | 'groups.delete'
+            | 'group_invites.create'
+            | 'group_invites.list'
+            | 'group_invites.delete'
+            | 'roles.create'
+            | 'roles.update'
+            | 'roles.list'
+            | 'roles.delete'
+            | 'role_bindings.create'
+            | 'role_bindings.update'
+            | 'role_bindings.list'
+            | 'role_bindings.delete'
+            | 'account_associations.create'
+            | 'account_associations.update'
+            | 'account_associations.list'
+            | 'account_associations.delete'
+            | 'identity.create'
+            | 'identity.update'
+            | 'identity.list'
+            | 'identity.delete'
+            | 'identity_providers.create'
+            | 'identity_providers.update'
+            | 'identity_providers.list'
+            | 'identity_providers.delete'
+            | 'repo.create'
+            | 'repo.update'
+            | 'repo.list'
+            | 'repo.delete'
+            | 'repo.blobs.get'
+            | 'tag.create'
+            | 'tag.update'
+            | 'tag.list'
+            | 'tag.delete'
+            | 'manifest.create'
+            | 'manifest.update'
+            | 'manifest.list'
+            | 'manifest.delete'
+            | 'advisories.list'
+            | 'audit.list'
+            | 'subscriptions.create'
+            | 'subscriptions.update'
+            | 'subscriptions.list'
+            | 'subscriptions.delete'
+          )[];
+        }[];
       }[];
       /** @description The next page, if any. */
       nextPageToken?: string;
-      /** @description How many deltas in all (an int64 as a string). */
+      /** @description How many entries in all (an int64 as a string). */
       totalCount: string;
     };
     /** @description A google.rpc.Status: the body of every error answer. */

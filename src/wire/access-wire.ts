@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { CAPABILITIES } from '../auth/capabilities.js';
-import type { CheckResult, GrantProof, GroupAccess, Holder } from '../resources/access/access.js';
+import type {
+  CheckResult,
+  GrantProof,
+  GroupAccess,
+  Holder,
+  PendingGrant,
+} from '../resources/access/access.js';
 import type { TokenTestAnswer } from '../resources/sts/token-tester.js';
+import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
 const capability = z.enum(CAPABILITIES);
@@ -56,6 +63,20 @@ export const heldBindingSchema = z
       'the asked capability.',
   });
 
+const pendingGrantSchema = z
+  .object({
+    ...grantProofSchema.shape,
+    notBefore: timestampSchema.meta({ description: 'When the binding starts to grant.' }),
+    expireTime: timestampSchema
+      .optional()
+      .meta({ description: 'When it stops granting; absent: never.' }),
+  })
+  .meta({
+    description:
+      'A scheduled role binding that has not started: it would grant the asked capability ' +
+      'at the asked group from notBefore.',
+  });
+
 export const checkResultSchema = z
   .object({
     identityUid: uidSchema,
@@ -71,6 +92,15 @@ export const checkResultSchema = z
         'caller may list (as who-can counts them), nearest the group first, none of which ' +
         'grants the capability. Empty when allowed.',
     }),
+    pending: z
+      .array(pendingGrantSchema)
+      .optional()
+      .meta({
+        description:
+          "The identity's scheduled bindings on the group's uid path that the caller may " +
+          'list and that would grant the capability once started (not yet counted), soonest ' +
+          'first. Absent when there are none.',
+      }),
     ...coverageShape,
   })
   .meta({
@@ -101,11 +131,19 @@ export const groupAccessSchema = z
 
 const proof = (g: GrantProof) => ({ ...g, role: { ...g.role }, path: [...g.path] });
 
+const pendingGrant = (g: PendingGrant) => ({
+  ...proof(g),
+  notBefore: ts(g.notBefore),
+  ...(g.expireTime ? { expireTime: ts(g.expireTime) } : {}),
+});
+
 export function checkResultV2(r: CheckResult): z.output<typeof checkResultSchema> {
+  const { pending, ...rest } = r;
   return {
-    ...r,
+    ...rest,
     grants: r.grants.map(proof),
     nearest: r.nearest.map((h) => ({ ...proof(h), roleCapabilities: [...h.roleCapabilities] })),
+    ...(pending ? { pending: pending.map(pendingGrant) } : {}),
   };
 }
 

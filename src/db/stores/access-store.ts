@@ -23,7 +23,7 @@ export interface BindingRow {
   role_name: string;
   role_description: string;
   capabilities: unknown;
-  /** Only where a query selects it (bindingsOf, whose answer a cache may keep). */
+  /** Only where a query selects it (bindingsOf, whose answer a cache may keep; checkFacts). */
   expire_time?: Date | null;
   not_before?: Date | null;
 }
@@ -60,20 +60,22 @@ async function rows(tx: Tx, sql: string, params: string[]): Promise<BindingGrant
 
 /**
  * Everything one check reads, in one round trip: whether the group and the identity exist,
- * and the identity's live bindings at the group or above it (`starts_with`: the asked
- * group lies below the binding's). Prepared, like the authorizer's grants query.
+ * and the identity's unexpired bindings at the group or above it (`starts_with`: the asked
+ * group lies below the binding's), scheduled ones included so that a denial can say which
+ * would grant once started. Prepared, like the authorizer's grants query.
  */
 const CHECK = new Statement(
   `WITH q AS (SELECT $1::text AS grp, $2::text AS who)
    SELECT EXISTS (SELECT 1 FROM groups g WHERE g.uid = q.grp) AS group_exists,
           EXISTS (SELECT 1 FROM identities i WHERE i.uid = q.who) AS identity_exists,
           b.uid, b.parent_uid, b.identity_uid, b.role_uid, b.role_name, b.role_description,
-          b.capabilities
+          b.capabilities, b.expire_time, b.not_before
      FROM q LEFT JOIN LATERAL (
        SELECT rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
-              r.name AS role_name, r.description AS role_description, r.capabilities
+              r.name AS role_name, r.description AS role_description, r.capabilities,
+              rb.expire_time, rb.not_before
          FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
-        WHERE rb.identity_uid = q.who AND ${LIVE}
+        WHERE rb.identity_uid = q.who AND ${UNEXPIRED}
           AND (rb.parent_uid = q.grp OR starts_with(q.grp, rb.parent_uid || '/'))
      ) b ON true
     ORDER BY b.uid`,

@@ -23,6 +23,7 @@ import {
   type GroupAccess,
   type HeldBinding,
   type Holder,
+  type PendingGrant,
 } from './access.js';
 import { batchCheckSchema, capabilitySchema, checkSchema, plainCheck } from './access-input.js';
 import type { AccessStore, BindingGrant, SeenBy } from './access-store.js';
@@ -305,7 +306,8 @@ export class AccessService {
         throw notFound(GROUP_TYPE, t.groupUid);
     const held = new Map<string, BindingGrant[]>();
     const existing = await this.d.uow.read(async (tx) => {
-      for (const uid of identities) held.set(uid, live(await this.d.access.bindingsOf(tx, uid)));
+      // Unexpired, scheduled ones included: `answer` keeps the live ones as the grants.
+      for (const uid of identities) held.set(uid, await this.d.access.bindingsOf(tx, uid));
       return this.d.access.existingGroups(tx, [...listable.keys()]);
     });
     // A group that is gone is NOT_FOUND, as its Get is, to whoever may list groups there.
@@ -327,17 +329,20 @@ export class AccessService {
   }
 
   /**
-   * One check's answer from the identity's bindings on the group's path: the granting ones
-   * as proofs; when none grants, the rest as the reason, nearest first. Both only of the
-   * bindings that count for the caller (`counted`), so a denial names no binding the caller
-   * could not list, and a role's capabilities only where it may list the role.
+   * One check's answer from the identity's unexpired bindings on the group's path: the live
+   * granting ones as proofs; when none grants, the rest of the live ones as the reason,
+   * nearest first; and the scheduled ones that would grant once started (`pending`). All
+   * only of the bindings that count for the caller (`counted`), so an answer names no
+   * binding the caller could not list, and a role's capabilities only where it may list it.
    */
   private async answer(
     p: Principal,
     t: Required<CheckRequest>,
-    onPath: BindingGrant[],
+    unexpired: BindingGrant[],
   ): Promise<CheckResult> {
-    const seen = await this.counted(p, onPath);
+    const now = Date.now();
+    const counted = await this.counted(p, unexpired);
+    const seen = counted.filter((b) => isLive(b, now));
     const granting = seen.filter((b) => b.capabilities.includes(t.capability));
     const grants = await this.proofs(p, granting, t.groupUid);
     const nearest: HeldBinding[] = [];
@@ -349,6 +354,7 @@ export class AccessService {
         nearest.push({ ...proof, roleCapabilities: visible ? sorted(b.capabilities) : [] });
       }
     }
+    const pending = await this.pendingGrants(p, counted, t, now);
     return {
       identityUid: t.identityUid,
       capability: t.capability,
@@ -356,9 +362,32 @@ export class AccessService {
       allowed: grants.length > 0,
       grants,
       nearest,
+      ...(pending.length > 0 ? { pending } : {}),
       // An identity's own bindings all count when it asks about itself: whole.
       ...(this.isSelf(p, t.identityUid) ? {} : await this.coverage(p, t.groupUid)),
     };
+  }
+
+  /** Those of `counted` not started at `now` that would grant `t`, soonest first. */
+  private async pendingGrants(
+    p: Principal,
+    counted: BindingGrant[],
+    t: Required<CheckRequest>,
+    now: number,
+  ): Promise<PendingGrant[]> {
+    const later = counted
+      .filter((b) => b.startsAt !== undefined && b.startsAt > now)
+      .filter((b) => b.capabilities.includes(t.capability))
+      .sort((x, y) => x.startsAt! - y.startsAt! || (x.uid < y.uid ? -1 : 1));
+    const proofs = await this.proofs(p, later, t.groupUid, false);
+    return proofs.map((proof, i) => {
+      const b = later[i] as BindingGrant;
+      return {
+        ...proof,
+        notBefore: new Date(b.startsAt!),
+        ...(b.expiresAt !== undefined ? { expireTime: new Date(b.expiresAt) } : {}),
+      };
+    });
   }
 
   private isSelf(p: Principal, identityUid: string): boolean {

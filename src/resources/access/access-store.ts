@@ -33,7 +33,10 @@ export interface SeenBy {
 export interface CheckFacts {
   groupExists: boolean;
   identityExists: boolean;
-  /** The identity's live bindings at the group or above it, by uid. */
+  /**
+   * The identity's unexpired bindings at the group or above it, by uid: scheduled ones (not
+   * started) included, which grant nothing yet; readers keep those `isLive` now.
+   */
   bindings: BindingGrant[];
 }
 

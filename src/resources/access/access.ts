@@ -22,6 +22,17 @@ export interface HeldBinding extends GrantProof {
 }
 
 /**
+ * A scheduled binding that has not started: it would grant what was asked from `notBefore`
+ * (a check answers from the bindings that grant now, so it is not among the proofs).
+ */
+export interface PendingGrant extends GrantProof {
+  /** When it starts to grant. */
+  notBefore: Date;
+  /** When it stops; absent: never. */
+  expireTime?: Date;
+}
+
+/**
  * How much of the asked group's path an answer counts. An answer counts only the bindings
  * the caller may list; where its `role_bindings.list` does not reach the organization's
  * root, bindings above what it reaches are left out, and the answer says so: `partial`,
@@ -55,6 +66,11 @@ export interface CheckResult extends Coverage {
    * Empty when allowed.
    */
   nearest: HeldBinding[];
+  /**
+   * The identity's scheduled bindings on the path that the caller may list (as `nearest`)
+   * and that would grant the capability once started, soonest first. Absent when none.
+   */
+  pending?: PendingGrant[];
 }
 
 /** An identity that holds the asked capability at the asked group. */

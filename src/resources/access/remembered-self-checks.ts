@@ -98,17 +98,21 @@ export class RememberedSelfChecks {
     const facts: CheckFacts = {
       groupExists: group.value !== undefined,
       identityExists: true,
-      bindings: held.value.filter((b) => isLive(b, now) && isSelfOrBelow(b.groupUid, groupUid)),
+      // Unexpired, as the store reads them: the answer tells the scheduled ones apart.
+      bindings: held.value.filter(
+        (b) => isLive({ expiresAt: b.expiresAt }, now) && isSelfOrBelow(b.groupUid, groupUid),
+      ),
     };
     const until = nextChange(held.value, now);
     return {
       facts,
       keep: (result) => {
         // Kept only when the answer follows from the facts alone: not of a group that is
-        // gone (who may list it decides), nor naming a custom role (whether the caller may
-        // list it decides, and the grants that say so may come from another cache).
-        if (!facts.groupExists || !result.grants.every((g) => isBuiltInRole(g.role.uid)))
-          return result;
+        // gone (who may list it decides), nor naming a custom role in its grants or pending
+        // bindings (whether the caller may list it decides, and the grants that say so may
+        // come from another cache).
+        const named = [...result.grants, ...(result.pending ?? [])];
+        if (!facts.groupExists || !named.every((g) => isBuiltInRole(g.role.uid))) return result;
         this.#answers.set(key, { held: held.value, group, until, result: Object.freeze(result) });
         return result;
       },

@@ -21,7 +21,7 @@ import type { JsonObject, Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_access: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkInQKCkdyYW50UHJvb2YSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCSKQAQoLSGVsZEJpbmRpbmcSEwoLYmluZGluZ191aWQYASABKAkSMAoEcm9sZRgCIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIRCglncm91cF91aWQYAyABKAkSDAoEcGF0aBgEIAMoCRIZChFyb2xlX2NhcGFiaWxpdGllcxgFIAMoCSKPAgoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhIKCmNhcGFiaWxpdHkYAiABKAkSEQoJZ3JvdXBfdWlkGAMgASgJEg8KB2FsbG93ZWQYBCABKAgSLQoGZ3JhbnRzGAUgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZhIvCgduZWFyZXN0GAYgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuSGVsZEJpbmRpbmcSFAoHcGFydGlhbBgHIAEoCEgAiAEBEhkKDGNvdW50ZWRfZnJvbRgIIAEoCUgBiAEBQgoKCF9wYXJ0aWFsQg8KDV9jb3VudGVkX2Zyb20iUAoXQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QSNQoGY2hlY2tzGAEgAygLMiUuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXF1ZXN0IlEKGEJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRI1CgdyZXN1bHRzGAEgAygLMiQuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXN1bHQieQoNV2hvQ2FuUmVxdWVzdBINCgVncm91cBgBIAEoCRISCgpjYXBhYmlsaXR5GAIgASgJEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAUiUwoMQWNjZXNzSG9sZGVyEhQKDGlkZW50aXR5X3VpZBgBIAEoCRItCgZncmFudHMYAiADKAsyHS5hcmJvci5pYW0udjJiZXRhMS5HcmFudFByb29mItIBCg5XaG9DYW5SZXNwb25zZRIzCgppZGVudGl0aWVzGAEgAygLMh8uYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzSG9sZGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFEhQKB3BhcnRpYWwYBSABKAhIAIgBARIZCgxjb3VudGVkX2Zyb20YBiABKAlIAYgBAUIKCghfcGFydGlhbEIPCg1fY291bnRlZF9mcm9tInsKDldoYXRDYW5SZXF1ZXN0EhUKCGlkZW50aXR5GAEgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUILCglfaWRlbnRpdHkiUgoJQm91bmRSb2xlEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUi1AEKC0dyb3VwQWNjZXNzEhEKCWdyb3VwX3VpZBgBIAEoCRIuCghiaW5kaW5ncxgCIAMoCzIcLmFyYm9yLmlhbS52MmJldGExLkJvdW5kUm9sZRIUCgxjYXBhYmlsaXRpZXMYAyADKAkSHgoWZWZmZWN0aXZlX2NhcGFiaWxpdGllcxgEIAMoCRIUCgdwYXJ0aWFsGAUgASgISACIAQESGQoMY291bnRlZF9mcm9tGAYgASgJSAGIAQFCCgoIX3BhcnRpYWxCDwoNX2NvdW50ZWRfZnJvbSKiAQoPV2hhdENhblJlc3BvbnNlEi4KBmdyb3VwcxgBIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwQWNjZXNzEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFEhQKB3BhcnRpYWwYBSABKAhIAIgBAUIKCghfcGFydGlhbCLWAQoQVGVzdFRva2VuUmVxdWVzdBIPCgV0b2tlbhgBIAEoCUgAEikKBmNsYWltcxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIABIWCgxpZGVudGl0eV91aWQYAyABKAlIARI0CgtjbGFpbV9tYXRjaBgEIAEoCzIdLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2hIARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCUIHCgVpbnB1dEIICgZ0YXJnZXQiPQoLVG9rZW5DbGF1c2USDgoGY2xhdXNlGAEgASgJEg4KBnBhc3NlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkimwEKD1Rva2VuVGVzdFJlc3VsdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARIVCg1pZGVudGl0eV9uYW1lGAIgASgJEhQKDHdvdWxkX2Fzc3VtZRgDIAEoCBIvCgdjbGF1c2VzGAQgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5DbGF1c2VCDwoNX2lkZW50aXR5X3VpZCJhChFUZXN0VG9rZW5SZXNwb25zZRIzCgdyZXN1bHRzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5UZXN0UmVzdWx0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLbAQoUU2ltdWxhdGVkUm9sZUJpbmRpbmcSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGlkZW50aXR5X3VpZBgCIAEoCRIQCghyb2xlX3VpZBgDIAEoCRI0CgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIzCgpub3RfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg4KDF9leHBpcmVfdGltZUINCgtfbm90X2JlZm9yZSIeCg9TaW11bGF0ZWREZWxldGUSCwoDdWlkGAEgASgJIjgKE1NpbXVsYXRlZFJvbGVVcGRhdGUSCwoDdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLgAgoPU2ltdWxhdGVkQ2hhbmdlEkYKE2NyZWF0ZV9yb2xlX2JpbmRpbmcYASABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRSb2xlQmluZGluZ0gAEkEKE2RlbGV0ZV9yb2xlX2JpbmRpbmcYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI9Cgt1cGRhdGVfcm9sZRgDIAEoCzImLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVVcGRhdGVIABI9Cg9kZWxldGVfaWRlbnRpdHkYBCABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI6CgxkZWxldGVfZ3JvdXAYBSABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIAEIICgZjaGFuZ2UicwoVU2ltdWxhdGVBY2Nlc3NSZXF1ZXN0EjMKB2NoYW5nZXMYASADKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRDaGFuZ2USEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkiYgoNQ2hhbmdlVmVyZGljdBINCgVpbmRleBgBIAEoBRIPCgdhcHBsaWVkGAIgASgIEhEKCXBlcm1pdHRlZBgDIAEoCBITCgZyZWFzb24YBCABKAlIAIgBAUIJCgdfcmVhc29uIsMCCg5TaW11bGF0ZWRHcmFudBIYCgtiaW5kaW5nX3VpZBgBIAEoCUgAiAEBEhkKDGNoYW5nZV9pbmRleBgCIAEoBUgBiAEBEjAKBHJvbGUYAyABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAQgASgJEgwKBHBhdGgYBSADKAkSNAoLZXhwaXJlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESMwoKbm90X2JlZm9yZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBAUIOCgxfYmluZGluZ191aWRCDwoNX2NoYW5nZV9pbmRleEIOCgxfZXhwaXJlX3RpbWVCDQoLX25vdF9iZWZvcmUiJQoITmFtZWRSZWYSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkiigIKC0FjY2Vzc0RlbHRhEi0KCGlkZW50aXR5GAEgASgLMhsuYXJib3IuaWFtLnYyYmV0YTEuTmFtZWRSZWYSEgoKY2FwYWJpbGl0eRgCIAEoCRIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhcKD3VuY2hhbmdlZF9iZWxvdxgHIAMoCSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMitgEKE1VudXNlZEFjY2Vzc1JlcXVlc3QSEgoFZ3JvdXAYASABKAlIAIgBARITCgZ3aW5kb3cYAiABKAlIAYgBARIRCgRraW5kGAMgASgJSAKIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIICgZfZ3JvdXBCCQoHX3dpbmRvd0IHCgVfa2luZCLvAgoTVW51c2VkQWNjZXNzRmluZGluZxIMCgRraW5kGAEgASgJEgsKA3VpZBgCIAEoCRIWCglncm91cF91aWQYAyABKAlIAIgBARIUCgxpZGVudGl0eV91aWQYBCABKAkSFQoIcm9sZV91aWQYBSABKAlIAYgBARIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF91c2VkX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9leHBpcmVfYmluZGluZ3MYCSADKAkSLgoKbm90X2JlZm9yZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDAoKX2dyb3VwX3VpZEILCglfcm9sZV91aWQijwEKFFVudXNlZEFjY2Vzc1Jlc3BvbnNlEjgKCGZpbmRpbmdzGAEgAygLMiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzRmluZGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBTKZBQoNQWNjZXNzU2VydmljZRJaCgtDaGVja0FjY2VzcxIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdBokLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0EmsKEEJhdGNoQ2hlY2tBY2Nlc3MSKi5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRJNCgZXaG9DYW4SIC5hcmJvci5pYW0udjJiZXRhMS5XaG9DYW5SZXF1ZXN0GiEuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVzcG9uc2USUAoHV2hhdENhbhIhLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXF1ZXN0GiIuYXJib3IuaWFtLnYyYmV0YTEuV2hhdENhblJlc3BvbnNlElYKCVRlc3RUb2tlbhIjLmFyYm9yLmlhbS52MmJldGExLlRlc3RUb2tlblJlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXNwb25zZRJlCg5TaW11bGF0ZUFjY2VzcxIoLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVxdWVzdBopLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVzcG9uc2USXwoMVW51c2VkQWNjZXNzEiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzUmVxdWVzdBonLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
+    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkIsIBCgpHcmFudFByb29mEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGgi3gEKC0hlbGRCaW5kaW5nEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSGQoRcm9sZV9jYXBhYmlsaXRpZXMYBSADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGgi1wEKDFBlbmRpbmdHcmFudBITCgtiaW5kaW5nX3VpZBgBIAEoCRIwCgRyb2xlGAIgASgLMiIuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdSb2xlEhEKCWdyb3VwX3VpZBgDIAEoCRIMCgRwYXRoGAQgAygJEi4KCm5vdF9iZWZvcmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKXAwoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhoKDWlkZW50aXR5X3BhdGgYFCABKAlIAIgBARIXCgpncm91cF9wYXRoGBUgASgJSAGIAQESEgoKY2FwYWJpbGl0eRgCIAEoCRIRCglncm91cF91aWQYAyABKAkSDwoHYWxsb3dlZBgEIAEoCBItCgZncmFudHMYBSADKAsyHS5hcmJvci5pYW0udjJiZXRhMS5HcmFudFByb29mEi8KB25lYXJlc3QYBiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5IZWxkQmluZGluZxIUCgdwYXJ0aWFsGAcgASgISAKIAQESGQoMY291bnRlZF9mcm9tGAggASgJSAOIAQESMAoHcGVuZGluZxgJIAMoCzIfLmFyYm9yLmlhbS52MmJldGExLlBlbmRpbmdHcmFudEIQCg5faWRlbnRpdHlfcGF0aEINCgtfZ3JvdXBfcGF0aEIKCghfcGFydGlhbEIPCg1fY291bnRlZF9mcm9tIlAKF0JhdGNoQ2hlY2tBY2Nlc3NSZXF1ZXN0EjUKBmNoZWNrcxgBIAMoCzIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdCJRChhCYXRjaENoZWNrQWNjZXNzUmVzcG9uc2USNQoHcmVzdWx0cxgBIAMoCzIkLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0InkKDVdob0NhblJlcXVlc3QSDQoFZ3JvdXAYASABKAkSEgoKY2FwYWJpbGl0eRgCIAEoCRIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFIoEBCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YSGgoNaWRlbnRpdHlfcGF0aBgUIAEoCUgAiAEBQhAKDl9pZGVudGl0eV9wYXRoItIBCg5XaG9DYW5SZXNwb25zZRIzCgppZGVudGl0aWVzGAEgAygLMh8uYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzSG9sZGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFEhQKB3BhcnRpYWwYBSABKAhIAIgBARIZCgxjb3VudGVkX2Zyb20YBiABKAlIAYgBAUIKCghfcGFydGlhbEIPCg1fY291bnRlZF9mcm9tInsKDldoYXRDYW5SZXF1ZXN0EhUKCGlkZW50aXR5GAEgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUILCglfaWRlbnRpdHkieAoJQm91bmRSb2xlEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSFgoJcm9sZV9wYXRoGBQgASgJSACIAQFCDAoKX3JvbGVfcGF0aCL8AQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJEhQKB3BhcnRpYWwYBSABKAhIAIgBARIZCgxjb3VudGVkX2Zyb20YBiABKAlIAYgBARIXCgpncm91cF9wYXRoGBQgASgJSAKIAQFCCgoIX3BhcnRpYWxCDwoNX2NvdW50ZWRfZnJvbUINCgtfZ3JvdXBfcGF0aCKiAQoPV2hhdENhblJlc3BvbnNlEi4KBmdyb3VwcxgBIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwQWNjZXNzEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFEhQKB3BhcnRpYWwYBSABKAhIAIgBAUIKCghfcGFydGlhbCLWAQoQVGVzdFRva2VuUmVxdWVzdBIPCgV0b2tlbhgBIAEoCUgAEikKBmNsYWltcxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIABIWCgxpZGVudGl0eV91aWQYAyABKAlIARI0CgtjbGFpbV9tYXRjaBgEIAEoCzIdLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2hIARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCUIHCgVpbnB1dEIICgZ0YXJnZXQiPQoLVG9rZW5DbGF1c2USDgoGY2xhdXNlGAEgASgJEg4KBnBhc3NlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkimwEKD1Rva2VuVGVzdFJlc3VsdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARIVCg1pZGVudGl0eV9uYW1lGAIgASgJEhQKDHdvdWxkX2Fzc3VtZRgDIAEoCBIvCgdjbGF1c2VzGAQgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5DbGF1c2VCDwoNX2lkZW50aXR5X3VpZCJhChFUZXN0VG9rZW5SZXNwb25zZRIzCgdyZXN1bHRzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5UZXN0UmVzdWx0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLbAQoUU2ltdWxhdGVkUm9sZUJpbmRpbmcSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGlkZW50aXR5X3VpZBgCIAEoCRIQCghyb2xlX3VpZBgDIAEoCRI0CgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIzCgpub3RfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg4KDF9leHBpcmVfdGltZUINCgtfbm90X2JlZm9yZSIeCg9TaW11bGF0ZWREZWxldGUSCwoDdWlkGAEgASgJIjgKE1NpbXVsYXRlZFJvbGVVcGRhdGUSCwoDdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLgAgoPU2ltdWxhdGVkQ2hhbmdlEkYKE2NyZWF0ZV9yb2xlX2JpbmRpbmcYASABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRSb2xlQmluZGluZ0gAEkEKE2RlbGV0ZV9yb2xlX2JpbmRpbmcYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI9Cgt1cGRhdGVfcm9sZRgDIAEoCzImLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVVcGRhdGVIABI9Cg9kZWxldGVfaWRlbnRpdHkYBCABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI6CgxkZWxldGVfZ3JvdXAYBSABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIAEIICgZjaGFuZ2UihAEKFVNpbXVsYXRlQWNjZXNzUmVxdWVzdBIzCgdjaGFuZ2VzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkQ2hhbmdlEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEg8KB2V4cGxhaW4YDCABKAgiYgoNQ2hhbmdlVmVyZGljdBINCgVpbmRleBgBIAEoBRIPCgdhcHBsaWVkGAIgASgIEhEKCXBlcm1pdHRlZBgDIAEoCBITCgZyZWFzb24YBCABKAlIAIgBAUIJCgdfcmVhc29uItkCCg5TaW11bGF0ZWRHcmFudBIYCgtiaW5kaW5nX3VpZBgBIAEoCUgAiAEBEhkKDGNoYW5nZV9pbmRleBgCIAEoBUgBiAEBEjAKBHJvbGUYAyABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAQgASgJEgwKBHBhdGgYBSADKAkSNAoLZXhwaXJlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESMwoKbm90X2JlZm9yZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBARIUCgxjYXBhYmlsaXRpZXMYCCADKAlCDgoMX2JpbmRpbmdfdWlkQg8KDV9jaGFuZ2VfaW5kZXhCDgoMX2V4cGlyZV90aW1lQg0KC19ub3RfYmVmb3JlIjMKCE5hbWVkUmVmEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBhdGgYAyABKAkiOQoOVW5jaGFuZ2VkQmVsb3cSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLHAgoLQWNjZXNzRGVsdGESLQoIaWRlbnRpdHkYASABKAsyGy5hcmJvci5pYW0udjJiZXRhMS5OYW1lZFJlZhIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhQKDGNhcGFiaWxpdGllcxgIIAMoCRI6Cg91bmNoYW5nZWRfYmVsb3cYCSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5VbmNoYW5nZWRCZWxvd0oECAIQA0oECAcQCFIKY2FwYWJpbGl0eSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMitgEKE1VudXNlZEFjY2Vzc1JlcXVlc3QSEgoFZ3JvdXAYASABKAlIAIgBARITCgZ3aW5kb3cYAiABKAlIAYgBARIRCgRraW5kGAMgASgJSAKIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIICgZfZ3JvdXBCCQoHX3dpbmRvd0IHCgVfa2luZCLvAgoTVW51c2VkQWNjZXNzRmluZGluZxIMCgRraW5kGAEgASgJEgsKA3VpZBgCIAEoCRIWCglncm91cF91aWQYAyABKAlIAIgBARIUCgxpZGVudGl0eV91aWQYBCABKAkSFQoIcm9sZV91aWQYBSABKAlIAYgBARIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF91c2VkX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9leHBpcmVfYmluZGluZ3MYCSADKAkSLgoKbm90X2JlZm9yZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDAoKX2dyb3VwX3VpZEILCglfcm9sZV91aWQijwEKFFVudXNlZEFjY2Vzc1Jlc3BvbnNlEjgKCGZpbmRpbmdzGAEgAygLMiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzRmluZGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBTKZBQoNQWNjZXNzU2VydmljZRJaCgtDaGVja0FjY2VzcxIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdBokLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0EmsKEEJhdGNoQ2hlY2tBY2Nlc3MSKi5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRJNCgZXaG9DYW4SIC5hcmJvci5pYW0udjJiZXRhMS5XaG9DYW5SZXF1ZXN0GiEuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVzcG9uc2USUAoHV2hhdENhbhIhLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXF1ZXN0GiIuYXJib3IuaWFtLnYyYmV0YTEuV2hhdENhblJlc3BvbnNlElYKCVRlc3RUb2tlbhIjLmFyYm9yLmlhbS52MmJldGExLlRlc3RUb2tlblJlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXNwb25zZRJlCg5TaW11bGF0ZUFjY2VzcxIoLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVxdWVzdBopLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVzcG9uc2USXwoMVW51c2VkQWNjZXNzEiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzUmVxdWVzdBonLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
     [
       file_arbor_iam_v2beta1_identities,
       file_arbor_iam_v2beta1_role_bindings,
@@ -89,6 +89,19 @@ export type GrantProof = Message<'arbor.iam.v2beta1.GrantProof'> & {
    * @generated from field: repeated string path = 4;
    */
   path: string[];
+
+  /**
+   * Paths of names (`acme/platform/ci`) from where the caller's view of the tree starts;
+   * absent where the caller may not see what the uid names.
+   *
+   * @generated from field: optional string group_path = 20;
+   */
+  groupPath?: string | undefined;
+
+  /**
+   * @generated from field: optional string role_path = 21;
+   */
+  rolePath?: string | undefined;
 };
 
 /**
@@ -136,6 +149,19 @@ export type HeldBinding = Message<'arbor.iam.v2beta1.HeldBinding'> & {
    * @generated from field: repeated string role_capabilities = 5;
    */
   roleCapabilities: string[];
+
+  /**
+   * Paths of names (`acme/platform/ci`) from where the caller's view of the tree starts;
+   * absent where the caller may not see what the uid names.
+   *
+   * @generated from field: optional string group_path = 20;
+   */
+  groupPath?: string | undefined;
+
+  /**
+   * @generated from field: optional string role_path = 21;
+   */
+  rolePath?: string | undefined;
 };
 
 /**
@@ -147,6 +173,60 @@ export const HeldBindingSchema: GenMessage<HeldBinding> =
   messageDesc(file_arbor_iam_v2beta1_access, 2);
 
 /**
+ * A scheduled role binding that has not started: it would grant the asked capability at
+ * the asked group from not_before.
+ *
+ * @generated from message arbor.iam.v2beta1.PendingGrant
+ */
+export type PendingGrant = Message<'arbor.iam.v2beta1.PendingGrant'> & {
+  /**
+   * @generated from field: string binding_uid = 1;
+   */
+  bindingUid: string;
+
+  /**
+   * @generated from field: arbor.iam.v2beta1.RoleBindingRole role = 2;
+   */
+  role?: RoleBindingRole | undefined;
+
+  /**
+   * The group the binding is bound at.
+   *
+   * @generated from field: string group_uid = 3;
+   */
+  groupUid: string;
+
+  /**
+   * From group_uid down to the asked group, both included.
+   *
+   * @generated from field: repeated string path = 4;
+   */
+  path: string[];
+
+  /**
+   * When it starts to grant.
+   *
+   * @generated from field: google.protobuf.Timestamp not_before = 5;
+   */
+  notBefore?: Timestamp | undefined;
+
+  /**
+   * When it stops granting; absent: never.
+   *
+   * @generated from field: google.protobuf.Timestamp expire_time = 6;
+   */
+  expireTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.PendingGrant.
+ * Use `create(PendingGrantSchema)` to create a new message.
+ */
+export const PendingGrantSchema: GenMessage<PendingGrant> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 3);
+
+/**
  * @generated from message arbor.iam.v2beta1.CheckAccessResult
  */
 export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> & {
@@ -154,6 +234,19 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
    * @generated from field: string identity_uid = 1;
    */
   identityUid: string;
+
+  /**
+   * Paths of names (`acme/platform/ci`) from where the caller's view of the tree starts;
+   * absent where the caller may not see what the uid names.
+   *
+   * @generated from field: optional string identity_path = 20;
+   */
+  identityPath?: string | undefined;
+
+  /**
+   * @generated from field: optional string group_path = 21;
+   */
+  groupPath?: string | undefined;
 
   /**
    * @generated from field: string capability = 2;
@@ -199,6 +292,14 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
    * @generated from field: optional string counted_from = 8;
    */
   countedFrom?: string | undefined;
+
+  /**
+   * The identity's scheduled bindings on the group's uid path that the caller may list and
+   * that would grant the capability once started (not yet counted), soonest first.
+   *
+   * @generated from field: repeated arbor.iam.v2beta1.PendingGrant pending = 9;
+   */
+  pending: PendingGrant[];
 };
 
 /**
@@ -207,7 +308,7 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
  */
 export const CheckAccessResultSchema: GenMessage<CheckAccessResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 3);
+  messageDesc(file_arbor_iam_v2beta1_access, 4);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessRequest
@@ -225,7 +326,7 @@ export type BatchCheckAccessRequest = Message<'arbor.iam.v2beta1.BatchCheckAcces
  */
 export const BatchCheckAccessRequestSchema: GenMessage<BatchCheckAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 4);
+  messageDesc(file_arbor_iam_v2beta1_access, 5);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessResponse
@@ -243,7 +344,7 @@ export type BatchCheckAccessResponse = Message<'arbor.iam.v2beta1.BatchCheckAcce
  */
 export const BatchCheckAccessResponseSchema: GenMessage<BatchCheckAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 5);
+  messageDesc(file_arbor_iam_v2beta1_access, 6);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanRequest
@@ -294,7 +395,7 @@ export type WhoCanRequest = Message<'arbor.iam.v2beta1.WhoCanRequest'> & {
  */
 export const WhoCanRequestSchema: GenMessage<WhoCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 6);
+  messageDesc(file_arbor_iam_v2beta1_access, 7);
 
 /**
  * An identity holding the capability at the group, and why.
@@ -311,6 +412,14 @@ export type AccessHolder = Message<'arbor.iam.v2beta1.AccessHolder'> & {
    * @generated from field: repeated arbor.iam.v2beta1.GrantProof grants = 2;
    */
   grants: GrantProof[];
+
+  /**
+   * Paths of names (`acme/platform/ci`) from where the caller's view of the tree starts;
+   * absent where the caller may not see what the uid names.
+   *
+   * @generated from field: optional string identity_path = 20;
+   */
+  identityPath?: string | undefined;
 };
 
 /**
@@ -319,7 +428,7 @@ export type AccessHolder = Message<'arbor.iam.v2beta1.AccessHolder'> & {
  */
 export const AccessHolderSchema: GenMessage<AccessHolder> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 7);
+  messageDesc(file_arbor_iam_v2beta1_access, 8);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanResponse
@@ -369,7 +478,7 @@ export type WhoCanResponse = Message<'arbor.iam.v2beta1.WhoCanResponse'> & {
  */
 export const WhoCanResponseSchema: GenMessage<WhoCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 8);
+  messageDesc(file_arbor_iam_v2beta1_access, 9);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanRequest
@@ -413,7 +522,7 @@ export type WhatCanRequest = Message<'arbor.iam.v2beta1.WhatCanRequest'> & {
  */
 export const WhatCanRequestSchema: GenMessage<WhatCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 9);
+  messageDesc(file_arbor_iam_v2beta1_access, 10);
 
 /**
  * A role bound at a group, by binding.
@@ -430,6 +539,14 @@ export type BoundRole = Message<'arbor.iam.v2beta1.BoundRole'> & {
    * @generated from field: arbor.iam.v2beta1.RoleBindingRole role = 2;
    */
   role?: RoleBindingRole | undefined;
+
+  /**
+   * Paths of names (`acme/platform/ci`) from where the caller's view of the tree starts;
+   * absent where the caller may not see what the uid names.
+   *
+   * @generated from field: optional string role_path = 20;
+   */
+  rolePath?: string | undefined;
 };
 
 /**
@@ -438,7 +555,7 @@ export type BoundRole = Message<'arbor.iam.v2beta1.BoundRole'> & {
  */
 export const BoundRoleSchema: GenMessage<BoundRole> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 10);
+  messageDesc(file_arbor_iam_v2beta1_access, 11);
 
 /**
  * What an identity holds at a group it is bound at.
@@ -487,6 +604,14 @@ export type GroupAccess = Message<'arbor.iam.v2beta1.GroupAccess'> & {
    * @generated from field: optional string counted_from = 6;
    */
   countedFrom?: string | undefined;
+
+  /**
+   * The group as a path of names (`acme/platform/ci`) from where the caller's view of the
+   * tree starts; absent where the caller may not list the group.
+   *
+   * @generated from field: optional string group_path = 20;
+   */
+  groupPath?: string | undefined;
 };
 
 /**
@@ -495,7 +620,7 @@ export type GroupAccess = Message<'arbor.iam.v2beta1.GroupAccess'> & {
  */
 export const GroupAccessSchema: GenMessage<GroupAccess> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 11);
+  messageDesc(file_arbor_iam_v2beta1_access, 12);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanResponse
@@ -537,7 +662,7 @@ export type WhatCanResponse = Message<'arbor.iam.v2beta1.WhatCanResponse'> & {
  */
 export const WhatCanResponseSchema: GenMessage<WhatCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 12);
+  messageDesc(file_arbor_iam_v2beta1_access, 13);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenRequest
@@ -614,7 +739,7 @@ export type TestTokenRequest = Message<'arbor.iam.v2beta1.TestTokenRequest'> & {
  */
 export const TestTokenRequestSchema: GenMessage<TestTokenRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 13);
+  messageDesc(file_arbor_iam_v2beta1_access, 14);
 
 /**
  * One clause of the exchange, judged on the token or claims.
@@ -648,7 +773,7 @@ export type TokenClause = Message<'arbor.iam.v2beta1.TokenClause'> & {
  */
 export const TokenClauseSchema: GenMessage<TokenClause> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 14);
+  messageDesc(file_arbor_iam_v2beta1_access, 15);
 
 /**
  * Whether a token would assume one identity, and why.
@@ -685,7 +810,7 @@ export type TokenTestResult = Message<'arbor.iam.v2beta1.TokenTestResult'> & {
  */
 export const TokenTestResultSchema: GenMessage<TokenTestResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 15);
+  messageDesc(file_arbor_iam_v2beta1_access, 16);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenResponse
@@ -708,7 +833,7 @@ export type TestTokenResponse = Message<'arbor.iam.v2beta1.TestTokenResponse'> &
  */
 export const TestTokenResponseSchema: GenMessage<TestTokenResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 16);
+  messageDesc(file_arbor_iam_v2beta1_access, 17);
 
 /**
  * A role binding the change set creates.
@@ -753,7 +878,7 @@ export type SimulatedRoleBinding = Message<'arbor.iam.v2beta1.SimulatedRoleBindi
  */
 export const SimulatedRoleBindingSchema: GenMessage<SimulatedRoleBinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 17);
+  messageDesc(file_arbor_iam_v2beta1_access, 18);
 
 /**
  * Something the change set deletes, by uid.
@@ -773,7 +898,7 @@ export type SimulatedDelete = Message<'arbor.iam.v2beta1.SimulatedDelete'> & {
  */
 export const SimulatedDeleteSchema: GenMessage<SimulatedDelete> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 18);
+  messageDesc(file_arbor_iam_v2beta1_access, 19);
 
 /**
  * A custom role's capabilities, replaced.
@@ -798,7 +923,7 @@ export type SimulatedRoleUpdate = Message<'arbor.iam.v2beta1.SimulatedRoleUpdate
  */
 export const SimulatedRoleUpdateSchema: GenMessage<SimulatedRoleUpdate> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 19);
+  messageDesc(file_arbor_iam_v2beta1_access, 20);
 
 /**
  * One change: exactly one of these.
@@ -858,7 +983,7 @@ export type SimulatedChange = Message<'arbor.iam.v2beta1.SimulatedChange'> & {
  */
 export const SimulatedChangeSchema: GenMessage<SimulatedChange> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 20);
+  messageDesc(file_arbor_iam_v2beta1_access, 21);
 
 /**
  * @generated from message arbor.iam.v2beta1.SimulateAccessRequest
@@ -872,7 +997,7 @@ export type SimulateAccessRequest = Message<'arbor.iam.v2beta1.SimulateAccessReq
   changes: SimulatedChange[];
 
   /**
-   * Default 50, at most 200 deltas per page.
+   * Default 50, at most 200 entries per page.
    *
    * @generated from field: int32 page_size = 10;
    */
@@ -884,6 +1009,13 @@ export type SimulateAccessRequest = Message<'arbor.iam.v2beta1.SimulateAccessReq
    * @generated from field: string page_token = 11;
    */
   pageToken: string;
+
+  /**
+   * Also answer the proofs (each entry's grants before and after, each once).
+   *
+   * @generated from field: bool explain = 12;
+   */
+  explain: boolean;
 };
 
 /**
@@ -892,7 +1024,7 @@ export type SimulateAccessRequest = Message<'arbor.iam.v2beta1.SimulateAccessReq
  */
 export const SimulateAccessRequestSchema: GenMessage<SimulateAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 21);
+  messageDesc(file_arbor_iam_v2beta1_access, 22);
 
 /**
  * What became of one change.
@@ -933,7 +1065,7 @@ export type ChangeVerdict = Message<'arbor.iam.v2beta1.ChangeVerdict'> & {
  */
 export const ChangeVerdictSchema: GenMessage<ChangeVerdict> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 22);
+  messageDesc(file_arbor_iam_v2beta1_access, 23);
 
 /**
  * A binding granting the capability at the delta's group, before or after.
@@ -981,6 +1113,13 @@ export type SimulatedGrant = Message<'arbor.iam.v2beta1.SimulatedGrant'> & {
    * @generated from field: optional google.protobuf.Timestamp not_before = 7;
    */
   notBefore?: Timestamp | undefined;
+
+  /**
+   * Which of the entry's capabilities it grants at the entry's group.
+   *
+   * @generated from field: repeated string capabilities = 8;
+   */
+  capabilities: string[];
 };
 
 /**
@@ -989,10 +1128,11 @@ export type SimulatedGrant = Message<'arbor.iam.v2beta1.SimulatedGrant'> & {
  */
 export const SimulatedGrantSchema: GenMessage<SimulatedGrant> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 23);
+  messageDesc(file_arbor_iam_v2beta1_access, 24);
 
 /**
- * A uid with its name, where the caller may list it (otherwise empty).
+ * A uid with its name and path of names (`acme/platform/ci`, from the top of what the
+ * caller may list), where the caller may list it (otherwise empty).
  *
  * @generated from message arbor.iam.v2beta1.NamedRef
  */
@@ -1006,6 +1146,11 @@ export type NamedRef = Message<'arbor.iam.v2beta1.NamedRef'> & {
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * @generated from field: string path = 3;
+   */
+  path: string;
 };
 
 /**
@@ -1014,10 +1159,36 @@ export type NamedRef = Message<'arbor.iam.v2beta1.NamedRef'> & {
  */
 export const NamedRefSchema: GenMessage<NamedRef> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 24);
+  messageDesc(file_arbor_iam_v2beta1_access, 25);
 
 /**
- * One identity gaining or losing one capability at a group and below it.
+ * A group strictly below an entry's group where some of its capabilities do not change.
+ *
+ * @generated from message arbor.iam.v2beta1.UnchangedBelow
+ */
+export type UnchangedBelow = Message<'arbor.iam.v2beta1.UnchangedBelow'> & {
+  /**
+   * @generated from field: string group_uid = 1;
+   */
+  groupUid: string;
+
+  /**
+   * @generated from field: repeated string capabilities = 2;
+   */
+  capabilities: string[];
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.UnchangedBelow.
+ * Use `create(UnchangedBelowSchema)` to create a new message.
+ */
+export const UnchangedBelowSchema: GenMessage<UnchangedBelow> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 26);
+
+/**
+ * One identity gaining (or losing) some capabilities at a group and below it: one entry per
+ * identity, group and effect.
  *
  * @generated from message arbor.iam.v2beta1.AccessDelta
  */
@@ -1026,11 +1197,6 @@ export type AccessDelta = Message<'arbor.iam.v2beta1.AccessDelta'> & {
    * @generated from field: arbor.iam.v2beta1.NamedRef identity = 1;
    */
   identity?: NamedRef | undefined;
-
-  /**
-   * @generated from field: string capability = 2;
-   */
-  capability: string;
 
   /**
    * @generated from field: arbor.iam.v2beta1.NamedRef group = 3;
@@ -1045,6 +1211,8 @@ export type AccessDelta = Message<'arbor.iam.v2beta1.AccessDelta'> & {
   effect: string;
 
   /**
+   * With explain only: the grants before and after, each once.
+   *
    * @generated from field: repeated arbor.iam.v2beta1.SimulatedGrant before = 5;
    */
   before: SimulatedGrant[];
@@ -1055,11 +1223,16 @@ export type AccessDelta = Message<'arbor.iam.v2beta1.AccessDelta'> & {
   after: SimulatedGrant[];
 
   /**
-   * Groups strictly below where the capability does not change (tops only).
-   *
-   * @generated from field: repeated string unchanged_below = 7;
+   * @generated from field: repeated string capabilities = 8;
    */
-  unchangedBelow: string[];
+  capabilities: string[];
+
+  /**
+   * Groups strictly below where some of the capabilities do not change (tops only).
+   *
+   * @generated from field: repeated arbor.iam.v2beta1.UnchangedBelow unchanged_below = 9;
+   */
+  unchangedBelow: UnchangedBelow[];
 };
 
 /**
@@ -1068,7 +1241,7 @@ export type AccessDelta = Message<'arbor.iam.v2beta1.AccessDelta'> & {
  */
 export const AccessDeltaSchema: GenMessage<AccessDelta> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 25);
+  messageDesc(file_arbor_iam_v2beta1_access, 27);
 
 /**
  * @generated from message arbor.iam.v2beta1.SimulateAccessResponse
@@ -1101,7 +1274,7 @@ export type SimulateAccessResponse = Message<'arbor.iam.v2beta1.SimulateAccessRe
  */
 export const SimulateAccessResponseSchema: GenMessage<SimulateAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 26);
+  messageDesc(file_arbor_iam_v2beta1_access, 28);
 
 /**
  * @generated from message arbor.iam.v2beta1.UnusedAccessRequest
@@ -1159,7 +1332,7 @@ export type UnusedAccessRequest = Message<'arbor.iam.v2beta1.UnusedAccessRequest
  */
 export const UnusedAccessRequestSchema: GenMessage<UnusedAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 27);
+  messageDesc(file_arbor_iam_v2beta1_access, 29);
 
 /**
  * A live role binding that granted no decision, or an identity that did not authenticate,
@@ -1242,7 +1415,7 @@ export type UnusedAccessFinding = Message<'arbor.iam.v2beta1.UnusedAccessFinding
  */
 export const UnusedAccessFindingSchema: GenMessage<UnusedAccessFinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 28);
+  messageDesc(file_arbor_iam_v2beta1_access, 30);
 
 /**
  * @generated from message arbor.iam.v2beta1.UnusedAccessResponse
@@ -1275,7 +1448,7 @@ export type UnusedAccessResponse = Message<'arbor.iam.v2beta1.UnusedAccessRespon
  */
 export const UnusedAccessResponseSchema: GenMessage<UnusedAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 29);
+  messageDesc(file_arbor_iam_v2beta1_access, 31);
 
 /**
  * Access you can explain: check with a proof, who can, what can. An answer counts only the
