@@ -39,6 +39,7 @@ import { IdentityService } from './resources/identities/identity-service.js';
 import { NameResolver } from './resources/names/name-resolver.js';
 import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import type { ListPager } from './resources/list-pager.js';
+import { PathBook } from './resources/names/path-book.js';
 import { ManagedGuard } from './resources/managed/managed-guard.js';
 import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import { RegistryCredentials } from './resources/registry-auth/registry-credentials.js';
@@ -155,6 +156,8 @@ async function resourceServices(
     serverLogin,
     secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
   });
+  // Paths of names beside uids in answers, each page's names in one read.
+  const paths = new PathBook({ uow, authz, names: st.names });
   const roleBindings = new RoleBindingService({ ...common, bindings: st.roleBindings });
   return {
     health: new HealthService(uow, st.pinger),
@@ -207,7 +210,7 @@ async function resourceServices(
     }),
     trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
     managed: new ManagedResourceService({ uow, authz, guard: managed }),
-    audit: new AuditService({ uow, authz, pager, audit: st.audit }),
+    audit: new AuditService({ uow, authz, pager, audit: st.audit, paths }),
     subscriptions: new SubscriptionService({
       ...common,
       subscriptions: st.subscriptions,
@@ -228,6 +231,7 @@ async function resourceServices(
       bindings: st.roleBindings,
       bindable: (p, t, known) => roleBindings.requireCreatable(p, t, known),
     }),
+      paths,
   };
 }
 
@@ -271,6 +275,7 @@ function tokenServices(
     maxPeoplePerProvider: config.maxPeoplePerProvider,
     audit: { recorder: f.audit, identities: st.identities, bindings: st.roleBindings },
     serverProvider: serverLogin,
+      paths,
   });
   const sts = new SecurityTokenService(base.identities, remoteKeys, tokens, {
     allowInsecureIssuers,

@@ -38,6 +38,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/.well-known/oauth-authorization-server': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The OAuth 2.0 authorization server metadata of Arbor's issuer (RFC 8414) */
+    get: operations['discovery.oauthAuthorizationServer'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/.well-known/oauth-protected-resource': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The OAuth 2.0 protected resource metadata of Arbor's API (RFC 9728) */
+    get: operations['discovery.oauthProtectedResource'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/.well-known/openid-configuration': {
     parameters: {
       query?: never;
@@ -859,6 +893,127 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/iam/v2beta1/accessReviews': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List access reviews
+     * @description Visible access reviews, a page at a time, in the List envelope (spec §2, §4.1).
+     */
+    get: operations['iam.accessReviews.list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessReviews:decide': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Decide a review item
+     * @description Keep, shorten (with `expireTime`, at most 365 days ahead and never later than the binding's expiry) or remove the item's binding, with a reason (1–1024 characters). Applied to the binding at once, as its PATCH or DELETE would be, with the same checks: `role_bindings.update` at the binding (keep, shorten; and every capability of its role for shorten), `role_bindings.delete` (remove). Nobody decides an item of their own binding (PERMISSION_DENIED). FAILED_PRECONDITION: `REVIEW_CLOSED`, `REVIEW_PAST_DUE`, `ALREADY_DECIDED`, `BINDING_GONE`, `MANAGED_BY_KUBERNETES`.
+     */
+    post: operations['iam.accessReviews.decide'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessReviews:getSchedule': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A group's review schedule
+     * @description The recurring review set at the group; NOT_FOUND when none is.
+     */
+    post: operations['iam.accessReviews.getSchedule'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessReviews:items': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A review's items
+     * @description The items of the review `review` (required), by uid, each a role binding as it was when the review opened: holder, role, last use, whether it was an unused-access finding, and the decision once made. `decision` keeps one decision (`none`: the undecided). Only items whose binding the caller may list (`role_bindings.list`) are shown; a review the caller may not see is NOT_FOUND.
+     */
+    get: operations['iam.accessReviews.items'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessReviews:setSchedule': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a group's review schedule
+     * @description Open a review of the group every `everyDays` (1–365), due `dueInDays` later (default 14, at most everyDays), with `defaultDecision` (default keep); the first opens at the next beat of the worker. `everyDays: 0` removes the schedule (the answer is then `{}`). Takes what opening a review takes.
+     */
+    post: operations['iam.accessReviews.setSchedule'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/accessReviews/{uid}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get an access review */
+    get: operations['iam.accessReviews.get'];
+    put?: never;
+    /**
+     * Create an access review under a group
+     * @description The parent is in the path; the body holds only the access review's fields.
+     */
+    post: operations['iam.accessReviews.create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/iam/v2beta1/accountAssociations': {
     parameters: {
       query?: never;
@@ -1265,6 +1420,66 @@ export interface paths {
     patch: operations['iam.roles.update'];
     trace?: never;
   };
+  '/oauth2/introspect': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Introspect an API token (RFC 7662)
+     * @description Authenticate with `Authorization: Bearer` (any Arbor token). The token’s own identity, the admin, or a caller holding identity.list on its identity learns of it; anyone else, and any unknown, expired or revoked token, gets `{"active":false}`.
+     */
+    post: operations['oauth.introspect'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/oauth2/revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Revoke an API token (RFC 7009)
+     * @description Authenticate with `Authorization: Bearer` (the token itself will do). The token’s own identity, the admin, or a caller holding identity.update on its identity may revoke it; it and every token exchanged from it are then refused on every door.
+     */
+    post: operations['oauth.revoke'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/oauth2/token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Exchange a token for a narrower API token (RFC 8693)
+     * @description A workload OIDC token (with `identity`) or an Arbor API token becomes an API token holding at most the capabilities in `scope` at the groups in `resource`. Errors are RFC 6749 §5.2 `{error, error_description}`.
+     */
+    post: operations['oauth.token'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/openapi.json': {
     parameters: {
       query?: never;
@@ -1538,6 +1753,8 @@ export interface components {
     /** @description An identity holding the capability at the group, and why. */
     AccessHolder: {
       identityUid: string;
+      /** @description The identity as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      identityPath?: string;
       grants: {
         bindingUid: string;
         /** @description The role; name and description only where the caller may list it. */
@@ -1550,6 +1767,10 @@ export interface components {
         groupUid: string;
         /** @description The groups from the bound group down to the asked group, both included. */
         path: string[];
+        /** @description The group the binding is bound at as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        groupPath?: string;
+        /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        rolePath?: string;
       }[];
     };
     /** @description A request for a role at a group, for a while, and its decision. */
@@ -1557,9 +1778,15 @@ export interface components {
       uid: string;
       /** @description The group the role is asked at. */
       groupUid: string;
+      /** @description The group as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      groupPath?: string;
       /** @description The identity that asked (the caller, always). */
       requesterUid: string;
+      /** @description The requester as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      requesterPath?: string;
       roleUid: string;
+      /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      rolePath?: string;
       reason: string;
       /** @description How long the binding lasts once it starts. */
       durationSeconds: number;
@@ -1667,6 +1894,147 @@ export interface components {
       timeoutSeconds: number;
       /** @description The group whose policy this is (this one or an ancestor); absent: defaults. */
       groupUid?: string;
+    };
+    /** @description A review of the role bindings at and below a group, as they were when it was opened. */
+    AccessReview: {
+      uid: string;
+      /** @description The group reviewed, with everything below it. */
+      groupUid: string;
+      /**
+       * @description OPEN until every item is decided (COMPLETED) or the due time passes (DEFAULTED: the undecided items got the default).
+       * @enum {string}
+       */
+      state: 'OPEN' | 'COMPLETED' | 'DEFAULTED';
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      dueTime: string;
+      /**
+       * @description What the due time does to undecided items: keep them, or expire them then.
+       * @enum {string}
+       */
+      defaultDecision: 'keep' | 'expire';
+      /** @description An identity uid, `admin`, or `system:access-review-schedule`. */
+      openedBy: string;
+      itemCount: number;
+      decidedCount: number;
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      closeTime?: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      createTime: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      updateTime: string;
+    };
+    AccessReviewCreate: {
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00Z
+       */
+      dueTime: string;
+      /** @enum {string} */
+      defaultDecision: 'keep' | 'expire';
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly uid?: string;
+      /**
+       * @description Output only: accepted in a request body and ignored.
+       * @enum {string}
+       */
+      readonly state?: 'OPEN' | 'COMPLETED' | 'DEFAULTED';
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly openedBy?: string;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly itemCount?: number;
+      /** @description Output only: accepted in a request body and ignored. */
+      readonly decidedCount?: number;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly closeTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly createTime?: string;
+      /**
+       * Format: date-time
+       * @description Output only: accepted in a request body and ignored.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      readonly updateTime?: string;
+    };
+    /** @description One role binding under review, and what was decided about it. */
+    AccessReviewItem: {
+      uid: string;
+      reviewUid: string;
+      bindingUid: string;
+      /** @description The group the binding grants at. */
+      groupUid: string;
+      /** @description The binding's identity, as it was at open time. */
+      holder: {
+        uid: string;
+        name: string;
+      };
+      role: {
+        uid: string;
+        name: string;
+      };
+      /**
+       * Format: date-time
+       * @description When the binding last granted a decision; absent: never since it started.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      lastUsedTime?: string;
+      /** @description An unused-access finding (90 days, as access:unused) when the review opened. */
+      unused: boolean;
+      /**
+       * Format: date-time
+       * @description The binding's expiry at open.
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      expireTime?: string;
+      /** @enum {string} */
+      decision?: 'keep' | 'shorten' | 'remove';
+      /**
+       * Format: date-time
+       * @description The expiry a shorten set (the due time, for the `expire` default).
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      decisionExpireTime?: string;
+      reason?: string;
+      /** @description An identity uid, `admin`, or `system:access-review-default`. */
+      decidedBy?: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      decideTime?: string;
+    };
+    /** @description A group's recurring access review. */
+    AccessReviewSchedule: {
+      groupUid: string;
+      everyDays: number;
+      dueInDays: number;
+      /** @enum {string} */
+      defaultDecision: 'keep' | 'expire';
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      nextOpenTime: string;
+      setBy: string;
     };
     /** @description The cloud accounts associated with one group. */
     AccountAssociation: {
@@ -1900,6 +2268,8 @@ export interface components {
       credential?: string;
       resourceType: string;
       resourceUid: string;
+      /** @description The resource as a path of names (`acme/platform/ci`): its name in the record under the path of the group it hangs under, from where the caller's view of the tree starts. Absent for a resource with no name (a role binding, an access request) and where the caller may not list that group. */
+      resourcePath?: string;
       /** @enum {string} */
       operation: 'create' | 'update' | 'delete';
       /** @example dev.arbor.iam.group.created.v1 */
@@ -1911,10 +2281,10 @@ export interface components {
       after?: {
         [key: string]: unknown;
       };
-      /** @description Why a change nobody asked for directly was made: a role binding that went with its identity (`IDENTITY_DELETED`, naming the identity) or was swept after its expiry (`EXPIRED`). */
+      /** @description Why a change nobody asked for directly was made: a role binding that went with its identity (`IDENTITY_DELETED`, naming the identity), was swept after its expiry (`EXPIRED`), or was changed by an access review item (`ACCESS_REVIEW`, naming the item). */
       cause?: {
         /** @enum {string} */
-        reason: 'IDENTITY_DELETED' | 'EXPIRED';
+        reason: 'IDENTITY_DELETED' | 'EXPIRED' | 'ACCESS_REVIEW';
         resourceType?: string;
         resourceUid?: string;
       };
@@ -1955,6 +2325,8 @@ export interface components {
     /** @description Whether the identity holds the capability at the group, counting only the bindings the caller may list (all of them for the identity itself). */
     CheckAccessResult: {
       identityUid: string;
+      /** @description The identity as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      identityPath?: string;
       /** @enum {string} */
       capability:
         | 'groups.create'
@@ -2004,6 +2376,8 @@ export interface components {
         | 'subscriptions.list'
         | 'subscriptions.delete';
       groupUid: string;
+      /** @description The group as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      groupPath?: string;
       allowed: boolean;
       /** @description Every binding that grants it, by binding uid; empty when denied. */
       grants: {
@@ -2018,6 +2392,10 @@ export interface components {
         groupUid: string;
         /** @description The groups from the bound group down to the asked group, both included. */
         path: string[];
+        /** @description The group the binding is bound at as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        groupPath?: string;
+        /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        rolePath?: string;
       }[];
       /** @description When denied, why: the bindings the identity holds on the group's uid path that the caller may list (as who-can counts them), nearest the group first, none of which grants the capability. Empty when allowed. */
       nearest: {
@@ -2032,6 +2410,10 @@ export interface components {
         groupUid: string;
         /** @description The groups from the bound group down to the asked group, both included. */
         path: string[];
+        /** @description The group the binding is bound at as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        groupPath?: string;
+        /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        rolePath?: string;
         /** @description What the role grants; empty where the caller may not list the role. */
         roleCapabilities: (
           | 'groups.create'
@@ -2095,6 +2477,10 @@ export interface components {
         groupUid: string;
         /** @description The groups from the bound group down to the asked group, both included. */
         path: string[];
+        /** @description The group the binding is bound at as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        groupPath?: string;
+        /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        rolePath?: string;
         /**
          * Format: date-time
          * @description When the binding starts to grant.
@@ -2121,6 +2507,17 @@ export interface components {
       kind: 'postgres' | 'pglite';
       applied: string[];
       pending: string[];
+    };
+    DecideAccessReviewBody: {
+      itemUid: string;
+      /** @enum {string} */
+      decision: 'keep' | 'shorten' | 'remove';
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00Z
+       */
+      expireTime?: string;
+      reason: string;
     };
     Empty: Record<string, never>;
     /** @description Always the first detail. */
@@ -2153,6 +2550,9 @@ export interface components {
     GetPolicyAccessRequestBody: {
       groupUid: string;
     };
+    GetScheduleAccessReviewBody: {
+      groupUid: string;
+    };
     /** @description A group: an organization (a root) or a folder below one. */
     Group: {
       uid: string;
@@ -2176,6 +2576,8 @@ export interface components {
     /** @description What an identity holds at a group it is bound at. */
     GroupAccess: {
       groupUid: string;
+      /** @description The group as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      groupPath?: string;
       bindings: {
         bindingUid: string;
         /** @description The role; name and description only where the caller may list it. */
@@ -2184,6 +2586,8 @@ export interface components {
           name: string;
           description: string;
         };
+        /** @description The role as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        rolePath?: string;
       }[];
       /** @description What the bindings here grant. */
       capabilities: (
@@ -2778,6 +3182,24 @@ export interface components {
       /** @description How many results `skip` skipped. */
       skipped: number;
     };
+    ListAccessReviewItemsResponse: {
+      items: components['schemas']['AccessReviewItem'][];
+      /** @description Absent on the last page; expires after three days. */
+      nextPageToken?: string;
+      /** @description All matching results across pages (int64 as a decimal string). */
+      totalCount: string;
+      /** @description How many results `skip` skipped. */
+      skipped: number;
+    };
+    ListAccessReviewsResponse: {
+      accessReviews: components['schemas']['AccessReview'][];
+      /** @description Absent on the last page; expires after three days. */
+      nextPageToken?: string;
+      /** @description All matching results across pages (int64 as a decimal string). */
+      totalCount: string;
+      /** @description How many results `skip` skipped. */
+      skipped: number;
+    };
     ListAccountAssociationsResponse: {
       accountAssociations: components['schemas']['AccountAssociation'][];
       /** @description Absent on the last page; expires after three days. */
@@ -2894,6 +3316,58 @@ export interface components {
       issuer?: string;
       /** @description Its public client id (ARBOR_LOGIN_CLIENT_ID); no secret. */
       clientId?: string;
+    };
+    OAuthAuthorizationServerMetadata: {
+      issuer: string;
+      token_endpoint: string;
+      jwks_uri: string;
+      grant_types_supported: string[];
+    } & {
+      [key: string]: unknown;
+    };
+    OAuthIntrospection: {
+      active: boolean;
+    } & {
+      [key: string]: unknown;
+    };
+    OAuthProtectedResourceMetadata: {
+      resource: string;
+      authorization_servers: string[];
+      bearer_methods_supported: string[];
+    } & {
+      [key: string]: unknown;
+    };
+    OAuthRevocation: Record<string, never>;
+    OAuthTokenForm: {
+      token: string;
+      token_type_hint?: string;
+    };
+    OAuthTokenRequest: {
+      /** @constant */
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange';
+      subject_token: string;
+      /** @enum {string} */
+      subject_token_type:
+        | 'urn:ietf:params:oauth:token-type:access_token'
+        | 'urn:ietf:params:oauth:token-type:id_token'
+        | 'urn:ietf:params:oauth:token-type:jwt';
+      requested_token_type?: string;
+      /** @description The identity an OIDC subject token assumes (required with one; uid). */
+      identity?: string;
+      /** @description Capabilities, space separated: the token holds at most these. */
+      scope?: string;
+      /** @description Groups (uid or path), repeated: the token holds grants only there. */
+      resource?: string[];
+      /** @description Arbor's API address, if given. */
+      audience?: string;
+    };
+    OAuthTokenResponse: {
+      access_token: string;
+      issued_token_type: string;
+      /** @constant */
+      token_type: 'Bearer';
+      expires_in: number;
+      scope?: string;
     };
     /** @description An OpenAPI 3.1 document. */
     OpenApiDocument: {
@@ -3476,6 +3950,13 @@ export interface components {
       groupUid: string;
       approvals: number;
       timeoutSeconds?: number;
+    };
+    SetScheduleAccessReviewBody: {
+      groupUid: string;
+      everyDays: number;
+      dueInDays?: number;
+      /** @enum {string} */
+      defaultDecision?: 'keep' | 'expire';
     };
     SimulateAccessRequest: {
       /** @description Applied in order, each to the world the ones before it left. */
@@ -4365,6 +4846,50 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['JsonWebKeySet'];
+        };
+      };
+    };
+  };
+  'discovery.oauthAuthorizationServer': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The OAuth 2.0 authorization server metadata of Arbor's issuer (RFC 8414) */
+      200: {
+        headers: {
+          /** @description How long the answer may be kept. */
+          'Cache-Control'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthAuthorizationServerMetadata'];
+        };
+      };
+    };
+  };
+  'discovery.oauthProtectedResource': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The OAuth 2.0 protected resource metadata of Arbor's API (RFC 9728) */
+      200: {
+        headers: {
+          /** @description How long the answer may be kept. */
+          'Cache-Control'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthProtectedResourceMetadata'];
         };
       };
     };
@@ -7156,6 +7681,269 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  'iam.accessReviews.list': {
+    parameters: {
+      query?: {
+        /**
+         * @description Results per page (default 50; 0 means the default; larger values are taken as 200).
+         * @example 20
+         */
+        page_size?: number;
+        /** @description The nextPageToken of the previous page; bound to the same filters and order. */
+        page_token?: string;
+        /** @description A field to order by, optionally followed by ` asc` or ` desc`. Allowed: `uid`, `created_at`. Default: `created_at desc`. */
+        order_by?:
+          'uid' | 'uid asc' | 'uid desc' | 'created_at' | 'created_at asc' | 'created_at desc';
+        /** @description Results to skip before the page starts (at most 10000; follow nextPageToken for deeper pages). Echoed as `skipped`. */
+        skip?: number;
+        /** @description Only what lies anywhere below this group (not itself). */
+        'uidp.descendants_of'?: string;
+        /** @description Only the direct children of this group. */
+        'uidp.children_of'?: string;
+        /**
+         * @description Filter: exact match.
+         * @example OPEN
+         */
+        state?: string;
+      };
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of access reviews. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ListAccessReviewsResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessReviews.decide': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DecideAccessReviewBody'];
+      };
+    };
+    responses: {
+      /** @description The item as decided. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessReviewItem'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessReviews.getSchedule': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['GetScheduleAccessReviewBody'];
+      };
+    };
+    responses: {
+      /** @description The group's schedule. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessReviewSchedule'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessReviews.items': {
+    parameters: {
+      query: {
+        /**
+         * @description Results per page (default 50; 0 means the default; larger values are taken as 200).
+         * @example 50
+         */
+        page_size?: number;
+        /** @description The nextPageToken of the previous page; bound to the same filters and order. */
+        page_token?: string;
+        /** @description A field to order by, optionally followed by ` asc` or ` desc`. Allowed: `uid`. Default: `uid asc`. */
+        order_by?: 'uid' | 'uid asc' | 'uid desc';
+        /** @description Results to skip before the page starts (at most 10000; follow nextPageToken for deeper pages). Echoed as `skipped`. */
+        skip?: number;
+        /**
+         * @description Filter: a uid path, exact match.
+         * @example 6f1ed002ab5595859014ebf0951522d9f8b4c3a1/1a2b3c4d5e6f7081/3b2a190807f6e5d4
+         */
+        review: string;
+        /** @description Filter: exact match. */
+        decision?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the review's items. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ListAccessReviewItemsResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessReviews.setSchedule': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetScheduleAccessReviewBody'];
+      };
+    };
+    responses: {
+      /** @description The group's schedule. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessReviewSchedule'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessReviews.get': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A token a write answered with: a read replica answers only once it has that write, else the primary does. Opaque; a malformed one reads the primary. */
+        'Arbor-Consistency-Token'?: string;
+      };
+      path: {
+        /** @description The access review's uid. A uid path: send its `/` as they are or as %2F. */
+        uid: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The access review. */
+      200: {
+        headers: {
+          /** @description The version of the resource; send it back in If-Match. */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessReview'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.accessReviews.create': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The parent group's uid. A uid path: send its `/` as they are or as %2F. */
+        uid: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AccessReviewCreate'];
+      };
+    };
+    responses: {
+      /** @description The new access review. */
+      200: {
+        headers: {
+          /** @description With read replicas (DATABASE_READ_URL) only: where the write committed. Send it back in the same header on reads that must see this write (docs/operations.md, "Read replicas"). */
+          'Arbor-Consistency-Token'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessReview'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   'iam.accountAssociations.list': {
     parameters: {
       query?: {
@@ -8938,6 +9726,84 @@ export interface operations {
       413: components['responses']['PayloadTooLarge'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
+    };
+  };
+  'oauth.introspect': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': components['schemas']['OAuthTokenForm'];
+      };
+    };
+    responses: {
+      /** @description What is known. */
+      200: {
+        headers: {
+          /** @description How long the answer may be kept. */
+          'Cache-Control'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthIntrospection'];
+        };
+      };
+    };
+  };
+  'oauth.revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': components['schemas']['OAuthTokenForm'];
+      };
+    };
+    responses: {
+      /** @description Revoked (or never valid). */
+      200: {
+        headers: {
+          /** @description How long the answer may be kept. */
+          'Cache-Control'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthRevocation'];
+        };
+      };
+    };
+  };
+  'oauth.token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': components['schemas']['OAuthTokenRequest'];
+      };
+    };
+    responses: {
+      /** @description The issued token. */
+      200: {
+        headers: {
+          /** @description How long the answer may be kept. */
+          'Cache-Control'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthTokenResponse'];
+        };
+      };
     };
   };
   'meta.openapi': {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AccessRequest } from '../resources/access-requests/access-request.js';
 import type { RequestPolicy } from '../resources/access-requests/access-request-store.js';
+import { pathField } from './access-wire.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -8,8 +9,11 @@ export const accessRequestV2Schema = z
   .object({
     uid: uidSchema,
     groupUid: uidSchema.meta({ description: 'The group the role is asked at.' }),
+    groupPath: pathField('The group'),
     requesterUid: uidSchema.meta({ description: 'The identity that asked (the caller, always).' }),
+    requesterPath: pathField('The requester'),
     roleUid: uidSchema,
+    rolePath: pathField('The role (a built-in: its name)'),
     reason: z.string(),
     durationSeconds: z.int().meta({ description: 'How long the binding lasts once it starts.' }),
     notBefore: timestampSchema.optional().meta({
@@ -40,8 +44,11 @@ export function accessRequestV2(r: AccessRequest): AccessRequestV2 {
   return {
     uid: r.uid,
     groupUid: r.parentUid,
+    ...(r.groupPath === undefined ? {} : { groupPath: r.groupPath }),
     requesterUid: r.requesterUid,
+    ...(r.requesterPath === undefined ? {} : { requesterPath: r.requesterPath }),
     roleUid: r.roleUid,
+    ...(r.rolePath === undefined ? {} : { rolePath: r.rolePath }),
     reason: r.reason,
     durationSeconds: r.durationSeconds,
     ...(r.notBefore ? { notBefore: ts(r.notBefore) } : {}),

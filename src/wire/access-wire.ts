@@ -35,6 +35,19 @@ export const coverageShape = {
       "the caller's own bindings are counted.",
   }),
 };
+/**
+ * A path of names beside a uid, for people: absent where the caller may not see what the
+ * uid names (see docs/api.md, "Paths in answers").
+ */
+export const pathField = (what: string) =>
+  z
+    .string()
+    .optional()
+    .meta({
+      description:
+        `${what} as a path of names (\`acme/platform/ci\`), starting where the caller's view ` +
+        'of the tree starts; absent where the caller may not see it.',
+    });
 const roleRef = z
   .object({ uid: uidSchema, name: z.string(), description: z.string() })
   .meta({ description: 'The role; name and description only where the caller may list it.' });
@@ -47,6 +60,8 @@ export const grantProofSchema = z
     path: z.array(uidSchema).meta({
       description: 'The groups from the bound group down to the asked group, both included.',
     }),
+    groupPath: pathField('The group the binding is bound at'),
+    rolePath: pathField('The role (a built-in: its name)'),
   })
   .meta({ description: 'A role binding that grants the asked capability at the asked group.' });
 
@@ -80,8 +95,10 @@ const pendingGrantSchema = z
 export const checkResultSchema = z
   .object({
     identityUid: uidSchema,
+    identityPath: pathField('The identity'),
     capability,
     groupUid: uidSchema,
+    groupPath: pathField('The group'),
     allowed: z.boolean(),
     grants: z.array(grantProofSchema).meta({
       description: 'Every binding that grants it, by binding uid; empty when denied.',
@@ -114,13 +131,20 @@ export const batchCheckResponseSchema = z.object({
 });
 
 export const holderSchema = z
-  .object({ identityUid: uidSchema, grants: z.array(grantProofSchema) })
+  .object({
+    identityUid: uidSchema,
+    identityPath: pathField('The identity'),
+    grants: z.array(grantProofSchema),
+  })
   .meta({ description: 'An identity holding the capability at the group, and why.' });
 
 export const groupAccessSchema = z
   .object({
     groupUid: uidSchema,
-    bindings: z.array(z.object({ bindingUid: uidSchema, role: roleRef })),
+    groupPath: pathField('The group'),
+    bindings: z.array(
+      z.object({ bindingUid: uidSchema, role: roleRef, rolePath: pathField('The role') }),
+    ),
     capabilities: z.array(capability).meta({ description: 'What the bindings here grant.' }),
     effectiveCapabilities: z.array(capability).meta({
       description: 'What the identity holds here and everywhere below: these and those inherited.',
@@ -148,7 +172,11 @@ export function checkResultV2(r: CheckResult): z.output<typeof checkResultSchema
 }
 
 export function holderV2(h: Holder): z.output<typeof holderSchema> {
-  return { identityUid: h.identityUid, grants: h.grants.map(proof) };
+  return {
+    identityUid: h.identityUid,
+    ...(h.identityPath === undefined ? {} : { identityPath: h.identityPath }),
+    grants: h.grants.map(proof),
+  };
 }
 
 export function groupAccessV2(g: GroupAccess): z.output<typeof groupAccessSchema> {

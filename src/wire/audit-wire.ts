@@ -19,6 +19,16 @@ export const auditEventV2Schema = z
       .meta({ description: 'Fingerprint of the token acted through, never the token.' }),
     resourceType: z.string(),
     resourceUid: uidSchema,
+    resourcePath: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'The resource as a path of names (`acme/platform/ci`): its name in the record under ' +
+          "the path of the group it hangs under, from where the caller's view of the tree " +
+          'starts. Absent for a resource with no name (a role binding, an access request) ' +
+          'and where the caller may not list that group.',
+      }),
     operation: z.enum(['create', 'update', 'delete']),
     eventType: z.string().meta({ examples: ['dev.arbor.iam.group.created.v1'] }),
     changedFields: z.array(z.string()),
@@ -26,7 +36,7 @@ export const auditEventV2Schema = z
     after: presented.optional(),
     cause: z
       .object({
-        reason: z.enum(['IDENTITY_DELETED', 'EXPIRED']),
+        reason: z.enum(['IDENTITY_DELETED', 'EXPIRED', 'ACCESS_REVIEW']),
         resourceType: z.string().optional(),
         resourceUid: uidSchema.optional(),
       })
@@ -34,8 +44,8 @@ export const auditEventV2Schema = z
       .meta({
         description:
           'Why a change nobody asked for directly was made: a role binding that went with its ' +
-          'identity (`IDENTITY_DELETED`, naming the identity) or was swept after its expiry ' +
-          '(`EXPIRED`).',
+          'identity (`IDENTITY_DELETED`, naming the identity), was swept after its expiry ' +
+          '(`EXPIRED`), or was changed by an access review item (`ACCESS_REVIEW`, naming the item).',
       }),
     cascaded: z
       .array(
@@ -66,6 +76,7 @@ export function auditEventV2(e: AuditEvent): AuditEventV2 {
     ...(e.credential !== null ? { credential: e.credential } : {}),
     resourceType: e.resourceType,
     resourceUid: e.resourceUid,
+    ...(e.resourcePath === undefined ? {} : { resourcePath: e.resourcePath }),
     operation: e.operation,
     eventType: e.eventType,
     changedFields: e.changedFields,

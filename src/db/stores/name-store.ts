@@ -1,5 +1,5 @@
 import type { Visibility } from '../../core/visibility.js';
-import type { NameStore } from '../../resources/names/name-store.js';
+import type { NamesFound, NamesWanted, NameStore } from '../../resources/names/name-store.js';
 import type { Tx } from '../../resources/tx.js';
 import { whereVisible } from '../keyset.js';
 import { Statement } from '../prepared.js';
@@ -35,7 +35,26 @@ const FROM_ROOTS = walk('g.parent_uid IS NULL', '$2');
 /** From the caller's scope groups, whose parents it cannot see. */
 const FROM_SCOPES = walk('g.uid = ANY($2::text[])', '$3');
 
+/** Names by uid of three kinds at once: one round trip for a page's paths. */
+const NAMES_OF = new Statement(
+  `SELECT 'g' AS kind, uid, name FROM groups WHERE uid = ANY($1::text[])
+   UNION ALL SELECT 'i', uid, name FROM identities WHERE uid = ANY($2::text[])
+   UNION ALL SELECT 'r', uid, name FROM roles WHERE uid = ANY($3::text[])`,
+);
+
 export class KnexNameStore implements NameStore {
+  async namesOf(tx: Tx, uids: NamesWanted): Promise<NamesFound> {
+    const found: NamesFound = { groups: new Map(), identities: new Map(), roles: new Map() };
+    const rows = await NAMES_OF.rows<{ kind: string; uid: string; name: string }>(kx(tx), [
+      uids.groups,
+      uids.identities,
+      uids.roles,
+    ]);
+    const into = { g: found.groups, i: found.identities, r: found.roles } as const;
+    for (const r of rows) into[r.kind as keyof typeof into].set(r.uid, r.name);
+    return found;
+  }
+
   async groupsAt(
     tx: Tx,
     path: readonly string[],

@@ -14,6 +14,7 @@ import { newChildUid } from '../../core/uidp.js';
 import type { ChangeRecorder } from '../audit/audit-log.js';
 import { GROUP_TYPE } from '../groups/group.js';
 import { requireUid } from '../groups/group-service.js';
+import type { PathBook } from '../names/path-book.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import { canSeeRole } from '../reference-visibility.js';
@@ -60,6 +61,8 @@ export interface AccessRequestServiceDeps {
   /** The role binding service's own create checks, run without writing (service-layer.ts). */
   bindable: Bindable;
   now?: () => number;
+  /** Paths of names beside the uids of answers (absent: uids alone). */
+  paths?: PathBook;
 }
 
 type Body = Record<string, unknown>;
@@ -115,7 +118,7 @@ export class AccessRequestService {
     if (!refs.groupExists) throw notFound(GROUP_TYPE, groupUid);
     if (!refs.roleCapabilities || !(await canSeeRole(this.d.authz, p, input.roleUid)))
       throw invalidField('roleUid', 'role not found');
-    return this.d.uow.run(async (tx) => {
+    const made = await this.d.uow.run(async (tx) => {
       await this.boundPending(tx, requesterUid, { groupUid, roleUid: input.roleUid });
       const policy = await this.d.requests.policyAt(tx, groupUid);
       // A second pending ask for the same role here is ALREADY_EXISTS naming the first
@@ -134,6 +137,31 @@ export class AccessRequestService {
       await this.record(tx, p, undefined, made);
       return made;
     });
+    return this.named(p, made);
+  }
+
+  /** `r` with the paths of its group, requester and role, as far as `p` may see them. */
+  private async named(p: Principal, r: AccessRequest): Promise<AccessRequest> {
+    const [one] = await this.namedAll(p, [r]);
+    return one!;
+  }
+
+  /** A page's requests with their paths: one read of names for the page (PathBook). */
+  private async namedAll(p: Principal, rs: AccessRequest[]): Promise<AccessRequest[]> {
+    if (this.d.paths === undefined || rs.length === 0) return rs;
+    const paths = await this.d.paths.of(p, {
+      groups: rs.map((r) => r.parentUid),
+      identities: rs.map((r) => r.requesterUid),
+      roles: rs.map((r) => r.roleUid),
+    });
+    const field = (key: string, path: string | undefined) =>
+      path === undefined ? {} : { [key]: path };
+    return rs.map((r) => ({
+      ...r,
+      ...field('groupPath', paths.group(r.parentUid)),
+      ...field('requesterPath', paths.identity(r.requesterUid)),
+      ...field('rolePath', paths.role(r.roleUid)),
+    }));
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or not the caller's to see). */
@@ -141,7 +169,7 @@ export class AccessRequestService {
     requireUid(uid);
     const found = await this.d.uow.replicaRead((tx) => this.d.requests.get(tx, uid));
     if (!found || !(await this.sees(p, found))) throw notFound(ACCESS_REQUEST_TYPE, uid);
-    return found;
+    return this.named(p, found);
   }
 
   /**
@@ -151,7 +179,7 @@ export class AccessRequestService {
   async list(p: Principal, req: ListRequest): Promise<ListPage<AccessRequest>> {
     const visibility = await this.d.authz.visibility(p, 'role_bindings.create');
     const self = p.kind === 'identity' ? p.uid : undefined;
-    return this.d.pager.page(
+    const page = await this.d.pager.page(
       ACCESS_REQUEST_LIST,
       req,
       visibility,
@@ -159,6 +187,7 @@ export class AccessRequestService {
       undefined,
       self === undefined ? '' : `requester:${self}`,
     );
+    return { ...page, items: await this.namedAll(p, page.items) };
   }
 
   /**
@@ -191,7 +220,7 @@ export class AccessRequestService {
           this.decide(tx, p, { uid, approver, reason, seen, counted }),
         );
         if (result.granted) this.d.authz.grantsChanged();
-        return result.after;
+        return await this.named(p, result.after);
       } catch (e) {
         if (!(e instanceof StaleApprovals)) throw e;
         if (attempt >= ATTEMPTS) throw staleApprovals(uid);
@@ -283,7 +312,7 @@ export class AccessRequestService {
     if (this.isRequester(p, r))
       throw permissionDenied('a requester cancels its own request rather than denying it');
     await this.d.authz.require(p, 'role_bindings.create', r.parentUid, 'groups.list', GROUP_TYPE);
-    return this.closeAs(p, uid, 'DENIED', reason);
+    return this.named(p, await this.closeAs(p, uid, 'DENIED', reason));
   }
 
   /**
@@ -294,7 +323,7 @@ export class AccessRequestService {
     const { uid, reason = '' } = parseInput(decisionSchema, body);
     const r = await this.visible(p, uid);
     if (!this.isRequester(p, r)) throw permissionDenied('only the requester cancels a request');
-    return this.closeAs(p, uid, 'CANCELLED', reason);
+    return this.named(p, await this.closeAs(p, uid, 'CANCELLED', reason));
   }
 
   /** Close every pending request past its timeout as EXPIRED, each audited; answers how many. */

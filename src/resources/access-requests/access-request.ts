@@ -42,6 +42,10 @@ export interface AccessRequest {
   timeoutTime: Date;
   createTime: Date;
   updateTime: Date;
+  /** Answers only: the group, requester and role as paths of names, where the caller sees them. */
+  groupPath?: string;
+  requesterPath?: string;
+  rolePath?: string;
 }
 
 export const ACCESS_REQUEST_TYPE = 'iam.arbor.dev/AccessRequest';

@@ -10,6 +10,7 @@ import { IDENTITY_TYPE } from '../identities/identity.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage, PageQuery, StorePage } from '../list-types.js';
 import { isBuiltInRole, visibleRoleRef } from '../reference-visibility.js';
+import type { PathBook } from '../names/path-book.js';
 import type { ReadCache } from '../read-cache.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput } from '../validate.js';
@@ -25,6 +26,7 @@ import {
   type Holder,
   type PendingGrant,
 } from './access.js';
+import { AccessPaths } from './access-paths.js';
 import { batchCheckSchema, capabilitySchema, checkSchema, plainCheck } from './access-input.js';
 import type { AccessStore, BindingGrant, SeenBy } from './access-store.js';
 import { pageInMemory } from './page-in-memory.js';
@@ -45,6 +47,8 @@ export interface AccessServiceDeps {
    * until the first binding it counted expires (`validUntilOf`).
    */
   holders?: ReadCache<HoldersRead>;
+  /** Paths of names beside the uids of answers (absent: uids alone). */
+  paths?: PathBook;
 }
 
 /** One page of holders as the store read it, and the bindings that make them holders. */
@@ -91,15 +95,25 @@ const sorted = (caps: Iterable<Capability>): Capability[] => [...new Set(caps)].
  * so nobody keeps another's dormant binding off the unused-access findings by asking.
  */
 export class AccessService {
-  constructor(private readonly d: AccessServiceDeps) {}
+  private readonly named: AccessPaths;
+
+  constructor(private readonly d: AccessServiceDeps) {
+    this.named = new AccessPaths(d.paths);
+  }
 
   /**
    * One check: `checkAll`'s rules for a single question, with at most one database round
    * trip (existence of both, and the identity's bindings at the group or above; none for a
-   * self check the read caches can answer) after the authorizer's in-memory decisions.
+   * self check the read caches can answer) after the authorizer's in-memory decisions, and
+   * one more for the names of the answer's paths.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (identity or group the caller cannot see).
    */
   async check(p: Principal, body: Record<string, unknown>): Promise<CheckResult> {
+    const [named] = await this.named.checks(p, [await this.checkUnnamed(p, body)]);
+    return named!;
+  }
+
+  private async checkUnnamed(p: Principal, body: Record<string, unknown>): Promise<CheckResult> {
     const req = plainCheck(body) ?? parseInput(checkSchema, body);
     const identityUid = this.identityOrSelf(p, req.identityUid, 'identityUid');
     const self = this.isSelf(p, identityUid);
@@ -135,7 +149,7 @@ export class AccessService {
   /** Up to 100 checks; all answer or the call fails (fields prefixed `checks[i].`). */
   async batchCheck(p: Principal, body: Record<string, unknown>): Promise<CheckResult[]> {
     const { checks } = parseInput(batchCheckSchema, body);
-    return this.checkAll(p, checks, (i) => `checks[${i}].identityUid`);
+    return this.named.checks(p, await this.checkAll(p, checks, (i) => `checks[${i}].identityUid`));
   }
 
   /**
@@ -174,7 +188,7 @@ export class AccessService {
       undefined,
       seenKey,
     );
-    return { ...page, ...coverage };
+    return { ...page, items: await this.named.holders(p, page.items), ...coverage };
   }
 
   /**
@@ -263,11 +277,12 @@ export class AccessService {
       (q) => Promise.resolve(pageInMemory(items, (i) => i.groupUid, q)),
       () => true,
     );
+    const named = { ...page, items: await this.named.groups(p, page.items) };
     // The list is whole only where the caller may list every binding the identity may
     // hold: in its organization, or anywhere for a root-level identity (bound in any).
     if (whole || (!isRootUid(identityUid) && !(await this.coverage(p, identityUid)).partial))
-      return page;
-    return { ...page, partial: true };
+      return named;
+    return { ...named, partial: true };
   }
 
   /**

@@ -10,6 +10,10 @@ export interface GrantProof {
   groupUid: string;
   /** From `groupUid` down to the asked group, both included. */
   path: string[];
+  /** `groupUid` as a path of names, where the caller may see it (see PathBook). */
+  groupPath?: string;
+  /** The role as a path of names (a built-in: its name), where the caller may list it. */
+  rolePath?: string;
 }
 
 /**
@@ -53,7 +57,13 @@ export interface CheckRequest {
   groupUid: string;
 }
 
-export interface CheckResult extends Coverage {
+/** The asked identity and group as paths of names, each where the caller may see it. */
+export interface AskedPaths {
+  identityPath?: string;
+  groupPath?: string;
+}
+
+export interface CheckResult extends Coverage, AskedPaths {
   identityUid: string;
   capability: Capability;
   groupUid: string;
@@ -76,14 +86,18 @@ export interface CheckResult extends Coverage {
 /** An identity that holds the asked capability at the asked group. */
 export interface Holder {
   identityUid: string;
+  /** Where the caller may list the identity: its path of names. */
+  identityPath?: string;
   grants: GrantProof[];
 }
 
 /** What an identity holds at one group it is bound at, and so everywhere below it. */
 export interface GroupAccess extends Coverage {
   groupUid: string;
-  /** The roles bound here, by binding. */
-  bindings: { bindingUid: string; role: RoleRef }[];
+  /** Where the caller may list the group: its path of names. */
+  groupPath?: string;
+  /** The roles bound here, by binding (`rolePath` where the caller may list the role). */
+  bindings: { bindingUid: string; role: RoleRef; rolePath?: string }[];
   /** What the bindings here grant, sorted. */
   capabilities: Capability[];
   /**

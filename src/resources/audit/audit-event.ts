@@ -54,6 +54,8 @@ export interface AuditEvent {
   cause: ChangeCause | null;
   /** What went with this change, each with its own record (an identity's role bindings). */
   cascaded: CascadedChange[];
+  /** Answers only: the resource's path of names, where it has a name the reader may see. */
+  resourcePath?: string;
 }
 
 /**

@@ -1,12 +1,14 @@
 import type { Authorizer } from '../../auth/authorizer.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ListRequest } from '../../core/list-request.js';
-import { isSelfOrBelow } from '../../core/uidp.js';
+import { isSelfOrBelow, parentOf } from '../../core/uidp.js';
 import type { Visibility } from '../../core/visibility.js';
+import { GROUP_TYPE } from '../groups/group.js';
 import type { ListPager } from '../list-pager.js';
+import type { PathBook } from '../names/path-book.js';
 import type { ListPage } from '../list-types.js';
 import type { UnitOfWork } from '../tx.js';
-import { AUDIT_LIST, type AuditEvent } from './audit-event.js';
+import { AUDIT_LIST, type AuditEvent, type Presented } from './audit-event.js';
 import type { AuditStore } from './audit-store.js';
 
 export interface AuditServiceDeps {
@@ -14,6 +16,8 @@ export interface AuditServiceDeps {
   audit: AuditStore;
   authz: Authorizer;
   pager: ListPager;
+  /** Paths of names for the resources records are about (absent: uids alone). */
+  paths?: PathBook;
 }
 
 /** Reads of the audit trail. There is no write here: records come only from AuditLog. */
@@ -30,8 +34,44 @@ export class AuditService {
     const page = await this.d.pager.page(AUDIT_LIST, req, visibility, (q) =>
       this.d.uow.replicaRead((tx) => this.d.audit.list(tx, q)),
     );
-    return { ...page, items: page.items.map((e) => cascadedIn(e, visibility)) };
+    return {
+      ...page,
+      items: await this.named(
+        p,
+        page.items.map((e) => cascadedIn(e, visibility)),
+      ),
+    };
   }
+
+  /**
+   * Each record with `resourcePath`: the path of names of the resource it is about, where it
+   * has a name. The name is the record's own (after the change, or before a delete: a
+   * deleted resource is no longer there to be read), under the path of the group it hangs
+   * under, which only a caller that may list that group is shown. One read for the page.
+   */
+  private async named(p: Principal, es: AuditEvent[]): Promise<AuditEvent[]> {
+    if (this.d.paths === undefined || es.length === 0) return es;
+    const groups = es.filter((e) => e.resourceType === GROUP_TYPE).map((e) => e.resourceUid);
+    const paths = await this.d.paths.of(p, {
+      groups: es.flatMap((e) => (e.resourceParentUid === null ? [] : [e.resourceParentUid])),
+      named: groups,
+    });
+    return es.map((e) => {
+      const name = nameIn(e.after) ?? nameIn(e.before);
+      if (name === undefined) return e;
+      // A group the caller sees whose parent it does not is named from itself, as its Get.
+      const path =
+        e.resourceType === GROUP_TYPE
+          ? paths.groupNamed(e.resourceUid, name)
+          : paths.under(parentOf(e.resourceUid), name);
+      return path === undefined ? e : { ...e, resourcePath: path };
+    });
+  }
+}
+
+function nameIn(side: Presented | null): string | undefined {
+  const name = side?.name;
+  return typeof name === 'string' && name !== '' ? name : undefined;
 }
 
 /**

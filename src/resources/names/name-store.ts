@@ -33,4 +33,22 @@ export interface NameStore {
     visibility: Visibility,
     limit: number,
   ): Promise<{ uid: string; parentUid: string | null }[]>;
+  /**
+   * The names (and, for roles, parents) of some groups, identities and roles, in one
+   * statement: what a page of answers needs to show paths. No visibility here: the caller
+   * (PathBook) asks only for what it may show.
+   */
+  namesOf(tx: Tx, uids: NamesWanted): Promise<NamesFound>;
+}
+
+export interface NamesWanted {
+  groups: readonly string[];
+  identities: readonly string[];
+  roles: readonly string[];
+}
+
+export interface NamesFound {
+  groups: Map<string, string>;
+  identities: Map<string, string>;
+  roles: Map<string, string>;
 }
