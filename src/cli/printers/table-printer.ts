@@ -73,14 +73,27 @@ function widths(natural: number[], columns: readonly Column[], limit: number): n
   return w;
 }
 
-/** The table of `items` in `columns`, fitted to `limit` characters as {@link widths} says. */
+const spanOf = (natural: readonly number[]) =>
+  natural.reduce((a, b) => a + b, 0) + GAP.length * (natural.length - 1);
+
+/**
+ * The table of `items` in `columns`, fitted to `limit` characters. Where the table is too
+ * wide, its uid columns go first, from the right (a uid cut in the middle is no use to
+ * copy, and `-o wide` shows it whole), so long as another column is left; what is still
+ * too wide is fitted as {@link widths} says.
+ */
 export function renderTable(items: readonly Item[], all: readonly Column[], limit: number): string {
   // A column nobody has a value in only costs width: left out.
-  const columns = all.filter((c) => items.some((i) => c.value(i) !== ''));
+  let columns = all.filter((c) => items.some((i) => c.value(i) !== ''));
+  const naturalOf = (cs: readonly Column[]) =>
+    cs.map((c) => Math.max(c.header.length, ...items.map((i) => clean(c.value(i)).length)));
+  while (spanOf(naturalOf(columns)) > limit) {
+    const drop = columns.findLastIndex((c) => c.uid === true);
+    if (drop < 0 || columns.length === 1) break;
+    columns = columns.filter((_, k) => k !== drop);
+  }
   const rows = items.map((i) => columns.map((c) => clean(c.value(i))));
-  const natural = columns.map((c, k) =>
-    Math.max(c.header.length, ...rows.map((r) => r[k]!.length)),
-  );
+  const natural = naturalOf(columns);
   const w = widths(natural, columns, limit);
   const line = (cells: string[]) =>
     cells
