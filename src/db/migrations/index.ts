@@ -25,6 +25,7 @@ import * as m0025 from './0025-instant-bounds.js';
 import * as m0026 from './0026-one-pending-request.js';
 import * as m0027 from './0027-budgets.js';
 import * as m0028 from './0028-token-revocations.js';
+import * as m0029 from './0029-access-reviews.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -59,4 +60,5 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0026-one-pending-request', m0026],
   ['0027-budgets', m0027],
   ['0028-token-revocations', m0028],
+  ['0029-access-reviews', m0029],
 ];

@@ -9,11 +9,11 @@ export type Presented = Record<string, unknown>;
 
 /**
  * Why a change nobody asked for directly was made: a role binding that went with its
- * identity (`IDENTITY_DELETED`, naming the identity), or one the expiry sweeper deleted
- * (`EXPIRED`).
+ * identity (`IDENTITY_DELETED`, naming the identity), one the expiry sweeper deleted
+ * (`EXPIRED`), or one an access review's item changed (`ACCESS_REVIEW`, naming the item).
  */
 export interface ChangeCause {
-  reason: 'IDENTITY_DELETED' | 'EXPIRED';
+  reason: 'IDENTITY_DELETED' | 'EXPIRED' | 'ACCESS_REVIEW';
   /** The resource whose change carried this one along, when there is one. */
   resourceType?: string;
   resourceUid?: string;

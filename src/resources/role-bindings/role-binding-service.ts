@@ -217,6 +217,38 @@ export class RoleBindingService {
       roleBindingPatchSchema,
       resolvePatch(body, parseMask(updateMask), ROLE_BINDING_UPDATE),
     );
+    const { cur, target } = await this.requireUpdatable(p, uid, patch);
+    const updated = await this.d.authz.changingGrants(
+      this.d.uow.run(async (tx) => {
+        await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
+        const row = await this.d.bindings.update(tx, uid, target);
+        if (!row) throw notFound(ROLE_BINDING_TYPE, uid);
+        await this.d.audit?.record(tx, p, {
+          type: ROLE_BINDING_TYPE,
+          operation: 'update',
+          uid,
+          before: cur,
+          after: row,
+        });
+        return row;
+      }),
+    );
+    return visibleBinding(this.d.authz, p, updated);
+  }
+
+  /**
+   * Whether `p` could update binding `uid` with `patch` now, by `update`'s own checks,
+   * without writing (an access review's `shorten` must pass them: access-review-service.ts).
+   * `known`: as for `requireCreatable` (the review item shows its holder and role).
+   * @returns the binding as read (after the caller's access was decided) and its target
+   *   after the patch. @throws RpcError as `update`.
+   */
+  async requireUpdatable(
+    p: Principal,
+    uid: string,
+    patch: { identityUid?: string; roleUid?: string; expireTime?: Date },
+    known?: KnownRefs,
+  ): Promise<{ cur: RoleBinding; target: Target & { expireTime?: Date } }> {
     await this.d.authz.require(
       p,
       'role_bindings.update',
@@ -243,23 +275,8 @@ export class RoleBindingService {
       roleUid: patch.roleUid ?? cur.role.uid,
       ...(expireTime === undefined ? {} : { expireTime }),
     };
-    await requireHeld(this.d.authz, p, await this.check(p, target), target.groupUid);
-    const updated = await this.d.authz.changingGrants(
-      this.d.uow.run(async (tx) => {
-        await this.d.managed?.beforeWrite(tx, 'role_bindings', uid, p);
-        const row = await this.d.bindings.update(tx, uid, target);
-        if (!row) throw notFound(ROLE_BINDING_TYPE, uid);
-        await this.d.audit?.record(tx, p, {
-          type: ROLE_BINDING_TYPE,
-          operation: 'update',
-          uid,
-          before: cur,
-          after: row,
-        });
-        return row;
-      }),
-    );
-    return visibleBinding(this.d.authz, p, updated);
+    await requireHeld(this.d.authz, p, await this.check(p, target, known), target.groupUid);
+    return { cur, target };
   }
 
   /**
