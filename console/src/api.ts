@@ -54,9 +54,9 @@ export function errorOf(status: number, body: unknown): ApiError {
   return new ApiError(status, code, message, pre?.violations?.[0]?.type);
 }
 
-/** Listeners told when the server no longer accepts the token (401). */
-const signedOut = new Set<() => void>();
-export function onSignedOut(f: () => void): () => void {
+/** Listeners told when the server no longer accepts the token (401), given that token. */
+const signedOut = new Set<(refused: string) => void>();
+export function onSignedOut(f: (refused: string) => void): () => void {
   signedOut.add(f);
   return () => signedOut.delete(f);
 }
@@ -83,7 +83,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (!res.ok) {
     if (res.status === 401 && token) {
       clearToken();
-      signedOut.forEach((f) => f());
+      signedOut.forEach((f) => f(token));
     }
     throw errorOf(res.status, parsed);
   }

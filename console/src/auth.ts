@@ -20,16 +20,53 @@ export function clearToken(): void {
   sessionStorage.removeItem(TOKEN);
 }
 
+/** The token a sign-in link (`#token=…`) brought in, to word its refusal as the link's. */
+let linkToken: string | undefined;
+
 /**
  * The address a development server prints (`/console/#token=…`): the token is kept as if
  * pasted and leaves the address bar (and history) at once, before anything renders. A
- * fragment never reaches a server, nor a Referer.
+ * fragment never reaches a server, nor a Referer. A token whose `exp` has passed is not
+ * kept: the answer says why (the sign-in page would otherwise come up without a word).
  */
-export function takeTokenFromAddress(): void {
-  const m = /^#token=([^&]+)$/.exec(location.hash);
-  if (!m) return;
-  setToken(decodeURIComponent(m[1]!));
+export function takeTokenFromAddress(): string | undefined {
+  const m = /^#token=([^&]*)$/.exec(location.hash);
+  if (!m) return undefined;
   history.replaceState(null, '', location.pathname + location.search);
+  let token = '';
+  try {
+    token = decodeURIComponent(m[1]!).trim();
+  } catch {
+    /* not even percent-encoding: an empty token, refused below */
+  }
+  if (token === '') return STALE_LINK;
+  if (tokenExpired(token)) return EXPIRED_LINK;
+  linkToken = token;
+  setToken(token);
+  return undefined;
+}
+
+const EXPIRED_LINK =
+  'The sign-in link has expired. Sign in again: a development run prints a new link when it starts, or paste a token below.';
+const STALE_LINK =
+  'The sign-in link is not valid (it may be from an earlier run of the server, or cut short). Sign in again: open the newest link, or paste a token below.';
+const SIGNED_OUT = 'Your sign-in is no longer accepted (it expired or was revoked). Sign in again.';
+
+/** What to say when the server refused `token` (401): a link's words when it came from one. */
+export function refusalNotice(token: string): string {
+  return token === linkToken ? STALE_LINK : SIGNED_OUT;
+}
+
+/** Whether a JWT's `exp` (seconds) has passed; a token without one (or no JWT) is not. */
+export function tokenExpired(token: string, now = Date.now()): boolean {
+  try {
+    const part = token.split('.')[1] ?? '';
+    const exp = (JSON.parse(atob(part.replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: unknown })
+      .exp;
+    return typeof exp === 'number' && exp * 1000 <= now;
+  } catch {
+    return false;
+  }
 }
 
 /** The `sub` of a JWT (who the token speaks for), unverified: for display only. */

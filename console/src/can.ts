@@ -1,6 +1,6 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import { post } from './api';
+import { get, post } from './api';
 import { getToken, tokenSubject } from './auth';
 import { useLoad } from './ui';
 
@@ -123,4 +123,48 @@ export function usePermissionsAt(
 /** The caller's own identity uid; undefined for the admin token. */
 export function myUid(): string | undefined {
   return tokenSubject(getToken() ?? '');
+}
+
+interface WhatCanAnswer {
+  groups: Array<{ capabilities?: string[]; effectiveCapabilities?: string[] }>;
+  nextPageToken?: string;
+}
+
+/** The answer for the token it was asked with: one question per sign-in, not per page. */
+let auditAnswer: { token: string; readable: Promise<boolean> } | undefined;
+
+/**
+ * May the caller read the audit trail anywhere? A caller who may not is offered no Audit
+ * link (it would lead to "0 changes you can see"). Asked once per token: one page of
+ * `access:whatCan` about the caller itself, every group it is bound at with what it holds
+ * there. Where that page is not the whole answer, or the question fails, the link is
+ * offered: the audit API decides what it shows.
+ */
+function auditReadable(token: string): Promise<boolean> {
+  if (auditAnswer?.token !== token)
+    auditAnswer = {
+      token,
+      readable: get<WhatCanAnswer>('/iam/v2beta1/access:whatCan?page_size=200').then(
+        (r) =>
+          r.nextPageToken !== undefined ||
+          r.groups.some(
+            (g) =>
+              g.capabilities?.includes('audit.list') === true ||
+              g.effectiveCapabilities?.includes('audit.list') === true,
+          ),
+        () => true,
+      ),
+    };
+  return auditAnswer.readable;
+}
+
+/** `auditReadable` as a hook: false while the answer is out (nothing offered meanwhile). */
+export function useAuditReadable(): boolean {
+  const token = getToken() ?? '';
+  const admin = isAdminToken();
+  const answer = useLoad(
+    () => (admin ? Promise.resolve(true) : auditReadable(token)),
+    [token, admin],
+  );
+  return admin || answer.data === true;
 }

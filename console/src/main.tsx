@@ -1,11 +1,13 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { get, onSignedOut } from './api';
+import { useAuditReadable } from './can';
 import {
   CALLBACK_PATH,
   clearToken,
   finishLogin,
   getToken,
+  refusalNotice,
   takeTokenFromAddress,
   tokenSubject,
 } from './auth';
@@ -14,57 +16,64 @@ import { href, useRoute, type Route } from './route';
 import { ErrorBox, useLoad, useTitle } from './ui';
 import { AccessView } from './views/access';
 import { AuditView } from './views/audit';
+import { IdentitiesView } from './views/identities';
+import { IdentityView } from './views/identity';
+import { RolesView } from './views/roles';
 import { BuilderView } from './views/builder';
 import { FindingsView } from './views/findings';
 import { GroupView } from './views/group';
 import { RequestsView } from './views/requests';
 import { SignIn } from './views/sign-in';
 import { TreeView } from './views/tree';
+import routes from './routes.json';
 
-const NAV: Array<[string, string]> = [
-  ['tree', 'Tree'],
-  ['access', 'Access'],
-  ['builder', 'Identity builder'],
-  ['audit', 'Audit'],
-  ['requests', 'Requests'],
-  ['unused', 'Unused access'],
-];
+/** One view of the router's table (routes.json), which the browser tests visit whole. */
+interface ViewEntry {
+  view: string;
+  label: string;
+  nav?: boolean;
+  arg?: string;
+  needs?: 'audit';
+}
+const VIEWS: ViewEntry[] = routes.views as ViewEntry[];
+const NAV = VIEWS.filter((v) => v.nav === true);
 
 /** The nav item a view belongs to: every group page is part of the tree. */
 function navOf(view: string): string {
   return view === 'groups' || view === 'group' ? 'tree' : view;
 }
 
+/** What each view of the table shows; a view the table does not name is the tree. */
+const PAGES: Record<string, (route: Route, place: string) => preact.JSX.Element> = {
+  groups: (r) => <GroupView key={`group/${r.arg}`} uid={r.arg} tab={r.tab} />,
+  identities: (r, place) => <IdentitiesView key={place} query={r.query} />,
+  identity: (r) => <IdentityView key={`identity/${r.arg}`} uid={r.arg} />,
+  roles: (r, place) => <RolesView key={place} query={r.query} />,
+  access: (r, place) => <AccessView key={place} query={r.query} />,
+  builder: (r, place) => <BuilderView key={place} groupUid={r.arg} />,
+  audit: (r, place) => <AuditView key={place} query={r.query} />,
+  requests: (r, place) => <RequestsView key={place} query={r.query} />,
+  unused: (r, place) => <FindingsView key={place} query={r.query} />,
+};
+
 function View({ route }: { route: Route }) {
   // A view is remade for each place: no state (page tokens, a form's values) carries over
   // from one group or identity to another. A group page stays one page across its tabs.
   const place = `${route.view}/${route.arg}?${route.query.toString()}`;
-  const label = NAV.find(([v]) => v === navOf(route.view))?.[1];
+  const label = VIEWS.find((v) => v.view === navOf(route.view))?.label;
   // A group page names itself once its name is in (GroupView).
   const groupPage = navOf(route.view) === 'tree' && route.arg !== '';
   useTitle(groupPage ? undefined : label);
-  switch (route.view) {
-    case 'groups':
-    case 'group':
-      return <GroupView key={`group/${route.arg}`} uid={route.arg} tab={route.tab} />;
-    case 'access':
-      return <AccessView key={place} query={route.query} />;
-    case 'builder':
-      return <BuilderView key={place} groupUid={route.arg} />;
-    case 'audit':
-      return <AuditView key={place} query={route.query} />;
-    case 'requests':
-      return <RequestsView key={place} query={route.query} />;
-    case 'unused':
-      return <FindingsView key={place} query={route.query} />;
-    default:
-      // `#/tree/<uid>`, the old address of a group, is its group page.
-      return route.arg ? (
-        <GroupView key={`group/${route.arg}`} uid={route.arg} tab="children" />
-      ) : (
-        <TreeView key={place} />
-      );
-  }
+  // `#/group/<uid>` (older links) is the group page.
+  const view = route.view === 'group' ? 'groups' : route.view;
+  const page = VIEWS.some((v) => v.view === view) ? PAGES[view] : undefined;
+  if (page) return page(route, place);
+  // `#/tree/<uid>`, the old address of a group, is its group page.
+  return route.arg ? (
+    <GroupView key={`group/${route.arg}`} uid={route.arg} tab="children" />
+  ) : (
+    <TreeView key={place} />
+  );
 }
 
 /** "Signed in as <name>", or the admin token, which is no identity. */
@@ -105,6 +114,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
   const route = useRoute();
   useFocusHeading(`${route.view}/${route.arg}/${route.tab}?${route.query.toString()}`);
   const current = navOf(route.view);
+  const auditReadable = useAuditReadable();
   return (
     <>
       <a
@@ -121,9 +131,9 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
         <span class="brand">Arbor</span>
         <nav aria-label="Views">
           <ul>
-            {NAV.map(([v, label]) => (
-              <li key={v}>
-                <a href={href(v)} aria-current={current === v ? 'page' : undefined}>
+            {NAV.filter((v) => v.needs !== 'audit' || auditReadable).map(({ view, label }) => (
+              <li key={view}>
+                <a href={href(view)} aria-current={current === view ? 'page' : undefined}>
                   {label}
                 </a>
               </li>
@@ -148,7 +158,17 @@ function App() {
   const [signedIn, setSignedIn] = useState(() => getToken() !== undefined);
   const [callbackError, setCallbackError] = useState<unknown>(undefined);
   const [finishing, setFinishing] = useState(() => location.pathname === CALLBACK_PATH);
-  useEffect(() => onSignedOut(() => setSignedIn(false)), []);
+  // Why the sign-in page is shown, when it is not the first visit: a link that is stale or
+  // expired, or a token the server stopped accepting.
+  const [notice, setNotice] = useState<string | undefined>(linkNotice);
+  useEffect(
+    () =>
+      onSignedOut((refused) => {
+        setNotice(refusalNotice(refused));
+        setSignedIn(false);
+      }),
+    [],
+  );
   useEffect(() => {
     if (!finishing) return;
     const here = new URL(location.href);
@@ -175,18 +195,25 @@ function App() {
     return (
       <>
         <ErrorBox error={callbackError} />
-        <SignIn onSignedIn={() => setSignedIn(true)} />
+        <SignIn
+          notice={notice}
+          onSignedIn={() => {
+            setNotice(undefined);
+            setSignedIn(true);
+          }}
+        />
       </>
     );
   return (
     <Shell
       onSignOut={() => {
         clearToken();
+        setNotice(undefined);
         setSignedIn(false);
       }}
     />
   );
 }
 
-takeTokenFromAddress();
+const linkNotice = takeTokenFromAddress();
 render(<App />, document.getElementById('app')!);

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api';
 import { useName, type NamedKind } from './names';
+import { href } from './route';
 
 /** An API refusal as the API words it: code, reason, message. Text only, like all data. */
 export function ErrorBox({ error }: { error: unknown }) {
@@ -235,10 +236,13 @@ export function ConfirmDialog(props: {
 
 /**
  * A group, identity or role by name (its uid in the title, for those who need it); the
- * uid itself, small, where the caller may not read the thing.
+ * uid itself, small, where the caller may not read the thing. An identity the caller may
+ * read leads to its page unless another link is given.
  */
 export function NameOf(props: { kind: NamedKind; uid: string; link?: string }) {
   const name = useName(props.kind, props.uid);
+  const link =
+    props.link ?? (props.kind === 'identity' && name ? href('identity', props.uid) : undefined);
   const body = name ? (
     <span class="name" title={props.uid}>
       {name}
@@ -246,5 +250,5 @@ export function NameOf(props: { kind: NamedKind; uid: string; link?: string }) {
   ) : (
     <code class="uid small">{props.uid}</code>
   );
-  return props.link ? <a href={props.link}>{body}</a> : body;
+  return link ? <a href={link}>{body}</a> : body;
 }

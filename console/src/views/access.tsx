@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { listPage, post, type Page } from '../api';
+import { useAuditReadable } from '../can';
 import type { Named } from '../model';
 import { Picker, usePicked, type Picked } from '../picker';
 import { go, href } from '../route';
@@ -180,6 +181,7 @@ export function AccessView({ query }: { query: URLSearchParams }) {
   const [identity] = usePicked('identity', identityUid);
   const [group] = usePicked('group', groupUid);
   const [capability] = usePicked('capability', capabilityName);
+  const auditReadable = useAuditReadable();
   const to = (q: Record<string, string | undefined>) =>
     go(
       href('access', '', {
@@ -202,7 +204,13 @@ export function AccessView({ query }: { query: URLSearchParams }) {
         />
         {identityUid ? (
           <p>
-            <a href={href('audit', '', { actor: identityUid })}>What this identity changed</a>
+            <a href={href('identity', identityUid)}>The identity’s page</a>
+            {auditReadable ? (
+              <>
+                {' · '}
+                <a href={href('audit', '', { actor: identityUid })}>What this identity changed</a>
+              </>
+            ) : null}
           </p>
         ) : null}
         <WhatCan identity={identityUid} />

@@ -45,7 +45,8 @@ function kindWords(type: string): string {
 
 function Actor({ actor }: { actor: string }) {
   const uid = actorUid(actor);
-  if (uid) return <NameOf kind="identity" uid={uid} link={href('audit', '', { actor: uid })} />;
+  // The actor's page, which leads on to everything it changed.
+  if (uid) return <NameOf kind="identity" uid={uid} />;
   if (actor === 'admin') return <span>the admin token</span>;
   return <span>Arbor ({actor.replace(/^system:/, '')})</span>;
 }

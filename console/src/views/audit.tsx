@@ -16,7 +16,7 @@ const SINCE: Record<string, number> = {
 };
 
 /** One paged timeline: newest first, 50 a page, "Newer" and "Older". */
-function Timeline(props: { query: Record<string, string> }) {
+export function Timeline(props: { query: Record<string, string> }) {
   const [tokens, setTokens] = useState<string[]>([]);
   const token = tokens[tokens.length - 1];
   const key = JSON.stringify(props.query);

@@ -109,11 +109,13 @@ function IdentitiesTab({ uid }: TabProps) {
       consequence={bindingsOf}
       review={(i) => [{ deleteIdentity: { uid: i.uid } }]}
       columns={[
-        { header: 'Name', cell: (i) => i.name },
+        { header: 'Name', cell: (i) => <a href={href('identity', i.uid)}>{i.name}</a> },
         { header: 'Description', cell: (i) => i.description },
         {
           header: 'Issuer',
-          cell: (i) => i.claimMatch?.issuer ?? i.claimMatch?.issuerPattern ?? '',
+          cell: (i) => (
+            <code class="url">{i.claimMatch?.issuer ?? i.claimMatch?.issuerPattern}</code>
+          ),
         },
         {
           header: 'Links',
@@ -121,10 +123,19 @@ function IdentitiesTab({ uid }: TabProps) {
             <>
               <a href={href('access', '', { identity: i.uid })} aria-label={`Access of ${i.name}`}>
                 Access
-              </a>{' '}
-              <a href={href('audit', '', { resource: i.uid })} aria-label={`Audit of ${i.name}`}>
-                Audit
               </a>
+              {/* Only where the caller may read the audit: else it leads to "0 changes". */}
+              {can('audit.list') ? (
+                <>
+                  {' '}
+                  <a
+                    href={href('audit', '', { resource: i.uid })}
+                    aria-label={`Audit of ${i.name}`}
+                  >
+                    Audit
+                  </a>
+                </>
+              ) : null}
             </>
           ),
         },
@@ -157,20 +168,30 @@ function BindingsTab({ uid, name }: TabProps) {
       label={(b) => `the binding of ${b.role.name} to ${b.identity.name}`}
       review={(b) => [{ deleteRoleBinding: { uid: b.uid } }]}
       columns={[
-        { header: 'Identity', cell: (b) => b.identity.name || b.identity.uid },
-        { header: 'Role', cell: (b) => b.role.name || b.role.uid },
-        { header: 'Expires', cell: (b) => b.expireTime ?? 'never' },
         {
-          header: 'Links',
+          header: 'Identity',
           cell: (b) => (
-            <a
-              href={href('audit', '', { resource: b.uid })}
-              aria-label={`Audit of the binding of ${b.role.name} to ${b.identity.name}`}
-            >
-              Audit
-            </a>
+            <a href={href('identity', b.identity.uid)}>{b.identity.name || b.identity.uid}</a>
           ),
         },
+        { header: 'Role', cell: (b) => b.role.name || b.role.uid },
+        { header: 'Expires', cell: (b) => b.expireTime ?? 'never' },
+        // Only where the caller may read the audit: else it leads to "0 changes".
+        ...(can('audit.list')
+          ? [
+              {
+                header: 'Links',
+                cell: (b: RoleBinding) => (
+                  <a
+                    href={href('audit', '', { resource: b.uid })}
+                    aria-label={`Audit of the binding of ${b.role.name} to ${b.identity.name}`}
+                  >
+                    Audit
+                  </a>
+                ),
+              },
+            ]
+          : []),
       ]}
     >
       {can('role_bindings.create') ? (
@@ -308,7 +329,7 @@ function EventsTab({ uid }: TabProps) {
       label={(s) => `subscription ${s.name}`}
       columns={[
         { header: 'Name', cell: (s) => s.name },
-        { header: 'Sink', cell: (s) => s.sink },
+        { header: 'Sink', cell: (s) => <code class="url">{s.sink}</code> },
         { header: 'Types', cell: (s) => (s.types ?? ['*']).join(', ') },
       ]}
     >

@@ -4,7 +4,7 @@ import { clearToken, loginConfiguration, setToken, startLogin } from '../auth';
 import { ErrorBox, useAction, useLoad, useTitle } from '../ui';
 
 /** Sign in through the server's login provider (when it names one), or paste an API token. */
-export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+export function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice?: string }) {
   useTitle('Sign in');
   // The provider button is offered only when the server publishes a provider.
   const config = useLoad(() => loginConfiguration().catch(() => undefined), []);
@@ -13,6 +13,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main id="main" class="sign-in">
       <h1>Sign in to Arbor</h1>
+      {notice ? (
+        <p class="notice" role="alert">
+          {notice}
+        </p>
+      ) : null}
       {provider ? (
         <section aria-labelledby="sso-h" class="panel">
           <h2 id="sso-h">With your login provider</h2>
