@@ -5,8 +5,7 @@ import { budgetExhausted } from './core/rpc-error.js';
 import { isValidUidp } from './core/uidp.js';
 import type { BudgetLimiterFactory } from './db/budget-store.js';
 import type { ApiMetrics } from './metrics/api-metrics.js';
-import type { ServiceLayer } from './service-layer.js';
-import type { Services } from './services.js';
+import type { AllServices, ServiceLayer } from './service-layer.js';
 
 /**
  * The one table of which calls spend which budget (docs/operations.md, "Budgets"): a
@@ -22,7 +21,7 @@ const OPERATIONS = [
   ['access', 'batchCheck', 'access_query'],
   ['accessRequests', 'create', 'access_request'],
   ['audit', 'list', 'audit_read'],
-] as const satisfies ReadonlyArray<readonly [keyof Services, string, BudgetClass]>;
+] as const satisfies ReadonlyArray<readonly [keyof AllServices, string, BudgetClass]>;
 
 type Scope = 'identity' | 'organization';
 

@@ -44,15 +44,22 @@ import { BindingExpirySweeper } from './resources/role-bindings/binding-expiry-s
 import type { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { UsageFlusher } from './resources/usage/usage-flusher.js';
 import { CoarseClock } from './core/coarse-clock.js';
-import { serviceLayer, type ServiceFoundation, type ServiceLayer } from './service-layer.js';
-import type { Services } from './services.js';
-import { presentResource } from './wire/resource-presenter.js';
+import {
+  serviceLayer,
+  type AllServices,
+  type ServiceFoundation,
+  type ServiceLayer,
+} from './service-layer.js';
+import { resourcePresenter } from './wire/resource-presenter.js';
+import { KINDS, type FeatureMounts } from './features.js';
 // @compose-imports
 
 export interface Arbor {
   config: Readonly<Config>;
   db: Database;
-  services: Services;
+  services: AllServices;
+  /** What the doors mount of the features (src/features.ts). */
+  features: FeatureMounts;
   authz: Authorizer;
   authenticator: Authenticator;
   tokens: TokenIssuer;
@@ -123,7 +130,8 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
     const { uow, pager } = await infrastructure(config, opts, db, metrics, logger);
     const stores = createStores();
     const caches = readCaches(db, uow, stores, metrics);
-    const audit = opts.audit === false ? NO_AUDIT : new AuditLog(stores.audit, presentResource);
+    const audit =
+      opts.audit === false ? NO_AUDIT : new AuditLog(stores.audit, resourcePresenter(KINDS));
     const usage = config.lastUsed ? usageOf(config, uow, stores, logger) : undefined;
     const layer = await serviceLayer({
       config,
@@ -147,6 +155,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       db,
       services: layer.services,
       authz: layer.authz,
+      features: layer.features,
       authenticator: layer.authenticator,
       tokens: layer.tokens,
       sts: layer.sts,
@@ -357,6 +366,7 @@ function restDoor(
     metrics,
     corsOrigins: config.corsOrigins,
     serverUrl: config.issuerUrl,
+    features: layer.features,
     console: {
       assets: loadConsoleAssets(config.consoleDir),
       loginIssuer: config.loginIssuer,

@@ -25,7 +25,6 @@ import type {
   CheckCache,
   RememberedSelfChecks,
 } from './resources/access/remembered-self-checks.js';
-import { AccountAssociationService } from './resources/account-associations/account-association-service.js';
 import { AdminService } from './resources/admin/admin-service.js';
 import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
 import { AdvisoryService } from './resources/advisories/advisory-service.js';
@@ -37,9 +36,9 @@ import { GroupService } from './resources/groups/group-service.js';
 import { HealthService } from './resources/health-service.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { NameResolver } from './resources/names/name-resolver.js';
+import { PathBook } from './resources/names/path-book.js';
 import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import type { ListPager } from './resources/list-pager.js';
-import { PathBook } from './resources/names/path-book.js';
 import { ManagedGuard } from './resources/managed/managed-guard.js';
 import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import { RegistryCredentials } from './resources/registry-auth/registry-credentials.js';
@@ -57,6 +56,7 @@ import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.
 import { UserService } from './resources/users/user-service.js';
 import { UserSignIn } from './resources/users/user-sign-in.js';
 import type { Services } from './services.js';
+import { createFeatures, type FeatureMounts, type FeatureServices } from './features.js';
 import { UnusedAccessService } from './resources/usage/unused-access-service.js';
 // @service-layer-imports
 
@@ -84,9 +84,14 @@ export interface ServiceFoundation {
   usage: UsageRecorder | undefined;
 }
 
+/** The core services and every feature's (src/features.ts), as `arbor.services`. */
+export type AllServices = Services & FeatureServices;
+
 /** The services and the token machinery the doors are given. */
 export interface ServiceLayer {
-  services: Services;
+  services: AllServices;
+  /** What the doors mount of the features (src/features.ts). */
+  features: FeatureMounts;
   authz: Authorizer;
   authenticator: Authenticator;
   tokens: TokenIssuer;
@@ -99,7 +104,7 @@ export interface ServiceLayer {
   registryAuth: RegistryAuthRouteDeps | undefined;
 }
 
-type ResourceServices = Omit<Services, 'tokenTester' | 'names'>;
+type ResourceServices = Omit<AllServices, 'tokenTester' | 'names'>;
 
 /**
  * The services step of compose(): every resource service, then the token machinery that
@@ -110,7 +115,7 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
   const { loginIssuer, loginClientId } = f.config;
   const serverLogin =
     loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;
-  const base = await resourceServices(f, authz, serverLogin);
+  const { features, ...base } = await resourceServices(f, authz, serverLogin);
   await sealClientSecrets(base, f.logger);
   const tokens = new TokenIssuer(
     f.config.issuerUrl,
@@ -127,26 +132,58 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
     identities: base.identities,
     roles: base.roles,
   });
-  const services: Services = { ...base, tokenTester, names };
+  const services: AllServices = { ...base, tokenTester, names };
   const authenticator = new ChainAuthenticator(
     f.config.adminToken,
     new ApiTokenAuthenticator(tokens, undefined, undefined, f.usage),
     f.signInToken,
   );
   const registryAuth = registryAuthOf(f, authz, services, { tokens, sts, authenticator });
-  return { services, authz, authenticator, tokens, sts, people, serverLogin, registryAuth };
+  return {
+    services,
+    features,
+    authz,
+    authenticator,
+    tokens,
+    sts,
+    people,
+    serverLogin,
+    registryAuth,
+  };
 }
 
-/** Every service of a resource kind, each given its stores, the unit of work and the caches. */
+/**
+ * Every service of a resource kind, each given its stores, the unit of work and the caches:
+ * the core's here, then every feature's from its own module (src/features.ts).
+ */
 async function resourceServices(
   f: ServiceFoundation,
   authz: Authorizer,
   serverLogin: ServiceLayer['serverLogin'],
-): Promise<ResourceServices> {
+): Promise<ResourceServices & { features: FeatureMounts }> {
+  const core = await coreServices(f, authz, serverLogin);
+  const { services, mounts } = createFeatures({
+    common: core.common,
+    stores: f.stores,
+    services: core.services,
+    config: f.config,
+    secrets: core.secrets,
+    serverLogin,
+  });
+  return { ...core.services, ...services, features: mounts };
+}
+
+/** The services that are not features: each given its stores, the unit of work and the caches. */
+async function coreServices(
+  f: ServiceFoundation,
+  authz: Authorizer,
+  serverLogin: ServiceLayer['serverLogin'],
+) {
   const { config, db, uow, pager, stores: st } = f;
   const allowInsecureIssuers = config.allowInsecureIssuers;
   const managed = new ManagedGuard(st.managers);
   const common = { uow, authz, pager, managed, audit: f.audit };
+  const secrets = new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir));
   const identityProviders = new IdentityProviderService({
     ...common,
     groups: st.groups,
@@ -154,12 +191,12 @@ async function resourceServices(
     idps: st.identityProviders,
     allowInsecureIssuers,
     serverLogin,
-    secrets: new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir)),
+    secrets,
   });
+  const roleBindings = new RoleBindingService({ ...common, bindings: st.roleBindings });
   // Paths of names beside uids in answers, each page's names in one read.
   const paths = new PathBook({ uow, authz, names: st.names });
-  const roleBindings = new RoleBindingService({ ...common, bindings: st.roleBindings });
-  return {
+  const services = {
     health: new HealthService(uow, st.pinger),
     groups: new GroupService({
       ...common,
@@ -182,6 +219,7 @@ async function resourceServices(
       ...(f.checkCache ? { cache: f.checkCache } : {}),
       ...(f.selfChecks ? { selfChecks: f.selfChecks } : {}),
       ...(f.holdersCache ? { holders: f.holdersCache } : {}),
+      paths,
     }),
     unusedAccess: new UnusedAccessService({
       uow,
@@ -196,11 +234,6 @@ async function resourceServices(
     advisories: new AdvisoryService({ ...common, advisories: st.advisories }),
     advisoryImport: new AdvisoryImporter({ uow, authz, advisories: st.advisories }),
     identityProviders,
-    accountAssociations: new AccountAssociationService({
-      ...common,
-      groups: st.groups,
-      associations: st.accountAssociations,
-    }),
     groupInvites: new GroupInviteService({
       ...common,
       groups: st.groups,
@@ -230,9 +263,10 @@ async function resourceServices(
       requests: st.accessRequests,
       bindings: st.roleBindings,
       bindable: (p, t, known) => roleBindings.requireCreatable(p, t, known),
-    }),
       paths,
+    }),
   };
+  return { common, secrets, services };
 }
 
 /**
@@ -275,7 +309,6 @@ function tokenServices(
     maxPeoplePerProvider: config.maxPeoplePerProvider,
     audit: { recorder: f.audit, identities: st.identities, bindings: st.roleBindings },
     serverProvider: serverLogin,
-      paths,
   });
   const sts = new SecurityTokenService(base.identities, remoteKeys, tokens, {
     allowInsecureIssuers,

@@ -7,7 +7,6 @@ import type { AdvisoryImporter } from './resources/advisories/advisory-import.js
 import type { AdvisoryService } from './resources/advisories/advisory-service.js';
 import type { RepoService } from './resources/repos/repo-service.js';
 import type { TagService } from './resources/tags/tag-service.js';
-import type { AccountAssociationService } from './resources/account-associations/account-association-service.js';
 import type { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import type { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import type { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
@@ -23,7 +22,10 @@ import type { NameResolver } from './resources/names/name-resolver.js';
 // @service-imports
 import type { AccessRequestService } from './resources/access-requests/access-request-service.js';
 
-/** Everything the front doors may call. Built once, in compose.ts. */
+/**
+ * The services that are not features, which the doors call by name. Built once, in
+ * compose.ts; every feature's service is in `arbor.services` too (src/features.ts).
+ */
 export interface Services {
   health: HealthService;
   groups: GroupService;
@@ -35,7 +37,6 @@ export interface Services {
   advisories: AdvisoryService;
   advisoryImport: AdvisoryImporter;
   identityProviders: IdentityProviderService;
-  accountAssociations: AccountAssociationService;
   groupInvites: GroupInviteService;
   trustedKeys: TrustedKeyService;
   managed: ManagedResourceService;

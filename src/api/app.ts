@@ -31,6 +31,8 @@ export interface AppDeps {
   metrics?: ApiMetrics;
   /** Origins allowed to call the API from a browser (`*`: any); empty: no CORS headers. */
   corsOrigins?: readonly string[];
+  /** The features' routes (src/features.ts), mounted on the authenticated router after the core's. */
+  features?: { rest(t: RouteTarget, bodyLimit: number): void };
   /** Extra public routes (STS, OIDC discovery) mounted outside the API's authentication. */
   publicRoutes?: (t: RouteTarget) => void;
   /** The address the OpenAPI document names as its server (ARBOR_ISSUER_URL). */
@@ -114,7 +116,9 @@ export function createApp(d: AppDeps): ApiApp {
     if ((ctx.state as State).principal) await next();
     else await requireAuth(ctx, next);
   });
-  mountApiRoutes({ router: api, contract, ...(fast ? { fast } : {}) }, d.services, d.bodyLimit);
+  const apiTarget = { router: api, contract, ...(fast ? { fast } : {}) };
+  mountApiRoutes(apiTarget, d.services, d.bodyLimit);
+  d.features?.rest(apiTarget, d.bodyLimit);
   const openapi = buildOpenApiDocument(contract, { serverUrl: d.serverUrl });
 
   if (tracingOn()) app.use(traceRequest());

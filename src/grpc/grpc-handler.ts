@@ -10,7 +10,12 @@ import { errorsAndLogging } from './errors.js';
 import { mountHealth } from './health.js';
 import { mountReflection } from './reflection.js';
 import { rpcNodeAdapter } from './rpc-adapter.js';
-import { API_SERVICES, AUTHENTICATED_SERVICES, mountGrpcServices } from './routes.js';
+import {
+  API_SERVICES,
+  authenticatedServices,
+  mountGrpcServices,
+  type GrpcFeatures,
+} from './routes.js';
 import { UnaryFastPath, type CallGate, type FastPathStats } from './unary-fast-path.js';
 
 /** A Node request handler for HTTP/1.1 and HTTP/2 requests alike. */
@@ -32,6 +37,8 @@ export interface GrpcDeps {
   services: Services;
   authenticator: Authenticator;
   sts: SecurityTokenService;
+  /** The features' gRPC services and methods (src/features.ts). */
+  features: GrpcFeatures;
   logger: Logger;
   /** Largest request message accepted, in bytes (the REST body limit). */
   readMaxBytes: number;
@@ -50,7 +57,8 @@ export function createGrpcHandler(d: GrpcDeps, fallback: NodeHandlerFn): GrpcHan
   // Plain gRPC unary calls of the API services skip Connect's pipeline (unary-fast-path.ts);
   // it serves the impls mounted here, recorded as Connect's router takes them. A server
   // that does not offer its streams still gets every call answered, by Connect.
-  const callGate = gate(d.authenticator);
+  const all = [...API_SERVICES, ...d.features.grpcServices];
+  const callGate = gate(d.authenticator, authenticatedServices(all));
   const fast = new UnaryFastPath(logger, d.readMaxBytes, callGate);
   const connect = rpcNodeAdapter({
     grpc: true,
@@ -62,9 +70,9 @@ export function createGrpcHandler(d: GrpcDeps, fallback: NodeHandlerFn): GrpcHan
     interceptors: [errorsAndLogging(logger)],
     routes: (router) => {
       mountGrpcServices(fast.recording(router), d);
-      const names = API_SERVICES.map((s) => s.typeName);
+      const names = all.map((s) => s.typeName);
       mountHealth(router, d.services.health, names, { maxWatches: d.healthWatchMax });
-      mountReflection(router, [...API_SERVICES, Health]);
+      mountReflection(router, [...all, Health]);
     },
     fallback,
   });
@@ -75,9 +83,9 @@ export function createGrpcHandler(d: GrpcDeps, fallback: NodeHandlerFn): GrpcHan
 }
 
 /** Every method of the services that need a principal is authenticated before its body. */
-function gate(authenticator: Authenticator): CallGate {
+function gate(authenticator: Authenticator, authenticated: ReadonlySet<string>): CallGate {
   return {
-    needsPrincipal: (method) => AUTHENTICATED_SERVICES.has(method.parent.typeName),
+    needsPrincipal: (method) => authenticated.has(method.parent.typeName),
     authenticate: (h, session) =>
       authenticateCall(authenticator, first(h.authorization), h['x-request-id'], session),
   };

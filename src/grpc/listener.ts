@@ -253,6 +253,7 @@ export function createArborHandler(arbor: Arbor): GrpcHandler {
       services: arbor.services,
       authenticator: arbor.authenticator,
       sts: arbor.sts,
+      features: arbor.features,
       logger: arbor.logger,
       readMaxBytes: arbor.config.maxBodyBytes,
       healthWatchMax: arbor.config.healthWatchMax,

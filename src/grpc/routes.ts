@@ -11,11 +11,10 @@ import { UNUSED_LIST } from '../resources/usage/unused-access.js';
 import { unusedFindingV2 } from '../wire/unused-access-wire.js';
 import { parseListRequest } from '../core/list-request.js';
 import { listQueryOf } from './list-query.js';
-import type { JsonValue } from '@bufbuild/protobuf';
+import type { DescService, JsonValue } from '@bufbuild/protobuf';
 import { simulateAnswerV2 } from '../wire/simulate-wire.js';
 import { roleBindingV2 } from '../wire/role-binding-wire.js';
 import {
-  ACCOUNT_ASSOCIATION_KIND,
   ADVISORY_KIND,
   GROUP_INVITE_KIND,
   GROUP_KIND,
@@ -34,7 +33,6 @@ import {
   TestTokenRequestSchema,
   type TestTokenRequest,
 } from '../gen/arbor/iam/v2beta1/access_pb.js';
-import { AccountAssociationsService } from '../gen/arbor/iam/v2beta1/account_associations_pb.js';
 import {
   GroupInvitesService,
   RedeemGroupInviteRequestSchema,
@@ -58,14 +56,16 @@ import { principalOf } from './authn.js';
 import { bodyOf, mountCrud } from './crud.js';
 import type { GrpcRouter } from './json-rpc.js';
 
-/** Every API service of the gRPC door: the v2beta1 surface of the REST door, one to one. */
+/**
+ * The core's API services of the gRPC door (src/features.ts adds every feature's): the
+ * v2beta1 surface of the REST door, one to one.
+ */
 export const API_SERVICES = [
   GroupsService,
   IdentitiesService,
   RolesService,
   RoleBindingsService,
   IdentityProvidersService,
-  AccountAssociationsService,
   GroupInvitesService,
   ReposService,
   TagsService,
@@ -80,14 +80,22 @@ export const API_SERVICES = [
  * from the headers before a byte of the body is read. The STS is the exception: its caller
  * is the workload's upstream token, which the exchange itself verifies.
  */
-export const AUTHENTICATED_SERVICES: ReadonlySet<string> = new Set(
-  API_SERVICES.filter((s) => s !== StsService).map((s) => s.typeName),
-);
+export function authenticatedServices(all: readonly DescService[]): ReadonlySet<string> {
+  return new Set(all.filter((s) => s !== StsService).map((s) => s.typeName));
+}
+
+/** What the features give the gRPC door (src/features.ts): their services and methods. */
+export interface GrpcFeatures {
+  grpcServices: readonly DescService[];
+  grpc(router: GrpcRouter, auth: Authenticator): void;
+}
 
 export interface GrpcRouteDeps {
   services: Services;
   authenticator: Authenticator;
   sts: SecurityTokenService;
+  /** Mounted after the core's methods. */
+  features: GrpcFeatures;
 }
 
 export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
@@ -98,13 +106,6 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
   mountCrud(router, auth, RolesService, s.roles, ROLE_KIND);
   mountCrud(router, auth, RoleBindingsService, s.roleBindings, ROLE_BINDING_KIND);
   mountCrud(router, auth, IdentityProvidersService, s.identityProviders, IDENTITY_PROVIDER_KIND);
-  mountCrud(
-    router,
-    auth,
-    AccountAssociationsService,
-    s.accountAssociations,
-    ACCOUNT_ASSOCIATION_KIND,
-  );
   mountCrud(router, auth, GroupInvitesService, s.groupInvites, GROUP_INVITE_KIND);
   router.jsonRpc(GroupInvitesService.method.redeemGroupInvite, async (req, ctx) => {
     const p = await principalOf(auth, ctx);
@@ -118,6 +119,7 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
   mountNameRpcs(router, auth, s.names);
   mountAccess(router, d);
   mountAccessRequestRpcs(router, auth, s.accessRequests);
+  d.features.grpc(router, auth);
   // The STS authenticates with the workload's own OIDC token, not an Arbor principal.
   router.rpc(StsService.method.exchange, async (req, ctx) => {
     const upstream = bearerToken(ctx.requestHeader.get('authorization') ?? undefined);

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import type { AccountAssociation } from '../resources/account-associations/account-association.js';
+import {
+  ACCOUNT_ASSOCIATION_LIST,
+  ACCOUNT_ASSOCIATION_TYPE,
+  ACCOUNT_ASSOCIATION_UPDATE,
+  type AccountAssociation,
+} from '../resources/account-associations/account-association.js';
+import { kind } from './kinds.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -56,3 +62,15 @@ export function accountAssociationV2(a: AccountAssociation): AccountAssociationV
 export function accountAssociationV1(a: AccountAssociation): AccountAssociationV1 {
   return { group: a.uid, name: a.name, description: a.description, ...clouds(a) };
 }
+
+/** The kind's descriptor (wire/kinds.ts), read by its REST and gRPC mounts and the presenter. */
+export const ACCOUNT_ASSOCIATION_KIND = kind({
+  type: ACCOUNT_ASSOCIATION_TYPE,
+  name: 'AccountAssociation',
+  plural: 'accountAssociations',
+  path: '/iam/v2beta1/accountAssociations',
+  spec: ACCOUNT_ASSOCIATION_LIST,
+  wireSchema: accountAssociationV2Schema,
+  toWire: accountAssociationV2,
+  outputOnly: ACCOUNT_ASSOCIATION_UPDATE.outputOnly,
+});

@@ -1,11 +1,6 @@
 import type { z } from 'zod';
 import type { ListSpec } from '../core/list-request.js';
 import {
-  ACCOUNT_ASSOCIATION_LIST,
-  ACCOUNT_ASSOCIATION_TYPE,
-  ACCOUNT_ASSOCIATION_UPDATE,
-} from '../resources/account-associations/account-association.js';
-import {
   ACCESS_REQUEST_LIST,
   ACCESS_REQUEST_TYPE,
   ACCESS_REQUEST_UPDATE,
@@ -38,7 +33,6 @@ import {
 } from '../resources/subscriptions/subscription.js';
 import { TAG_LIST, TAG_OUTPUT_ONLY, TAG_TYPE } from '../resources/tags/tag.js';
 import { accessRequestV2, accessRequestV2Schema } from './access-request-wire.js';
-import { accountAssociationV2, accountAssociationV2Schema } from './account-association-wire.js';
 import { advisoryV2, advisoryV2Schema } from './advisory-wire.js';
 import { groupInviteV2, groupInviteV2Schema } from './group-invite-wire.js';
 import { groupV2, groupV2Schema } from './group-wire.js';
@@ -94,8 +88,11 @@ const INVITE_SERVER_OWNED = GROUP_INVITE_OUTPUT_ONLY.filter((f) =>
   GROUP_INVITE_UPDATE.outputOnly.includes(f),
 );
 
-/** Typed once here so each descriptor's wire function is checked against its schema. */
-const kind = <T, W extends z.ZodType>(k: KindDescriptor<T, W>): KindDescriptor<T, W> => k;
+/**
+ * Typed once here so each descriptor's wire function is checked against its schema. A
+ * feature's kind declares its descriptor in its own wire file with this.
+ */
+export const kind = <T, W extends z.ZodType>(k: KindDescriptor<T, W>): KindDescriptor<T, W> => k;
 
 export const GROUP_KIND = kind({
   type: GROUP_TYPE,
@@ -151,17 +148,6 @@ export const IDENTITY_PROVIDER_KIND = kind({
   wireSchema: identityProviderV2Schema,
   toWire: identityProviderV2,
   outputOnly: IDP_UPDATE.outputOnly,
-});
-
-export const ACCOUNT_ASSOCIATION_KIND = kind({
-  type: ACCOUNT_ASSOCIATION_TYPE,
-  name: 'AccountAssociation',
-  plural: 'accountAssociations',
-  path: '/iam/v2beta1/accountAssociations',
-  spec: ACCOUNT_ASSOCIATION_LIST,
-  wireSchema: accountAssociationV2Schema,
-  toWire: accountAssociationV2,
-  outputOnly: ACCOUNT_ASSOCIATION_UPDATE.outputOnly,
 });
 
 export const GROUP_INVITE_KIND = kind({
@@ -244,14 +230,16 @@ export interface AnyKind {
   outputOnly: readonly string[];
 }
 
-/** Every resource kind, once. The audit trail's own events are a list, not a kind. */
-export const KINDS: readonly AnyKind[] = [
+/**
+ * The kinds that are not features (src/features.ts): every other kind's descriptor is in
+ * its wire file, and src/features.ts's `KINDS` holds them all.
+ */
+export const CORE_KINDS: readonly AnyKind[] = [
   GROUP_KIND,
   IDENTITY_KIND,
   ROLE_KIND,
   ROLE_BINDING_KIND,
   IDENTITY_PROVIDER_KIND,
-  ACCOUNT_ASSOCIATION_KIND,
   GROUP_INVITE_KIND,
   REPO_KIND,
   TAG_KIND,

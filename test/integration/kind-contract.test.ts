@@ -5,8 +5,8 @@ import type { DescService } from '@bufbuild/protobuf';
 import test, { type ExecutionContext } from 'ava';
 import { examplesFor } from '../../src/api/openapi/examples.js';
 import { ADMIN } from '../../src/auth/principal.js';
-import { API_SERVICES } from '../../src/grpc/routes.js';
-import { KINDS, REPO_KIND, type AnyKind } from '../../src/wire/kinds.js';
+import { ALL_API_SERVICES, KINDS } from '../../src/features.js';
+import { REPO_KIND, type AnyKind } from '../../src/wire/kinds.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity, ISSUER } from '../helpers/iam-fixtures.js';
 import {
@@ -246,7 +246,7 @@ async function surfaceOf(k: AnyKind): Promise<Surface> {
     components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
   };
   const one = doc.paths[`${k.path}/{uid}`] ?? {};
-  const service = API_SERVICES.find((x) => x.methods.some((m) => m.name === `Get${k.name}`));
+  const service = ALL_API_SERVICES.find((x) => x.methods.some((m) => m.name === `Get${k.name}`));
   const has = (name: string) => service?.methods.some((m) => m.name === name) ?? false;
   return {
     rest: {

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { request } from 'node:http';
 import type { ClientHttp2Session } from 'node:http2';
 import { connect as tcpConnect } from 'node:net';
-import { API_SERVICES } from '../../src/grpc/routes.js';
+import { ALL_API_SERVICES } from '../../src/features.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
 import { requestArb, rpcArb } from '../helpers/fuzz-arbitraries.js';
 import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
@@ -234,7 +234,7 @@ test('fuzz: a HEAD with an oversized head is a 431 without a body', async (t) =>
 });
 
 const RPC_PATHS = [
-  ...API_SERVICES.flatMap((svc) =>
+  ...ALL_API_SERVICES.flatMap((svc) =>
     svc.methods.filter((m) => m.methodKind === 'unary').map((m) => `/${svc.typeName}/${m.name}`),
   ),
   '/grpc.health.v1.Health/Check',

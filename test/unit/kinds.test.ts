@@ -1,6 +1,7 @@
 import test from 'ava';
 import { RESOURCE_KINDS } from '../../src/cli/resource-kinds.js';
-import { KINDS, rpcPlural } from '../../src/wire/kinds.js';
+import { KINDS } from '../../src/features.js';
+import { rpcPlural } from '../../src/wire/kinds.js';
 
 /**
  * The CLI is a client and keeps its own table of kinds (loading the server's wire floor

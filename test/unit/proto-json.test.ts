@@ -10,7 +10,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { ListGroupsResponseSchema } from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
 import { messageOfJson, writeDirectly } from '../../src/grpc/proto-json.js';
-import { API_SERVICES } from '../../src/grpc/routes.js';
+import { ALL_API_SERVICES } from '../../src/features.js';
 
 /**
  * writeDirectly writes proto3 JSON as protobuf without making the message (for the gRPC
@@ -223,7 +223,7 @@ function message(desc: DescMessage, kind: Kind, depth = 0): fc.Arbitrary<JsonVal
 // advisory import's, goes through Connect).
 const outputs = [
   ...new Map(
-    API_SERVICES.flatMap((s) =>
+    ALL_API_SERVICES.flatMap((s) =>
       s.methods
         .filter((m) => m.methodKind === 'unary')
         .map((m) => [m.output.typeName, m.output] as const),

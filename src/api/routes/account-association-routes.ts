@@ -6,10 +6,10 @@ import type { AccountAssociationService } from '../../resources/account-associat
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
 import {
+  ACCOUNT_ASSOCIATION_KIND,
   accountAssociationV1,
   accountAssociationV1Schema,
 } from '../../wire/account-association-wire.js';
-import { ACCOUNT_ASSOCIATION_KIND } from '../../wire/kinds.js';
 import { mountV1, mountV2, v2Kind } from './crud.js';
 
 /** v1 bodies repeat the path's `group`; like other output names it is never taken from input. */

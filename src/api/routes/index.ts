@@ -6,7 +6,6 @@ import { mountRoleBindingRoutes } from './role-binding-routes.js';
 import { mountRoleRoutes } from './role-routes.js';
 import { mountAdvisoryRoutes } from './advisory-routes.js';
 import { mountRegistryRoutes } from './registry-routes.js';
-import { mountAccountAssociationRoutes } from './account-association-routes.js';
 import { mountGroupInviteRoutes } from './group-invite-routes.js';
 import { mountIdentityProviderRoutes } from './identity-provider-routes.js';
 import { mountEventRoutes } from './event-routes.js';
@@ -18,7 +17,7 @@ import { mountSimulateRoute } from './simulate-route.js';
 // @route-imports
 import { mountAccessRequestRoutes } from './access-request-routes.js';
 
-/** Every authenticated API route, v2beta1 and v1. */
+/** Every authenticated API route of the core, v2beta1 and v1 (features mount their own). */
 export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): void {
   mountGroupRoutes(t, s.groups, bodyLimit);
   mountIdentityRoutes(t, s.identities, bodyLimit);
@@ -27,7 +26,6 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountRegistryRoutes(t, s.repos, s.tags, bodyLimit);
   mountAdvisoryRoutes(t, s.advisories, bodyLimit);
   mountIdentityProviderRoutes(t, s.identityProviders, bodyLimit);
-  mountAccountAssociationRoutes(t, s.accountAssociations, bodyLimit);
   mountGroupInviteRoutes(t, s.groupInvites, bodyLimit);
   mountEventRoutes(t, s.audit, s.subscriptions, bodyLimit);
   mountAdvisoryImportRoute(t, s.advisoryImport);

@@ -1,5 +1,4 @@
 import { KnexAccessStore } from './access-store.js';
-import { KnexAccountAssociationStore } from './account-association-store.js';
 import { KnexAdvisoryStore } from './advisory-store.js';
 import { KnexGroupInviteStore } from './group-invite-store.js';
 import { KnexGroupStore } from './group-store.js';
@@ -20,7 +19,10 @@ import { KnexSimulationStore } from './simulation-store.js';
 import { KnexAccessRequestStore } from './access-request-store.js';
 import { KnexUsageStore } from './usage-store.js';
 
-/** One instance of every store; they are stateless and shared by all services. */
+/**
+ * One instance of every store more than one service reads, or that is not a feature's;
+ * stateless and shared. A feature makes its own store (src/features/).
+ */
 export function createStores() {
   return {
     pinger: new KnexPinger(),
@@ -34,7 +36,6 @@ export function createStores() {
     tags: new KnexTagStore(),
     advisories: new KnexAdvisoryStore(),
     identityProviders: new KnexIdentityProviderStore(),
-    accountAssociations: new KnexAccountAssociationStore(),
     groupInvites: new KnexGroupInviteStore(),
     trustedKeys: new KnexTrustedKeyStore(),
     managers: new KnexManagerStore(),
