@@ -130,8 +130,8 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
   }
 
   /**
-   * The access delta of a change set in a few words ("3 gained, 0 lost: ci gains
-   * repo.push at platform, …"), or undefined when the simulator cannot say.
+   * The access delta of a change set in a few words ("2 change(s): ci gains repo.push at
+   * acme/platform, …"), or undefined when the simulator cannot say.
    */
   private async accessDelta(
     p: Principal,
@@ -147,7 +147,8 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
       const some = a.deltas.map(
         (d) =>
           `${d.identity.name || d.identity.uid} ${d.effect === 'GAIN' ? 'gains' : 'loses'} ` +
-          `${d.capability} at ${d.group.name || d.group.uid}`,
+          `${d.capabilities.length === 1 ? d.capabilities[0] : `${d.capabilities.length} capabilities`} ` +
+          `at ${d.group.path || d.group.uid}`,
       );
       const more = Number(a.totalCount) - some.length;
       return `${a.totalCount} change(s)${some.length ? `: ${some.join(', ')}` : ''}${more > 0 ? `, ${more} more` : ''}`;

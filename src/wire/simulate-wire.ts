@@ -5,9 +5,19 @@ import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
 const named = (what: string) =>
-  z.object({ uid: uidSchema, name: z.string() }).meta({
-    description: `The ${what}; its name only where the caller may list it (otherwise empty).`,
-  });
+  z
+    .object({
+      uid: uidSchema,
+      name: z.string(),
+      path: z.string().meta({
+        description:
+          'Its path of names (`acme/platform/ci`), from the top of what the caller may list ' +
+          'down to it; empty where it may not list it.',
+      }),
+    })
+    .meta({
+      description: `The ${what}; its name and path only where the caller may list it (otherwise empty).`,
+    });
 
 export const changeVerdictSchema = z
   .object({
@@ -57,43 +67,60 @@ export const simulatedGrantSchema = z
     notBefore: timestampSchema.optional().meta({
       description: 'From this instant the binding grants (a scheduled grant); absent: at once.',
     }),
+    capabilities: z.array(z.enum(CAPABILITIES)).meta({
+      description: "Which of the delta's capabilities this binding grants at the delta's group.",
+    }),
   })
   .meta({ description: "A binding that grants the capability at the delta's group." });
 
 export const accessDeltaSchema = z
   .object({
     identity: named('identity'),
-    capability: z.enum(CAPABILITIES),
     group: named('group at the top of the subtree where the access changes'),
     effect: z.enum(['GAIN', 'LOSE']),
+    capabilities: z.array(z.enum(CAPABILITIES)).meta({
+      description: 'The capabilities gained (or lost) there, in order.',
+    }),
     before: z.array(simulatedGrantSchema).meta({
-      description: 'The grants at `group` before the change set; empty for a GAIN.',
+      description:
+        'With `explain`: the grants at `group` before the change set, each once; empty for ' +
+        'a GAIN and without `explain`.',
     }),
     after: z.array(simulatedGrantSchema).meta({
-      description: 'The grants at `group` after the change set; empty for a LOSE.',
-    }),
-    unchangedBelow: z.array(uidSchema).meta({
       description:
-        'Groups strictly below `group` where the capability does not change, because ' +
-        'another grant bound there holds it before and after (the tops only).',
+        'With `explain`: the grants at `group` after the change set, each once; empty for ' +
+        'a LOSE and without `explain`.',
     }),
+    unchangedBelow: z
+      .array(
+        z.object({
+          groupUid: uidSchema,
+          capabilities: z.array(z.enum(CAPABILITIES)),
+        }),
+      )
+      .meta({
+        description:
+          'Groups strictly below `group` where some of the capabilities do not change, ' +
+          'because another grant bound there holds them before and after (the tops only), ' +
+          'each with those capabilities.',
+      }),
   })
   .meta({
     description:
-      'One identity gaining or losing one capability at `group` and everywhere below it, ' +
-      'except beneath `unchangedBelow`.',
+      'One identity gaining (or losing) some capabilities at `group` and everywhere below ' +
+      'it, except beneath `unchangedBelow`: one entry per identity, group and effect.',
   });
 
 export const simulateResponseSchema = z.object({
   changes: z.array(changeVerdictSchema).meta({ description: 'One verdict per change, in order.' }),
   deltas: z.array(accessDeltaSchema).meta({
-    description: 'One page of the delta, by identity uid, capability and group uid.',
+    description: 'One page of the delta, by identity uid, group uid and effect.',
   }),
   nextPageToken: z.string().optional().meta({ description: 'The next page, if any.' }),
   totalCount: z
     .string()
     .regex(/^\d+$/)
-    .meta({ description: 'How many deltas in all (an int64 as a string).' }),
+    .meta({ description: 'How many entries in all (an int64 as a string).' }),
 });
 
 const grantV2 = (g: SimulatedGrant): z.output<typeof simulatedGrantSchema> => ({
@@ -104,6 +131,7 @@ const grantV2 = (g: SimulatedGrant): z.output<typeof simulatedGrantSchema> => ({
   path: [...g.path],
   ...(g.expireTime === undefined ? {} : { expireTime: ts(g.expireTime) }),
   ...(g.notBefore === undefined ? {} : { notBefore: ts(g.notBefore) }),
+  capabilities: [...g.capabilities],
 });
 
 export function simulateAnswerV2(a: SimulateAnswer): z.output<typeof simulateResponseSchema> {
@@ -111,12 +139,15 @@ export function simulateAnswerV2(a: SimulateAnswer): z.output<typeof simulateRes
     changes: a.changes.map((c) => ({ ...c })),
     deltas: a.deltas.map((d) => ({
       identity: { ...d.identity },
-      capability: d.capability,
       group: { ...d.group },
       effect: d.effect,
+      capabilities: [...d.capabilities],
       before: d.before.map(grantV2),
       after: d.after.map(grantV2),
-      unchangedBelow: [...d.unchangedBelow],
+      unchangedBelow: d.unchangedBelow.map((u) => ({
+        groupUid: u.groupUid,
+        capabilities: [...u.capabilities],
+      })),
     })),
     ...(a.nextPageToken ? { nextPageToken: a.nextPageToken } : {}),
     totalCount: a.totalCount,

@@ -9,6 +9,7 @@ import { asIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
 import { buildWorld, worldArb } from '../helpers/model-world.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { flatDeltas } from '../helpers/simulate-flat.js';
 import type { ModelChange } from '../helpers/simulate-model.js';
 
 /**
@@ -214,7 +215,7 @@ async function simulateAll(p: Principal, changes: ModelChange[]): Promise<Simula
 /** The flips the admin's simulated delta predicts, over the world's groups. */
 function predicted(w: ModelWorld, pages: readonly SimulateAnswer[]): Set<string> {
   const out = new Set<string>();
-  for (const d of pages.flatMap((p) => p.deltas))
+  for (const d of flatDeltas(pages))
     for (const g of w.groups)
       if (covers(d.group.uid, g) && !d.unchangedBelow.some((u) => covers(u, g)))
         out.add(`${d.identity.uid} ${d.capability} ${g}`);

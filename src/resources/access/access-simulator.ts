@@ -1,9 +1,10 @@
 import type { Authorizer, Grant } from '../../auth/authorizer.js';
-import type { Principal } from '../../auth/principal.js';
+import type { Capability } from '../../auth/capabilities.js';
+import { isRestricted, type Principal } from '../../auth/principal.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ListRequest } from '../../core/list-request.js';
 import { queryFingerprint } from '../../core/page-token.js';
 import { isRpcError } from '../../core/rpc-error.js';
-import { isSelfOrBelow } from '../../core/uidp.js';
+import { ancestryOf, isSelfOrBelow } from '../../core/uidp.js';
 import type { Visibility } from '../../core/visibility.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
@@ -30,6 +31,7 @@ import {
   type AccessChange,
   type AccessDelta,
   type ChangeVerdict,
+  type PathRef,
   type SimulateAnswer,
   type SimulatedGrant,
 } from './simulate.js';
@@ -55,8 +57,33 @@ interface CallerSight extends Sight {
 const sees = (v: Visibility, uid: string): boolean =>
   v.kind === 'all' || v.scopes.some((s) => isSelfOrBelow(s, uid));
 
-/** A delta's sort key: identity, capability, group (a group gains or loses, never both). */
-const keyOf = (d: RawDelta): string => `${d.identityUid}\0${d.capability}\0${d.groupUid}`;
+/** One identity's deltas at one group in one direction: one entry of the answer. */
+interface RawEntry {
+  identityUid: string;
+  groupUid: string;
+  effect: RawDelta['effect'];
+  deltas: RawDelta[];
+}
+
+/** An entry's sort key: identity, group, effect. */
+const keyOf = (e: RawEntry): string => `${e.identityUid}\0${e.groupUid}\0${e.effect}`;
+
+/** The deltas grouped per identity, group and effect (capabilities in order within each). */
+function entriesOf(raw: readonly RawDelta[]): RawEntry[] {
+  const out = new Map<string, RawEntry>();
+  for (const d of raw) {
+    const key = `${d.identityUid}\0${d.groupUid}\0${d.effect}`;
+    const e = out.get(key) ?? {
+      identityUid: d.identityUid,
+      groupUid: d.groupUid,
+      effect: d.effect,
+      deltas: [],
+    };
+    e.deltas.push(d);
+    out.set(key, e);
+  }
+  return [...out.values()];
+}
 
 /** Whether the caller could make a change itself, and if not why. */
 type Permit = { permitted: true } | { permitted: false; reason: string };
@@ -117,23 +144,31 @@ export class AccessSimulator {
         const raw: RawDelta[] = [];
         for (const id of new Set([...before.keys(), ...after.keys()]))
           raw.push(...identityDelta(id, before.get(id) ?? [], after.get(id) ?? [], now));
-        const page = await this.page(req, raw, sight.key);
+        const page = await this.page(req, entriesOf(raw), sight.key);
+        // The names of the page's identities and groups and of their ancestors (a page's
+        // entries, times the tree's bounded depth): only the visible ones are ever shown.
         const names = await this.d.simulation.names(tx, [
-          ...new Set(page.items.flatMap((d) => [d.identityUid, d.groupUid])),
+          ...new Set(page.items.flatMap((e) => [e.identityUid, e.groupUid].flatMap(ancestryOf))),
         ]);
-        const named = (uid: string, visible: boolean) => ({
-          uid,
-          name: visible ? (names.get(uid) ?? '') : '',
-        });
+        const named = (uid: string, visible: boolean): PathRef => {
+          if (!visible) return { uid, name: '', path: '' };
+          const up: string[] = [names.get(uid) ?? ''];
+          // Up while the caller may list the group above: a hidden ancestor is never named.
+          for (const a of ancestryOf(uid).slice(1)) {
+            if (!sight.group(a)) break;
+            up.push(names.get(a) ?? '');
+          }
+          return { uid, name: up[0]!, path: up.reverse().join('/') };
+        };
         const deltas: AccessDelta[] = [];
-        for (const d of page.items)
+        for (const e of page.items)
           deltas.push(
-            await this.shape(p, d, {
+            await this.shape(p, e, req.explain === true, {
               identity: named(
-                d.identityUid,
-                d.identityUid === sight.self || sight.identity(d.identityUid),
+                e.identityUid,
+                e.identityUid === sight.self || sight.identity(e.identityUid),
               ),
-              group: named(d.groupUid, sight.group(d.groupUid)),
+              group: named(e.groupUid, sight.group(e.groupUid)),
             }),
           );
         return {
@@ -255,7 +290,8 @@ export class AccessSimulator {
       const all = () => true;
       return { group: all, identity: all, role: all, binding: all, bindingsAt: all, key: 'all' };
     }
-    const self = p.kind === 'identity' ? p.uid : undefined;
+    // A down-scoped token sees its identity's own only as far as its grants list them.
+    const self = p.kind === 'identity' && !isRestricted(p) ? p.uid : undefined;
     const [groups, identities, roles, bindings] = await Promise.all([
       a.visibility(p, 'groups.list'),
       a.visibility(p, 'identity.list'),
@@ -280,9 +316,9 @@ export class AccessSimulator {
    */
   private page(
     req: SimulateRequest,
-    raw: RawDelta[],
+    raw: RawEntry[],
     viewKey: string,
-  ): Promise<ListPage<RawDelta>> {
+  ): Promise<ListPage<RawEntry>> {
     const size = req.pageSize ? Math.min(req.pageSize, MAX_PAGE_SIZE) : DEFAULT_PAGE_SIZE;
     const list: ListRequest = {
       pageSize: size,
@@ -302,28 +338,49 @@ export class AccessSimulator {
     );
   }
 
-  /** One delta as the caller may see it. */
+  /**
+   * One entry as the caller may see it: its capabilities, where below they do not change,
+   * and (with `explain`) each binding granting them before and after, once, with the
+   * capabilities it grants.
+   */
   private async shape(
     p: Principal,
-    d: RawDelta,
+    e: RawEntry,
+    explain: boolean,
     refs: Pick<AccessDelta, 'identity' | 'group'>,
   ): Promise<AccessDelta> {
-    const grant = async (b: WorldBinding): Promise<SimulatedGrant> => ({
-      ...(b.uid === undefined ? {} : { bindingUid: b.uid }),
-      ...(b.changeIndex === undefined ? {} : { changeIndex: b.changeIndex }),
-      role: await this.role(p, b.role),
-      groupUid: b.groupUid,
-      path: pathDown(b.groupUid, d.groupUid),
-      ...(b.expiresAt === undefined ? {} : { expireTime: new Date(b.expiresAt) }),
-      ...(b.startsAt === undefined ? {} : { notBefore: new Date(b.startsAt) }),
-    });
+    const holes = new Map<string, Capability[]>();
+    for (const d of e.deltas)
+      for (const u of d.unchangedBelow) holes.set(u, [...(holes.get(u) ?? []), d.capability]);
+    const grants = async (side: 'before' | 'after'): Promise<SimulatedGrant[]> => {
+      if (!explain) return [];
+      const by = new Map<WorldBinding, Capability[]>();
+      for (const d of e.deltas)
+        for (const b of d[side]) by.set(b, [...(by.get(b) ?? []), d.capability]);
+      const key = (b: WorldBinding) => b.uid ?? `~${String(b.changeIndex).padStart(8, '0')}`;
+      const sorted = [...by].sort(([x], [y]) => (key(x) < key(y) ? -1 : 1));
+      return Promise.all(
+        sorted.map(async ([b, capabilities]) => ({
+          ...(b.uid === undefined ? {} : { bindingUid: b.uid }),
+          ...(b.changeIndex === undefined ? {} : { changeIndex: b.changeIndex }),
+          role: await this.role(p, b.role),
+          groupUid: b.groupUid,
+          path: pathDown(b.groupUid, e.groupUid),
+          ...(b.expiresAt === undefined ? {} : { expireTime: new Date(b.expiresAt) }),
+          ...(b.startsAt === undefined ? {} : { notBefore: new Date(b.startsAt) }),
+          capabilities,
+        })),
+      );
+    };
     return {
       ...refs,
-      capability: d.capability,
-      effect: d.effect,
-      before: await Promise.all(d.before.map(grant)),
-      after: await Promise.all(d.after.map(grant)),
-      unchangedBelow: d.unchangedBelow,
+      effect: e.effect,
+      capabilities: e.deltas.map((d) => d.capability),
+      before: await grants('before'),
+      after: await grants('after'),
+      unchangedBelow: [...holes]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([groupUid, capabilities]) => ({ groupUid, capabilities })),
     };
   }
 

@@ -63,6 +63,14 @@ export const simulateSchema = z.strictObject({
       error: `changes may hold at most ${MAX_SIMULATED_CHANGES} changes`,
     })
     .meta({ description: 'Applied in order, each to the world the ones before it left.' }),
+  explain: z
+    .boolean({ error: 'explain must be a boolean' })
+    .optional()
+    .meta({
+      description:
+        "Also answer the proofs: the grants at each delta's group before and after, " +
+        'each once with the capabilities it grants there (default false: none).',
+    }),
   pageSize: z
     .number({ error: 'pageSize must be a number' })
     .int({ error: 'pageSize must be an integer' })

@@ -32,7 +32,7 @@ export const MAX_SIMULATED_BINDINGS = 10_000;
 export const SIMULATION_STATEMENT_TIMEOUT_MS = 5_000;
 
 /**
- * The delta's pages: keyed by identity, capability and group, bound (in page tokens) to
+ * The delta's pages: keyed by identity, group and effect, bound (in page tokens) to
  * the change set by `changes`, a fingerprint of it.
  */
 export const SIMULATE_LIST: ListSpec = {
@@ -72,29 +72,48 @@ export interface SimulatedGrant {
   expireTime?: Date;
   /** When the binding starts granting (a scheduled grant that has started); absent: at creation. */
   notBefore?: Date;
+  /** Which of the delta's capabilities this binding grants at its group (the proof of each). */
+  capabilities: Capability[];
 }
 
 export type DeltaEffect = 'GAIN' | 'LOSE';
 
 /**
- * One identity gaining or losing one capability at one group and below it, except beneath
- * the groups in `unchangedBelow` (where it held, or keeps, the capability by another grant).
+ * An identity or a group as the caller may see it: `name` and `path` (the names from the
+ * top of what the caller may list down to it, joined by `/`) are empty where it may not.
+ */
+export interface PathRef {
+  uid: string;
+  name: string;
+  path: string;
+}
+
+/** Capabilities that do not change beneath one group strictly below the delta's group. */
+export interface UnchangedBelow {
+  groupUid: string;
+  capabilities: Capability[];
+}
+
+/**
+ * One identity gaining (or losing) some capabilities at one group and below it, except
+ * beneath `unchangedBelow` (where it held, or keeps, those by another grant). One entry per
+ * identity, group and effect: the capabilities are listed, the proofs given once.
  */
 export interface AccessDelta {
-  identity: { uid: string; name: string };
-  capability: Capability;
+  identity: PathRef;
   /** The top of the subtree where the access changes. */
-  group: { uid: string; name: string };
+  group: PathRef;
   effect: DeltaEffect;
-  /** The grants at `group` before the change set (empty for a GAIN). */
+  capabilities: Capability[];
+  /** The grants at `group` before the change set (empty for a GAIN, or without `explain`). */
   before: SimulatedGrant[];
-  /** The grants at `group` after it (empty for a LOSE). */
+  /** The grants at `group` after it (empty for a LOSE, or without `explain`). */
   after: SimulatedGrant[];
   /**
-   * Groups strictly below `group` where the capability does not change (held before and
-   * after, by a grant bound there), tops only, by uid.
+   * Groups strictly below `group` where some of the capabilities do not change (held
+   * before and after, by a grant bound there), tops only, with those capabilities.
    */
-  unchangedBelow: string[];
+  unchangedBelow: UnchangedBelow[];
 }
 
 /** The answer: every change's verdict, and one page of the delta. */
