@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Principal } from './auth/principal.js';
 import { BUDGET_CLASSES, type BudgetClass, type BudgetConfig } from './budget-config.js';
@@ -51,6 +52,18 @@ export interface BudgetDeps {
 }
 
 /** The payer of a principal's calls: identities pay; the admin and Arbor itself do not. */
+/** Whom a token request names: its `identity`, else its API token's (unverified) `sub`. */
+function subjectOf(form: URLSearchParams): string | undefined {
+  const identity = form.get('identity');
+  if (identity) return identity;
+  try {
+    const sub = decodeJwt(form.get('subject_token') ?? '').sub;
+    return typeof sub === 'string' ? sub : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function payerOf(p: Principal | undefined): Payer | undefined {
   if (p?.kind !== 'identity') return undefined;
   return { identity: p.uid, organization: p.uid.split('/', 1)[0]! };
@@ -181,6 +194,25 @@ export class Budgets {
    * so nobody can spend a workload's budget by sending bad tokens naming it. A spent
    * budget refuses before any work; concurrent exchanges may overshoot it by their number.
    */
+  /**
+   * The token endpoint's exchange spends `sts_exchange` like an STS exchange: charged to the
+   * identity the subject names (the `identity` asked for, or an API token's unverified
+   * `sub`), only when it succeeds; a spent budget refuses before any work.
+   */
+  private budgetOAuth(layer: ServiceLayer): void {
+    const { oauth } = layer;
+    const exchange = oauth.exchange.bind(oauth);
+    oauth.exchange = async (form) => {
+      const uid = subjectOf(form);
+      if (uid === undefined || !isValidUidp(uid)) return exchange(form);
+      const payer = { identity: uid, organization: uid.split('/', 1)[0]! };
+      await this.require('sts_exchange', payer);
+      const issued = await exchange(form);
+      await this.spend('sts_exchange', payer).catch(() => undefined);
+      return issued;
+    };
+  }
+
   private budgetTokens(layer: ServiceLayer): void {
     const { sts, registryAuth } = layer;
     const exchange = sts.exchange.bind(sts);
@@ -194,6 +226,7 @@ export class Budgets {
       await this.spend('sts_exchange', payer).catch(() => undefined);
       return issued;
     };
+    this.budgetOAuth(layer);
     if (!registryAuth) return;
     const { tokens } = registryAuth;
     const issue = tokens.issue.bind(tokens);

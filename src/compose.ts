@@ -7,6 +7,7 @@ import type { OpenApiDocument } from './api/openapi/document.js';
 import { mountLoginRoute } from './api/routes/login-routes.js';
 import { mountRegistryAuthRoutes } from './api/routes/registry-auth-routes.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
+import { mountOAuthRoutes } from './api/routes/oauth-routes.js';
 import type { Authorizer } from './auth/authorizer.js';
 import type { Authenticator } from './auth/authenticator.js';
 import type { TrustedIssuerKeys } from './auth/remote-key-sets.js';
@@ -374,6 +375,7 @@ function restDoor(
     fastReads: opts.fastReads !== false,
     publicRoutes: (t) => {
       mountStsRoutes(t, sts, tokens, people);
+      mountOAuthRoutes(t, layer.oauth, tokens, layer.authenticator);
       mountLoginRoute(t, { audience: tokens.issuer, provider: serverLogin });
       if (registryAuth) mountRegistryAuthRoutes(t, registryAuth);
     },

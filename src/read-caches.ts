@@ -1,7 +1,13 @@
 import { CachedGrantSource } from './auth/cached-grant-source.js';
+import {
+  BrieflyKeptRevocations,
+  type RevocationLookup,
+  type RevokedTokens,
+} from './auth/revoked-tokens.js';
 import type { GrantSource } from './auth/authorizer.js';
 import type { Database } from './db/connect.js';
 import { FeedGrantSource } from './db/feed-grant-source.js';
+import { FeedRevokedTokens } from './db/feed-revoked-tokens.js';
 import { FeedCache, type ReadCacheStats } from './db/read-cache.js';
 import type { KnexGrantSource } from './db/stores/grant-source.js';
 import { validUntilOf, type HoldersRead } from './resources/access/access-service.js';
@@ -54,4 +60,19 @@ export function readCachesOf(
       holders: holdersCache.stats,
     },
   };
+}
+
+/**
+ * Whether an API token is revoked, as every authentication asks it: with a change feed,
+ * answers kept until a revocation of that jti is announced; without one (PGlite, a
+ * transaction pooler), answers kept one second.
+ */
+export function revokedTokensOf(
+  db: Database,
+  lookup: RevocationLookup,
+): { revoked: RevokedTokens; stats?: ReadCacheStats } {
+  const briefly = new BrieflyKeptRevocations(lookup);
+  if (!db.changeFeed) return { revoked: briefly };
+  const feed = new FeedRevokedTokens(db.changeFeed, lookup, briefly);
+  return { revoked: feed, stats: feed.cache.stats };
 }

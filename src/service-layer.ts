@@ -9,6 +9,9 @@ import { loadSecretKeys } from './auth/secret-keys.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import type { UsageRecorder } from './auth/usage-recorder.js';
+import type { RevokedTokens } from './auth/revoked-tokens.js';
+import { OAuthService } from './resources/oauth/oauth-service.js';
+import { revokedTokensOf } from './read-caches.js';
 import type { RegistryAuthRouteDeps } from './api/routes/registry-auth-routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
@@ -102,6 +105,8 @@ export interface ServiceLayer {
   serverLogin: { issuer: string; clientId: string } | undefined;
   /** The registry's token server and notifications, when a registry service is configured. */
   registryAuth: RegistryAuthRouteDeps | undefined;
+  /** The token endpoint's exchange, introspection and revocation (docs/oauth.md). */
+  oauth: OAuthService;
 }
 
 type ResourceServices = Omit<AllServices, 'tokenTester' | 'names'>;
@@ -133,11 +138,17 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
     roles: base.roles,
   });
   const services: AllServices = { ...base, tokenTester, names };
+  // Every API token is asked whether it (or a token it was exchanged from) is revoked.
+  const { revoked } = revokedTokensOf(f.db, {
+    isRevoked: (jti) => f.uow.read((tx) => f.stores.tokenRevocations.isRevoked(tx, jti)),
+  });
+  const apiTokens = new ApiTokenAuthenticator(tokens, undefined, undefined, f.usage, revoked);
   const authenticator = new ChainAuthenticator(
     f.config.adminToken,
-    new ApiTokenAuthenticator(tokens, undefined, undefined, f.usage),
+    apiTokens,
     f.signInToken,
   );
+  const oauth = oauthOf(f, authz, { tokens, sts, apiTokens, revoked, names });
   const registryAuth = registryAuthOf(f, authz, services, { tokens, sts, authenticator });
   return {
     services,
@@ -149,6 +160,7 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
     people,
     serverLogin,
     registryAuth,
+    oauth,
   };
 }
 
@@ -323,6 +335,30 @@ function tokenServices(
   const people = new UserSignIn(users, remoteKeys, tokens, allowInsecureIssuers);
   sts.exchange = metrics.countExchanges(sts.exchange.bind(sts));
   return { sts, people, tokenTester };
+}
+
+/** The OAuth 2.0 token endpoint's service, over the STS and the API tokens (docs/oauth.md). */
+function oauthOf(
+  f: ServiceFoundation,
+  authz: Authorizer,
+  t: {
+    tokens: TokenIssuer;
+    sts: SecurityTokenService;
+    apiTokens: ApiTokenAuthenticator;
+    revoked: RevokedTokens;
+    names: NameResolver;
+  },
+): OAuthService {
+  return new OAuthService({
+    uow: f.uow,
+    issuer: t.tokens,
+    sts: t.sts,
+    apiTokens: t.apiTokens,
+    revoked: t.revoked,
+    revocations: f.stores.tokenRevocations,
+    authz,
+    names: t.names,
+  });
 }
 
 /** The registry's token server and notifications, when `ARBOR_REGISTRY_SERVICE` is set. */

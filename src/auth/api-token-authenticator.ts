@@ -1,18 +1,39 @@
+import type { JWTPayload } from 'jose';
 import { unauthenticated } from '../core/rpc-error.js';
 import { isValidUidp } from '../core/uidp.js';
 import type { Authenticator } from './authenticator.js';
-import type { Principal } from './principal.js';
-import type { TokenIssuer } from './token-issuer.js';
+import { isCapability, type Capability } from './capabilities.js';
+import type { Principal, TokenRestriction } from './principal.js';
+import type { RevokedTokens } from './revoked-tokens.js';
+import { GROUPS_CLAIM, PARENTS_CLAIM, type TokenIssuer } from './token-issuer.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
+/** At most this many capabilities, groups and parents a token may name (the token endpoint's bounds). */
+export const MAX_TOKEN_SCOPE = 64;
+export const MAX_TOKEN_GROUPS = 16;
+export const MAX_TOKEN_PARENTS = 4;
+
+/** A verified API token, as remembered: who, until when, how narrowed, which jtis revoke it. */
+export interface VerifiedApiToken {
+  uid: string;
+  exp: number;
+  iat: number | undefined;
+  jti: string | undefined;
+  /** Its own jti and its parents': revoking any of them revokes it. */
+  revokedBy: readonly string[];
+  restriction: TokenRestriction | undefined;
+}
+
 /**
- * Accepts Arbor's own API tokens (from the STS): the principal is the token's identity.
- * A token is immutable, so a successful verification is remembered until the token
- * expires; a client that sends the same token on every request pays for the signature
- * check once (only successes are remembered, and the map is bounded).
+ * Accepts Arbor's own API tokens (from the STS and the token endpoint): the principal is
+ * the token's identity, narrowed by the token's scope and groups when it has them. A
+ * token is immutable, so a successful verification is remembered until the token expires;
+ * a client that sends the same token on every request pays for the signature check once
+ * (only successes are remembered, and the map is bounded). Revocation is not immutable:
+ * it is asked on every request (`revoked` keeps its answers itself, and briefly).
  */
 export class ApiTokenAuthenticator implements Authenticator {
-  readonly #verified = new Map<string, { uid: string; exp: number }>();
+  readonly #verified = new Map<string, VerifiedApiToken>();
 
   constructor(
     private readonly issuer: TokenIssuer,
@@ -20,29 +41,88 @@ export class ApiTokenAuthenticator implements Authenticator {
     private readonly now: () => number = Date.now,
     /** Where each accepted token records its identity as used (absent: nowhere). */
     private readonly usage?: UsageRecorder,
+    /** Revoked jtis (absent: nothing is revocable). */
+    private readonly revoked?: RevokedTokens,
   ) {}
 
   async authenticate(token: string): Promise<Principal> {
+    const t = await this.verified(token);
+    if (t.exp * 1000 <= this.now()) throw unauthenticated('the token is not valid');
+    if (this.revoked !== undefined) {
+      for (const jti of t.revokedBy)
+        if (await this.revoked.isRevoked(jti)) throw unauthenticated('the token is not valid');
+    }
+    this.usage?.identityUsed(t.uid, this.now());
+    return Object.freeze({
+      kind: 'identity',
+      uid: t.uid,
+      ...(t.restriction === undefined ? {} : { restriction: t.restriction }),
+    });
+  }
+
+  /**
+   * The token's verified claims, whether or not it is revoked (introspection and
+   * revocation read them).
+   * @throws RpcError UNAUTHENTICATED for anything but a current API token of ours.
+   */
+  async verified(token: string): Promise<VerifiedApiToken> {
     if (token.length > 8192) throw unauthenticated('the token is too large');
     const known = this.#verified.get(token);
-    const now = this.now();
-    if (known && known.exp * 1000 > now) {
-      this.usage?.identityUsed(known.uid, now);
-      return Object.freeze({ kind: 'identity', uid: known.uid });
-    }
-    let sub: string;
-    let exp: number | undefined;
+    if (known && known.exp * 1000 > this.now()) return known;
+    let payload: JWTPayload & { sub: string };
     try {
-      ({ sub, exp } = await this.issuer.verify(token));
+      payload = await this.issuer.verify(token);
     } catch {
       throw unauthenticated('the token is not valid');
     }
-    if (!isValidUidp(sub)) throw unauthenticated('the token is not valid');
-    if (exp !== undefined) {
-      if (this.#verified.size >= this.maxEntries) this.#verified.clear();
-      this.#verified.set(token, { uid: sub, exp });
-    }
-    this.usage?.identityUsed(sub, now);
-    return Object.freeze({ kind: 'identity', uid: sub });
+    const t = readClaims(payload);
+    if (t === undefined) throw unauthenticated('the token is not valid');
+    if (this.#verified.size >= this.maxEntries) this.#verified.clear();
+    this.#verified.set(token, t);
+    return t;
   }
+}
+
+/** The claims of a verified token, or undefined when any is malformed (refused whole). */
+function readClaims(p: JWTPayload & { sub: string }): VerifiedApiToken | undefined {
+  if (!isValidUidp(p.sub) || typeof p.exp !== 'number') return undefined;
+  const jti = p.jti;
+  if (jti !== undefined && (typeof jti !== 'string' || jti.length > 64)) return undefined;
+  const parents = stringList(p[PARENTS_CLAIM], MAX_TOKEN_PARENTS, (s) => s.length <= 64);
+  const groups = stringList(p[GROUPS_CLAIM], MAX_TOKEN_GROUPS, isValidUidp);
+  if (parents === null || groups === null) return undefined;
+  let scope: ReadonlySet<Capability> | undefined;
+  if (p.scope !== undefined) {
+    if (typeof p.scope !== 'string') return undefined;
+    const words = p.scope.split(' ').filter(Boolean);
+    if (words.length > MAX_TOKEN_SCOPE || !words.every(isCapability)) return undefined;
+    scope = new Set(words);
+  }
+  const restriction =
+    scope === undefined && groups === undefined
+      ? undefined
+      : Object.freeze({
+          ...(scope === undefined ? {} : { scope }),
+          ...(groups === undefined ? {} : { resources: Object.freeze(groups) }),
+        });
+  return Object.freeze({
+    uid: p.sub,
+    exp: p.exp,
+    iat: typeof p.iat === 'number' ? p.iat : undefined,
+    jti,
+    revokedBy: Object.freeze([...(jti === undefined ? [] : [jti]), ...(parents ?? [])]),
+    restriction,
+  });
+}
+
+/** undefined: absent; null: malformed. */
+function stringList(
+  v: unknown,
+  max: number,
+  ok: (s: string) => boolean,
+): readonly string[] | undefined | null {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.length > max) return null;
+  if (!v.every((s) => typeof s === 'string' && ok(s))) return null;
+  return v as string[];
 }

@@ -3,6 +3,7 @@ import { isSelfOrBelow } from '../core/uidp.js';
 import type { Visibility } from '../core/visibility.js';
 import type { Capability } from './capabilities.js';
 import type { Principal } from './principal.js';
+import { restrictGrants } from './token-restriction.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
 /** A capability set held at a group and, by inheritance, everywhere below it. */
@@ -97,12 +98,18 @@ export class Authorizer {
     for (const b of g.bindings) if (b.capabilities.has(cap)) this.usage.bindingUsed(b.uid, now);
   }
 
-  /** Grants are read once per principal object, i.e. once per request. */
+  /**
+   * Grants are read once per principal object, i.e. once per request. A down-scoped
+   * token's principal gets its identity's grants narrowed by the token (restrictGrants):
+   * here, so that every decision of every door (can, heldUntil, visibility) applies it.
+   */
   private grants(p: Principal): Promise<Grant[]> | undefined {
     if (p.kind !== 'identity') return undefined;
     let g = this.#grants.get(p);
     if (!g) {
+      const r = p.restriction;
       g = this.source.grantsOf(p.uid);
+      if (r !== undefined) g = g.then((all) => restrictGrants(all, r));
       this.#grants.set(p, g);
     }
     return g;

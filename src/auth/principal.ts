@@ -1,3 +1,5 @@
+import type { Capability } from './capabilities.js';
+
 /**
  * Who is calling. Decided once per request by an authenticator and handed to every
  * service call; services decide access from it, routes never do.
@@ -8,12 +10,36 @@ export type Principal =
     | { readonly kind: 'admin' }
     /** A component of Arbor itself, e.g. the reconciler: every capability everywhere. */
     | { readonly kind: 'system'; readonly name: string; readonly manager?: string }
-    /** An identity holding an API token: what its role bindings grant. */
-    | { readonly kind: 'identity'; readonly uid: string; readonly manager?: string }
+    /**
+     * An identity holding an API token: what its role bindings grant, narrowed by the
+     * token's `restriction` when it was down-scoped at the token endpoint (docs/oauth.md).
+     */
+    | {
+        readonly kind: 'identity';
+        readonly uid: string;
+        readonly manager?: string;
+        readonly restriction?: TokenRestriction;
+      }
   ) & {
     /** How the call came in: recorded in the audit trail, never used to decide access. */
     readonly via?: Via;
   };
+
+/**
+ * What a down-scoped API token narrows its identity's grants to: the authorizer intersects
+ * every grant with it, on every door. Absent fields narrow nothing.
+ */
+export interface TokenRestriction {
+  /** Only these capabilities (the token's `scope`). */
+  readonly scope?: ReadonlySet<Capability>;
+  /** Only at these groups and below them (the token's resources, group uids). */
+  readonly resources?: readonly string[];
+}
+
+/** Whether `p` acts through a down-scoped token. */
+export function isRestricted(p: Principal): boolean {
+  return p.kind === 'identity' && p.restriction !== undefined;
+}
 
 /**
  * `manager`: the custom resource a reconciler call is made for (`Group team-a/payments`).

@@ -34,6 +34,19 @@ export type TokenUse = (typeof TOKEN_USE)[keyof typeof TOKEN_USE];
 /** RFC 9068: the media type of a JWT access token, in the `typ` header. */
 const API_TOKEN_TYP = 'at+jwt';
 
+/** The claim of a down-scoped API token that names the groups it is confined to. */
+export const GROUPS_CLAIM = 'arbor_groups';
+/** The claim naming the jtis of the tokens an API token was exchanged from. */
+export const PARENTS_CLAIM = 'arbor_parents';
+
+/** How an API token is narrowed (see TokenIssuer.sign). */
+export interface ApiTokenOptions {
+  scope?: readonly string[];
+  groups?: readonly string[];
+  parents?: readonly string[];
+  ttlS?: number;
+}
+
 export interface Actor {
   iss: string;
   sub: string;
@@ -64,19 +77,36 @@ export class TokenIssuer {
     return this.#jwks;
   }
 
-  async sign(subject: string, act: Actor): Promise<{ token: string; expiry: Date }> {
+  /**
+   * An API token for `subject`, with a random `jti` (what revocation names). `o` narrows
+   * it (a down-scoped token from the token endpoint): `scope` and `groups` become the
+   * `scope` and `arbor_groups` claims the authenticator turns into the principal's
+   * restriction, `parents` the jtis of the tokens it was exchanged from (revoking any of
+   * them revokes it), and `ttlS` shortens its one hour (never lengthens it).
+   */
+  async sign(
+    subject: string,
+    act: Actor,
+    o: ApiTokenOptions = {},
+  ): Promise<{ token: string; expiry: Date; jti: string }> {
     const key = this.#keys[0]!;
     const iat = Math.floor(this.now() / 1000);
-    const exp = iat + API_TOKEN_TTL_S;
-    const token = await new SignJWT({ act, token_use: TOKEN_USE.api })
+    const exp = iat + Math.max(1, Math.min(API_TOKEN_TTL_S, o.ttlS ?? API_TOKEN_TTL_S));
+    const jti = randomUUID();
+    const claims: Record<string, unknown> = { act, token_use: TOKEN_USE.api };
+    if (o.scope !== undefined) claims.scope = o.scope.join(' ');
+    if (o.groups !== undefined) claims[GROUPS_CLAIM] = o.groups;
+    if (o.parents !== undefined && o.parents.length > 0) claims[PARENTS_CLAIM] = o.parents;
+    const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: API_TOKEN_TYP })
       .setIssuer(this.issuer)
       .setSubject(subject)
       .setAudience(this.audience)
       .setIssuedAt(iat)
       .setExpirationTime(exp)
+      .setJti(jti)
       .sign(key.privateKey);
-    return { token, expiry: new Date(exp * 1000) };
+    return { token, expiry: new Date(exp * 1000), jti };
   }
 
   /** @throws jose errors for anything but a current API token of ours for our audience. */

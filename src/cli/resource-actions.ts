@@ -65,8 +65,13 @@ export async function listItems(
   }
 }
 
-/** The body from `-f` (JSON or YAML, `-` for standard input), then the field flags over it. */
-async function bodyOf(kind: ResourceKind, o: Opts): Promise<Item> {
+/**
+ * The body from `-f` (JSON or YAML, `-` for standard input), then the field flags over it;
+ * a `for` duration last, from the body's start (`notBefore`), else from `start` (an update:
+ * the binding's own), else from now.
+ * @throws CliError (usage) for two flags that set the same field (`--for` and `--expire-time`).
+ */
+async function bodyOf(kind: ResourceKind, o: Opts, start?: unknown): Promise<Item> {
   let body: Item = {};
   if (typeof o.file === 'string') {
     const text =
@@ -94,19 +99,38 @@ async function bodyOf(kind: ResourceKind, o: Opts): Promise<Item> {
       throw new CliError(`${String(o.file)} must hold one object`, EXIT.USAGE);
     body = parsed as Item;
   }
-  for (const f of kind.fields) {
-    const attr = f.flag
-      .replace(/^--/, '')
-      .split(' ')[0]!
-      .replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
-    if (o[attr] !== undefined) setField(body, f.key, await fieldValue(f, o[attr]));
+  const given = kind.fields.filter((f) => o[attrOf(f)] !== undefined);
+  for (const f of given) {
+    const twin = given.find((g) => g !== f && g.key === f.key);
+    if (twin)
+      throw new CliError(
+        `${flagOf(f)} and ${flagOf(twin)} say the same thing: give one`,
+        EXIT.USAGE,
+      );
+  }
+  // A duration from the start goes last, when the start is known.
+  const last = (f: Field) => (f.from === 'for' ? 1 : 0);
+  for (const f of [...given].sort((x, y) => last(x) - last(y))) {
+    const from = Date.parse(String(body.notBefore ?? start ?? ''));
+    setField(
+      body,
+      f.key,
+      await fieldValue(f, o[attrOf(f)], Number.isNaN(from) ? Date.now() : from),
+    );
   }
   return body;
 }
 
-/** A flag's text as its field wants it (resource-kinds.ts `Field.from`). */
-async function fieldValue(f: Field, v: unknown): Promise<unknown> {
-  const flag = f.flag.split(' ')[0]!;
+const flagOf = (f: Field) => f.flag.split(' ')[0]!;
+/** `--not-before <time>` → `notBefore`, as commander names the option. */
+const attrOf = (f: Field) =>
+  flagOf(f)
+    .replace(/^--/, '')
+    .replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+
+/** A flag's text as its field wants it (resource-kinds.ts `Field.from`); `start` for `for`. */
+async function fieldValue(f: Field, v: unknown, start: number): Promise<unknown> {
+  const flag = flagOf(f);
   switch (f.from) {
     case 'pairs': {
       const pairs: Record<string, string> = {};
@@ -121,8 +145,10 @@ async function fieldValue(f: Field, v: unknown): Promise<unknown> {
       return readFile(String(v), 'utf8').catch((e: NodeJS.ErrnoException) => {
         throw new CliError(`cannot read ${String(v)}: ${e.code ?? e.message}`, EXIT.USAGE);
       });
-    case 'for':
+    case 'in':
       return new Date(Date.now() + parseDuration(String(v), flag)).toISOString();
+    case 'for':
+      return new Date(start + parseDuration(String(v), flag)).toISOString();
     default:
       return v;
   }
@@ -206,7 +232,15 @@ export async function runResourceCommand(
       return;
     }
     case 'update': {
-      const body = await bodyOf(kind, o);
+      // A duration from the start counts from a scheduled binding's start when it is still
+      // to come (from now once it has come): read it first.
+      const notBefore = kind.fields.some((f) => f.from === 'for' && o[attrOf(f)] !== undefined)
+        ? (await call<Item>(s, 'GET', one, { params: { path: { uid: args[0] as string } } }))
+            .notBefore
+        : undefined;
+      const start =
+        typeof notBefore === 'string' && Date.parse(notBefore) > Date.now() ? notBefore : undefined;
+      const body = await bodyOf(kind, o, start);
       const mask = (o.updateMask as string | undefined) ?? Object.keys(body).join(',');
       if (mask === '')
         throw new CliError(

@@ -18,6 +18,7 @@ import { KnexNameStore } from './name-store.js';
 import { KnexSimulationStore } from './simulation-store.js';
 import { KnexAccessRequestStore } from './access-request-store.js';
 import { KnexUsageStore } from './usage-store.js';
+import { KnexTokenRevocationStore } from './token-revocation-store.js';
 
 /**
  * One instance of every store more than one service reads, or that is not a feature's;
@@ -45,5 +46,6 @@ export function createStores() {
     names: new KnexNameStore(),
     accessRequests: new KnexAccessRequestStore(),
     usage: new KnexUsageStore(),
+    tokenRevocations: new KnexTokenRevocationStore(),
   };
 }

@@ -1,7 +1,7 @@
 import { isLive, type Authorizer } from '../../auth/authorizer.js';
 import { spanEvent } from '../../tracing/spans.js';
 import type { Capability } from '../../auth/capabilities.js';
-import type { Principal } from '../../auth/principal.js';
+import { isRestricted, type Principal } from '../../auth/principal.js';
 import type { ListRequest } from '../../core/list-request.js';
 import { invalidField, notFound } from '../../core/rpc-error.js';
 import { ancestryOf, isRootUid, isSelfOrBelow } from '../../core/uidp.js';
@@ -233,7 +233,7 @@ export class AccessService {
     if (this.d.authz.isSuperuser(p))
       return { bindings: { kind: 'all' }, identities: everyIdentity };
     return {
-      ...(p.kind === 'identity' ? { self: p.uid } : {}),
+      ...(p.kind === 'identity' && !isRestricted(p) ? { self: p.uid } : {}),
       bindings: await this.d.authz.visibility(p, 'role_bindings.list'),
       identities: everyIdentity,
     };
@@ -405,8 +405,12 @@ export class AccessService {
     });
   }
 
+  /**
+   * A down-scoped token is never "itself" here: what its identity's own bindings say is
+   * answered only as far as the token's grants let it list them, like anyone else's.
+   */
   private isSelf(p: Principal, identityUid: string): boolean {
-    return p.kind === 'identity' && p.uid === identityUid;
+    return p.kind === 'identity' && p.uid === identityUid && !isRestricted(p);
   }
 
   private identityOrSelf(p: Principal, uid: string | undefined, field: string): string {

@@ -27,6 +27,7 @@ import {
   API_TOKEN_TTL_S,
   CLOCK_SKEW_S,
   TOKEN_USE,
+  type Actor,
   type TokenIssuer,
 } from '../../auth/token-issuer.js';
 
@@ -115,6 +116,24 @@ export class SecurityTokenService {
       .map((a) => a.trim().replace(/\/+$/, ''))
       .filter(Boolean);
     const audience = this.audienceOf(auds);
+    const { uid, act } = await this.assume(upstream, req.identity);
+    if (audience !== this.issuer.audience) return this.signForOther(audience, uid, act);
+    return this.issuer.sign(uid, act);
+  }
+
+  /**
+   * The exchange's judgement without a token issued: whether `upstream` may assume the
+   * identity `identityUid`, by exactly the rules of `exchange` (the token endpoint's
+   * token exchange calls this, and signs its own narrower token). Records the identity as
+   * seen, as an exchange does.
+   * @returns the identity, the upstream token as the actor, and the upstream's `exp`.
+   * @throws RpcError as `exchange` (INVALID_ARGUMENT names `identity`).
+   */
+  async assume(
+    upstream: string,
+    identityUid: string | undefined,
+  ): Promise<{ uid: string; act: Actor; exp: number }> {
+    const req = { identity: identityUid };
     if (!req.identity || !isValidUidp(req.identity))
       throw invalidField('identity', 'must be the uid of an identity');
     if (upstream.length > MAX_UPSTREAM_TOKEN_BYTES) throw unauthenticated('the token is too large');
@@ -151,13 +170,13 @@ export class SecurityTokenService {
     if (!claimsAccepted(identity, payload, client ?? this.issuer.audience, client !== undefined))
       throw permissionDenied(DENIED);
     await this.touch(identity.uid);
-    const act = {
+    const act: Actor = {
       iss,
       sub: String(payload.sub),
       ...(payload.aud === undefined ? {} : { aud: payload.aud }),
     };
-    if (audience !== this.issuer.audience) return this.signForOther(audience, identity.uid, act);
-    return this.issuer.sign(identity.uid, act);
+    // jose's jwtVerify has required a numeric exp.
+    return { uid: identity.uid, act, exp: payload.exp! };
   }
 
   /**
@@ -304,7 +323,7 @@ export class SecurityTokenService {
   private async signForOther(
     audience: string,
     uid: string,
-    act: Record<string, unknown>,
+    act: Actor,
   ): Promise<{ token: string; expiry: Date }> {
     const { token, expiry } = await this.issuer.signFor(
       TOKEN_USE.registryLogin,

@@ -1,0 +1,306 @@
+import type {
+  ApiTokenAuthenticator,
+  VerifiedApiToken,
+} from '../../auth/api-token-authenticator.js';
+import { MAX_TOKEN_PARENTS } from '../../auth/api-token-authenticator.js';
+import type { Authorizer } from '../../auth/authorizer.js';
+import { CAPABILITIES, type Capability } from '../../auth/capabilities.js';
+import type { Principal, TokenRestriction } from '../../auth/principal.js';
+import type { RevokedTokens } from '../../auth/revoked-tokens.js';
+import { API_TOKEN_TTL_S, type Actor, type TokenIssuer } from '../../auth/token-issuer.js';
+import { Code } from '../../core/rpc-code.js';
+import { isRpcError } from '../../core/rpc-error.js';
+import { isSelfOrBelow, isValidUidp } from '../../core/uidp.js';
+import type { NameResolver } from '../names/name-resolver.js';
+import type { SecurityTokenService } from '../sts/security-token-service.js';
+import type { UnitOfWork } from '../tx.js';
+import { OAuthError } from './oauth-error.js';
+import type { RevocationStore } from './revocation-store.js';
+import { parseTokenRequest, single, MAX_TOKEN_CHARS, TOKEN_TYPE } from './token-request.js';
+
+export interface OAuthServiceDeps {
+  uow: UnitOfWork;
+  issuer: TokenIssuer;
+  sts: SecurityTokenService;
+  apiTokens: ApiTokenAuthenticator;
+  revoked: RevokedTokens;
+  revocations: RevocationStore;
+  authz: Authorizer;
+  names: Pick<NameResolver, 'group'>;
+  now?: () => number;
+}
+
+/** What the token endpoint answers (RFC 8693 §2.2.1). */
+export interface IssuedToken {
+  access_token: string;
+  issued_token_type: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope?: string;
+}
+
+/** An introspection answer (RFC 7662 §2.2): `{active:false}` says nothing more. */
+export type Introspection = { active: false } | ({ active: true } & Record<string, unknown>);
+
+/** The subject of an exchange: who, how narrowed already, until when, from which tokens. */
+interface Subject {
+  uid: string;
+  act: Actor;
+  exp: number;
+  restriction: TokenRestriction | undefined;
+  parents: string[];
+}
+
+/**
+ * The token endpoint's token exchange (RFC 8693), introspection (RFC 7662) and revocation
+ * (RFC 7009) of Arbor's API tokens. An exchange never widens: the issued token's
+ * capabilities and groups are at most what the subject holds and what was asked, and the
+ * authorizer intersects them again on every decision (auth/token-restriction.ts).
+ */
+export class OAuthService {
+  private readonly now: () => number;
+
+  constructor(private readonly d: OAuthServiceDeps) {
+    this.now = d.now ?? Date.now;
+  }
+
+  /**
+   * @throws OAuthError for every refusal (invalid_request, invalid_grant, invalid_scope,
+   *   invalid_target, unsupported_grant_type); RpcError UNAVAILABLE or RESOURCE_EXHAUSTED
+   *   pass through (the door answers them as temporarily_unavailable).
+   */
+  async exchange(form: URLSearchParams): Promise<IssuedToken> {
+    const req = parseTokenRequest(form, this.d.issuer.audience);
+    const subject =
+      req.subjectKind === 'workload'
+        ? await this.workload(req.subjectToken, req.identity)
+        : await this.apiToken(req.subjectToken, req.identity);
+    const nowS = Math.floor(this.now() / 1000);
+    const ttl = Math.min(API_TOKEN_TTL_S, subject.exp - nowS);
+    if (ttl < 1) throw new OAuthError('invalid_grant', 'the subject token has expired');
+    const sp = identityPrincipal(subject.uid, subject.restriction);
+    const groups =
+      req.resources === undefined
+        ? subject.restriction?.resources
+        : await this.groupsOf(sp, req.resources, subject.restriction);
+    const scope =
+      req.scope ?? (subject.restriction?.scope && [...subject.restriction.scope].sort());
+    if (req.scope !== undefined) await this.requireScope(sp, req.scope, groups);
+    if (req.resources !== undefined && groups !== undefined)
+      await this.requireTargets(sp, groups, scope);
+    const { token, expiry } = await this.d.issuer.sign(subject.uid, subject.act, {
+      ...(scope === undefined ? {} : { scope }),
+      ...(groups === undefined ? {} : { groups: [...groups] }),
+      parents: subject.parents,
+      ttlS: ttl,
+    });
+    return {
+      access_token: token,
+      issued_token_type: TOKEN_TYPE.accessToken,
+      token_type: 'Bearer',
+      expires_in: Math.max(1, Math.round((expiry.getTime() - this.now()) / 1000)),
+      ...(scope === undefined ? {} : { scope: scope.join(' ') }),
+    };
+  }
+
+  /** The workload's OIDC token, judged by the STS's own rules for the named identity. */
+  private async workload(token: string, identity: string | undefined): Promise<Subject> {
+    if (identity === undefined)
+      throw new OAuthError('invalid_request', 'identity is required with an OIDC subject token');
+    try {
+      const { uid, act, exp } = await this.d.sts.assume(token, identity);
+      return { uid, act, exp, restriction: undefined, parents: [] };
+    } catch (e) {
+      throw asOAuth(e);
+    }
+  }
+
+  /** An Arbor API token: live, not revoked, and at most MAX_TOKEN_PARENTS exchanges deep. */
+  private async apiToken(token: string, identity: string | undefined): Promise<Subject> {
+    const t = await this.liveToken(token);
+    if (t === undefined) throw new OAuthError('invalid_grant', 'the subject token is not valid');
+    if (identity !== undefined && identity !== t.uid)
+      throw new OAuthError('invalid_grant', "identity is not the subject token's identity");
+    const parents = t.revokedBy.slice(0);
+    if (parents.length > MAX_TOKEN_PARENTS)
+      throw new OAuthError('invalid_grant', 'the subject token was exchanged too many times');
+    return {
+      uid: t.uid,
+      act: { iss: this.d.issuer.issuer, sub: t.uid },
+      exp: t.exp,
+      restriction: t.restriction,
+      parents,
+    };
+  }
+
+  /** A current, unrevoked API token's claims, or undefined. */
+  private async liveToken(token: string): Promise<VerifiedApiToken | undefined> {
+    if (token.length > MAX_TOKEN_CHARS) return undefined;
+    let t: VerifiedApiToken;
+    try {
+      t = await this.d.apiTokens.verified(token);
+    } catch {
+      return undefined;
+    }
+    if (t.exp * 1000 <= this.now()) return undefined;
+    for (const jti of t.revokedBy) if (await this.d.revoked.isRevoked(jti)) return undefined;
+    return t;
+  }
+
+  /**
+   * The group uids of `resources` (uids, or paths resolved as the subject sees them),
+   * each inside the subject's own groups when it is narrowed already.
+   * @throws OAuthError invalid_target, with one message for every reason.
+   */
+  private async groupsOf(
+    sp: Principal,
+    resources: string[],
+    r: TokenRestriction | undefined,
+  ): Promise<string[]> {
+    const refuse = (res: string) =>
+      new OAuthError('invalid_target', `${res.slice(0, 128)} is outside the subject's grants`);
+    const uids: string[] = [];
+    for (const res of resources) {
+      let uid = res;
+      if (!isValidUidp(res)) {
+        try {
+          uid = (await this.d.names.group(sp, res)).uid;
+        } catch (e) {
+          if (isRpcError(e) && e.code === Code.UNAVAILABLE) throw e;
+          throw refuse(res);
+        }
+      }
+      if (r?.resources !== undefined && !r.resources.some((g) => isSelfOrBelow(g, uid)))
+        throw refuse(res);
+      uids.push(uid);
+    }
+    return [...new Set(uids)];
+  }
+
+  /**
+   * Every capability asked for is held by the subject somewhere within the groups asked
+   * for (or anywhere): never a capability it lacks, so a token never names one it could
+   * not use. @throws OAuthError invalid_scope.
+   */
+  private async requireScope(
+    sp: Principal,
+    scope: readonly Capability[],
+    groups: readonly string[] | undefined,
+  ): Promise<void> {
+    const within = narrowed(sp, { resources: groups });
+    for (const cap of scope) {
+      const v = await this.d.authz.questions.visibility(within, cap);
+      if (v.kind === 'scopes' && v.scopes.length === 0)
+        throw new OAuthError('invalid_scope', `the subject does not hold ${cap}`);
+    }
+  }
+
+  /**
+   * Every group asked for is one where the subject holds some capability of the scope
+   * (at it, above it or below it). @throws OAuthError invalid_target.
+   */
+  private async requireTargets(
+    sp: Principal,
+    groups: readonly string[],
+    scope: readonly Capability[] | undefined,
+  ): Promise<void> {
+    for (const g of groups) {
+      const there = narrowed(sp, { resources: [g] });
+      let held = false;
+      for (const cap of scope ?? CAPABILITIES) {
+        const v = await this.d.authz.questions.visibility(there, cap);
+        if (v.kind === 'all' || v.scopes.length > 0) {
+          held = true;
+          break;
+        }
+      }
+      if (!held) throw new OAuthError('invalid_target', `${g} is outside the subject's grants`);
+    }
+  }
+
+  /**
+   * RFC 7662: what `caller` may learn of `token`. Only an API token's holder (the same
+   * identity), the admin, or a caller that may list the token's identity learns anything;
+   * anyone else, and any token that is unknown, expired or revoked, gets `{active:false}`.
+   */
+  async introspect(caller: Principal, form: URLSearchParams): Promise<Introspection> {
+    const token = requiredToken(form);
+    const t = await this.liveToken(token);
+    if (t === undefined || !(await this.mayHandle(caller, t, 'identity.list')))
+      return { active: false };
+    const r = t.restriction;
+    return {
+      active: true,
+      token_type: 'Bearer',
+      iss: this.d.issuer.issuer,
+      aud: this.d.issuer.audience,
+      sub: t.uid,
+      exp: t.exp,
+      ...(t.iat === undefined ? {} : { iat: t.iat }),
+      ...(t.jti === undefined ? {} : { jti: t.jti }),
+      ...(r?.scope === undefined ? {} : { scope: [...r.scope].sort().join(' ') }),
+      ...(r?.resources === undefined ? {} : { arbor_groups: [...r.resources] }),
+    };
+  }
+
+  /**
+   * RFC 7009: revoke an API token by its jti, for its holder (the same identity), the
+   * admin, or a caller that may update the token's identity. A token that does not verify
+   * (unknown, expired, not Arbor's) is answered as revoked, as the RFC says.
+   * @throws OAuthError invalid_request (no token), unauthorized_client (not the caller's to
+   *   revoke), unsupported_token_type (a refresh token: Arbor issues none).
+   */
+  async revoke(caller: Principal, form: URLSearchParams): Promise<void> {
+    const token = requiredToken(form);
+    const hint = single(form, 'token_type_hint');
+    if (hint === 'refresh_token')
+      throw new OAuthError('unsupported_token_type', 'Arbor issues no refresh tokens');
+    let t: VerifiedApiToken;
+    try {
+      t = await this.d.apiTokens.verified(token);
+    } catch {
+      return;
+    }
+    if (t.jti === undefined || t.exp * 1000 <= this.now()) return;
+    if (!(await this.mayHandle(caller, t, 'identity.update')))
+      throw new OAuthError('unauthorized_client', 'the caller may not revoke this token');
+    const jti = t.jti;
+    await this.d.uow.run((tx) => this.d.revocations.revoke(tx, jti, t.uid, new Date(t.exp * 1000)));
+    this.d.revoked.forget?.(jti);
+  }
+
+  /** The holder of a token is its identity, with any token of its own. */
+  private async mayHandle(
+    caller: Principal,
+    t: VerifiedApiToken,
+    cap: Capability,
+  ): Promise<boolean> {
+    if (caller.kind === 'identity' && caller.uid === t.uid) return true;
+    return this.d.authz.can(caller, cap, t.uid);
+  }
+}
+
+function requiredToken(form: URLSearchParams): string {
+  const token = single(form, 'token', MAX_TOKEN_CHARS);
+  if (token === undefined) throw new OAuthError('invalid_request', 'token is required');
+  return token;
+}
+
+function identityPrincipal(uid: string, r: TokenRestriction | undefined): Principal {
+  return Object.freeze({ kind: 'identity', uid, ...(r === undefined ? {} : { restriction: r }) });
+}
+
+/** `p` further narrowed to `groups` (within any groups it is narrowed to already). */
+function narrowed(p: Principal, o: { resources: readonly string[] | undefined }): Principal {
+  if (p.kind !== 'identity' || o.resources === undefined) return p;
+  return identityPrincipal(p.uid, { ...p.restriction, resources: o.resources });
+}
+
+/** The STS's refusals as the token endpoint's: a bad subject is invalid_grant. */
+function asOAuth(e: unknown): unknown {
+  if (!isRpcError(e)) return e;
+  if (e.code === Code.INVALID_ARGUMENT) return new OAuthError('invalid_request', e.message);
+  if (e.code === Code.UNAUTHENTICATED || e.code === Code.PERMISSION_DENIED)
+    return new OAuthError('invalid_grant', e.message);
+  return e;
+}
