@@ -7,6 +7,7 @@ import { resolveUid } from './name-resolver.js';
 import { NameBook } from './name-book.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
 import type { Column, Item } from './resource-kinds.js';
+import { windowText } from './time-left.js';
 
 type Opts = Record<string, unknown>;
 
@@ -21,6 +22,27 @@ interface Proof {
 }
 
 const roleOf = (p: Proof) => p.role.name || p.role.uid;
+
+/** A scheduled binding that would grant once started (the check answer's `pending`). */
+interface PendingProof extends Proof {
+  notBefore: string;
+  expireTime?: string;
+}
+
+/**
+ * Why a check is denied when scheduled bindings would grant: each with when it starts, in
+ * the words of the binding list (`starts in 2h, for 8h`) and as the instant (UTC).
+ */
+async function pendingLines(names: NameBook, pending: PendingProof[]): Promise<string> {
+  const lines = await Promise.all(
+    pending.map(
+      async (g) =>
+        `  role ${roleOf(g)} bound at ${await names.groupPath(g.groupUid)} (binding ${g.bindingUid})\n` +
+        `    ${windowText(g)} (${g.notBefore})`,
+    ),
+  );
+  return `not yet: ${pending.length === 1 ? 'a binding that grants it has' : 'bindings that grant it have'} not started:\n${lines.join('\n')}\n`;
+}
 
 /** How much of the path an answer counts (the API's `partial` and `countedFrom`). */
 interface Coverage {
@@ -98,7 +120,7 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
     groupUid: await resolveUid(s, 'groups', o.group as string),
     ...(typeof o.as === 'string' ? { identityUid: await resolveUid(s, 'identities', o.as) } : {}),
   };
-  const r = await call<{ allowed: boolean; grants: Proof[] } & Coverage>(
+  const r = await call<{ allowed: boolean; grants: Proof[]; pending?: PendingProof[] } & Coverage>(
     s,
     'POST',
     '/iam/v2beta1/access:check',
@@ -121,7 +143,11 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
       process.stdout.write(`granted by:\n${lines.join('\n')}\n`);
     }
     if (o.explain === true && !r.allowed)
-      process.stdout.write('no binding you can see grants it there or above\n');
+      process.stdout.write(
+        r.pending?.length
+          ? await pendingLines(new NameBook(s), r.pending)
+          : 'no binding you can see grants it there or above\n',
+      );
   }
   const note = await partialNote(new NameBook(s), r, 'bindings');
   if (note) process.stderr.write(note);

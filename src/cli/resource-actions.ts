@@ -111,7 +111,8 @@ async function bodyOf(kind: ResourceKind, o: Opts, start?: unknown): Promise<Ite
   // A duration from the start goes last, when the start is known.
   const last = (f: Field) => (f.from === 'for' ? 1 : 0);
   for (const f of [...given].sort((x, y) => last(x) - last(y))) {
-    const from = Date.parse(String(body.notBefore ?? start ?? ''));
+    const begin = body.notBefore ?? start;
+    const from = typeof begin === 'string' ? Date.parse(begin) : Number.NaN;
     setField(
       body,
       f.key,

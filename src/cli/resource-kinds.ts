@@ -3,6 +3,7 @@
  * delete` is generated from each row (resource-commands.ts), so a kind is added here, not
  * copied. Paths and fields follow the API's OpenAPI document (src/client/openapi.json).
  */
+import { windowText } from './time-left.js';
 
 /** One resource as the API answers it: JSON, read loosely by the columns below. */
 export type Item = Record<string, unknown>;
@@ -29,10 +30,12 @@ export interface Field {
   list?: boolean;
   /**
    * How the flag's text becomes the field (default: as given): `pairs` is a repeatable
-   * `name=value` into an object, `file` a file's contents, `for` a duration from now as an
-   * RFC 3339 time. A `key` with dots sets a nested field (`claimMatch.issuer`).
+   * `name=value` into an object, `file` a file's contents, `in` a duration from now as an
+   * RFC 3339 time, `for` a duration from the start (the body's `notBefore` when it has one,
+   * else now) as an RFC 3339 time: `--from 2h --for 8h` is eight hours, from two hours on.
+   * A `key` with dots sets a nested field (`claimMatch.issuer`).
    */
-  from?: 'pairs' | 'file' | 'for';
+  from?: 'pairs' | 'file' | 'in' | 'for';
 }
 
 export type Verb = 'list' | 'get' | 'create' | 'update' | 'delete';
@@ -209,17 +212,6 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
         description: 'the role granted: a uid, or a name (built in, or at the group or above)',
       },
       {
-        flag: '--expire-time <time>',
-        key: 'expireTime',
-        description: 'when the binding stops granting (RFC 3339, e.g. 2026-12-31T00:00:00Z)',
-      },
-      {
-        flag: '--for <duration>',
-        key: 'expireTime',
-        description: 'the same, as a duration from now: 90m, 2h, 7d',
-        from: 'for',
-      },
-      {
         flag: '--not-before <time>',
         key: 'notBefore',
         description: 'a scheduled grant: when the binding starts granting (RFC 3339)',
@@ -227,8 +219,23 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
       {
         flag: '--from <duration>',
         key: 'notBefore',
-        description: 'the same, as a duration from now (--for also counts from now)',
+        description: 'the same, as a duration from now: 90m, 2h, 7d',
+        from: 'in',
+      },
+      {
+        flag: '--for <duration>',
+        key: 'expireTime',
+        description:
+          'how long the binding grants, from its start (--from or --not-before, else now; ' +
+          'on update, a scheduled start still to come): 90m, 8h, 7d',
         from: 'for',
+      },
+      {
+        flag: '--expire-time <time>',
+        key: 'expireTime',
+        description:
+          'when the binding stops granting, as an instant instead of --for (RFC 3339, ' +
+          'e.g. 2026-12-31T00:00:00Z)',
       },
     ],
     columns: [
@@ -240,15 +247,16 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
       { header: 'ROLE', value: at('role', 'name'), whole: true },
       // The path of names when the CLI has looked it up (resource-actions.ts), else the name.
       { header: 'GROUP', value: (b) => at('groupPath')(b) || at('group', 'name')(b), whole: true },
-      // Left out of a table where no binding expires.
-      { header: 'EXPIRES', value: when('expireTime') },
-      // Left out of a table where no binding is scheduled.
-      { header: 'FROM', value: when('notBefore') },
+      // "starts in 2h, for 8h", "expires in 3d": left out of a table where no binding has
+      // an end or a start to come. The instants themselves are in -o wide.
+      { header: 'WINDOW', value: (b) => windowText(b) },
       UID,
     ],
     wide: [
       { header: 'IDENTITY UID', value: at('identity', 'uid'), uid: true },
       { header: 'GROUP UID', value: at('group', 'uid'), uid: true },
+      { header: 'STARTS (UTC)', value: when('notBefore') },
+      { header: 'EXPIRES (UTC)', value: when('expireTime') },
       CREATED,
     ],
   },

@@ -107,8 +107,11 @@ test.serial('cli: a daily session by names alone, and piped tables are whole', a
   t.true(ttl > 7_100_000 && ttl <= 7_200_000 + 60_000, binding.expireTime);
 
   const bindings = await ok(['role-bindings', 'list', '--parent', 'acme/platform']);
-  t.regex(bindings, /^IDENTITY\s+ROLE\s+GROUP\s+EXPIRES\s+UID$/m);
-  t.regex(bindings, new RegExp(`^ci\\s+editor\\s+acme/platform\\s+\\d{4}-.*${binding.uid}$`, 'm'));
+  t.regex(bindings, /^IDENTITY\s+ROLE\s+GROUP\s+WINDOW\s+UID$/m);
+  t.regex(
+    bindings,
+    new RegExp(`^ci\\s+editor\\s+acme/platform\\s+expires in 2h\\s+${binding.uid}$`, 'm'),
+  );
   const wide = await ok(['role-bindings', 'list', '--parent', 'acme/platform', '-o', 'wide']);
   t.true(wide.includes(ci.uid) && wide.includes(platform), 'wide: whole uids');
 
