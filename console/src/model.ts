@@ -35,6 +35,8 @@ export interface RoleBinding {
   group: Named;
   role: Named;
   expireTime?: string;
+  /** A scheduled binding: it grants from this instant on. */
+  notBefore?: string;
 }
 
 export const ROOT_UID = /^[0-9a-f]{40}$/;

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { actorUid } from '../names';
 import { href } from '../route';
+import { ago, localTime } from '../time';
 import { NameOf } from '../ui';
 
 export interface AuditEvent {
@@ -15,26 +16,6 @@ export interface AuditEvent {
   changedFields?: string[];
   before?: Record<string, unknown> | null;
   after?: Record<string, unknown> | null;
-}
-
-const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
-  ['year', 365 * 86_400],
-  ['month', 30 * 86_400],
-  ['week', 7 * 86_400],
-  ['day', 86_400],
-  ['hour', 3_600],
-  ['minute', 60],
-  ['second', 1],
-];
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
-
-/** "5 minutes ago", "yesterday". */
-export function ago(iso: string, now = Date.now()): string {
-  const s = (Date.parse(iso) - now) / 1000;
-  for (const [unit, size] of UNITS)
-    if (Math.abs(s) >= size || unit === 'second')
-      return relative.format(Math.round(s / size), unit);
-  return '';
 }
 
 /** `iam.arbor.dev/RoleBinding` → `role binding`. */
@@ -131,7 +112,7 @@ export function AuditEntry({ ev }: { ev: AuditEvent }) {
   return (
     <li>
       <time dateTime={ev.time} title={ev.time}>
-        {new Date(ev.time).toLocaleString()}
+        {localTime(ev.time)}
       </time>{' '}
       <span class="rel">({ago(ev.time)})</span>: <Actor actor={ev.actor} />{' '}
       <strong class="op">{ev.operation}d</strong> {kindWords(ev.resourceType)}{' '}

@@ -6,7 +6,7 @@ import { parentOf, plural } from '../model';
 import { Picker, usePicked } from '../picker';
 import { go, href } from '../route';
 import { ConfirmDialog, ErrorBox, NameOf, Pager, Section, useLoad } from '../ui';
-import { ago } from './audit-entry';
+import { ago, localDate, localTime } from '../time';
 
 /** One finding of `access:unused` (docs/api.md, "Last used, and unused access"). */
 interface Finding {
@@ -69,7 +69,7 @@ function Expire({ f, inDays, done }: { f: Finding; inDays: number; done: () => v
             done();
           }}
         >
-          On {new Date(Date.now() + inDays * DAY_MS).toLocaleDateString()} {what} stops granting
+          On {localDate(new Date(Date.now() + inDays * DAY_MS).toISOString())} {what} stops granting
           anything. An expiry already sooner is kept; none is ever taken back.
         </ConfirmDialog>
       ) : null}
@@ -109,7 +109,7 @@ function FindingRow(props: {
       </td>
       <td>
         {f.lastUsedTime ? (
-          <time dateTime={f.lastUsedTime} title={new Date(f.lastUsedTime).toLocaleString()}>
+          <time dateTime={f.lastUsedTime} title={localTime(f.lastUsedTime)}>
             {ago(f.lastUsedTime)}
           </time>
         ) : (
@@ -117,7 +117,7 @@ function FindingRow(props: {
         )}
       </td>
       <td>
-        {f.expireTime ? <>expires {new Date(f.expireTime).toLocaleDateString()} </> : null}
+        {f.expireTime ? <>expires {localDate(f.expireTime)} </> : null}
         {mayExpire ? <Expire f={f} inDays={props.inDays} done={props.reload} /> : null}
       </td>
     </tr>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { listPage, post } from '../api';
 import type { Role } from '../model';
 import { Picker, type Picked } from '../picker';
+import { fromLocalInput, windowSpan } from '../time';
 import { ErrorBox, Field, useAction, useLoad } from '../ui';
 import { ReviewDialog } from './access-delta';
 
@@ -42,6 +43,11 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
   const { group, groupName } = props;
   const [identity, setIdentity] = useState<Picked | undefined>(undefined);
   const [role, setRole] = useState<Picked | undefined>(undefined);
+  // Local wall-clock times as typed (datetime-local), sent as instants; empty: from now, never.
+  const [starts, setStarts] = useState('');
+  const [expires, setExpires] = useState('');
+  const notBefore = fromLocalInput(starts);
+  const expireTime = fromLocalInput(expires);
   // The binding under review, frozen when Bind is pressed: what is reviewed is what is made.
   const [reviewing, setReviewing] = useState<Binding | undefined>(undefined);
   return (
@@ -51,7 +57,14 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
         aria-label="Bind a role"
         onSubmit={(e) => {
           e.preventDefault();
-          if (identity && role) setReviewing({ groupUid: group, identity, role });
+          if (identity && role)
+            setReviewing({
+              groupUid: group,
+              identity,
+              role,
+              ...(notBefore ? { notBefore } : {}),
+              ...(expireTime ? { expireTime } : {}),
+            });
         }}
       >
         <h3>Bind a role</h3>
@@ -66,6 +79,13 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
           required
         />
         <Picker kind="role" label="Role" name="role" value={role} onPick={setRole} required />
+        <LocalTime label="Starts (optional)" name="notBefore" value={starts} onInput={setStarts} />
+        <LocalTime
+          label="Expires (optional)"
+          name="expireTime"
+          value={expires}
+          onInput={setExpires}
+        />
         <button type="submit" disabled={!identity || !role}>
           Bind
         </button>
@@ -81,6 +101,7 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
                 groupUid: reviewing.groupUid,
                 identityUid: reviewing.identity.uid,
                 roleUid: reviewing.role.uid,
+                ...(reviewing.expireTime ? { expireTime: reviewing.expireTime } : {}),
               },
             },
           ]}
@@ -89,15 +110,21 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
             await post(`/iam/v2beta1/roleBindings/${reviewing.groupUid}`, {
               identityUid: reviewing.identity.uid,
               roleUid: reviewing.role.uid,
+              ...(reviewing.notBefore ? { notBefore: reviewing.notBefore } : {}),
+              ...(reviewing.expireTime ? { expireTime: reviewing.expireTime } : {}),
             });
             setReviewing(undefined);
             setIdentity(undefined);
             setRole(undefined);
+            setStarts('');
+            setExpires('');
             props.onBound();
           }}
         >
           This binds the role {reviewing.role.name} to {reviewing.identity.name} in{' '}
-          {groupName || 'this group'} and everything below it.
+          {groupName || 'this group'} and everything below it
+          {reviewing.notBefore || reviewing.expireTime ? `, ${windowSpan(reviewing)}` : ''}.
+          {reviewing.notBefore ? ' Until it starts it grants nothing.' : ''}
         </ReviewDialog>
       ) : null}
     </>
@@ -108,6 +135,28 @@ interface Binding {
   groupUid: string;
   identity: Picked;
   role: Picked;
+  notBefore?: string;
+  expireTime?: string;
+}
+
+/** A local date and time (the browser's picker), empty when not given. */
+function LocalTime(props: {
+  label: string;
+  name: string;
+  value: string;
+  onInput: (v: string) => void;
+}) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <input
+        type="datetime-local"
+        name={props.name}
+        value={props.value}
+        onInput={(e) => props.onInput((e.currentTarget as HTMLInputElement).value)}
+      />
+    </label>
+  );
 }
 
 export function CreateRepo({ group, onCreated }: { group: string; onCreated: () => void }) {

@@ -1,9 +1,11 @@
 import { useState } from 'preact/hooks';
 import { listPage } from '../api';
+import { BindingWindow } from '../binding-window';
 import { useCan } from '../can';
 import type { Identity, Named, RoleBinding } from '../model';
 import { plural } from '../model';
 import { href } from '../route';
+import { localTime } from '../time';
 import { Section } from '../ui';
 import { ChildrenTab } from './children';
 import {
@@ -175,7 +177,8 @@ function BindingsTab({ uid, name }: TabProps) {
           ),
         },
         { header: 'Role', cell: (b) => b.role.name || b.role.uid },
-        { header: 'Expires', cell: (b) => b.expireTime ?? 'never' },
+        // "starts in 2 hours" / "expires in 3 days": a scheduled binding never looks live.
+        { header: 'Window', cell: (b) => <BindingWindow b={b} /> },
         // Only where the caller may read the audit: else it leads to "0 changes".
         ...(can('audit.list')
           ? [
@@ -302,7 +305,7 @@ function InvitesTab({ uid }: TabProps) {
       columns={[
         { header: 'Role', cell: (i) => i.role?.name ?? i.roleUid ?? '' },
         { header: 'Email', cell: (i) => i.email ?? 'anyone with the code' },
-        { header: 'Expires', cell: (i) => i.expirationTime ?? '' },
+        { header: 'Expires', cell: (i) => localTime(i.expirationTime) },
       ]}
     >
       {can('group_invites.create') ? (

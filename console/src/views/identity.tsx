@@ -6,7 +6,8 @@ import { parentOf, plural, type Identity, type RoleBinding } from '../model';
 import { href } from '../route';
 import { CopyUid, ErrorBox, Pager, Section, useLoad } from '../ui';
 import { Timeline } from './audit';
-import { ago } from './audit-entry';
+import { BindingWindow } from '../binding-window';
+import { ago, localTime } from '../time';
 
 interface IdentityRead extends Identity {
   lastSeenTime?: string;
@@ -27,7 +28,7 @@ export function signedIn(i: { lastSeenTime?: string; createTime?: string }): boo
 export function When({ iso }: { iso: string }) {
   return (
     <time dateTime={iso} title={ago(iso)}>
-      {new Date(iso).toLocaleString()}
+      {localTime(iso)}
     </time>
   );
 }
@@ -138,7 +139,7 @@ function Bindings({ uid }: { uid: string }) {
                 <tr>
                   <th scope="col">Role</th>
                   <th scope="col">Group</th>
-                  <th scope="col">Expires</th>
+                  <th scope="col">Window</th>
                 </tr>
               </thead>
               <tbody>
@@ -152,7 +153,9 @@ function Bindings({ uid }: { uid: string }) {
                     <td>
                       <GroupPath uid={b.group.uid} />
                     </td>
-                    <td>{b.expireTime ? <When iso={b.expireTime} /> : 'never'}</td>
+                    <td>
+                      <BindingWindow b={b} />
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -6,7 +6,7 @@ import { plural } from '../model';
 import { go, href } from '../route';
 import { Picker, usePicked } from '../picker';
 import { ConfirmDialog, ErrorBox, Field, NameOf, Pager, Section, useAction, useLoad } from '../ui';
-import { ago } from './audit-entry';
+import { ago, localTime } from '../time';
 
 interface AccessRequest {
   uid: string;
@@ -128,7 +128,7 @@ function RequestItem(props: {
         )}{' '}
         for role <NameOf kind="role" uid={r.roleUid} /> at <GroupPath uid={r.groupUid} /> for{' '}
         {duration(r.durationSeconds)}
-        {r.notBefore ? <> from {new Date(r.notBefore).toLocaleString()}</> : null}
+        {r.notBefore ? <> from {localTime(r.notBefore)}</> : null}
       </p>
       {r.reason ? <blockquote class="reason">{r.reason}</blockquote> : null}
       <p class="count">
@@ -151,7 +151,7 @@ function RequestItem(props: {
           </>
         ) : null}
         ; asked {ago(r.createTime)}
-        {r.state === 'PENDING' ? <>; times out {new Date(r.timeoutTime).toLocaleString()}</> : null}
+        {r.state === 'PENDING' ? <>; times out {localTime(r.timeoutTime)}</> : null}
         {r.bindingUid ? '; the binding is made' : null}
       </p>
       {props.can ? (
