@@ -143,6 +143,17 @@ function registerAuthCommands(program: Command): void {
       process.exitCode = await authCommand([name, ...argvOf(cmd)]);
     });
   }
+  auth
+    .command('revoke')
+    .argument('[token]', 'the API token to revoke (default: the one this command uses)')
+    .description(
+      "revoke an API token and every token exchanged from it (the token's holder, the admin, or who may update its identity)",
+    )
+    .addOption(apiOption())
+    .action(async (token: string | undefined, o: { api?: string }) => {
+      const { authRevokeCommand } = await import('./auth-revoke.js');
+      process.exitCode = await authRevokeCommand(token, o);
+    });
 }
 
 /** export, secret-key, completion, backup, restore: the data and the keys around it. */

@@ -8,6 +8,7 @@ import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { basic, builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
 import { unsignedToken } from '../helpers/sts.js';
+import { runArbor } from '../helpers/cli-run.js';
 
 /**
  * The OAuth 2.0 doors (docs/oauth.md) through a real OAuth client (openid-client): the
@@ -439,4 +440,16 @@ test('revocation: a revoked token and every token exchanged from it are refused 
   });
   // Unknown tokens are answered as revoked (RFC 7009 §2.2), by an authenticated caller.
   await t.notThrowsAsync(client.tokenRevocation(await oauthClient(other), 'never-issued'));
+});
+
+test('arbor auth revoke: revokes the token the CLI uses, which the API then refuses', async (t) => {
+  const token = await fullToken();
+  const env = { ARBOR_API_URL: s.url, ARBOR_TOKEN: token, HOME: '/nonexistent' };
+  const run = await runArbor(['auth', 'revoke'], env);
+  t.is(run.code, 0, run.stderr);
+  t.regex(run.stdout, /revoked the ARBOR_TOKEN token/);
+  t.is((await s.client(token).get(`/iam/v2beta1/groups/${org}`)).status, 401);
+  // Revoking again with the revoked token: it no longer authenticates anyone.
+  const again = await runArbor(['auth', 'revoke'], env);
+  t.is(again.code, 6, again.stderr);
 });

@@ -20,7 +20,9 @@ export async function up(knex: Knex): Promise<void> {
       revoked_at timestamptz NOT NULL DEFAULT now()
     )
   `);
-  await knex.raw(`CREATE INDEX api_token_revocations_expires ON api_token_revocations (expires_at)`);
+  await knex.raw(
+    `CREATE INDEX api_token_revocations_expires ON api_token_revocations (expires_at)`,
+  );
   await knex.raw(`
     CREATE FUNCTION arbor_announce_revocation() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
