@@ -5,9 +5,10 @@
  * here prints it raw.
  */
 
+// Mean Gregorian years and months, so that a far future instant (9999) is its own year count.
 const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
-  ['year', 365 * 86_400],
-  ['month', 30 * 86_400],
+  ['year', 365.2425 * 86_400],
+  ['month', (365.2425 / 12) * 86_400],
   ['week', 7 * 86_400],
   ['day', 86_400],
   ['hour', 3_600],
