@@ -33,14 +33,12 @@ import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
 import { AdvisoryService } from './resources/advisories/advisory-service.js';
 import type { ChangeRecorder } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
-import { GroupInviteService } from './resources/group-invites/group-invite-service.js';
 import type { Group } from './resources/groups/group.js';
 import { GroupService } from './resources/groups/group-service.js';
 import { HealthService } from './resources/health-service.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { NameResolver } from './resources/names/name-resolver.js';
 import { PathBook } from './resources/names/path-book.js';
-import { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import type { ListPager } from './resources/list-pager.js';
 import { ManagedGuard } from './resources/managed/managed-guard.js';
 import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
@@ -143,11 +141,7 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
     isRevoked: (jti) => f.uow.read((tx) => f.stores.tokenRevocations.isRevoked(tx, jti)),
   });
   const apiTokens = new ApiTokenAuthenticator(tokens, undefined, undefined, f.usage, revoked);
-  const authenticator = new ChainAuthenticator(
-    f.config.adminToken,
-    apiTokens,
-    f.signInToken,
-  );
+  const authenticator = new ChainAuthenticator(f.config.adminToken, apiTokens, f.signInToken);
   const oauth = oauthOf(f, authz, { tokens, sts, apiTokens, revoked, names });
   const registryAuth = registryAuthOf(f, authz, services, { tokens, sts, authenticator });
   return {
@@ -173,38 +167,34 @@ async function resourceServices(
   authz: Authorizer,
   serverLogin: ServiceLayer['serverLogin'],
 ): Promise<ResourceServices & { features: FeatureMounts }> {
-  const core = await coreServices(f, authz, serverLogin);
+  const { config, db } = f;
+  const core = coreServices(f, authz);
+  const secrets = new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir));
   const { services, mounts } = createFeatures({
     common: core.common,
     stores: f.stores,
     services: core.services,
-    config: f.config,
-    secrets: core.secrets,
+    config,
+    secrets,
     serverLogin,
   });
-  return { ...core.services, ...services, features: mounts };
+  const admin = new AdminService({
+    authz,
+    kind: db.kind,
+    migrationStatus: () => migrationStatus(db.knex),
+    ...(db.dumpDataDir ? { dumpDataDir: db.dumpDataDir } : {}),
+    resealSecrets: () => services.identityProviders.resealClientSecrets(),
+    sealedKeyIds: () => services.identityProviders.sealedKeyIds(),
+  });
+  return { ...core.services, ...services, admin, features: mounts };
 }
 
 /** The services that are not features: each given its stores, the unit of work and the caches. */
-async function coreServices(
-  f: ServiceFoundation,
-  authz: Authorizer,
-  serverLogin: ServiceLayer['serverLogin'],
-) {
-  const { config, db, uow, pager, stores: st } = f;
+function coreServices(f: ServiceFoundation, authz: Authorizer) {
+  const { config, uow, pager, stores: st } = f;
   const allowInsecureIssuers = config.allowInsecureIssuers;
   const managed = new ManagedGuard(st.managers);
   const common = { uow, authz, pager, managed, audit: f.audit };
-  const secrets = new SecretBox(await loadSecretKeys(config.secretKey, config.secretKeysDir));
-  const identityProviders = new IdentityProviderService({
-    ...common,
-    groups: st.groups,
-    roles: st.roles,
-    idps: st.identityProviders,
-    allowInsecureIssuers,
-    serverLogin,
-    secrets,
-  });
   const roleBindings = new RoleBindingService({ ...common, bindings: st.roleBindings });
   // Paths of names beside uids in answers, each page's names in one read.
   const paths = new PathBook({ uow, authz, names: st.names });
@@ -245,14 +235,6 @@ async function coreServices(
     tags: new TagService({ ...common, tags: st.tags }),
     advisories: new AdvisoryService({ ...common, advisories: st.advisories }),
     advisoryImport: new AdvisoryImporter({ uow, authz, advisories: st.advisories }),
-    identityProviders,
-    groupInvites: new GroupInviteService({
-      ...common,
-      groups: st.groups,
-      roles: st.roles,
-      invites: st.groupInvites,
-      bindings: st.roleBindings,
-    }),
     trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
     managed: new ManagedResourceService({ uow, authz, guard: managed }),
     audit: new AuditService({ uow, authz, pager, audit: st.audit, paths }),
@@ -260,14 +242,6 @@ async function coreServices(
       ...common,
       subscriptions: st.subscriptions,
       allowPrivateSinks: config.allowPrivateSinks,
-    }),
-    admin: new AdminService({
-      authz,
-      kind: db.kind,
-      migrationStatus: () => migrationStatus(db.knex),
-      ...(db.dumpDataDir ? { dumpDataDir: db.dumpDataDir } : {}),
-      resealSecrets: () => identityProviders.resealClientSecrets(),
-      sealedKeyIds: () => identityProviders.sealedKeyIds(),
     }),
     // @services
     accessRequests: new AccessRequestService({
@@ -278,7 +252,7 @@ async function coreServices(
       paths,
     }),
   };
-  return { common, secrets, services };
+  return { common, services };
 }
 
 /**

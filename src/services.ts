@@ -7,8 +7,6 @@ import type { AdvisoryImporter } from './resources/advisories/advisory-import.js
 import type { AdvisoryService } from './resources/advisories/advisory-service.js';
 import type { RepoService } from './resources/repos/repo-service.js';
 import type { TagService } from './resources/tags/tag-service.js';
-import type { GroupInviteService } from './resources/group-invites/group-invite-service.js';
-import type { IdentityProviderService } from './resources/identity-providers/identity-provider-service.js';
 import type { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
 import type { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import type { AuditService } from './resources/audit/audit-service.js';
@@ -36,8 +34,6 @@ export interface Services {
   tags: TagService;
   advisories: AdvisoryService;
   advisoryImport: AdvisoryImporter;
-  identityProviders: IdentityProviderService;
-  groupInvites: GroupInviteService;
   trustedKeys: TrustedKeyService;
   managed: ManagedResourceService;
   audit: AuditService;

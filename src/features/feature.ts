@@ -25,8 +25,11 @@ export interface FeatureDeps {
   };
   /** The stores more than one service reads (groups, roles, bindings…); a feature's own it makes. */
   stores: ReturnType<typeof createStores>;
-  /** The services that are not features (groups, identities, role bindings, access…). */
-  services: Omit<Services, 'tokenTester' | 'names'>;
+  /**
+   * The services that are not features (groups, identities, role bindings, access…), but
+   * those built after the features (admin, names, the claim tester).
+   */
+  services: Omit<Services, 'tokenTester' | 'names' | 'admin'>;
   config: Readonly<Config>;
   /** Seals and opens secrets stored at rest (ARBOR_SECRET_KEY). */
   secrets: SecretBox;

@@ -13,13 +13,10 @@ import { parseListRequest } from '../core/list-request.js';
 import { listQueryOf } from './list-query.js';
 import type { DescService, JsonValue } from '@bufbuild/protobuf';
 import { simulateAnswerV2 } from '../wire/simulate-wire.js';
-import { roleBindingV2 } from '../wire/role-binding-wire.js';
 import {
   ADVISORY_KIND,
-  GROUP_INVITE_KIND,
   GROUP_KIND,
   IDENTITY_KIND,
-  IDENTITY_PROVIDER_KIND,
   REPO_KIND,
   ROLE_BINDING_KIND,
   ROLE_KIND,
@@ -33,13 +30,8 @@ import {
   TestTokenRequestSchema,
   type TestTokenRequest,
 } from '../gen/arbor/iam/v2beta1/access_pb.js';
-import {
-  GroupInvitesService,
-  RedeemGroupInviteRequestSchema,
-} from '../gen/arbor/iam/v2beta1/group_invites_pb.js';
 import { GroupsService } from '../gen/arbor/iam/v2beta1/groups_pb.js';
 import { IdentitiesService } from '../gen/arbor/iam/v2beta1/identities_pb.js';
-import { IdentityProvidersService } from '../gen/arbor/iam/v2beta1/identity_providers_pb.js';
 import { RoleBindingsService } from '../gen/arbor/iam/v2beta1/role_bindings_pb.js';
 import { RolesService } from '../gen/arbor/iam/v2beta1/roles_pb.js';
 import { ReposService } from '../gen/arbor/registry/v2beta1/repos_pb.js';
@@ -65,8 +57,6 @@ export const API_SERVICES = [
   IdentitiesService,
   RolesService,
   RoleBindingsService,
-  IdentityProvidersService,
-  GroupInvitesService,
   ReposService,
   TagsService,
   AdvisoriesService,
@@ -105,13 +95,6 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
   mountCrud(router, auth, IdentitiesService, s.identities, IDENTITY_KIND);
   mountCrud(router, auth, RolesService, s.roles, ROLE_KIND);
   mountCrud(router, auth, RoleBindingsService, s.roleBindings, ROLE_BINDING_KIND);
-  mountCrud(router, auth, IdentityProvidersService, s.identityProviders, IDENTITY_PROVIDER_KIND);
-  mountCrud(router, auth, GroupInvitesService, s.groupInvites, GROUP_INVITE_KIND);
-  router.jsonRpc(GroupInvitesService.method.redeemGroupInvite, async (req, ctx) => {
-    const p = await principalOf(auth, ctx);
-    const binding = await s.groupInvites.redeem(p, bodyOf(RedeemGroupInviteRequestSchema, req));
-    return roleBindingV2(binding);
-  });
   mountCrud(router, auth, ReposService, s.repos, REPO_KIND);
   mountCrud(router, auth, TagsService, s.tags, TAG_KIND);
   mountCrud(router, auth, AdvisoriesService, s.advisories, ADVISORY_KIND);

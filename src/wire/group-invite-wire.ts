@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import type { CreatedGroupInvite, GroupInvite } from '../resources/group-invites/group-invite.js';
+import {
+  GROUP_INVITE_LIST,
+  GROUP_INVITE_OUTPUT_ONLY,
+  GROUP_INVITE_TYPE,
+  GROUP_INVITE_UPDATE,
+  type CreatedGroupInvite,
+  type GroupInvite,
+} from '../resources/group-invites/group-invite.js';
+import { kind } from './kinds.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -66,3 +74,23 @@ export function groupInviteV1(i: AnyInvite): GroupInviteV1 {
     ...codeOf(i),
   };
 }
+
+/**
+ * An invite's server-owned fields: those neither Create nor Update takes (`expirationTime`
+ * is worked out from `ttl` at Create, and an Update may bring it forward).
+ */
+const INVITE_SERVER_OWNED = GROUP_INVITE_OUTPUT_ONLY.filter((f) =>
+  GROUP_INVITE_UPDATE.outputOnly.includes(f),
+);
+
+/** The kind's descriptor (wire/kinds.ts), read by its REST and gRPC mounts and the presenter. */
+export const GROUP_INVITE_KIND = kind({
+  type: GROUP_INVITE_TYPE,
+  name: 'GroupInvite',
+  plural: 'groupInvites',
+  path: '/iam/v2beta1/groupInvites',
+  spec: GROUP_INVITE_LIST,
+  wireSchema: groupInviteV2Schema,
+  toWire: groupInviteV2,
+  outputOnly: INVITE_SERVER_OWNED,
+});

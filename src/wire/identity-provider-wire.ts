@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import type { IdentityProvider } from '../resources/identity-providers/identity-provider.js';
+import {
+  IDP_LIST,
+  IDP_TYPE,
+  IDP_UPDATE,
+  type IdentityProvider,
+} from '../resources/identity-providers/identity-provider.js';
+import { kind } from './kinds.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -61,3 +67,15 @@ export function identityProviderV1(i: IdentityProvider): IdentityProviderV1 {
     oidc: oidcWire(i),
   };
 }
+
+/** The kind's descriptor (wire/kinds.ts), read by its REST and gRPC mounts and the presenter. */
+export const IDENTITY_PROVIDER_KIND = kind({
+  type: IDP_TYPE,
+  name: 'IdentityProvider',
+  plural: 'identityProviders',
+  path: '/iam/v2beta1/identityProviders',
+  spec: IDP_LIST,
+  wireSchema: identityProviderV2Schema,
+  toWire: identityProviderV2,
+  outputOnly: IDP_UPDATE.outputOnly,
+});

@@ -6,19 +6,8 @@ import {
   ACCESS_REQUEST_UPDATE,
 } from '../resources/access-requests/access-request.js';
 import { ADVISORY_LIST, ADVISORY_TYPE } from '../resources/advisories/advisory.js';
-import {
-  GROUP_INVITE_LIST,
-  GROUP_INVITE_OUTPUT_ONLY,
-  GROUP_INVITE_TYPE,
-  GROUP_INVITE_UPDATE,
-} from '../resources/group-invites/group-invite.js';
 import { GROUP_LIST, GROUP_TYPE, GROUP_UPDATE } from '../resources/groups/group.js';
 import { IDENTITY_LIST, IDENTITY_TYPE, IDENTITY_UPDATE } from '../resources/identities/identity.js';
-import {
-  IDP_LIST,
-  IDP_TYPE,
-  IDP_UPDATE,
-} from '../resources/identity-providers/identity-provider.js';
 import { REPO_LIST, REPO_TYPE, REPO_UPDATE } from '../resources/repos/repo.js';
 import {
   ROLE_BINDING_LIST,
@@ -34,9 +23,7 @@ import {
 import { TAG_LIST, TAG_OUTPUT_ONLY, TAG_TYPE } from '../resources/tags/tag.js';
 import { accessRequestV2, accessRequestV2Schema } from './access-request-wire.js';
 import { advisoryV2, advisoryV2Schema } from './advisory-wire.js';
-import { groupInviteV2, groupInviteV2Schema } from './group-invite-wire.js';
 import { groupV2, groupV2Schema } from './group-wire.js';
-import { identityProviderV2, identityProviderV2Schema } from './identity-provider-wire.js';
 import { identityV2, identityV2Schema } from './identity-wire.js';
 import { repoV2, repoV2Schema, tagV2, tagV2Schema } from './registry-wire.js';
 import { roleBindingV2, roleBindingV2Schema } from './role-binding-wire.js';
@@ -79,14 +66,6 @@ export interface KindDescriptor<T, W extends z.ZodType> {
 export function rpcPlural(k: { plural: string }): string {
   return k.plural.charAt(0).toUpperCase() + k.plural.slice(1);
 }
-
-/**
- * An invite's server-owned fields: those neither Create nor Update takes (`expirationTime`
- * is worked out from `ttl` at Create, and an Update may bring it forward).
- */
-const INVITE_SERVER_OWNED = GROUP_INVITE_OUTPUT_ONLY.filter((f) =>
-  GROUP_INVITE_UPDATE.outputOnly.includes(f),
-);
 
 /**
  * Typed once here so each descriptor's wire function is checked against its schema. A
@@ -137,28 +116,6 @@ export const ROLE_BINDING_KIND = kind({
   wireSchema: roleBindingV2Schema,
   toWire: roleBindingV2,
   outputOnly: ROLE_BINDING_UPDATE.outputOnly,
-});
-
-export const IDENTITY_PROVIDER_KIND = kind({
-  type: IDP_TYPE,
-  name: 'IdentityProvider',
-  plural: 'identityProviders',
-  path: '/iam/v2beta1/identityProviders',
-  spec: IDP_LIST,
-  wireSchema: identityProviderV2Schema,
-  toWire: identityProviderV2,
-  outputOnly: IDP_UPDATE.outputOnly,
-});
-
-export const GROUP_INVITE_KIND = kind({
-  type: GROUP_INVITE_TYPE,
-  name: 'GroupInvite',
-  plural: 'groupInvites',
-  path: '/iam/v2beta1/groupInvites',
-  spec: GROUP_INVITE_LIST,
-  wireSchema: groupInviteV2Schema,
-  toWire: groupInviteV2,
-  outputOnly: INVITE_SERVER_OWNED,
 });
 
 export const REPO_KIND = kind({
@@ -239,8 +196,6 @@ export const CORE_KINDS: readonly AnyKind[] = [
   IDENTITY_KIND,
   ROLE_KIND,
   ROLE_BINDING_KIND,
-  IDENTITY_PROVIDER_KIND,
-  GROUP_INVITE_KIND,
   REPO_KIND,
   TAG_KIND,
   ADVISORY_KIND,

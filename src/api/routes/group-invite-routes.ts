@@ -10,8 +10,11 @@ import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 import { CREATE_ERRORS } from '../openapi/error-responses.js';
 import { EXAMPLE_INVITE_CODE, examplesFor } from '../openapi/examples.js';
-import { groupInviteV1, groupInviteV1Schema } from '../../wire/group-invite-wire.js';
-import { GROUP_INVITE_KIND } from '../../wire/kinds.js';
+import {
+  GROUP_INVITE_KIND,
+  groupInviteV1,
+  groupInviteV1Schema,
+} from '../../wire/group-invite-wire.js';
 import { roleBindingV2, roleBindingV2Schema } from '../../wire/role-binding-wire.js';
 import { mountV1, mountV2, v2Kind } from './crud.js';
 

@@ -1,8 +1,11 @@
 import type { IdentityProviderService } from '../../resources/identity-providers/identity-provider-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import { identityProviderV1, identityProviderV1Schema } from '../../wire/identity-provider-wire.js';
-import { IDENTITY_PROVIDER_KIND } from '../../wire/kinds.js';
+import {
+  IDENTITY_PROVIDER_KIND,
+  identityProviderV1,
+  identityProviderV1Schema,
+} from '../../wire/identity-provider-wire.js';
 import { mountV1, mountV2, v2Kind } from './crud.js';
 
 /** `/iam/v2beta1/identityProviders` and v1's `/iam/v1/identityProviders` (PUT replaces). */

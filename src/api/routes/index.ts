@@ -6,8 +6,6 @@ import { mountRoleBindingRoutes } from './role-binding-routes.js';
 import { mountRoleRoutes } from './role-routes.js';
 import { mountAdvisoryRoutes } from './advisory-routes.js';
 import { mountRegistryRoutes } from './registry-routes.js';
-import { mountGroupInviteRoutes } from './group-invite-routes.js';
-import { mountIdentityProviderRoutes } from './identity-provider-routes.js';
 import { mountEventRoutes } from './event-routes.js';
 import { mountAdvisoryImportRoute } from './advisory-import-route.js';
 import { mountAdminRoutes } from './admin-routes.js';
@@ -25,8 +23,6 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountRoleBindingRoutes(t, s.roleBindings, bodyLimit);
   mountRegistryRoutes(t, s.repos, s.tags, bodyLimit);
   mountAdvisoryRoutes(t, s.advisories, bodyLimit);
-  mountIdentityProviderRoutes(t, s.identityProviders, bodyLimit);
-  mountGroupInviteRoutes(t, s.groupInvites, bodyLimit);
   mountEventRoutes(t, s.audit, s.subscriptions, bodyLimit);
   mountAdvisoryImportRoute(t, s.advisoryImport);
   mountAdminRoutes(t, s.admin);

@@ -1,8 +1,6 @@
 import { KnexAccessStore } from './access-store.js';
 import { KnexAdvisoryStore } from './advisory-store.js';
-import { KnexGroupInviteStore } from './group-invite-store.js';
 import { KnexGroupStore } from './group-store.js';
-import { KnexIdentityProviderStore } from './identity-provider-store.js';
 import { KnexIdentityStore } from './identity-store.js';
 import { KnexManagerStore } from './manager-store.js';
 import { KnexPinger } from './ping-store.js';
@@ -36,8 +34,6 @@ export function createStores() {
     repos: new KnexRepoStore(),
     tags: new KnexTagStore(),
     advisories: new KnexAdvisoryStore(),
-    identityProviders: new KnexIdentityProviderStore(),
-    groupInvites: new KnexGroupInviteStore(),
     trustedKeys: new KnexTrustedKeyStore(),
     managers: new KnexManagerStore(),
     audit: new KnexAuditStore(),
