@@ -1,11 +1,12 @@
 import type { Capability } from '../../auth/capabilities.js';
 import { ancestryOf } from '../../core/uidp.js';
 import type { Knex } from 'knex';
-import type {
-  AccessStore,
-  BindingGrant,
-  CheckFacts,
-  SeenBy,
+import {
+  grantWindow,
+  type AccessStore,
+  type BindingGrant,
+  type CheckFacts,
+  type SeenBy,
 } from '../../resources/access/access-store.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import { whereVisible } from '../keyset.js';
@@ -23,10 +24,18 @@ export interface BindingRow {
   role_name: string;
   role_description: string;
   capabilities: unknown;
-  /** Only where a query selects it (bindingsOf, whose answer a cache may keep; checkFacts). */
-  expire_time?: Date | null;
-  not_before?: Date | null;
+  expire_time: Date | null;
+  not_before: Date | null;
 }
+
+/**
+ * The columns of a `BindingRow`, over `BINDING_FROM`: every statement that reads bindings
+ * for `toGrant` selects these, so a column added to a grant is added once.
+ */
+export const BINDING_COLUMNS = `rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
+       r.name AS role_name, r.description AS role_description, r.capabilities,
+       rb.expire_time, rb.not_before`;
+export const BINDING_FROM = 'role_bindings rb JOIN roles r ON r.uid = rb.role_uid';
 
 /** Not yet expired: the binding grants now or will once its `not_before` comes. */
 const UNEXPIRED = '(rb.expire_time IS NULL OR rb.expire_time > now())';
@@ -36,11 +45,9 @@ const UNEXPIRED = '(rb.expire_time IS NULL OR rb.expire_time > now())';
  */
 const LIVE = `(${UNEXPIRED} AND (rb.not_before IS NULL OR rb.not_before <= now()))`;
 
-const SELECT = `SELECT rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
-                       r.name AS role_name, r.description AS role_description, r.capabilities,
-                       rb.expire_time, rb.not_before
-                  FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid`;
+const SELECT = `SELECT ${BINDING_COLUMNS} FROM ${BINDING_FROM}`;
 
+/** The one place a binding row becomes a grant (access answers, simulation, the authorizer). */
 export function toGrant(r: BindingRow): BindingGrant {
   return {
     uid: r.uid,
@@ -48,8 +55,7 @@ export function toGrant(r: BindingRow): BindingGrant {
     identityUid: r.identity_uid,
     role: { uid: r.role_uid, name: r.role_name, description: r.role_description },
     capabilities: storedCapabilities(r.capabilities),
-    ...(r.expire_time ? { expiresAt: r.expire_time.getTime() } : {}),
-    ...(r.not_before ? { startsAt: r.not_before.getTime() } : {}),
+    ...grantWindow(r.expire_time, r.not_before),
   };
 }
 
@@ -68,13 +74,9 @@ const CHECK = new Statement(
   `WITH q AS (SELECT $1::text AS grp, $2::text AS who)
    SELECT EXISTS (SELECT 1 FROM groups g WHERE g.uid = q.grp) AS group_exists,
           EXISTS (SELECT 1 FROM identities i WHERE i.uid = q.who) AS identity_exists,
-          b.uid, b.parent_uid, b.identity_uid, b.role_uid, b.role_name, b.role_description,
-          b.capabilities, b.expire_time, b.not_before
+          b.*
      FROM q LEFT JOIN LATERAL (
-       SELECT rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
-              r.name AS role_name, r.description AS role_description, r.capabilities,
-              rb.expire_time, rb.not_before
-         FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
+       SELECT ${BINDING_COLUMNS} FROM ${BINDING_FROM}
         WHERE rb.identity_uid = q.who AND ${UNEXPIRED}
           AND (rb.parent_uid = q.grp OR starts_with(q.grp, rb.parent_uid || '/'))
      ) b ON true

@@ -3,12 +3,11 @@ import type { Capability } from '../../auth/capabilities.js';
 import type { Tx, UnitOfWork } from '../../resources/tx.js';
 import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
-import { storedCapabilities } from './role-store.js';
+import { BINDING_COLUMNS, BINDING_FROM, toGrant, type BindingRow } from './access-store.js';
 
 /** Runs whenever an identity's grants are not remembered: a fixed, prepared statement. */
 const GRANTS = new Statement(
-  `SELECT rb.uid, rb.parent_uid AS scope, r.capabilities, rb.expire_time, rb.not_before
-     FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
+  `SELECT ${BINDING_COLUMNS} FROM ${BINDING_FROM}
     WHERE rb.identity_uid = $1 AND (rb.expire_time IS NULL OR rb.expire_time > now())`,
 );
 
@@ -32,25 +31,18 @@ export class KnexGrantSource implements GrantSource {
  * identity's row lock sees a set no concurrent binding can change before it commits).
  */
 export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Grant[]> {
-  const rows = await GRANTS.rows<{
-    uid: string;
-    scope: string;
-    capabilities: unknown;
-    expire_time: Date | null;
-    not_before: Date | null;
-  }>(kx(tx), [identityUid]);
+  const bindings = (await GRANTS.rows<BindingRow>(kx(tx), [identityUid])).map(toGrant);
   const byKey = new Map<
     string,
     Grant & { capabilities: Set<Capability>; bindings: GrantBinding[] }
   >();
-  for (const row of rows) {
-    const expiresAt = row.expire_time?.getTime();
-    const startsAt = row.not_before?.getTime();
-    const key = `${row.scope}\0${expiresAt ?? ''}\0${startsAt ?? ''}`;
+  for (const b of bindings) {
+    const { expiresAt, startsAt } = b;
+    const key = `${b.groupUid}\0${expiresAt ?? ''}\0${startsAt ?? ''}`;
     let g = byKey.get(key);
     if (!g) {
       g = {
-        scope: row.scope,
+        scope: b.groupUid,
         capabilities: new Set(),
         bindings: [],
         ...(expiresAt === undefined ? {} : { expiresAt }),
@@ -58,9 +50,9 @@ export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Gra
       };
       byKey.set(key, g);
     }
-    const own = new Set(storedCapabilities(row.capabilities));
+    const own = new Set(b.capabilities);
     for (const c of own) g.capabilities.add(c);
-    g.bindings.push({ uid: row.uid, capabilities: own });
+    g.bindings.push({ uid: b.uid, capabilities: own });
   }
   return [...byKey.values()];
 }

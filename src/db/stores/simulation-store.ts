@@ -10,7 +10,7 @@ import type {
 } from '../../resources/access/simulation-store.js';
 import type { Tx } from '../../resources/tx.js';
 import { kx } from '../unit-of-work.js';
-import { toGrant, type BindingRow } from './access-store.js';
+import { BINDING_COLUMNS, BINDING_FROM, toGrant, type BindingRow } from './access-store.js';
 import { storedCapabilities } from './role-store.js';
 
 /**
@@ -59,10 +59,7 @@ const TOUCHED = `
 
 /** Every binding (expired and scheduled too) of the identities touched, at most `limit`. */
 const BINDINGS = `
-  SELECT rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
-         r.name AS role_name, r.description AS role_description, r.capabilities,
-         rb.expire_time, rb.not_before, rb.managed_by
-    FROM role_bindings rb JOIN roles r ON r.uid = rb.role_uid
+  SELECT ${BINDING_COLUMNS}, rb.managed_by FROM ${BINDING_FROM}
    WHERE rb.identity_uid IN ${IN('?')}
    LIMIT ?`;
 

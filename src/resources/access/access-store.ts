@@ -19,6 +19,20 @@ export interface BindingGrant {
 }
 
 /**
+ * A binding's window as a grant carries it: `expireTime` and `notBefore` (absent or null:
+ * unbounded on that side) as epoch ms, so a remembered grant lapses and begins on time.
+ */
+export function grantWindow(
+  expireTime: Date | null | undefined,
+  notBefore: Date | null | undefined,
+): { expiresAt?: number; startsAt?: number } {
+  return {
+    ...(expireTime ? { expiresAt: expireTime.getTime() } : {}),
+    ...(notBefore ? { startsAt: notBefore.getTime() } : {}),
+  };
+}
+
+/**
  * What a caller may learn of bindings, as filters the database applies: a binding counts
  * when it is `self`'s own or lies where the caller may list role bindings, and its identity
  * is `self` or lies where the caller may list identities.

@@ -5,6 +5,7 @@ import { isBuiltInRole } from '../reference-visibility.js';
 import type { WorldBinding } from './access-delta.js';
 import type { AccessChange } from './simulate.js';
 import type { GroupFacts, RoleFacts } from './simulation-store.js';
+import { grantWindow } from './access-store.js';
 
 /** What the snapshot held of everything the change set names that the caller may see. */
 export interface WorldFacts {
@@ -146,8 +147,7 @@ export class SimulatedWorld {
         identityUid: b.identityUid,
         role: this.facts.roles.get(b.roleUid)!.ref,
         capabilities: this.roleCapabilities(b.roleUid)!,
-        ...(b.expireTime === undefined ? {} : { expiresAt: b.expireTime.getTime() }),
-        ...(b.notBefore === undefined ? {} : { startsAt: b.notBefore.getTime() }),
+        ...grantWindow(b.expireTime, b.notBefore),
       });
     } else if ('deleteRoleBinding' in c) this.#bindings.delete(c.deleteRoleBinding.uid);
     else if ('updateRole' in c) {
