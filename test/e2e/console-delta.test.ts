@@ -3,14 +3,8 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
-import {
-  axeSerious,
-  browserTest,
-  openBrowser,
-  screenshot,
-  type Browser,
-} from '../helpers/browser.js';
-import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
+import { axeSerious, screenshot } from '../helpers/browser.js';
+import { consoleTest } from '../helpers/console-test.js';
 import { pick } from '../helpers/picker.js';
 
 /**
@@ -22,10 +16,9 @@ import { pick } from '../helpers/picker.js';
  * so; a failed simulation is shown and does not block. axe checks every dialog at 1280 and
  * 420 px, each leaving a screenshot.
  */
-const test = browserTest();
+const c = consoleTest();
+const test = c.test;
 
-let w: ConsoleWorld;
-let b: Browser;
 let org: string;
 let platform: string;
 let web: string;
@@ -39,8 +32,7 @@ const CREW = 201;
 const sent: Array<{ method: string; path: string; body: unknown }> = [];
 
 test.before(async () => {
-  w = await startConsoleWorld();
-  const admin = w.s.admin;
+  const admin = c.w.s.admin;
   org = await createGroup(admin, 'acme');
   platform = await createGroup(admin, 'platform', org);
   web = await createGroup(admin, 'web', platform);
@@ -69,34 +61,18 @@ test.before(async () => {
     'role_bindings.list',
     'role_bindings.create',
   ]);
-  const lead = await createIdentity(admin, org, 'lead', { issuer: w.issuer.url, subject: 'lead' });
+  const lead = await createIdentity(admin, org, 'lead', {
+    issuer: c.w.issuer.url,
+    subject: 'lead',
+  });
   await createBinding(admin, org, lead, binder);
-  leadToken = await w.tokenFor(lead, 'lead');
-  b = await openBrowser();
-  b.page.on('request', (r: Request) => {
+  leadToken = await c.w.tokenFor(lead, 'lead');
+  c.page.on('request', (r: Request) => {
     const path = new URL(r.url()).pathname;
     if (r.method() !== 'GET' && path.startsWith('/iam/'))
       sent.push({ method: r.method(), path, body: r.postDataJSON() as unknown });
   });
 });
-
-test.after.always(async () => {
-  await b?.close();
-  await w?.close();
-});
-
-async function signInWith(token: string) {
-  const page = b.page;
-  await page.goto(`${w.s.url}/console/`);
-  if (await page.getByRole('button', { name: 'Sign out' }).count())
-    await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in with this token' }).click();
-  await page.getByRole('navigation', { name: 'Views' }).waitFor();
-}
-
-const groupUrl = (uid: string, tab: string) =>
-  `${w.s.url}/console/#/groups/${encodeURIComponent(uid)}/${tab}`;
 
 /** The writes (not simulations) sent since `from`. */
 const writesSince = (from: number) =>
@@ -104,7 +80,7 @@ const writesSince = (from: number) =>
 
 /**
  * The dialog's delta once the server has answered: each line's head ("3 identities gain
- * repo.list in platform: ann, ben, cat") and, where it names several, its capabilities.
+ * repo.list in acme/platform: ann, ben, cat") and, where it names several, its capabilities.
  */
 async function deltaOf(
   dialog: Locator,
@@ -124,7 +100,7 @@ async function deltaOf(
  * nothing wider than the screen.
  */
 async function checkDialog(t: any, name: string) {
-  const page = b.page;
+  const page = c.page;
   for (const width of [1280, 420]) {
     await page.setViewportSize({ width, height: 900 });
     const found = await axeSerious(page);
@@ -145,9 +121,9 @@ async function checkDialog(t: any, name: string) {
 }
 
 test('bind a role by names: the delta before confirming; cancel writes nothing; confirm binds', async (t) => {
-  const page = b.page;
-  await signInWith(ADMIN_TOKEN);
-  await page.goto(groupUrl(platform, 'bindings'));
+  const page = c.page;
+  await c.signInWith(ADMIN_TOKEN);
+  await page.goto(c.groupUrl(platform, 'bindings'));
   await page.getByRole('heading', { level: 1, name: 'platform' }).waitFor();
   const form = page.getByRole('form', { name: 'Bind a role' });
   await pick(page, form, 'Identity', 'ev', 'eve');
@@ -159,9 +135,9 @@ test('bind a role by names: the delta before confirming; cancel writes nothing; 
   const dialog = page.getByRole('dialog', { name: 'Bind editor to eve?' });
   const { lines, caps } = await deltaOf(dialog);
   // eve held nothing: she gains every capability of editor, at platform, on one line.
-  const editorCaps = (await w.s.admin.get(`/iam/v2beta1/roles/${await editorUid()}`)).body
+  const editorCaps = (await c.w.s.admin.get(`/iam/v2beta1/roles/${await editorUid()}`)).body
     .capabilities as string[];
-  t.deepEqual(lines, [`1 identity gains ${editorCaps.length} capabilities in platform: eve`]);
+  t.deepEqual(lines, [`1 identity gains ${editorCaps.length} capabilities in acme/platform: eve`]);
   t.deepEqual([...(caps[0] ?? [])].sort(), [...editorCaps].sort());
   t.true(caps[0]?.includes('tag.create'));
   // The review is the server's: exactly the binding the form would make, and no write yet.
@@ -188,7 +164,9 @@ test('bind a role by names: the delta before confirming; cancel writes nothing; 
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await dialog.waitFor({ state: 'detached' });
   t.deepEqual(writesSince(before), [], 'cancel writes nothing');
-  const none = await w.s.admin.get(`/iam/v2beta1/roleBindings?identity=${encodeURIComponent(eve)}`);
+  const none = await c.w.s.admin.get(
+    `/iam/v2beta1/roleBindings?identity=${encodeURIComponent(eve)}`,
+  );
   t.is(none.body.totalCount, '0');
 
   await form.getByRole('button', { name: 'Bind', exact: true }).click();
@@ -212,35 +190,39 @@ test('bind a role by names: the delta before confirming; cancel writes nothing; 
     ],
     'one write, of what was reviewed',
   );
-  const made = await w.s.admin.get(`/iam/v2beta1/roleBindings?identity=${encodeURIComponent(eve)}`);
+  const made = await c.w.s.admin.get(
+    `/iam/v2beta1/roleBindings?identity=${encodeURIComponent(eve)}`,
+  );
   t.is(made.body.totalCount, '1');
   t.is(await page.evaluate('document.activeElement && document.activeElement.id'), 'bindings-h');
-  t.deepEqual(b.incidents, []);
+  t.deepEqual(c.b.incidents, []);
 });
 
 async function editorUid(): Promise<string> {
-  return builtinRoleUid(w.s.admin, 'editor');
+  return builtinRoleUid(c.w.s.admin, 'editor');
 }
 
 test('deleting a role binding shows what it takes away; cancel keeps it', async (t) => {
-  const page = b.page;
-  await page.goto(groupUrl(platform, 'bindings'));
+  const page = c.page;
+  await page.goto(c.groupUrl(platform, 'bindings'));
   await page.getByRole('heading', { level: 1, name: 'platform' }).waitFor();
   await page.getByRole('button', { name: 'Delete the binding of pusher to ann' }).click();
   const dialog = page.getByRole('dialog', { name: 'Delete the binding of pusher to ann?' });
   const { lines } = await deltaOf(dialog);
-  t.deepEqual(lines, ['1 identity loses repo.list in platform: ann']);
+  t.deepEqual(lines, ['1 identity loses repo.list in acme/platform: ann']);
   const before = sent.length;
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
   t.deepEqual(writesSince(before), []);
-  const kept = await w.s.admin.get(`/iam/v2beta1/roleBindings?role=${encodeURIComponent(pusher)}`);
+  const kept = await c.w.s.admin.get(
+    `/iam/v2beta1/roleBindings?role=${encodeURIComponent(pusher)}`,
+  );
   t.is(kept.body.totalCount, '3');
 });
 
 test('deleting an identity with bindings shows everything it loses, then deletes it', async (t) => {
-  const page = b.page;
-  await page.goto(groupUrl(org, 'identities'));
+  const page = c.page;
+  await page.goto(c.groupUrl(org, 'identities'));
   await page.getByRole('heading', { level: 1, name: 'acme' }).waitFor();
   await page.getByRole('button', { name: 'Delete identity dan' }).click();
   const dialog = page.getByRole('dialog', { name: 'Delete identity dan?' });
@@ -248,21 +230,21 @@ test('deleting an identity with bindings shows everything it loses, then deletes
   const { lines, caps } = await deltaOf(dialog);
   // viewer at platform (web below it included), and what only editor grants, at web.
   t.is(lines.length, 2, lines.join('\n'));
-  t.regex(lines[0] ?? '', /^1 identity loses \d+ capabilities in platform: dan$/);
-  t.regex(lines[1] ?? '', /^1 identity loses \d+ capabilities in web: dan$/);
+  t.regex(lines[0] ?? '', /^1 identity loses \d+ capabilities in acme\/platform: dan$/);
+  t.regex(lines[1] ?? '', /^1 identity loses \d+ capabilities in acme\/platform\/web: dan$/);
   t.true(caps[0]?.includes('groups.list'));
   t.true(caps[1]?.includes('repo.create'));
   t.false(caps[1]?.includes('groups.list'), 'held at web through platform: lost there');
   await checkDialog(t, 'delete-identity');
   await dialog.getByRole('button', { name: 'Yes, delete' }).click();
   await dialog.waitFor({ state: 'detached' });
-  t.is((await w.s.admin.get(`/iam/v2beta1/identities/${dan}`)).status, 404);
-  t.deepEqual(b.incidents, []);
+  t.is((await c.w.s.admin.get(`/iam/v2beta1/identities/${dan}`)).status, 404);
+  t.deepEqual(c.b.incidents, []);
 });
 
 test("changing a role's capabilities shows who gains and loses what, then changes it", async (t) => {
-  const page = b.page;
-  await page.goto(groupUrl(org, 'roles'));
+  const page = c.page;
+  await page.goto(c.groupUrl(org, 'roles'));
   const roles = page.getByRole('table', { name: 'Roles defined here' });
   await roles.getByRole('cell', { name: 'pusher', exact: true }).waitFor();
   await page.getByRole('button', { name: 'Edit the capabilities of pusher' }).click();
@@ -277,8 +259,8 @@ test("changing a role's capabilities shows who gains and loses what, then change
   const dialog = page.getByRole('dialog', { name: 'Change the capabilities of pusher?' });
   const { lines } = await deltaOf(dialog);
   t.deepEqual(lines, [
-    '3 identities lose repo.list in platform: ann, ben, cat',
-    '3 identities gain tag.create in platform: ann, ben, cat',
+    '3 identities lose repo.list in acme/platform: ann, ben, cat',
+    '3 identities gain tag.create in acme/platform: ann, ben, cat',
   ]);
   t.deepEqual(writesSince(before), [], 'the review writes nothing');
   await checkDialog(t, 'role-capabilities');
@@ -289,18 +271,18 @@ test("changing a role's capabilities shows who gains and loses what, then change
     .filter({ hasText: 'pusher' })
     .locator('.role-caps', { hasText: /^tag\.create$/ })
     .waitFor();
-  const role = await w.s.admin.get(`/iam/v2beta1/roles/${pusher}`);
+  const role = await c.w.s.admin.get(`/iam/v2beta1/roles/${pusher}`);
   t.deepEqual(role.body.capabilities, ['tag.create']);
   t.deepEqual(
     writesSince(before).map((r) => [r.method, r.body]),
     [['PATCH', { capabilities: ['tag.create'] }]],
   );
-  t.deepEqual(b.incidents, []);
+  t.deepEqual(c.b.incidents, []);
 });
 
 test('an answer longer than a page is counted page by page', async (t) => {
-  const page = b.page;
-  await page.goto(groupUrl(org, 'roles'));
+  const page = c.page;
+  await page.goto(c.groupUrl(org, 'roles'));
   await page.getByRole('button', { name: 'Edit the capabilities of crew' }).click();
   const edit = page.getByRole('form', { name: 'Capabilities of crew' });
   await pick(page, edit, 'Add a capability', 'repo.li', 'repo.list');
@@ -311,7 +293,7 @@ test('an answer longer than a page is counted page by page', async (t) => {
   t.deepEqual(lines.length, 1);
   t.regex(
     lines[0] ?? '',
-    /^200 identities gain repo\.list in web: (m\d{3}, ){7}m\d{3} and 192 more$/,
+    /^200 identities gain repo\.list in acme\/platform\/web: (m\d{3}, ){7}m\d{3} and 192 more$/,
   );
   const partial = region.locator('.delta-partial');
   t.is(
@@ -321,19 +303,19 @@ test('an answer longer than a page is counted page by page', async (t) => {
   await partial.getByRole('button', { name: 'Count the next 1' }).click();
   await region
     .locator('.delta-lines > li')
-    .filter({ hasText: `${CREW} identities gain repo.list in web` })
+    .filter({ hasText: `${CREW} identities gain repo.list in acme/platform/web` })
     .waitFor();
   t.is(await partial.count(), 0, 'all counted');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
-  t.deepEqual((await w.s.admin.get(`/iam/v2beta1/roles/${crew}`)).body.capabilities, [
+  t.deepEqual((await c.w.s.admin.get(`/iam/v2beta1/roles/${crew}`)).body.capabilities, [
     'groups.list',
   ]);
 });
 
 test('a change the caller may not make says so, and the refusal stays in the dialog', async (t) => {
-  const page = b.page;
-  await signInWith(leadToken);
-  await page.goto(groupUrl(platform, 'bindings'));
+  const page = c.page;
+  await c.signInWith(leadToken);
+  await page.goto(c.groupUrl(platform, 'bindings'));
   const form = page.getByRole('form', { name: 'Bind a role' });
   await pick(page, form, 'Identity', 'ev', 'eve');
   await pick(page, form, 'Role', 'own', 'owner');
@@ -346,26 +328,28 @@ test('a change the caller may not make says so, and the refusal stays in the dia
   );
   // Still simulated: eve would gain what owner has beyond editor.
   t.deepEqual(lines.length, 1);
-  t.regex(lines[0] ?? '', /^1 identity gains \d+ capabilities in platform: eve$/);
+  t.regex(lines[0] ?? '', /^1 identity gains \d+ capabilities in acme\/platform: eve$/);
   t.true(caps[0]?.includes('role_bindings.create'));
   t.false(caps[0]?.includes('tag.create'), 'held already through editor');
   await checkDialog(t, 'not-permitted');
   await dialog.getByRole('button', { name: 'Yes, bind' }).click();
   await dialog.locator('.error .code').filter({ hasText: 'PERMISSION_DENIED' }).waitFor();
-  const held = await w.s.admin.get(`/iam/v2beta1/roleBindings?identity=${encodeURIComponent(eve)}`);
+  const held = await c.w.s.admin.get(
+    `/iam/v2beta1/roleBindings?identity=${encodeURIComponent(eve)}`,
+  );
   t.is(held.body.totalCount, '1', 'only the editor binding');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   // lead may list roles but not change them: the roles tab offers no Edit (nor Delete).
-  await page.goto(groupUrl(org, 'roles'));
+  await page.goto(c.groupUrl(org, 'roles'));
   const roles = page.getByRole('table', { name: 'Roles defined here' });
   await roles.getByRole('cell', { name: 'pusher', exact: true }).waitFor();
   t.is(await roles.getByRole('button').count(), 0);
-  t.deepEqual(b.incidents, []);
+  t.deepEqual(c.b.incidents, []);
 });
 
 test('a failed simulation is shown and does not block the decision', async (t) => {
-  const page = b.page;
-  await signInWith(ADMIN_TOKEN);
+  const page = c.page;
+  await c.signInWith(ADMIN_TOKEN);
   await page.route('**/iam/v2beta1/access:simulate', (r) =>
     r.fulfill({
       status: 503,
@@ -374,7 +358,7 @@ test('a failed simulation is shown and does not block the decision', async (t) =
     }),
   );
   try {
-    await page.goto(groupUrl(platform, 'bindings'));
+    await page.goto(c.groupUrl(platform, 'bindings'));
     await page.getByRole('button', { name: 'Delete the binding of pusher to ben' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete the binding of pusher to ben?' });
     await dialog.getByText('Arbor could not work out what this changes to access.').waitFor();
@@ -388,6 +372,8 @@ test('a failed simulation is shown and does not block the decision', async (t) =
   } finally {
     await page.unroute('**/iam/v2beta1/access:simulate');
   }
-  const left = await w.s.admin.get(`/iam/v2beta1/roleBindings?role=${encodeURIComponent(pusher)}`);
+  const left = await c.w.s.admin.get(
+    `/iam/v2beta1/roleBindings?role=${encodeURIComponent(pusher)}`,
+  );
   t.is(left.body.totalCount, '2');
 });

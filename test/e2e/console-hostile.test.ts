@@ -2,14 +2,8 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { ADMIN_TOKEN, must } from '../helpers/server.js';
-import {
-  axeSerious,
-  browserTest,
-  openBrowser,
-  screenshot,
-  type Browser,
-} from '../helpers/browser.js';
-import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
+import { axeSerious, screenshot } from '../helpers/browser.js';
+import { consoleTest } from '../helpers/console-test.js';
 
 /**
  * Tenants write names, descriptions and claim values; the console shows them as text.
@@ -19,7 +13,8 @@ import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.j
  * be made from it, and the text must be on the page as written. Then a folder of 60,000
  * children: the tree shows one page of it and a "More" control, never 60,000 rows.
  */
-const test = browserTest();
+const c = consoleTest();
+const test = c.test;
 
 const MARK = 'window.__pwned=(window.__pwned||0)+1';
 const HOSTILE = [
@@ -31,34 +26,31 @@ const HOSTILE = [
 const NAME = HOSTILE[0]!;
 const TEXT = HOSTILE.join(' ');
 
-let w: ConsoleWorld;
-let b: Browser;
 let org: string;
 let folder: string;
 let person: string;
 let big: string;
 
 test.before(async () => {
-  w = await startConsoleWorld();
-  const knex = w.s.db.knex;
-  org = await createGroup(w.s.admin, 'evil-corp', undefined, TEXT);
-  folder = await createGroup(w.s.admin, 'folder', org, TEXT);
-  person = await createIdentity(w.s.admin, folder, 'person', {
-    issuer: w.issuer.url,
+  const knex = c.w.s.db.knex;
+  org = await createGroup(c.w.s.admin, 'evil-corp', undefined, TEXT);
+  folder = await createGroup(c.w.s.admin, 'folder', org, TEXT);
+  person = await createIdentity(c.w.s.admin, folder, 'person', {
+    issuer: c.w.issuer.url,
     subject: 'person',
     claims: { team: TEXT },
   });
   await must(
     'describe identity',
-    w.s.api.PATCH('/iam/v2beta1/identities/{uid}', {
+    c.w.s.api.PATCH('/iam/v2beta1/identities/{uid}', {
       params: { path: { uid: person } },
       body: { description: TEXT },
     }),
   );
-  await createBinding(w.s.admin, folder, person, await builtinRoleUid(w.s.admin, 'editor'));
+  await createBinding(c.w.s.admin, folder, person, await builtinRoleUid(c.w.s.admin, 'editor'));
   const repo = await must(
     'repo',
-    w.s.api.POST('/registry/v2beta1/repos/{uid}', {
+    c.w.s.api.POST('/registry/v2beta1/repos/{uid}', {
       params: { path: { uid: folder } },
       body: { name: 'app', description: TEXT },
     }),
@@ -73,7 +65,7 @@ test.before(async () => {
 
   // 60,000 children, seeded in SQL (the API would take minutes), with their closure rows
   // and counts as the store keeps them.
-  big = await createGroup(w.s.admin, 'big', org);
+  big = await createGroup(c.w.s.admin, 'big', org);
   await knex.raw(
     `INSERT INTO groups (uid, parent_uid, name)
        SELECT ? || '/' || lpad(to_hex(i), 16, '0'), ?, 'team-' || lpad(i::text, 5, '0')
@@ -96,17 +88,11 @@ test.before(async () => {
   );
   await knex('group_counts').where({ uid: big }).increment({ children: 60000, descendants: 60000 });
   await knex('group_counts').where({ uid: org }).increment({ descendants: 60000 });
-  b = await openBrowser();
-});
-
-test.after.always(async () => {
-  await b?.close();
-  await w?.close();
 });
 
 /** Nothing ran, nothing was made from the planted markup, and the text is shown as text. */
 async function nothingRan(t: any, view: string, expectText = true) {
-  const page = b.page;
+  const page = c.page;
   t.is(await page.evaluate('window.__pwned'), undefined, `${view}: a planted script ran`);
   t.is(await page.locator('img, svg, iframe, object, embed').count(), 0, `${view}: an element`);
   t.is(await page.locator('script').count(), 1, `${view}: a script element`);
@@ -115,7 +101,7 @@ async function nothingRan(t: any, view: string, expectText = true) {
     const body = (await page.locator('main').textContent()) ?? '';
     t.true(body.includes(NAME), `${view}: the planted text is shown as written`);
   }
-  t.deepEqual(b.incidents, [], view);
+  t.deepEqual(c.b.incidents, [], view);
   const axe = await axeSerious(page);
   t.deepEqual(
     axe.map((v) => `${v.id} (${v.impact})`),
@@ -125,14 +111,12 @@ async function nothingRan(t: any, view: string, expectText = true) {
 }
 
 test('hostile names, descriptions and claim values are shown as text in every view', async (t) => {
-  const page = b.page;
-  await page.goto(`${w.s.url}/console/`);
-  await page.getByLabel('API token').fill(ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in with this token' }).click();
+  const page = c.page;
+  await c.signInWith(ADMIN_TOKEN);
   await page.getByRole('link', { name: NAME }).first().waitFor();
   await nothingRan(t, 'tree (root)');
 
-  await page.goto(`${w.s.url}/console/#/tree/${encodeURIComponent(folder)}`);
+  await page.goto(`${c.w.s.url}/console/#/tree/${encodeURIComponent(folder)}`);
   await page.getByRole('heading', { level: 1, name: NAME }).waitFor();
   await page.getByRole('navigation', { name: 'Breadcrumbs' }).getByRole('link').nth(1).waitFor();
   await nothingRan(t, 'tree (folder)');
@@ -145,7 +129,7 @@ test('hostile names, descriptions and claim values are shown as text in every vi
 
   // Every tab of the group page, each its own address.
   const tab = (name: string) =>
-    page.goto(`${w.s.url}/console/#/groups/${encodeURIComponent(folder)}/${name}`);
+    page.goto(`${c.w.s.url}/console/#/groups/${encodeURIComponent(folder)}/${name}`);
   await tab('bindings');
   await page
     .getByRole('table', { name: 'Role bindings' })
@@ -163,15 +147,15 @@ test('hostile names, descriptions and claim values are shown as text in every vi
   await page.getByRole('table', { name: 'Identities' }).waitFor();
   await nothingRan(t, 'group (identities)');
 
-  await page.goto(`${w.s.url}/console/#/access?identity=${encodeURIComponent(person)}`);
+  await page.goto(`${c.w.s.url}/console/#/access?identity=${encodeURIComponent(person)}`);
   await page.getByRole('table', { name: 'What the identity can do' }).waitFor();
   await nothingRan(t, 'access', false);
 
-  await page.goto(`${w.s.url}/console/#/audit?group=${encodeURIComponent(org)}`);
+  await page.goto(`${c.w.s.url}/console/#/audit?group=${encodeURIComponent(org)}`);
   await page.locator('ol.timeline li').first().waitFor();
   await nothingRan(t, 'audit', false);
 
-  await page.goto(`${w.s.url}/console/#/builder/${encodeURIComponent(folder)}`);
+  await page.goto(`${c.w.s.url}/console/#/builder/${encodeURIComponent(folder)}`);
   await page.getByLabel('Name', { exact: true }).fill(NAME);
   await page.getByLabel('Description', { exact: true }).fill(TEXT);
   await page.getByLabel('Other claims, one claim=value a line').fill(`team=${TEXT}`);
@@ -189,8 +173,8 @@ test('hostile names, descriptions and claim values are shown as text in every vi
 });
 
 test('a folder of 60,000 children shows one page, its count, and a More control', async (t) => {
-  const page = b.page;
-  await page.goto(`${w.s.url}/console/#/tree/${encodeURIComponent(big)}`);
+  const page = c.page;
+  await page.goto(`${c.w.s.url}/console/#/tree/${encodeURIComponent(big)}`);
   const count = page.locator('#children-h ~ p.count');
   await count.waitFor();
   t.is(await count.textContent(), '60000 children, showing 1–50');
@@ -211,5 +195,5 @@ test('a folder of 60,000 children shows one page, its count, and a More control'
   await page.locator('ul.hits').getByRole('link', { name: 'team-54321' }).waitFor();
   t.is(await page.locator('ul.hits li').count(), 1);
   await screenshot(page, 'tree-60000');
-  t.deepEqual(b.incidents, []);
+  t.deepEqual(c.b.incidents, []);
 });

@@ -1,14 +1,8 @@
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
-import {
-  axeSerious,
-  browserTest,
-  openBrowser,
-  screenshot,
-  type Browser,
-} from '../helpers/browser.js';
-import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
+import { axeSerious, screenshot } from '../helpers/browser.js';
+import { consoleTest } from '../helpers/console-test.js';
 import { pick, typeName } from '../helpers/picker.js';
 
 /**
@@ -18,10 +12,9 @@ import { pick, typeName } from '../helpers/picker.js';
  * too); a deny and a cancel ask first; a viewer is offered no action. axe at 1280 and 420
  * px on the populated inbox, with screenshots.
  */
-const test = browserTest();
+const c = consoleTest();
+const test = c.test;
 
-let w: ConsoleWorld;
-let b: Browser;
 let payments: string;
 let alice: string;
 let aliceToken: string;
@@ -30,47 +23,30 @@ let vicToken: string;
 let editor: string;
 
 test.before(async () => {
-  w = await startConsoleWorld();
-  const acme = await createGroup(w.s.admin, 'acme');
-  payments = await createGroup(w.s.admin, 'payments', acme);
-  const viewer = await builtinRoleUid(w.s.admin, 'viewer');
-  editor = await builtinRoleUid(w.s.admin, 'editor');
-  const owner = await builtinRoleUid(w.s.admin, 'owner');
+  const acme = await createGroup(c.w.s.admin, 'acme');
+  payments = await createGroup(c.w.s.admin, 'payments', acme);
+  const viewer = await builtinRoleUid(c.w.s.admin, 'viewer');
+  editor = await builtinRoleUid(c.w.s.admin, 'editor');
+  const owner = await builtinRoleUid(c.w.s.admin, 'owner');
   const person = async (name: string) => {
-    const uid = await createIdentity(w.s.admin, acme, name, {
-      issuer: w.issuer.url,
+    const uid = await createIdentity(c.w.s.admin, acme, name, {
+      issuer: c.w.issuer.url,
       subject: name,
     });
-    return { uid, token: async () => w.tokenFor(uid, name) };
+    return { uid, token: async () => c.w.tokenFor(uid, name) };
   };
   // alice may look at payments and asks; dave owns acme and approves; vic only views.
   const a = await person('alice');
   alice = a.uid;
-  await createBinding(w.s.admin, payments, alice, viewer);
+  await createBinding(c.w.s.admin, payments, alice, viewer);
   const d = await person('dave');
-  await createBinding(w.s.admin, acme, d.uid, owner);
+  await createBinding(c.w.s.admin, acme, d.uid, owner);
   const v = await person('vic');
-  await createBinding(w.s.admin, acme, v.uid, viewer);
+  await createBinding(c.w.s.admin, acme, v.uid, viewer);
   [aliceToken, daveToken, vicToken] = await Promise.all([a.token(), d.token(), v.token()]);
-  b = await openBrowser();
 });
 
-test.after.always(async () => {
-  await b?.close();
-  await w?.close();
-});
-
-async function signInWith(token: string) {
-  const page = b.page;
-  await page.goto(`${w.s.url}/console/`);
-  if (await page.getByRole('button', { name: 'Sign out' }).count())
-    await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in with this token' }).click();
-  await page.getByRole('navigation', { name: 'Views' }).waitFor();
-}
-
-const inbox = () => b.page.getByRole('list', { name: 'Pending' });
+const inbox = () => c.page.getByRole('list', { name: 'Pending' });
 const request = (text: RegExp) => inbox().getByRole('listitem').filter({ hasText: text });
 
 /** Until the page's condition holds (polled from here: the CSP refuses in-page polling). */
@@ -84,13 +60,13 @@ async function until(f: () => Promise<boolean>, what: string): Promise<void> {
 
 /** The names of the buttons in main, visible now. */
 async function buttons(): Promise<string[]> {
-  return b.page.evaluate(
+  return c.page.evaluate(
     `[...document.querySelectorAll('main button')].map((e) => (e.textContent ?? '').trim())`,
   );
 }
 
 async function ask(role: string, why: string) {
-  const page = b.page;
+  const page = c.page;
   const form = page.getByRole('form', { name: 'Ask for a role' });
   await pick(page, form, 'At group', 'pay', 'payments');
   await pick(page, form, 'Role', role.slice(0, 3), role);
@@ -101,8 +77,8 @@ async function ask(role: string, why: string) {
 }
 
 test('a requester asks, an approver approves by names, the binding appears', async (t) => {
-  const page = b.page;
-  await signInWith(aliceToken);
+  const page = c.page;
+  await c.signInWith(aliceToken);
   await page
     .getByRole('navigation', { name: 'Views' })
     .getByRole('link', { name: 'Requests' })
@@ -123,8 +99,8 @@ test('a requester asks, an approver approves by names, the binding appears', asy
   );
   t.is(await mine.getByRole('button', { name: 'Cancel request' }).count(), 1);
 
-  await signInWith(daveToken);
-  await page.goto(`${w.s.url}/console/#/requests`);
+  await c.signInWith(daveToken);
+  await page.goto(`${c.w.s.url}/console/#/requests`);
   const hers = request(/alice asks for role editor/);
   await hers.waitFor();
   // Names, not uids.
@@ -137,7 +113,7 @@ test('a requester asks, an approver approves by names, the binding appears', asy
   t.is(await request(/alice asks for role editor/).count(), 0, 'gone from the pending inbox');
 
   // The binding is there, on the group page, by names.
-  await page.goto(`${w.s.url}/console/#/groups/${encodeURIComponent(payments)}/bindings`);
+  await page.goto(`${c.w.s.url}/console/#/groups/${encodeURIComponent(payments)}/bindings`);
   const row = page
     .getByRole('table', { name: 'Role bindings' })
     .getByRole('row')
@@ -146,7 +122,7 @@ test('a requester asks, an approver approves by names, the binding appears', asy
   await row.waitFor();
   t.is(await row.count(), 1);
   // And in the approved tab.
-  await page.goto(`${w.s.url}/console/#/requests?state=APPROVED`);
+  await page.goto(`${c.w.s.url}/console/#/requests?state=APPROVED`);
   await page
     .getByRole('list', { name: 'Approved' })
     .getByRole('listitem')
@@ -160,9 +136,9 @@ test('a requester asks, an approver approves by names, the binding appears', asy
 });
 
 test('deny asks first; nobody approves their own; a cancel asks first', async (t) => {
-  const page = b.page;
-  await signInWith(daveToken);
-  await page.goto(`${w.s.url}/console/#/requests`);
+  const page = c.page;
+  await c.signInWith(daveToken);
+  await page.goto(`${c.w.s.url}/console/#/requests`);
   const pull = request(/alice asks for role registry.pull/);
   await pull.waitFor();
   await pull.getByRole('button', { name: 'Deny' }).click();
@@ -178,7 +154,7 @@ test('deny asks first; nobody approves their own; a cancel asks first', async (t
   await pull.getByRole('button', { name: 'Deny' }).click();
   await dialog.getByRole('button', { name: 'Yes, deny' }).click();
   await pull.waitFor({ state: 'detached' });
-  const denied = await w.s.admin.get(`/iam/v2beta1/accessRequests?state=DENIED`);
+  const denied = await c.w.s.admin.get(`/iam/v2beta1/accessRequests?state=DENIED`);
   t.is(denied.body.accessRequests.length, 1);
 
   // dave, who could grant editor himself, asks for it: he is offered Cancel, not Approve.
@@ -189,36 +165,36 @@ test('deny asks first; nobody approves their own; a cancel asks first', async (t
   t.is(await own.getByRole('button', { name: 'Approve' }).count(), 0);
   t.is(await own.getByRole('button', { name: 'Deny' }).count(), 0);
   // The API refuses it as well (hiding is a courtesy, never the guard).
-  const listed = await w.s.client(daveToken).get(`/iam/v2beta1/accessRequests?state=PENDING`);
+  const listed = await c.w.s.client(daveToken).get(`/iam/v2beta1/accessRequests?state=PENDING`);
   const uid = (listed.body.accessRequests as Array<{ uid: string }>)[0]?.uid;
-  const self = await w.s.client(daveToken).post('/iam/v2beta1/accessRequests:approve', { uid });
+  const self = await c.w.s.client(daveToken).post('/iam/v2beta1/accessRequests:approve', { uid });
   t.is(self.status, 403);
   await own.getByRole('button', { name: 'Cancel request' }).click();
   const cancel = page.getByRole('dialog', { name: 'Cancel your request?' });
   await cancel.getByRole('button', { name: 'Yes, cancel it' }).click();
   await own.waitFor({ state: 'detached' });
-  const after = await w.s.admin.get(`/iam/v2beta1/accessRequests/${uid}`);
+  const after = await c.w.s.admin.get(`/iam/v2beta1/accessRequests/${uid}`);
   t.is(after.body.state, 'CANCELLED');
 });
 
 test('a viewer is offered no action on requests; axe at 1280 and 420 px', async (t) => {
-  const page = b.page;
+  const page = c.page;
   // alice asks once more, so the approver's inbox has something to show.
-  await signInWith(aliceToken);
-  await page.goto(`${w.s.url}/console/#/requests`);
+  await c.signInWith(aliceToken);
+  await page.goto(`${c.w.s.url}/console/#/requests`);
   await ask('editor', 'again');
-  await signInWith(vicToken);
-  await page.goto(`${w.s.url}/console/#/requests?state=all`);
+  await c.signInWith(vicToken);
+  await page.goto(`${c.w.s.url}/console/#/requests?state=all`);
   await page.getByRole('heading', { level: 2, name: 'Every request' }).waitFor();
   await page.getByText('0 requests').waitFor();
   t.deepEqual(
     (await buttons()).filter((x) => /^(Approve|Deny|Cancel request)/.test(x)),
     [],
   );
-  await signInWith(daveToken);
+  await c.signInWith(daveToken);
   for (const width of [1280, 420]) {
     await page.setViewportSize({ width, height: 900 });
-    await page.goto(`${w.s.url}/console/#/requests`);
+    await page.goto(`${c.w.s.url}/console/#/requests`);
     await request(/alice asks for role editor/)
       .getByRole('button', { name: 'Approve' })
       .waitFor();
@@ -239,5 +215,5 @@ test('a viewer is offered no action on requests; axe at 1280 and 420 px', async 
     await screenshot(page, `requests-${width}`);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
-  t.deepEqual(b.incidents, []);
+  t.deepEqual(c.b.incidents, []);
 });

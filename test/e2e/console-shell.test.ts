@@ -2,14 +2,8 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
-import {
-  axeSerious,
-  browserTest,
-  openBrowser,
-  screenshot,
-  type Browser,
-} from '../helpers/browser.js';
-import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
+import { axeSerious, screenshot } from '../helpers/browser.js';
+import { consoleTest } from '../helpers/console-test.js';
 
 /**
  * The console's shell: the tree of organizations, one group page with a tab per
@@ -17,10 +11,9 @@ import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.j
  * caller may take (one batch check per page), sign-in, titles and focus; axe on every view
  * at 1280 and 420 px, with a screenshot of each in artifacts/console/.
  */
-const test = browserTest();
+const c = consoleTest();
+const test = c.test;
 
-let w: ConsoleWorld;
-let b: Browser;
 let org: string;
 let team: string;
 let bobToken: string;
@@ -40,80 +33,63 @@ const TABS = [
 ];
 
 test.before(async () => {
-  w = await startConsoleWorld();
-  org = await createGroup(w.s.admin, 'acme', undefined, 'The whole company');
-  team = await createGroup(w.s.admin, 'team', org);
-  const deep = await createGroup(w.s.admin, 'deep', team);
-  const bob = await createIdentity(w.s.admin, org, 'bob', {
-    issuer: w.issuer.url,
+  org = await createGroup(c.w.s.admin, 'acme', undefined, 'The whole company');
+  team = await createGroup(c.w.s.admin, 'team', org);
+  const deep = await createGroup(c.w.s.admin, 'deep', team);
+  const bob = await createIdentity(c.w.s.admin, org, 'bob', {
+    issuer: c.w.issuer.url,
     subject: 'bob',
   });
-  await createBinding(w.s.admin, org, bob, await builtinRoleUid(w.s.admin, 'viewer'));
-  bobToken = await w.tokenFor(bob, 'bob');
-  carol = await createIdentity(w.s.admin, team, 'carol', { issuer: w.issuer.url, subject: 'c' });
-  await createBinding(w.s.admin, team, carol, await builtinRoleUid(w.s.admin, 'viewer'));
-  await createBinding(w.s.admin, team, carol, await builtinRoleUid(w.s.admin, 'editor'));
+  await createBinding(c.w.s.admin, org, bob, await builtinRoleUid(c.w.s.admin, 'viewer'));
+  bobToken = await c.w.tokenFor(bob, 'bob');
+  carol = await createIdentity(c.w.s.admin, team, 'carol', {
+    issuer: c.w.issuer.url,
+    subject: 'c',
+  });
+  await createBinding(c.w.s.admin, team, carol, await builtinRoleUid(c.w.s.admin, 'viewer'));
+  await createBinding(c.w.s.admin, team, carol, await builtinRoleUid(c.w.s.admin, 'editor'));
   // In team/deep, so that team's own lists keep the counts asserted below.
   // idle: bound at deep 200 days ago and never used, a finding of the unused-access view.
-  const idle = await createIdentity(w.s.admin, deep, 'idle');
+  const idle = await createIdentity(c.w.s.admin, deep, 'idle');
   const idleBinding = await createBinding(
-    w.s.admin,
+    c.w.s.admin,
     deep,
     idle,
-    await builtinRoleUid(w.s.admin, 'viewer'),
+    await builtinRoleUid(c.w.s.admin, 'viewer'),
   );
   const longAgo = new Date(Date.now() - 200 * 24 * 3600 * 1000);
-  await w.s.db.knex('role_bindings').where('uid', idleBinding).update({ created_at: longAgo });
-  await w.s.db
+  await c.w.s.db.knex('role_bindings').where('uid', idleBinding).update({ created_at: longAgo });
+  await c.w.s.db
     .knex('identities')
     .where('uid', idle)
     .update({ created_at: longAgo, last_seen_at: longAgo });
   // erin asks for editor at deep: a pending request in the approvers' inbox.
-  const erin = await createIdentity(w.s.admin, deep, 'erin', {
-    issuer: w.issuer.url,
+  const erin = await createIdentity(c.w.s.admin, deep, 'erin', {
+    issuer: c.w.issuer.url,
     subject: 'erin',
   });
-  await createBinding(w.s.admin, deep, erin, await builtinRoleUid(w.s.admin, 'viewer'));
-  const asked = await w.s
-    .client(await w.tokenFor(erin, 'erin'))
+  await createBinding(c.w.s.admin, deep, erin, await builtinRoleUid(c.w.s.admin, 'viewer'));
+  const asked = await c.w.s
+    .client(await c.w.tokenFor(erin, 'erin'))
     .post(`/iam/v2beta1/accessRequests/${deep}`, {
-      roleUid: await builtinRoleUid(w.s.admin, 'editor'),
+      roleUid: await builtinRoleUid(c.w.s.admin, 'editor'),
       durationSeconds: 3600,
       reason: 'release week',
     });
   if (asked.status !== 200) throw new Error(`request: ${JSON.stringify(asked.body)}`);
-  const sub = await w.s.admin.post(`/events/v2beta1/subscriptions/${team}`, {
+  const sub = await c.w.s.admin.post(`/events/v2beta1/subscriptions/${team}`, {
     name: 'siem',
     sink: 'https://siem.example.com/arbor',
   });
   if (sub.status !== 200) throw new Error(`subscription: ${JSON.stringify(sub.body)}`);
-  b = await openBrowser();
-  b.page.on('response', (r) => {
+  c.page.on('response', (r) => {
     if (r.status() >= 400) failures.push(`${r.status()} ${new URL(r.url()).pathname}`);
   });
 });
 
-test.after.always(async () => {
-  await b?.close();
-  await w?.close();
-});
-
-const groupUrl = (uid: string, tab = '') =>
-  `${w.s.url}/console/#/groups/${encodeURIComponent(uid)}${tab ? `/${tab}` : ''}`;
-
-async function signInWith(token: string) {
-  const page = b.page;
-  await page.goto(`${w.s.url}/console/`);
-  if (await page.getByRole('button', { name: 'Sign out' }).count())
-    await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in with this token' }).click();
-  await page.getByRole('navigation', { name: 'Views' }).waitFor();
-}
-
 test('sign-in: no provider button when none is published, a token hint, a favicon', async (t) => {
-  const page = b.page;
-  await page.goto(`${w.s.url}/console/`);
+  const page = c.page;
+  await page.goto(`${c.w.s.url}/console/`);
   await page.getByRole('heading', { name: 'Sign in to Arbor' }).waitFor();
   t.is(await page.getByRole('button', { name: 'Sign in with the login provider' }).count(), 0);
   t.regex((await page.locator('#token-hint').textContent()) ?? '', /npm start.*#token=/);
@@ -124,21 +100,21 @@ test('sign-in: no provider button when none is published, a token hint, a favico
 });
 
 test('the header says who is signed in: the admin token, or the identity by name', async (t) => {
-  const page = b.page;
-  await signInWith(ADMIN_TOKEN);
+  const page = c.page;
+  await c.signInWith(ADMIN_TOKEN);
   t.is(
     (await page.locator('.who').textContent())?.trim(),
     'Signed in with the admin token Sign out',
   );
-  await signInWith(bobToken);
+  await c.signInWith(bobToken);
   await page.locator('.who strong').filter({ hasText: 'bob' }).waitFor();
   t.regex((await page.locator('.who').textContent()) ?? '', /^Signed in as bob/);
 });
 
 test('the tree: organizations with their folders, expandable, nav and title following', async (t) => {
-  const page = b.page;
-  await signInWith(ADMIN_TOKEN);
-  await page.goto(`${w.s.url}/console/#/tree`);
+  const page = c.page;
+  await c.signInWith(ADMIN_TOKEN);
+  await page.goto(`${c.w.s.url}/console/#/tree`);
   const tree = page.getByRole('list', { name: 'Organizations' });
   await tree.getByRole('link', { name: 'acme', exact: true }).waitFor();
   // Only organizations at the top: the folders are inside them.
@@ -170,13 +146,13 @@ test('the tree: organizations with their folders, expandable, nav and title foll
 });
 
 test('a group page: a tab per address, the heading never a raw uid', async (t) => {
-  const page = b.page;
+  const page = c.page;
   // Slow the group's own read down so the loading heading can be seen.
   await page.route(`**/iam/v2beta1/groups/${team}`, async (r) => {
     await new Promise((ok) => setTimeout(ok, 300));
     await r.continue();
   });
-  await page.goto(groupUrl(team, 'identities'));
+  await page.goto(c.groupUrl(team, 'identities'));
   const h1 = page.getByRole('heading', { level: 1 });
   await h1.waitFor();
   t.false(((await h1.textContent()) ?? '').includes(team), 'no uid in the heading');
@@ -197,8 +173,8 @@ test('a group page: a tab per address, the heading never a raw uid', async (t) =
 });
 
 test('delete asks first, names what goes with it, and the bindings go too', async (t) => {
-  const page = b.page;
-  await page.goto(groupUrl(team, 'identities'));
+  const page = c.page;
+  await page.goto(c.groupUrl(team, 'identities'));
   const row = page.getByRole('table', { name: 'Identities' }).getByRole('row').filter({
     hasText: 'carol',
   });
@@ -213,12 +189,12 @@ test('delete asks first, names what goes with it, and the bindings go too', asyn
   // Escape keeps it.
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
-  t.is((await w.s.admin.get(`/iam/v2beta1/identities/${carol}`)).status, 200);
+  t.is((await c.w.s.admin.get(`/iam/v2beta1/identities/${carol}`)).status, 200);
 
   await row.getByRole('button', { name: 'Delete identity carol' }).click();
   await dialog.getByRole('button', { name: 'Yes, delete' }).click();
   await row.waitFor({ state: 'detached' });
-  t.is((await w.s.admin.get(`/iam/v2beta1/identities/${carol}`)).status, 404);
+  t.is((await c.w.s.admin.get(`/iam/v2beta1/identities/${carol}`)).status, 404);
   // The focus is on the list's heading, not lost on <body>.
   t.is(await page.evaluate('document.activeElement && document.activeElement.id'), 'identities-h');
   await page
@@ -231,7 +207,7 @@ test('delete asks first, names what goes with it, and the bindings go too', asyn
 
 /** The names of every button, and every link in the page's main, visible now. */
 async function actionsShown(): Promise<string[]> {
-  return b.page.evaluate(
+  return c.page.evaluate(
     `[...document.querySelectorAll('main button, main a')].map(
       (e) => (e.getAttribute('aria-label') ?? e.textContent ?? '').trim())`,
   );
@@ -243,7 +219,7 @@ async function actionsShown(): Promise<string[]> {
  */
 async function until(expression: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
-    if (await b.page.evaluate(expression)) return;
+    if (await c.page.evaluate(expression)) return;
     await new Promise((ok) => setTimeout(ok, 100));
   }
   throw new Error(`never true: ${expression}`);
@@ -269,9 +245,9 @@ const WRITES =
   /^(Create|Delete|Rename|Bind|Subscribe|Add provider|Create repo|Create invite|New identity|Yes, delete|Save|Approve|Deny|Cancel request|Expire)/;
 
 test('a viewer is offered no action it cannot take, on any view', async (t) => {
-  const page = b.page;
-  await signInWith(bobToken);
-  await page.goto(`${w.s.url}/console/#/tree`);
+  const page = c.page;
+  await c.signInWith(bobToken);
+  await page.goto(`${c.w.s.url}/console/#/tree`);
   await page.getByRole('link', { name: 'acme', exact: true }).waitFor();
   t.deepEqual(
     (await actionsShown()).filter((a) => WRITES.test(a)),
@@ -281,7 +257,7 @@ test('a viewer is offered no action it cannot take, on any view', async (t) => {
   t.is(await page.getByRole('heading', { name: 'New organization' }).count(), 0);
   for (const group of [org, team])
     for (const tab of TABS) {
-      await page.goto(groupUrl(group, tab));
+      await page.goto(c.groupUrl(group, tab));
       await page.locator('.tab-panel h2').first().waitFor();
       await settled();
       t.deepEqual(
@@ -292,7 +268,7 @@ test('a viewer is offered no action it cannot take, on any view', async (t) => {
     }
   // The identity builder: no Create where it may not create identities, group picked or not.
   for (const address of [`#/builder/${encodeURIComponent(team)}`, '#/builder']) {
-    await page.goto(`${w.s.url}/console/${address}`);
+    await page.goto(`${c.w.s.url}/console/${address}`);
     await page.getByRole('heading', { level: 1, name: 'Identity builder' }).waitFor();
     if (address !== '#/builder')
       await page
@@ -307,7 +283,7 @@ test('a viewer is offered no action it cannot take, on any view', async (t) => {
   }
   // The requests inbox: erin's request at deep is not bob's to decide (nor to see).
   for (const state of ['PENDING', 'all']) {
-    await page.goto(`${w.s.url}/console/#/requests?state=${state}`);
+    await page.goto(`${c.w.s.url}/console/#/requests?state=${state}`);
     await page.locator('#requests-h ~ p.count').waitFor();
     await settled();
     t.deepEqual(
@@ -317,7 +293,7 @@ test('a viewer is offered no action it cannot take, on any view', async (t) => {
     );
   }
   // The unused-access findings: idle's binding is there, by name, with no Expire for bob.
-  await page.goto(`${w.s.url}/console/#/unused`);
+  await page.goto(`${c.w.s.url}/console/#/unused`);
   const findings = page.getByRole('table', { name: 'Unused for 90 days' });
   await findings.getByRole('row').filter({ hasText: 'idle' }).first().waitFor();
   await settled();
@@ -327,13 +303,13 @@ test('a viewer is offered no action it cannot take, on any view', async (t) => {
     'unused access',
   );
   // Lists it may not read say so, not "0 in all" (team has one subscription).
-  await page.goto(groupUrl(team, 'events'));
+  await page.goto(c.groupUrl(team, 'events'));
   await page.getByText('You cannot list subscriptions here.').waitFor();
   t.is(await page.getByText(/in all/).count(), 0);
-  await page.goto(groupUrl(team, 'audit'));
+  await page.goto(c.groupUrl(team, 'audit'));
   await page.getByText('You cannot read the audit trail here.').waitFor();
   // A list it may read shows what is there.
-  await page.goto(groupUrl(org, 'identities'));
+  await page.goto(c.groupUrl(org, 'identities'));
   await page
     .getByRole('table', { name: 'Identities' })
     .getByRole('cell', { name: 'bob', exact: true })
@@ -356,9 +332,9 @@ const VIEWS: Array<[string, () => string, string]> = [
 
 for (const width of [1280, 420])
   test(`axe finds nothing serious on any view at ${width} px; nothing overflows; screenshots`, async (t) => {
-    const page = b.page;
+    const page = c.page;
     await page.setViewportSize({ width, height: 900 });
-    await signInWith(ADMIN_TOKEN);
+    await c.signInWith(ADMIN_TOKEN);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to Arbor' }).waitFor();
     t.deepEqual(
@@ -368,9 +344,9 @@ for (const width of [1280, 420])
     );
     t.deepEqual(await page.evaluate(BROKEN_WORDS), [], `sign-in: a word broken`);
     await screenshot(page, `sign-in-${width}`);
-    await signInWith(ADMIN_TOKEN);
+    await c.signInWith(ADMIN_TOKEN);
     for (const [name, address, ready] of VIEWS) {
-      await page.goto(`${w.s.url}/console/${address()}`);
+      await page.goto(`${c.w.s.url}/console/${address()}`);
       await page.locator(ready).first().waitFor();
       await settled();
       const found = await axeSerious(page);
@@ -391,5 +367,5 @@ for (const width of [1280, 420])
       await screenshot(page, `${name}-${width}`);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
-    t.deepEqual(b.incidents, []);
+    t.deepEqual(c.b.incidents, []);
   });

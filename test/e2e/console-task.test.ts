@@ -1,12 +1,6 @@
 import { ADMIN_TOKEN } from '../helpers/server.js';
-import {
-  axeSerious,
-  browserTest,
-  openBrowser,
-  screenshot,
-  type Browser,
-} from '../helpers/browser.js';
-import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
+import { screenshot } from '../helpers/browser.js';
+import { consoleTest } from '../helpers/console-test.js';
 import { pick, typeName } from '../helpers/picker.js';
 
 /**
@@ -17,41 +11,19 @@ import { pick, typeName } from '../helpers/picker.js';
  * Binding and deleting show what they change to access before the confirm button.
  * The server starts empty; the test learns no uid but to check the API agrees at the end.
  */
-const test = browserTest();
+const c = consoleTest();
+const test = c.test;
 
-let w: ConsoleWorld;
-let b: Browser;
-
-test.before(async () => {
-  w = await startConsoleWorld();
-  b = await openBrowser();
-});
-test.after.always(async () => {
-  await b?.close();
-  await w?.close();
-});
-
-async function noSeriousAxe(t: any, view: string) {
-  const found = await axeSerious(b.page);
-  t.deepEqual(
-    found.map((v) => `${v.id} (${v.impact}): ${v.help}`),
-    [],
-    `axe on the ${view} view`,
-  );
-}
-
+test.before(async () => {});
 const nav = (name: string) =>
-  b.page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name, exact: true });
+  c.page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name, exact: true });
 const tab = (name: string) =>
-  b.page.getByRole('navigation', { name: 'Group sections' }).getByRole('link', { name });
+  c.page.getByRole('navigation', { name: 'Group sections' }).getByRole('link', { name });
 
 test('a whole task by names alone: org, folder, identity, binding, access, audit, delete', async (t) => {
-  const page = b.page;
+  const page = c.page;
   // Sign in: the admin token is a secret, not a uid.
-  await page.goto(`${w.s.url}/console/`);
-  await page.getByLabel('API token').fill(ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in with this token' }).click();
-  await page.getByRole('navigation', { name: 'Views' }).waitFor();
+  await c.signInWith(ADMIN_TOKEN);
 
   // An organization, then a folder in it.
   const newOrg = page.getByRole('region', { name: 'New organization' });
@@ -73,7 +45,7 @@ test('a whole task by names alone: org, folder, identity, binding, access, audit
     await page.waitForTimeout(50);
   t.is(await group.inputValue(), 'payments');
   await typeName(page.getByLabel('Name', { exact: true }), 'dana');
-  await typeName(page.getByLabel('Issuer (exact)'), w.issuer.url);
+  await typeName(page.getByLabel('Issuer (exact)'), c.w.issuer.url);
   await typeName(page.getByLabel('Subject (exact)'), 'dana@globex');
   await page.getByRole('button', { name: 'Create this identity' }).click();
   await page.getByText('Created dana').waitFor();
@@ -135,7 +107,7 @@ test('a whole task by names alone: org, folder, identity, binding, access, audit
   const why = (await answer.textContent()) ?? '';
   t.regex(why, /Denied: dana may not groups\.delete in payments/);
   t.regex(why, /role viewer at payments \(here\) grants .*groups\.list.*; it lacks groups\.delete/);
-  await noSeriousAxe(t, 'access (denied, with the reason)');
+  await c.noSeriousAxe(t, 'access (denied, with the reason)');
   await screenshot(page, 'task-access-denied');
 
   // The audit trail of globex and everything below it, only the creations.
@@ -170,7 +142,7 @@ test('a whole task by names alone: org, folder, identity, binding, access, audit
   );
   await page.getByLabel('Operation').selectOption('delete');
   await page.getByText('0 changes you can see match these filters.').waitFor();
-  await noSeriousAxe(t, 'audit (filtered)');
+  await c.noSeriousAxe(t, 'audit (filtered)');
   await screenshot(page, 'task-audit');
 
   // Delete dana (with its binding), then the folder: each asks first.
@@ -191,13 +163,13 @@ test('a whole task by names alone: org, folder, identity, binding, access, audit
   await page.getByRole('heading', { level: 1, name: 'globex' }).waitFor();
 
   // The API agrees: globex is left, empty.
-  const orgs = await w.s.admin.get('/iam/v2beta1/groups?name=globex');
+  const orgs = await c.w.s.admin.get('/iam/v2beta1/groups?name=globex');
   t.is(orgs.body.groups.length, 1);
-  const below = await w.s.admin.get(
+  const below = await c.w.s.admin.get(
     `/iam/v2beta1/groups?uidp.descendants_of=${orgs.body.groups[0].uid}`,
   );
   t.is(below.body.totalCount, '0');
-  const ids = await w.s.admin.get('/iam/v2beta1/identities?name=dana');
+  const ids = await c.w.s.admin.get('/iam/v2beta1/identities?name=dana');
   t.is(ids.body.totalCount, '0');
-  t.deepEqual(b.incidents, []);
+  t.deepEqual(c.b.incidents, []);
 });

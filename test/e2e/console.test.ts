@@ -2,14 +2,8 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
-import {
-  axeSerious,
-  browserTest,
-  openBrowser,
-  screenshot,
-  type Browser,
-} from '../helpers/browser.js';
-import { startConsoleWorld, type ConsoleWorld } from '../helpers/console-world.js';
+import { screenshot } from '../helpers/browser.js';
+import { consoleTest } from '../helpers/console-test.js';
 import { pick } from '../helpers/picker.js';
 
 /**
@@ -18,71 +12,46 @@ import { pick } from '../helpers/picker.js';
  * inspector and the audit timeline, and is refused what their token may not do, in the
  * API's own words. axe-core checks every view; each view leaves a screenshot.
  */
-const test = browserTest();
+const c = consoleTest();
+const test = c.test;
 
-let w: ConsoleWorld;
-let b: Browser;
 let org: string;
 let bob: string;
 let payments: string;
 
 test.before(async () => {
-  w = await startConsoleWorld();
-  org = await createGroup(w.s.admin, 'acme', undefined, 'The whole company');
-  await createGroup(w.s.admin, 'platform', org);
-  bob = await createIdentity(w.s.admin, org, 'bob', { issuer: w.issuer.url, subject: 'bob' });
-  await createBinding(w.s.admin, org, bob, await builtinRoleUid(w.s.admin, 'viewer'));
-  b = await openBrowser();
+  org = await createGroup(c.w.s.admin, 'acme', undefined, 'The whole company');
+  await createGroup(c.w.s.admin, 'platform', org);
+  bob = await createIdentity(c.w.s.admin, org, 'bob', { issuer: c.w.issuer.url, subject: 'bob' });
+  await createBinding(c.w.s.admin, org, bob, await builtinRoleUid(c.w.s.admin, 'viewer'));
 });
-
-test.after.always(async () => {
-  await b?.close();
-  await w?.close();
-});
-
-async function noSeriousAxe(t: any, view: string) {
-  const found = await axeSerious(b.page);
-  t.deepEqual(
-    found.map((v) => `${v.id} (${v.impact}): ${v.help}`),
-    [],
-    `axe on the ${view} view`,
-  );
-}
-
-async function signInWith(token: string) {
-  const page = b.page;
-  await page.goto(`${w.s.url}/`);
-  await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in with this token' }).click();
-  await page.getByRole('navigation', { name: 'Views' }).waitFor();
-}
 
 test('the server answers / with the console, under its CSP', async (t) => {
-  const res = await fetch(`${w.s.url}/`, { redirect: 'manual' });
+  const res = await fetch(`${c.w.s.url}/`, { redirect: 'manual' });
   t.is(res.status, 302);
   t.is(res.headers.get('location'), '/console/');
-  const page = await fetch(`${w.s.url}/console/`);
+  const page = await fetch(`${c.w.s.url}/console/`);
   t.is(page.status, 200);
   t.regex(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
 });
 
 test('sign in with a token; it is kept in the tab, not in a cookie', async (t) => {
-  const page = b.page;
-  await page.goto(`${w.s.url}/`);
+  const page = c.page;
+  await page.goto(`${c.w.s.url}/`);
   t.is(new URL(page.url()).pathname, '/console/');
   await page.getByRole('heading', { name: 'Sign in to Arbor' }).waitFor();
-  await noSeriousAxe(t, 'sign-in');
+  await c.noSeriousAxe(t, 'sign-in');
   await screenshot(page, 'sign-in');
-  await signInWith(ADMIN_TOKEN);
+  await c.signInWith(ADMIN_TOKEN);
   await page.getByRole('link', { name: 'acme', exact: true }).waitFor();
-  t.deepEqual(await b.context.cookies(), []);
+  t.deepEqual(await c.b.context.cookies(), []);
   t.is(await page.evaluate('sessionStorage.getItem("arbor.console.token")'), ADMIN_TOKEN);
-  await noSeriousAxe(t, 'tree (root)');
-  t.deepEqual(b.incidents, []);
+  await c.noSeriousAxe(t, 'tree (root)');
+  t.deepEqual(c.b.incidents, []);
 });
 
 test('walk the tree, create a folder, and see a delete refused as the API words it', async (t) => {
-  const page = b.page;
+  const page = c.page;
   await page.getByRole('link', { name: 'acme', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'acme' }).waitFor();
   await page.getByRole('link', { name: 'platform', exact: true }).waitFor();
@@ -93,7 +62,9 @@ test('walk the tree, create a folder, and see a delete refused as the API words 
   await page.getByRole('button', { name: 'Create', exact: true }).click();
   await page.getByRole('link', { name: 'payments', exact: true }).waitFor();
   t.regex((await page.locator('.count').first().textContent()) ?? '', /^2 children/);
-  const created = await w.s.admin.get(`/iam/v2beta1/groups?uidp.children_of=${org}&name=payments`);
+  const created = await c.w.s.admin.get(
+    `/iam/v2beta1/groups?uidp.children_of=${org}&name=payments`,
+  );
   payments = created.body.groups[0].uid;
   t.truthy(payments);
 
@@ -105,7 +76,7 @@ test('walk the tree, create a folder, and see a delete refused as the API words 
   // and its Rename and Delete acted on the parent).
   await page.getByRole('button', { name: 'Rename', exact: true }).click();
   t.is(await page.getByLabel('New name').inputValue(), 'payments');
-  await noSeriousAxe(t, 'tree (folder)');
+  await c.noSeriousAxe(t, 'tree (folder)');
   await screenshot(page, 'tree');
 
   // The organization is not empty: the API's refusal, code and reason and message, verbatim.
@@ -123,17 +94,17 @@ test('walk the tree, create a folder, and see a delete refused as the API words 
   await page.getByRole('button', { name: 'Yes, delete' }).click();
   const alert = page.getByRole('alert');
   await alert.waitFor();
-  const api = await w.s.admin.delete(`/iam/v2beta1/groups/${org}`);
+  const api = await c.w.s.admin.delete(`/iam/v2beta1/groups/${org}`);
   t.is(api.status, 400);
   t.is(await alert.locator('.code').textContent(), 'FAILED_PRECONDITION');
   t.is(await alert.locator('.reason').textContent(), ' (RESOURCE_NOT_EMPTY)');
   t.is(await alert.locator('.message').textContent(), api.body.message);
-  t.deepEqual(b.incidents, []);
+  t.deepEqual(c.b.incidents, []);
 });
 
 test('bind a role on the group page, then see it in the access view and the audit', async (t) => {
-  const page = b.page;
-  await page.goto(`${w.s.url}/console/#/groups/${encodeURIComponent(payments)}/bindings`);
+  const page = c.page;
+  await page.goto(`${c.w.s.url}/console/#/groups/${encodeURIComponent(payments)}/bindings`);
   await page.getByRole('heading', { level: 1, name: 'payments' }).waitFor();
   const form = page.getByRole('form', { name: 'Bind a role' });
   await pick(page, form, 'Identity', 'bo', 'bob');
@@ -147,9 +118,9 @@ test('bind a role on the group page, then see it in the access view and the audi
   const bindings = page.getByRole('table', { name: 'Role bindings' });
   await bindings.getByRole('cell', { name: 'editor', exact: true }).waitFor();
   t.is(await bindings.getByRole('cell', { name: 'bob', exact: true }).count(), 1);
-  const listed = await w.s.admin.get(`/iam/v2beta1/roleBindings?uidp.children_of=${payments}`);
+  const listed = await c.w.s.admin.get(`/iam/v2beta1/roleBindings?uidp.children_of=${payments}`);
   const binding = listed.body.roleBindings[0].uid as string;
-  await noSeriousAxe(t, 'group (bindings)');
+  await c.noSeriousAxe(t, 'group (bindings)');
   await screenshot(page, 'group');
   await page
     .getByRole('navigation', { name: 'Group sections' })
@@ -162,10 +133,10 @@ test('bind a role on the group page, then see it in the access view and the audi
     .getByRole('table', { name: 'Repos' })
     .getByRole('cell', { name: 'web', exact: true })
     .waitFor();
-  await noSeriousAxe(t, 'group (registry)');
+  await c.noSeriousAxe(t, 'group (registry)');
   await screenshot(page, 'group-registry');
 
-  await page.goto(`${w.s.url}/console/#/access?identity=${encodeURIComponent(bob)}`);
+  await page.goto(`${c.w.s.url}/console/#/access?identity=${encodeURIComponent(bob)}`);
   const what = page.getByRole('table', { name: 'What the identity can do' });
   const row = what.getByRole('row').filter({ hasText: 'payments' });
   await row.waitFor();
@@ -182,10 +153,10 @@ test('bind a role on the group page, then see it in the access view and the audi
   t.regex((await proof.textContent()) ?? '', /Allowed: bob may repo\.create in payments/);
   t.regex((await proof.textContent()) ?? '', /role editor bound at payments \(here\)/);
   t.false(((await proof.textContent()) ?? '').includes(binding), 'names, not uids');
-  await noSeriousAxe(t, 'access');
+  await c.noSeriousAxe(t, 'access');
   await screenshot(page, 'access');
 
-  await page.goto(`${w.s.url}/console/#/audit?group=${encodeURIComponent(payments)}`);
+  await page.goto(`${c.w.s.url}/console/#/audit?group=${encodeURIComponent(payments)}`);
   const timeline = page.getByRole('list', { name: 'Audit timeline' });
   const entry = timeline
     .getByRole('listitem')
@@ -195,16 +166,16 @@ test('bind a role on the group page, then see it in the access view and the audi
   t.is(await entry.getByRole('link', { name: binding }).count(), 0, 'no uid as text');
   // The folder's own creation is on the same timeline as everything below it.
   await timeline.getByRole('listitem').filter({ hasText: 'created group payments' }).waitFor();
-  await noSeriousAxe(t, 'audit');
+  await c.noSeriousAxe(t, 'audit');
   await screenshot(page, 'audit');
-  t.deepEqual(b.incidents, []);
+  t.deepEqual(c.b.incidents, []);
 });
 
 test('the identity builder shows the CRD, curl and CLI, and its claim tester answers', async (t) => {
-  const page = b.page;
-  await page.goto(`${w.s.url}/console/#/builder/${encodeURIComponent(payments)}`);
+  const page = c.page;
+  await page.goto(`${c.w.s.url}/console/#/builder/${encodeURIComponent(payments)}`);
   await page.getByLabel('Name', { exact: true }).fill('deployer');
-  await page.getByLabel('Issuer (exact)').fill(w.issuer.url);
+  await page.getByLabel('Issuer (exact)').fill(c.w.issuer.url);
   await page.getByLabel('Subject (exact)').fill('repo:acme/payments');
   await page.getByLabel('Other claims, one claim=value a line').fill('ref=refs/heads/main');
   const yaml = (await page.getByLabel('Identity CRD YAML').textContent()) ?? '';
@@ -213,7 +184,11 @@ test('the identity builder shows the CRD, curl and CLI, and its claim tester ans
   t.true(yaml.includes('"ref": "refs/heads/main"'));
   t.regex((await page.getByLabel('arbor command').textContent()) ?? '', /arbor identities create/);
 
-  const token = await w.issuer.mint({ sub: 'repo:acme/payments', aud: 'x', ref: 'refs/heads/dev' });
+  const token = await c.w.issuer.mint({
+    sub: 'repo:acme/payments',
+    aud: 'x',
+    ref: 'refs/heads/dev',
+  });
   await page.getByLabel('A JWT, or its claims as JSON').fill(token);
   await page.getByRole('button', { name: 'Test' }).click();
   // The claim tester's API is built alongside; until it is served, its refusal is shown.
@@ -229,15 +204,15 @@ test('the identity builder shows the CRD, curl and CLI, and its claim tester ans
   }
   await page.getByRole('button', { name: 'Create this identity' }).click();
   await page.getByText('Created deployer').waitFor();
-  await noSeriousAxe(t, 'identity builder');
+  await c.noSeriousAxe(t, 'identity builder');
   await screenshot(page, 'builder');
 });
 
 /** Press Tab until the focused element's accessible text is `text`; fails after `max`. */
 async function tabTo(text: string, max = 80): Promise<void> {
   for (let i = 0; i < max; i++) {
-    await b.page.keyboard.press('Tab');
-    const focused = (await b.page.evaluate(
+    await c.page.keyboard.press('Tab');
+    const focused = (await c.page.evaluate(
       '(() => { const e = document.activeElement; return e ? (e.getAttribute("aria-label") || e.textContent || "").trim() : ""; })()',
     )) as string;
     if (focused === text) return;
@@ -246,8 +221,8 @@ async function tabTo(text: string, max = 80): Promise<void> {
 }
 
 test('keyboard only: sign in, open a group, create a folder', async (t) => {
-  const page = b.page;
-  await page.goto(`${w.s.url}/console/#/tree`);
+  const page = c.page;
+  await page.goto(`${c.w.s.url}/console/#/tree`);
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to Arbor' }).waitFor();
   await page.locator('body').focus();
@@ -274,5 +249,5 @@ test('keyboard only: sign in, open a group, create a folder', async (t) => {
   await page.keyboard.type('by-keyboard');
   await page.keyboard.press('Enter');
   await page.getByRole('link', { name: 'by-keyboard', exact: true }).waitFor();
-  t.deepEqual(b.incidents, []);
+  t.deepEqual(c.b.incidents, []);
 });
