@@ -322,7 +322,12 @@ function backgroundWorkers(
     audit,
     retentionMs: config.bindingRetentionMs,
     intervalMs: config.bindingSweepMs,
-    alsoSweep: () => layer.services.accessRequests.closeTimedOut(),
+    // Access reviews' due defaults and scheduled openings run on the same beat; every
+    // replica may run them (the store claims rows under SKIP LOCKED).
+    alsoSweep: async () => {
+      await layer.services.accessRequests.closeTimedOut();
+      await layer.services.accessReviews.tick();
+    },
     log: logger.child({ component: 'binding-expiry' }),
   });
   return { sinkTransport, delivery, bindingSweeper };

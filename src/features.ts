@@ -1,13 +1,14 @@
-import type { DescService } from "@bufbuild/protobuf";
-import type { RouteTarget } from "./api/openapi/contract.js";
-import type { Authenticator } from "./auth/authenticator.js";
-import type { FeatureDeps } from "./features/feature.js";
-import { accountAssociationFeature } from "./features/account-association-feature.js";
-import { groupInviteFeature } from "./features/group-invite-feature.js";
-import { identityProviderFeature } from "./features/identity-provider-feature.js";
-import type { GrpcRouter } from "./grpc/json-rpc.js";
-import { API_SERVICES } from "./grpc/routes.js";
-import { CORE_KINDS, type AnyKind } from "./wire/kinds.js";
+import type { DescService } from '@bufbuild/protobuf';
+import type { RouteTarget } from './api/openapi/contract.js';
+import type { Authenticator } from './auth/authenticator.js';
+import type { FeatureDeps } from './features/feature.js';
+import { accountAssociationFeature } from './features/account-association-feature.js';
+import { groupInviteFeature } from './features/group-invite-feature.js';
+import { identityProviderFeature } from './features/identity-provider-feature.js';
+import { accessReviewFeature } from './features/access-review-feature.js';
+import type { GrpcRouter } from './grpc/json-rpc.js';
+import { API_SERVICES } from './grpc/routes.js';
+import { CORE_KINDS, type AnyKind } from './wire/kinds.js';
 
 /**
  * Every feature: a resource kind wired from one module (src/features/<kind>-feature.ts).
@@ -17,20 +18,18 @@ const FEATURES = [
   accountAssociationFeature,
   groupInviteFeature,
   identityProviderFeature,
+  accessReviewFeature,
 ] as const;
 
 type AnyFeature = (typeof FEATURES)[number];
 
 /** Every feature's service, under its key: `arbor.services.accountAssociations`. */
 export type FeatureServices = {
-  [F in AnyFeature as F["key"]]: ReturnType<F["create"]>["service"];
+  [F in AnyFeature as F['key']]: ReturnType<F['create']>['service'];
 };
 
 /** Every resource kind, once: the core's and every feature's. The audit trail's events are a list, not a kind. */
-export const KINDS: readonly AnyKind[] = [
-  ...CORE_KINDS,
-  ...FEATURES.flatMap((f) => f.kinds),
-];
+export const KINDS: readonly AnyKind[] = [...CORE_KINDS, ...FEATURES.flatMap((f) => f.kinds)];
 
 /** Every API service of the gRPC door: the core's and every feature's. */
 export const ALL_API_SERVICES: readonly DescService[] = [
@@ -52,9 +51,7 @@ export function createFeatures(d: FeatureDeps): {
 } {
   const built = FEATURES.map((f) => [f.key, f.create(d)] as const);
   return {
-    services: Object.fromEntries(
-      built.map(([k, p]) => [k, p.service]),
-    ) as FeatureServices,
+    services: Object.fromEntries(built.map(([k, p]) => [k, p.service])) as FeatureServices,
     mounts: {
       rest: (t, bodyLimit) => built.forEach(([, p]) => p.rest(t, bodyLimit)),
       grpcServices: FEATURES.flatMap((f) => f.grpcServices),

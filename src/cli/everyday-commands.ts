@@ -1,6 +1,7 @@
 import { Option, type Command } from './commander.js';
 import { registerAccessCommands } from './access-commands.js';
 import { registerRequestCommands } from './request-commands.js';
+import { registerReviewCommands } from './review-commands.js';
 import { apiUrlOption, outputOption, registerResourceCommands } from './resource-commands.js';
 
 /**
@@ -16,6 +17,7 @@ export function registerEverydayCommands(
   registerResourceCommands(program, wantedKind);
   registerAccessCommands(program);
   registerRequestCommands(program);
+  registerReviewCommands(program);
 
   program
     .command('tree')

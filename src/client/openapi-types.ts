@@ -4780,6 +4780,15 @@ export interface components {
         'application/json': components['schemas']['Status'];
       };
     };
+    /** @description RESOURCE_EXHAUSTED (8): a spent budget (QuotaFailure names it, RetryInfo and `Retry-After` say when to come back), or a bound of the request itself. */
+    ResourceExhausted: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Status'];
+      };
+    };
     /** @description INTERNAL (13): a fault, logged with the request id; nothing of it is shown. */
     Internal: {
       headers: {

@@ -130,6 +130,16 @@ const FIXTURES: Record<string, Fixture> = {
       body: { name: w.name('sub'), sink: 'https://siem.example.com/arbor' },
     }),
   },
+  AccessReview: {
+    // A group of its own each time: a group holds at most three open reviews.
+    create: async (at) => ({
+      parent: await createGroup(s.admin, w.name('ar'), w.folder[at]),
+      body: {
+        dueTime: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+        defaultDecision: 'keep',
+      },
+    }),
+  },
   AccessRequest: {
     // Asked by an identity of its own, which may list the folder: the requester is always
     // the caller.

@@ -198,6 +198,8 @@ export const EXAMPLES: Readonly<Record<string, ResourceExamples>> = {
   },
   // Create is asked by an identity's own token, which the examples test does not hold.
   accessRequests: { list: { page_size: 20, state: 'PENDING' } },
+  // A review's due time moves with the clock; its Create is shown in docs/access-reviews.md.
+  accessReviews: { list: { page_size: 20, state: 'OPEN' } },
   events: { list: { ...list, operation: 'update', resource_type: 'iam.arbor.dev/Group' } },
   subscriptions: {
     uid: U.subscription,
