@@ -76,6 +76,25 @@ test('bind a role with a start and an expiry: the table says it starts in 2 hour
   t.false(title.includes('Z'), title);
   await c.noSeriousAxe(t, 'bindings with a window');
   await screenshot(page, 'binding-window');
+
+  // The access check says it is not yet, and when it starts (the answer's `pending`).
+  await page
+    .getByRole('navigation', { name: 'Views' })
+    .getByRole('link', { name: 'Access', exact: true })
+    .click();
+  await page.getByRole('heading', { level: 1, name: 'Access' }).waitFor();
+  const check = page.getByRole('region', { name: 'Check, with the reason' });
+  await pick(page, check, 'Identity', 'ad', 'ada');
+  await pick(page, check, 'Capability', 'groups.li', 'groups.list');
+  await pick(page, check, 'Group', 'wind', 'windows');
+  await check.getByRole('button', { name: 'Check' }).click();
+  const answer = check.locator('.check-answer');
+  await answer.waitFor();
+  const why = (await answer.textContent()) ?? '';
+  t.regex(why, /Denied: ada may not groups\.list in windows/);
+  t.regex(why, /Not yet: a binding that grants it has not started\./);
+  t.regex(why, /role viewer at windows \(here\) starts in 2 hours/);
+  await c.noSeriousAxe(t, 'access (not started yet)');
   t.deepEqual(c.b.incidents, []);
 });
 

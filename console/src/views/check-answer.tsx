@@ -1,3 +1,4 @@
+import { BindingWindow } from '../binding-window';
 import type { Named } from '../model';
 import { href } from '../route';
 import { NameOf } from '../ui';
@@ -17,12 +18,20 @@ export interface Held extends Grant {
   roleCapabilities?: string[];
 }
 
+/** A scheduled binding that would grant once started (`access:check`'s `pending`). */
+export interface Pending extends Grant {
+  notBefore: string;
+  expireTime?: string;
+}
+
 export interface CheckResult {
   allowed: boolean;
   capability: string;
   grants: Grant[];
   /** When denied: the identity's bindings on the group's path, nearest first. */
   nearest?: Held[];
+  /** Scheduled bindings that would grant once started, soonest first; absent: none. */
+  pending?: Pending[];
 }
 
 function RoleName({ role }: { role: Named }) {
@@ -70,12 +79,28 @@ export function CheckAnswer(props: {
       </div>
     );
   const near = r.nearest ?? [];
+  const pending = r.pending ?? [];
   return (
     <div role="status" class="check-answer">
       <p class="denied">
         Denied: {identityName} may not {r.capability} in {groupName}
       </p>
-      {near.length === 0 ? (
+      {pending.length > 0 ? (
+        <>
+          <p class="reason">
+            Not yet:{' '}
+            {pending.length === 1 ? 'a binding that grants it has' : 'bindings that grant it have'}{' '}
+            not started.
+          </p>
+          <ul class="reasons" aria-label="Not started yet">
+            {pending.map((g) => (
+              <li key={g.bindingUid}>
+                role <RoleName role={g.role} /> at <BoundAt g={g} /> <BindingWindow b={g} />
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : near.length === 0 ? (
         <p class="reason">
           Why: {identityName} holds no role binding you can see here or above. A role with{' '}
           {r.capability} bound here or above would grant it.
