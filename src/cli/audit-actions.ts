@@ -30,12 +30,47 @@ const WIDE: Column[] = [
 
 /** The name an event's resource had: after the change, or before a delete. */
 function resourceName(e: Item): string {
+  const name = sideOf(e).name;
+  return typeof name === 'string' ? name : '';
+}
+
+/** The resource as the record shows it: after the change, or before a delete. */
+function sideOf(e: Item): Item {
   for (const side of [e.after, e.before])
-    if (typeof side === 'object' && side !== null) {
-      const name = (side as Item).name;
-      if (typeof name === 'string' && name !== '') return name;
-    }
-  return '';
+    if (typeof side === 'object' && side !== null) return side as Item;
+  return {};
+}
+
+const refUid = (v: unknown): string =>
+  typeof v === 'object' && v !== null && typeof (v as Item).uid === 'string'
+    ? String((v as Item).uid)
+    : '';
+
+/**
+ * What the RESOURCE column reads, for every kind: the path the API gives (a named resource
+ * the caller may see), else a role binding or an access request by what it grants
+ * (`acme/ci as viewer at acme/platform`, read through the Gets, so only what the caller
+ * may see is named), else the name in the record.
+ */
+async function resourceLabel(names: NameBook, e: Item): Promise<string> {
+  if (typeof e.resourcePath === 'string') return e.resourcePath;
+  const side = sideOf(e);
+  const kind = kindOf(str(e.resourceType));
+  const [identity, role, group] =
+    kind === 'RoleBinding'
+      ? [refUid(side.identity), refUid(side.role), refUid(side.group)]
+      : kind === 'AccessRequest'
+        ? [str(side.requesterUid), str(side.roleUid), str(side.groupUid)]
+        : ['', '', ''];
+  if (identity === '' || role === '' || group === '') return resourceName(e);
+  const [who, what, where] = await Promise.all([
+    names.identityPath(identity),
+    names.rolePath(role),
+    names.groupPath(group),
+  ]);
+  return kind === 'RoleBinding'
+    ? `${who} as ${what} at ${where}`
+    : `${who} asks ${what} at ${where}`;
 }
 
 /** Flags → the audit API's query: only the filters that API has (docs/cli.md, "audit"). */
@@ -110,7 +145,7 @@ export async function auditCommand(args: unknown[], o: Opts): Promise<number> {
       items.map(async (e) => ({
         ...e,
         actorName: await names.actor(str(e.actor)),
-        resourceName: resourceName(e),
+        resourceName: await resourceLabel(names, e),
       })),
     );
     process.stdout.write(

@@ -46,6 +46,13 @@ export class NameBook {
     return cut < 0 ? name : `${await this.groupPath(uid.slice(0, cut))}/${name}`;
   }
 
+  /** A built-in role's name; a custom role's group path, then its name (`acme/deployer`). */
+  async rolePath(uid: string): Promise<string> {
+    const cut = uid.lastIndexOf('/');
+    const name = (await this.#name('/iam/v2beta1/roles/{uid}', uid)) ?? unseen(uid);
+    return cut < 0 ? name : `${await this.groupPath(uid.slice(0, cut))}/${name}`;
+  }
+
   /** `identity:<uid>` → `identity acme/ci`; `admin`, `system:…` as they are. */
   async actor(actor: string): Promise<string> {
     return actor.startsWith('identity:')

@@ -1,5 +1,6 @@
 import { isValidUidp, parentOf } from '../core/uidp.js';
 import type { Session } from './api-session.js';
+import { bindingArgs } from './binding-by-names.js';
 import { CliError, EXIT, rpcFailure, unreachable } from './cli-errors.js';
 import { closestNames } from './name-suggestions.js';
 import { kindOf, type Item, type ResourceKind } from './resource-kinds.js';
@@ -224,11 +225,12 @@ export async function resolveResourceNames(
 ): Promise<{ args: unknown[]; o: Opts }> {
   const out: Opts = { ...o };
   let resolved = [...args];
-  if (verb === 'get' || verb === 'update')
-    resolved[0] = await resolveUid(s, kind.command, String(args[0]));
+  if (['get', 'update'].includes(verb) && typeof args[0] === 'string')
+    resolved[0] = await resolveUid(s, kind.command, args[0]);
   if (verb === 'delete') {
     const uids: string[] = [];
-    for (const v of args[0] as string[]) uids.push(await resolveUid(s, kind.command, v));
+    for (const v of (args[0] as string[] | undefined) ?? [])
+      uids.push(await resolveUid(s, kind.command, v));
     resolved = [uids];
   }
   for (const key of ['parent', 'childrenOf', 'descendantsOf'] as const)
@@ -243,5 +245,7 @@ export async function resolveResourceNames(
     if (key === 'group' || typeof o[key] !== 'string') continue;
     out[key] = await resolveUid(s, command, o[key], command === 'roles' ? at : undefined);
   }
+  if (kind.command === 'role-bindings' && (verb === 'get' || verb === 'delete'))
+    resolved = await bindingArgs(s, verb, resolved, out, o);
   return { args: resolved, o: out };
 }

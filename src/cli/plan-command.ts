@@ -4,6 +4,7 @@ import { moved, applyPlan } from './plan-apply.js';
 import { buildPlan } from './plan-build.js';
 import { readPlanFile, writePlanFile, type PlanFile } from './plan-file.js';
 import { loadManifests, type Manifest } from './plan-manifests.js';
+import { planPaths } from './plan-paths.js';
 import { counts, planText } from './plan-print.js';
 import { refsMoved } from './plan-refs.js';
 import { planToken } from './plan-token.js';
@@ -40,9 +41,17 @@ async function makePlan(
   return { ...plan, token: planToken(manifests, plan) };
 }
 
-function show(plan: Plan, output: string | undefined, extra: object = {}): void {
+/** JSON as the plan is (uids); text for people, with paths of names (plan-paths.ts). */
+async function show(
+  s: Session,
+  plan: Plan,
+  output: string | undefined,
+  extra: object = {},
+): Promise<void> {
   process.stdout.write(
-    output === 'json' ? `${JSON.stringify({ ...plan, ...extra }, null, 2)}\n` : planText(plan),
+    output === 'json'
+      ? `${JSON.stringify({ ...plan, ...extra }, null, 2)}\n`
+      : planText(plan, await planPaths(s, plan)),
   );
 }
 
@@ -58,7 +67,7 @@ export async function planCommand(o: PlanOpts): Promise<number> {
     const s = await openSession(o.api);
     const plan = await makePlan(s, manifests, o.prune === true);
     if (o.out) await writePlanFile(o.out, { prune: o.prune === true, manifests, plan });
-    show(plan, o.output);
+    await show(s, plan, o.output);
     return plan.changes.length === 0 ? PLAN_EXIT.NO_CHANGES : PLAN_EXIT.CHANGES;
   } catch (e) {
     if (!(e instanceof CliError)) throw e;
@@ -110,9 +119,9 @@ export async function applyCommand(o: PlanOpts): Promise<number> {
   // A reviewed plan's delta must be worked out again to be compared: failing that, stop.
   const plan = await makePlan(s, manifests, prune, expected !== undefined);
   // Shown before anything is decided: what applying would do now, delta included.
-  if (o.output !== 'json') show(plan, o.output);
+  if (o.output !== 'json') await show(s, plan, o.output);
   if (expected !== undefined && plan.token !== expected) {
-    if (o.output === 'json') show(plan, 'json', { applied: null });
+    if (o.output === 'json') await show(s, plan, 'json', { applied: null });
     throw moved(whyMoved(plan, expected, saved));
   }
   const say = (line: string) => process.stderr.write(line);
@@ -120,7 +129,7 @@ export async function applyCommand(o: PlanOpts): Promise<number> {
     plan.changes.length === 0
       ? { created: 0, updated: 0, deleted: 0 }
       : await applyPlan(s, plan, say);
-  if (o.output === 'json') show(plan, 'json', { applied: done });
+  if (o.output === 'json') await show(s, plan, 'json', { applied: done });
   else {
     const n = counts(plan);
     process.stdout.write(

@@ -1,3 +1,4 @@
+import type { PlanPaths } from './plan-paths.js';
 import type { AccessDelta, Plan, PlanChange } from './plan-types.js';
 
 const SIGN = { create: '+', update: '~', delete: '-' } as const;
@@ -9,16 +10,18 @@ function shown(v: unknown): string {
   return JSON.stringify(v);
 }
 
-function changeLines(c: PlanChange): string[] {
-  const what = c.object ?? `${c.kind} ${c.uid}`;
+/** A change's lines; uids read as paths of names where `paths` has them (plan-paths.ts). */
+function changeLines(c: PlanChange, paths: PlanPaths): string[] {
+  const pathOf = (uid: string) => paths.get(uid) ?? uid;
+  const what = c.object ?? `${c.kind} ${pathOf(c.uid ?? '')}`;
   const where =
     c.action === 'create'
       ? c.parentUid
-        ? ` in ${c.parentUid}`
+        ? ` in ${pathOf(c.parentUid)}`
         : c.parentObject
           ? ` in ${c.parentObject}`
           : ' (an organization)'
-      : ` ${c.uid}`;
+      : ` ${pathOf(c.uid ?? '')}`;
   const out = [`${SIGN[c.action]} ${c.action} ${what}: ${c.title}${where}`];
   if (c.why) out.push(`    (${c.why})`);
   const width = Math.max(0, ...c.fields.map((f) => f.field.length));
@@ -58,10 +61,10 @@ export function counts(plan: Plan): Record<'create' | 'update' | 'delete', numbe
 }
 
 /** The plan for people, `terraform plan`-like: one block per change, a summary, the token. */
-export function planText(plan: Plan): string {
+export function planText(plan: Plan, paths: PlanPaths = new Map()): string {
   const lines = [`Arbor plan against ${plan.api}`, ''];
   if (plan.changes.length === 0) lines.push('No changes: Arbor matches the manifests.');
-  for (const c of plan.changes) lines.push(...changeLines(c));
+  for (const c of plan.changes) lines.push(...changeLines(c, paths));
   for (const n of plan.notes) lines.push(`note: ${n}`);
   lines.push(...accessLines(plan.access));
   const n = counts(plan);

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { call, openSession, type Session } from './api-session.js';
 import { CliError, EXIT } from './cli-errors.js';
-import { cascadeOf, deletedLine } from './delete-cascade.js';
+import { cascadeOf, deletedLabel, deletedLine } from './delete-cascade.js';
 import { resolveResourceNames } from './name-resolver.js';
 import { parseDuration } from './duration.js';
 import { NameBook } from './name-book.js';
@@ -258,9 +258,12 @@ export async function runResourceCommand(
     }
     case 'delete':
       for (const uid of args[0] as string[]) {
-        const cascaded = await cascadeOf(s, kind, uid);
+        // Named before the delete: afterwards there is nothing to read the names from.
+        const names = new NameBook(s);
+        const label = await deletedLabel(s, names, kind, uid);
+        const cascaded = await cascadeOf(s, kind, uid, names);
         await call(s, 'DELETE', one, { params: { path: { uid } } });
-        process.stdout.write(deletedLine(kind, uid, cascaded));
+        process.stdout.write(deletedLine(kind, label, cascaded));
       }
       return;
     default:

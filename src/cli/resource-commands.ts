@@ -83,14 +83,14 @@ function addVerbs(group: Command, kind: ResourceKind): void {
       list.option(`--${filter} <${FILTER_VALUE[filter] ?? 'value'}>`, description);
     list.addOption(outputOption()).addOption(apiUrlOption()).action(act('list', kind));
   }
-  if (kind.verbs.includes('get'))
-    group
-      .command('get')
-      .description(`show one ${kind.noun}`)
-      .argument('<name>', `the ${kind.noun}'s name (a path of names), or its uid`)
-      .addOption(outputOption())
-      .addOption(apiUrlOption())
-      .action(act('get', kind));
+  // A role binding has no name of its own: it is named by its group, identity and role.
+  const byNames = kind.command === 'role-bindings';
+  if (kind.verbs.includes('get')) {
+    const get = group.command('get').description(`show one ${kind.noun}`);
+    if (byNames) bindingName(get.argument('[uid]', 'its uid, or name it by the flags below'));
+    else get.argument('<name>', `the ${kind.noun}'s name (a path of names), or its uid`);
+    get.addOption(outputOption()).addOption(apiUrlOption()).action(act('get', kind));
+  }
   if (kind.verbs.includes('create')) {
     const create = group
       .command('create')
@@ -119,12 +119,31 @@ function addVerbs(group: Command, kind: ResourceKind): void {
       .addOption(apiUrlOption())
       .action(act('update', kind));
   }
-  if (kind.verbs.includes('delete'))
-    group
+  if (kind.verbs.includes('delete')) {
+    const del = group
       .command('delete')
       .alias('rm')
-      .description(`delete ${plural(kind.noun)}`)
-      .argument('<name...>', 'their names (paths of names), or uids')
-      .addOption(apiUrlOption())
-      .action(act('delete', kind));
+      .description(`delete ${plural(kind.noun)}`);
+    if (byNames)
+      bindingName(del.argument('[uid...]', 'their uids, or name one by the flags below'));
+    else del.argument('<name...>', 'their names (paths of names), or uids');
+    del.addOption(apiUrlOption()).action(act('delete', kind));
+  }
+}
+
+/** `--group`, `--identity` and `--role`: a role binding by what it is, instead of its uid. */
+function bindingName(cmd: Command): Command {
+  return cmd
+    .option(
+      '--group <group>',
+      'the group it is bound at: a path of names (acme/platform), or a uid',
+    )
+    .option(
+      '--identity <identity>',
+      'the identity bound: its group path and name (acme/ci), or a uid',
+    )
+    .option(
+      '--role <role>',
+      'the role granted: a name (built in, or at the group or above), or a uid',
+    );
 }

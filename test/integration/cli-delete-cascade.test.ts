@@ -33,10 +33,12 @@ test('cli: deleting an identity names the role bindings that went with it', asyn
 
   const res = await arbor(['identities', 'delete', ci, lone]);
   t.is(res.code, 0, res.stderr);
+  // By their paths, and the bindings by role and group, in uid order.
   t.is(
     res.stdout,
-    `deleted identity ${ci} and its 2 role bindings: ${bindings.join(', ')}\n` +
-      `deleted identity ${lone}\n`,
+    `deleted identity cli-cascade/ci and its 2 role bindings: ${bindings
+      .map((b) => (b.startsWith(folder) ? 'editor at cli-cascade/folder' : 'viewer at cli-cascade'))
+      .join(', ')}\n` + 'deleted identity cli-cascade/lone\n',
   );
   t.is((await s.admin.get(`/iam/v2beta1/roleBindings?identity=${ci}`)).body.totalCount, '0');
 });
@@ -49,4 +51,26 @@ test('cli: deleting a role binding that is already gone exits with the not-found
   const again = await arbor(['role-bindings', 'delete', binding]);
   t.is(again.code, 4, again.stderr);
   t.is(again.stderr, `arbor: Not found: iam.arbor.dev/RoleBinding ${binding}\n`);
+});
+
+test('cli: a group, a role and a role binding are deleted by name and said so by name', async (t) => {
+  const org = await createGroup(s.admin, 'cli-named');
+  const sandbox = await createGroup(s.admin, 'sandbox', org);
+  const ci = await createIdentity(s.admin, org, 'ci');
+  await createBinding(s.admin, sandbox, ci, builtinRoleUid('viewer'));
+  const del = await arbor([
+    'role-bindings',
+    'delete',
+    '--group',
+    'cli-named/sandbox',
+    '--identity',
+    'cli-named/ci',
+    '--role',
+    'viewer',
+  ]);
+  t.is(del.code, 0, del.stderr);
+  t.is(del.stdout, 'deleted role binding cli-named/ci as viewer at cli-named/sandbox\n');
+  const group = await arbor(['groups', 'delete', 'cli-named/sandbox']);
+  t.is(group.code, 0, group.stderr);
+  t.is(group.stdout, 'deleted group cli-named/sandbox\n');
 });

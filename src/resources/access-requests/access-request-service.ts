@@ -38,6 +38,7 @@ import {
   policyQuerySchema,
   policySchema,
 } from './access-request-input.js';
+import { withPaths } from './access-request-paths.js';
 import type { AccessRequestStore, RequestPolicy } from './access-request-store.js';
 
 /**
@@ -142,26 +143,8 @@ export class AccessRequestService {
 
   /** `r` with the paths of its group, requester and role, as far as `p` may see them. */
   private async named(p: Principal, r: AccessRequest): Promise<AccessRequest> {
-    const [one] = await this.namedAll(p, [r]);
+    const [one] = await withPaths(this.d.paths, p, [r]);
     return one!;
-  }
-
-  /** A page's requests with their paths: one read of names for the page (PathBook). */
-  private async namedAll(p: Principal, rs: AccessRequest[]): Promise<AccessRequest[]> {
-    if (this.d.paths === undefined || rs.length === 0) return rs;
-    const paths = await this.d.paths.of(p, {
-      groups: rs.map((r) => r.parentUid),
-      identities: rs.map((r) => r.requesterUid),
-      roles: rs.map((r) => r.roleUid),
-    });
-    const field = (key: string, path: string | undefined) =>
-      path === undefined ? {} : { [key]: path };
-    return rs.map((r) => ({
-      ...r,
-      ...field('groupPath', paths.group(r.parentUid)),
-      ...field('requesterPath', paths.identity(r.requesterUid)),
-      ...field('rolePath', paths.role(r.roleUid)),
-    }));
   }
 
   /** @throws RpcError INVALID_ARGUMENT (malformed uid), NOT_FOUND (missing or not the caller's to see). */
@@ -187,7 +170,7 @@ export class AccessRequestService {
       undefined,
       self === undefined ? '' : `requester:${self}`,
     );
-    return { ...page, items: await this.namedAll(p, page.items) };
+    return { ...page, items: await withPaths(this.d.paths, p, page.items) };
   }
 
   /**

@@ -74,7 +74,11 @@ export class PathBook {
     for (const r of roles) addPath(parentOf(r));
     const found =
       groups.size + identities.length + roles.length === 0
-        ? { groups: new Map<string, string>(), identities: new Map(), roles: new Map() }
+        ? {
+            groups: new Map<string, string>(),
+            identities: new Map<string, string>(),
+            roles: new Map<string, string>(),
+          }
         : await this.d.uow.replicaRead((tx) =>
             this.d.names.namesOf(tx, { groups: [...groups], identities, roles }),
           );
