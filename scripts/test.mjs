@@ -179,6 +179,7 @@ const POOLER_PASS = [
   'audit',
   'binding-expiry',
   'binding-not-before',
+  'binding-not-before-doors',
   'budgets',
   'db-outage',
   'events',
