@@ -14,6 +14,13 @@ export async function authRevokeCommand(
   o: { api?: string },
 ): Promise<number> {
   const s = await openSession(o.api);
+  // The static admin token is configuration, not an API token: only its operator retires it.
+  if (token === undefined && s.source === 'ARBOR_ADMIN_TOKEN')
+    throw new CliError(
+      'the ARBOR_ADMIN_TOKEN is not an API token and cannot be revoked',
+      EXIT.INVALID,
+      ['  change ARBOR_ADMIN_TOKEN on the server to retire it'],
+    );
   const revoked = token ?? s.token;
   let res: Response;
   try {

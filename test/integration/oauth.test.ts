@@ -2,28 +2,27 @@ import test from 'ava';
 import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
 import { GroupsService } from '../../src/gen/arbor/iam/v2beta1/groups_pb.js';
-import { createGroup } from '../helpers/fixtures.js';
-import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
-import { TestIssuer } from '../helpers/oidc-issuer.js';
-import { basic, builtinRoleUid } from '../helpers/registry-fixtures.js';
-import { startGrpcServer, type GrpcTestServer } from '../helpers/grpc-server.js';
-import { unsignedToken } from '../helpers/sts.js';
+import type { GrpcTestServer } from '../helpers/grpc-server.js';
+import { basic } from '../helpers/registry-fixtures.js';
 import { runArbor } from '../helpers/cli-run.js';
+import {
+  ACCESS,
+  EXCHANGE,
+  ID_TOKEN,
+  ISSUER,
+  SERVICE,
+  exchange,
+  fullToken,
+  oauthClient,
+  rawToken,
+  refusal,
+  startOAuthWorld,
+  stopOAuthWorld,
+  workloadToken,
+} from '../helpers/oauth-world.js';
 
-/**
- * The OAuth 2.0 doors (docs/oauth.md) through a real OAuth client (openid-client): the
- * metadata, token exchange with down-scoping, introspection and revocation, and the
- * attacks on them. The issuer is a name (`http://arbor.test`) the client's fetch sends to
- * the server's real address, so discovery checks the issuer exactly as it would in use.
- */
-const ISSUER = 'http://arbor.test';
-const SERVICE = 'registry.oauth.test';
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
-const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
-
+/** The OAuth 2.0 doors through openid-client: metadata, exchange, down-scoping, introspection, revocation (docs/oauth.md); the world is test/helpers/oauth-world.ts. */
 let s: GrpcTestServer;
-let issuer: TestIssuer;
 let org: string;
 let folder: string;
 let sibling: string;
@@ -32,94 +31,9 @@ let ci: string;
 let stranger: string;
 
 test.before(async () => {
-  s = await startGrpcServer({
-    ARBOR_ALLOW_INSECURE_ISSUERS: 'true',
-    ARBOR_ISSUER_URL: ISSUER,
-    ARBOR_REGISTRY_SERVICE: SERVICE,
-  });
-  issuer = await TestIssuer.start();
-  org = await createGroup(s.admin, 'oauth-org');
-  folder = await createGroup(s.admin, 'team', org);
-  sibling = await createGroup(s.admin, 'other-team', org);
-  otherOrg = await createGroup(s.admin, 'oauth-other');
-  const claimMatch = (sub: string) => ({ issuer: issuer.url, subject: sub });
-  ci = await createIdentity(s.admin, org, 'ci', claimMatch('sub-ci'));
-  stranger = await createIdentity(s.admin, otherOrg, 'stranger', claimMatch('sub-stranger'));
-  await createBinding(s.admin, org, ci, await builtinRoleUid(s.admin, 'viewer'));
-  await createBinding(s.admin, folder, ci, await builtinRoleUid(s.admin, 'registry.push'));
-  await createBinding(s.admin, otherOrg, stranger, await builtinRoleUid(s.admin, 'viewer'));
-  const made = await s.admin.post(`/registry/v2beta1/repos/${folder}`, { name: 'app' });
-  if (made.status !== 200) throw new Error(JSON.stringify(made.body));
+  ({ s, org, folder, sibling, otherOrg, ci, stranger } = await startOAuthWorld());
 });
-test.after.always(async () => {
-  await issuer?.stop();
-  await s?.close();
-});
-
-/** The client's fetch: the issuer's name is sent to the test server's address. */
-const toServer: client.CustomFetch = (url, options) =>
-  fetch(url.replace(ISSUER, s.url), options as RequestInit);
-
-/** A discovered configuration whose calls authenticate with `bearer` (or as a public client). */
-async function oauthClient(bearer?: string): Promise<client.Configuration> {
-  const auth: client.ClientAuth = bearer
-    ? (_as, _c, _body, headers) => headers.set('authorization', `Bearer ${bearer}`)
-    : client.None();
-  const config = await client.discovery(new URL(ISSUER), 'arbor-tests', undefined, auth, {
-    algorithm: 'oauth2',
-    execute: [client.allowInsecureRequests],
-    [client.customFetch]: toServer,
-  });
-  config[client.customFetch] = toServer;
-  return config;
-}
-
-async function workloadToken(sub = 'sub-ci', exp?: number): Promise<string> {
-  return issuer.mint({ sub, aud: ISSUER }, exp === undefined ? {} : { exp });
-}
-
-async function exchange(params: Record<string, string | string[]>): Promise<string> {
-  const form = new URLSearchParams();
-  for (const [k, v] of Object.entries(params))
-    for (const one of Array.isArray(v) ? v : [v]) form.append(k, one);
-  const res = await client.genericGrantRequest(await oauthClient(), EXCHANGE, form);
-  return res.access_token;
-}
-
-/** A raw POST of `body` to the token endpoint: for what no client library would send. */
-async function rawToken(
-  body: string,
-  type = 'application/x-www-form-urlencoded',
-  path = '/oauth2/token',
-) {
-  const res = await fetch(`${s.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': type },
-    body,
-  });
-  return {
-    status: res.status,
-    headers: res.headers,
-    body: (await res.json()) as Record<string, unknown>,
-  };
-}
-
-async function refusal(params: Record<string, string | string[]>): Promise<unknown> {
-  const err = await exchange(params).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof client.ResponseBodyError)) throw new Error(`not refused: ${String(err)}`);
-  return { error: err.error, status: err.status };
-}
-
-async function fullToken(): Promise<string> {
-  return exchange({
-    subject_token: await workloadToken(),
-    subject_token_type: ID_TOKEN,
-    identity: ci,
-  });
-}
+test.after.always(stopOAuthWorld);
 
 test('metadata: the authorization server and the API describe themselves (RFC 8414, RFC 9728)', async (t) => {
   const config = await oauthClient();
@@ -239,138 +153,6 @@ test('widening: more scope, a wider group or another organization than the subje
   t.is(decodeJwt(again).scope, 'groups.list');
   t.deepEqual(decodeJwt(again).arbor_groups, [folder]);
   t.is((await s.client(again).get(`/iam/v2beta1/groups/${org}`)).status, 404);
-});
-
-test('subject tokens: forged, expired, foreign or mistyped ones are invalid_grant', async (t) => {
-  const id = { subject_token_type: ID_TOKEN, identity: ci };
-  t.deepEqual(
-    await refusal({
-      ...id,
-      subject_token: unsignedToken({ iss: issuer.url, sub: 'sub-ci', aud: ISSUER }),
-    }),
-    { error: 'invalid_grant', status: 400 },
-  );
-  const expired = await issuer.mint(
-    { sub: 'sub-ci', aud: ISSUER },
-    { iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 3600 },
-  );
-  t.deepEqual(await refusal({ ...id, subject_token: expired }), {
-    error: 'invalid_grant',
-    status: 400,
-  });
-  t.deepEqual(await refusal({ ...id, subject_token: await workloadToken('sub-stranger') }), {
-    error: 'invalid_grant',
-    status: 400,
-  });
-  const full = await fullToken();
-  // An Arbor token presented as an OIDC token is not one; a tampered API token is nothing.
-  t.deepEqual(await refusal({ ...id, subject_token: full }), {
-    error: 'invalid_grant',
-    status: 400,
-  });
-  const [h, p] = full.split('.');
-  const tampered = `${h}.${p}.${'A'.repeat(86)}`;
-  t.deepEqual(await refusal({ subject_token: tampered, subject_token_type: ACCESS }), {
-    error: 'invalid_grant',
-    status: 400,
-  });
-  // The static admin token is no API token to narrow.
-  t.deepEqual(
-    await refusal({
-      subject_token: 'test-admin-token-0123456789abcdef',
-      subject_token_type: ACCESS,
-    }),
-    { error: 'invalid_grant', status: 400 },
-  );
-  t.deepEqual(
-    await refusal({ subject_token: full, subject_token_type: ACCESS, identity: stranger }),
-    { error: 'invalid_grant', status: 400 },
-  );
-  t.deepEqual(
-    await refusal({ subject_token: await workloadToken(), subject_token_type: ID_TOKEN }),
-    { error: 'invalid_request', status: 400 },
-  );
-});
-
-test('the form: bounded, form-encoded only, no repeats, no actor, every refusal typed', async (t) => {
-  const ok = { grant_type: EXCHANGE, subject_token: 'x', subject_token_type: ACCESS };
-  const form = (o: Record<string, string>) => new URLSearchParams(o).toString();
-  const cases: Array<[string, Awaited<ReturnType<typeof rawToken>>, string, number]> = [
-    ['json', await rawToken(JSON.stringify(ok), 'application/json'), 'invalid_request', 400],
-    ['no grant', await rawToken(form({ subject_token: 'x' })), 'invalid_request', 400],
-    [
-      'other grant',
-      await rawToken(form({ ...ok, grant_type: 'password' })),
-      'unsupported_grant_type',
-      400,
-    ],
-    [
-      'repeated grant',
-      await rawToken(`${form(ok)}&grant_type=${encodeURIComponent(EXCHANGE)}`),
-      'invalid_request',
-      400,
-    ],
-    [
-      'actor',
-      await rawToken(form({ ...ok, actor_token: 'y', actor_token_type: ACCESS })),
-      'invalid_request',
-      400,
-    ],
-    ['bad escape', await rawToken(`${form(ok)}&scope=%zz`), 'invalid_request', 400],
-    ['bad utf-8', await rawToken(`${form(ok)}&scope=%ff`), 'invalid_request', 400],
-    ['raw control', await rawToken(`${form(ok)}&scope=a\u0000b`), 'invalid_request', 400],
-    ['unknown parameter', await rawToken(form({ ...ok, password: 'p' })), 'invalid_request', 400],
-    [
-      'huge token',
-      await rawToken(form({ ...ok, subject_token: 'x'.repeat(9000) })),
-      'invalid_request',
-      400,
-    ],
-    [
-      'huge body',
-      await rawToken(form({ ...ok, scope: 'x'.repeat(20_000) })),
-      'invalid_request',
-      400,
-    ],
-    [
-      'many scopes',
-      await rawToken(
-        form({ ...ok, scope: Array.from({ length: 65 }, (_, i) => `c${i}`).join(' ') }),
-      ),
-      'invalid_scope',
-      400,
-    ],
-    [
-      'many resources',
-      await rawToken(`${form(ok)}${'&resource=a'.repeat(17)}`),
-      'invalid_target',
-      400,
-    ],
-    [
-      'foreign audience',
-      await rawToken(form({ ...ok, audience: 'https://elsewhere.example' })),
-      'invalid_target',
-      400,
-    ],
-    [
-      'subject type',
-      await rawToken(form({ ...ok, subject_token_type: 'urn:x' })),
-      'invalid_request',
-      400,
-    ],
-  ];
-  for (const [label, res, error, status] of cases) {
-    t.is(res.status, status, label);
-    t.is(res.body.error, error, `${label}: ${JSON.stringify(res.body)}`);
-    t.is(typeof res.body.error_description, 'string', label);
-    t.is(res.headers.get('cache-control'), 'no-store', label);
-  }
-  const inQuery = await fetch(`${s.url}/oauth2/token?grant_type=${encodeURIComponent(EXCHANGE)}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: form(ok),
-  });
-  t.is(inQuery.status, 400);
 });
 
 test('introspection: the holder and those who may list the identity learn of a token, nobody else', async (t) => {
