@@ -36,7 +36,7 @@ function changeLines(c: PlanChange, paths: PlanPaths): string[] {
   return out;
 }
 
-/** The access delta's lines: who gains or loses what where. */
+/** The access delta's lines: who gains or loses which capabilities where, one line each. */
 function accessLines(a: AccessDelta | undefined): string[] {
   if (!a) return [];
   if (a.unavailable) return ['', `Access: not worked out (${a.unavailable}).`];
@@ -45,10 +45,14 @@ function accessLines(a: AccessDelta | undefined): string[] {
     '',
     `Access: ${a.totalCount} change(s)${a.totalCount > a.changes.length ? `, first ${a.changes.length} shown` : ''}.`,
   ];
-  for (const c of a.changes)
+  for (const c of a.changes) {
+    const n = c.capabilities.length;
+    const what = n === 1 ? c.capabilities[0] : `${n} capabilities`;
+    const list = n === 1 ? '' : `: ${c.capabilities.join(', ')}`;
     out.push(
-      `  ${c.effect === 'gain' ? '+' : '-'} ${c.identity} ${c.effect === 'gain' ? 'gains' : 'loses'} ${c.capability} at ${c.group}`,
+      `  ${c.effect === 'gain' ? '+' : '-'} ${c.identity} ${c.effect === 'gain' ? 'gains' : 'loses'} ${what} in ${c.group}${list}`,
     );
+  }
   for (const w of a.warnings) out.push(`  note: ${w}`);
   return out;
 }

@@ -1,33 +1,10 @@
-import { call, type Session } from './api-session.js';
+import type { Session } from './api-session.js';
 import { CliError } from './cli-errors.js';
 import { parentOf } from './plan-server.js';
 import type { AccessDelta, PlanChange, PlanDraft } from './plan-types.js';
+import { refText, simulate, type SimulateAnswer, type SimulatedChange } from './simulate-call.js';
 
-/** One change of an `access:simulate` change set (docs/api.md, "Simulating a change"). */
-type SimChange =
-  | {
-      createRoleBinding: {
-        groupUid: string;
-        identityUid: string;
-        roleUid: string;
-        expireTime?: string;
-        notBefore?: string;
-      };
-    }
-  | { deleteRoleBinding: { uid: string } }
-  | { deleteIdentity: { uid: string } }
-  | { deleteGroup: { uid: string } };
-
-interface SimAnswer {
-  changes: Array<{ index: number; applied: boolean; permitted: boolean; reason?: string }>;
-  deltas: Array<{
-    identity: { uid: string; name: string };
-    capability: string;
-    group: { uid: string; name: string };
-    effect: 'GAIN' | 'LOSE';
-  }>;
-  totalCount: string;
-}
+type SimChange = SimulatedChange;
 
 /** What was (and was not) translated into a change set. */
 interface SetOf {
@@ -92,7 +69,7 @@ function changeSetOf(plan: Pick<PlanDraft, 'changes'>): SetOf {
 
 /**
  * The access delta of applying `plan`, from the server's `access:simulate` (first page,
- * 200 deltas, with the total). For `arbor plan` a server without it, or a failed
+ * 200 entries of an identity's capabilities at a group, with the total). For `arbor plan` a server without it, or a failed
  * simulation, gives a delta that says why instead of failing the plan; `strict` (for
  * `arbor apply`, which must see again the delta that was reviewed) throws instead.
  * @throws CliError (strict only) the simulation's failure.
@@ -104,11 +81,9 @@ export async function simulatePlan(
 ): Promise<AccessDelta> {
   const { set, from, warnings } = changeSetOf(plan);
   if (set.length === 0) return { changes: [], totalCount: 0, warnings };
-  let answer: SimAnswer;
+  let answer: SimulateAnswer;
   try {
-    answer = await call<SimAnswer>(s, 'POST', '/iam/v2beta1/access:simulate', {
-      body: { changes: set, pageSize: 200 },
-    });
+    answer = await simulate(s, { changes: set, pageSize: 200 });
   } catch (e) {
     if (!(e instanceof CliError)) throw e;
     if (o.strict)
@@ -130,8 +105,9 @@ export async function simulatePlan(
     changes: answer.deltas.map((d) => ({
       effect: d.effect === 'GAIN' ? 'gain' : 'lose',
       identity: d.identity.name || d.identity.uid,
-      capability: d.capability,
-      group: d.group.name || d.group.uid,
+      identityPath: d.identity.path,
+      capabilities: [...d.capabilities],
+      group: refText(d.group),
     })),
     totalCount: Number(answer.totalCount),
     warnings,

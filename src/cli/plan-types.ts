@@ -42,11 +42,15 @@ export interface InSync {
   etag: string;
 }
 
-/** One capability an identity gains or loses where, as `access:simulate` answers it. */
+/** The capabilities an identity gains or loses at a group, as `access:simulate` answers it. */
 export interface AccessChange {
   effect: 'gain' | 'lose';
+  /** Its name (its uid where the caller may not read it). */
   identity: string;
-  capability: string;
+  /** Its path of names; empty where the caller may not read it. */
+  identityPath: string;
+  capabilities: string[];
+  /** The group's path of names (its uid where the caller may not read it). */
   group: string;
 }
 

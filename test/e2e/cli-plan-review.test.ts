@@ -110,7 +110,7 @@ metadata: { name: ci-lister, namespace: team-a }
 spec: { groupRef: { name: platform }, identityRef: { name: ci }, role: lister }
 `);
     t.is(out.code, 2, out.stderr);
-    t.regex(out.stdout, /\+ ci gains repo\.list at platform/);
+    t.regex(out.stdout, /\+ ci gains repo\.list in acme\/platform\n/);
     t.notRegex(out.stdout, /gains repo\.delete/);
     // Widened after the review: the plan's own writes are the same, what they grant is not.
     await must(
@@ -125,7 +125,7 @@ spec: { groupRef: { name: platform }, identityRef: { name: ci }, role: lister }
     t.regex(refused.stderr, /changed since the plan/);
     t.regex(refused.stderr, new RegExp(`role lister ${role.uid} was changed`));
     // The delta is shown again, as it is now.
-    t.regex(refused.stdout, /\+ ci gains repo\.delete at platform/);
+    t.regex(refused.stdout, /\+ ci gains 4 capabilities in acme\/platform: .*repo\.delete/);
     const byToken = await arbor(['apply', '-f', dir, '--token', token]);
     t.is(byToken.code, 5, byToken.stderr);
     t.false(

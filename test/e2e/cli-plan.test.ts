@@ -296,14 +296,20 @@ spec: { groupUid: ${org}, identityRef: { name: ci }, role: viewer }
     const gains = (access.changes as Json[]).filter((c) => c.effect === 'gain');
     t.true(
       gains.some(
-        (c) => c.identity === 'ci' && c.capability === 'groups.list' && c.group === 'acme',
+        (c) =>
+          c.identity === 'ci' &&
+          c.identityPath === 'acme/platform/ci' &&
+          c.capabilities.includes('groups.list') &&
+          c.group === 'acme',
       ),
       JSON.stringify(access.changes),
     );
     t.is(access.totalCount, access.changes.length);
+    // One entry per identity and group: ci's capabilities at acme are one line.
+    t.is(gains.filter((c) => c.identity === 'ci' && c.group === 'acme').length, 1);
     t.true((access.changes as Json[]).every((c) => c.effect === 'gain'));
     const table = await arbor(['plan', '-f', dir]);
-    t.regex(table.stdout, /\+ ci gains groups\.list at acme/);
+    t.regex(table.stdout, /\+ ci gains \d+ capabilities in acme: .*groups\.list/);
   },
 );
 
@@ -334,7 +340,7 @@ spec: { groupUid: ${org}, identityRef: { name: ci }, role: owner, notBefore: '${
     const access = planJson(plan).access as Json;
     t.is(access.unavailable, undefined, JSON.stringify(access));
     t.false(
-      (access.changes as Json[]).some((c) => c.capability === 'groups.delete'),
+      (access.changes as Json[]).some((c) => c.capabilities.includes('groups.delete')),
       JSON.stringify(access.changes),
     );
     // The same binding started an hour ago grants at once: the delta shows it.
@@ -343,7 +349,8 @@ spec: { groupUid: ${org}, identityRef: { name: ci }, role: owner, notBefore: '${
     const now = await arbor(['plan', '-f', dir, '-o', 'json']);
     t.true(
       ((planJson(now).access as Json).changes as Json[]).some(
-        (c) => c.identity === 'ci' && c.capability === 'groups.delete' && c.effect === 'gain',
+        (c) =>
+          c.identity === 'ci' && c.capabilities.includes('groups.delete') && c.effect === 'gain',
       ),
     );
 

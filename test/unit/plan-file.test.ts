@@ -105,7 +105,15 @@ test('the token covers the roles and identities named, and the access delta', (t
   t.not(widened.token, base.token);
   const more = plan({
     access: {
-      changes: [{ effect: 'gain', identity: 'ci', capability: 'repo.delete', group: 'p' }],
+      changes: [
+        {
+          effect: 'gain',
+          identity: 'ci',
+          identityPath: 'p/ci',
+          capabilities: ['repo.delete'],
+          group: 'p',
+        },
+      ],
       totalCount: 1,
       warnings: [],
     },

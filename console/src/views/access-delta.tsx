@@ -6,7 +6,7 @@ import { ConfirmDialog, ErrorBox, NameOf, Uid } from '../ui';
 
 /**
  * Review before change: what a change would do to access, shown above
- * its confirm button ("3 identities gain repo.push in platform"). It asks
+ * its confirm button ("3 identities gain repo.push in acme/platform"). It asks
  * `access:simulate`, which writes nothing, with the person's own token, so it shows what
  * that person may see of the delta and whether they may make the change. The console never
  * works access out itself: every line is the server's answer, grouped for reading.
@@ -30,13 +30,16 @@ export type AccessChange =
 interface Ref {
   uid: string;
   name: string;
+  /** Its path of names (`acme/platform`), where the person may list it; else empty. */
+  path: string;
 }
+/** One identity's capabilities gained (or lost) at one group, as the server groups them. */
 interface Delta {
   identity: Ref;
-  capability: string;
   group: Ref;
   effect: 'GAIN' | 'LOSE';
-  unchangedBelow: string[];
+  capabilities: string[];
+  unchangedBelow: { groupUid: string; capabilities: string[] }[];
 }
 interface Verdict {
   index: number;
@@ -123,36 +126,28 @@ const byName = (a: Ref, b: Ref) =>
   byText(a.name ? `0${a.name}` : `1${a.uid}`, b.name ? `0${b.name}` : `1${b.uid}`);
 
 /**
- * The deltas grouped for reading: first who gains or loses each capability at each group
- * (and where below it nothing changes), then the capabilities that the same identities
- * gain or lose at the same group, on one line. Losses first, then the most identities.
- * Only grouping: every line is made of the server's deltas, nothing is worked out here.
+ * The server's entries (one identity's capabilities at one group) grouped for reading: the
+ * identities that gain or lose the same capabilities at the same group (with the same
+ * groups below where nothing changes) on one line. Losses first, then the most identities.
+ * Only grouping: every line is made of the server's entries, nothing is worked out here.
  */
 function summarise(deltas: readonly Delta[]): Line[] {
-  const byCapability = new Map<string, Line>();
+  const lines = new Map<string, Line>();
   for (const d of deltas) {
-    const below = [...d.unchangedBelow].sort(byText);
-    const key = [d.effect, d.capability, d.group.uid, below.join(' ')].join('\0');
-    const line = byCapability.get(key) ?? {
+    const below = [...d.unchangedBelow].sort((a, b) => byText(a.groupUid, b.groupUid));
+    const key = [d.effect, d.group.uid, d.capabilities.join(' '), JSON.stringify(below)].join('\0');
+    const line = lines.get(key) ?? {
       effect: d.effect,
-      capabilities: [d.capability],
+      capabilities: [...d.capabilities],
       group: d.group,
       identities: [],
-      unchangedBelow: below,
+      unchangedBelow: below.map((u) => u.groupUid),
     };
     line.identities.push(d.identity);
-    byCapability.set(key, line);
+    lines.set(key, line);
   }
-  const merged = new Map<string, Line>();
-  for (const l of byCapability.values()) {
-    l.identities.sort(byName);
-    const who = l.identities.map((i) => i.uid).join(' ');
-    const key = [l.effect, l.group.uid, l.unchangedBelow.join(' '), who].join('\0');
-    const into = merged.get(key);
-    if (into) into.capabilities.push(...l.capabilities);
-    else merged.set(key, l);
-  }
-  return [...merged.values()].sort(
+  for (const l of lines.values()) l.identities.sort(byName);
+  return [...lines.values()].sort(
     (a, b) =>
       (a.effect === b.effect ? 0 : a.effect === 'LOSE' ? -1 : 1) ||
       b.identities.length - a.identities.length ||
@@ -247,7 +242,12 @@ function DeltaLine({ line }: { line: Line }) {
         ) : (
           plural(caps.length, 'capability', 'capabilities')
         )}{' '}
-        in {line.group.name ? <strong>{line.group.name}</strong> : <Uid uid={line.group.uid} />}
+        in{' '}
+        {line.group.path || line.group.name ? (
+          <strong>{line.group.path || line.group.name}</strong>
+        ) : (
+          <Uid uid={line.group.uid} />
+        )}
         {below.length > 0 ? (
           <>
             {' '}
