@@ -32,6 +32,7 @@ export const GROUP_PAGE_CAPABILITIES = [
   'identity.delete',
   'role_bindings.list',
   'role_bindings.create',
+  'role_bindings.update',
   'role_bindings.delete',
   'repo.list',
   'repo.create',

@@ -16,6 +16,7 @@ import {
   CreateSubscription,
 } from './group-forms';
 import { ListSection } from './list-section';
+import { ReviewsTab } from './reviews-tab';
 import { RolesTab } from './roles-tab';
 
 interface Tag {
@@ -43,6 +44,7 @@ export const TABS = [
   { id: 'identities', label: 'Identities' },
   { id: 'bindings', label: 'Role bindings' },
   { id: 'roles', label: 'Roles' },
+  { id: 'reviews', label: 'Reviews' },
   { id: 'registry', label: 'Registry' },
   { id: 'providers', label: 'Providers' },
   { id: 'invites', label: 'Invites' },
@@ -67,6 +69,7 @@ const PANELS: Record<TabId, (p: TabProps) => preact.JSX.Element> = {
   identities: IdentitiesTab,
   bindings: BindingsTab,
   roles: RolesTab,
+  reviews: ({ uid }) => <ReviewsTab uid={uid} />,
   registry: RegistryTab,
   providers: ProvidersTab,
   invites: InvitesTab,
