@@ -111,6 +111,11 @@ export interface ComposeOptions {
   fastReads?: boolean;
   /** A development run's sign-in token, accepted as the bootstrap admin (cli/serve.ts). */
   signInToken?: SignInToken;
+  /**
+   * What the authorizer takes for now, in epoch ms (default `Date.now`): a test holds it to
+   * decide a scheduled binding's edge for certain, whatever the machine's speed.
+   */
+  clock?: () => number;
 }
 
 /** Lifetime of the bearer token on each event delivery. */
@@ -147,6 +152,7 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       trustedKeys: opts.trustedKeys,
       signInToken: opts.signInToken,
       usage: usage?.recorder,
+      clock: opts.clock ?? Date.now,
     });
     if (config.budgets.on) budgetsOf(config, db, metrics, logger).apply(layer);
     const workers = backgroundWorkers(config, opts, logger, { uow, stores, audit, layer });

@@ -83,6 +83,8 @@ export interface ServiceFoundation {
   signInToken: SignInToken | undefined;
   /** Where decisions and authentications record last use (undefined: ARBOR_LAST_USED=false). */
   usage: UsageRecorder | undefined;
+  /** The authorizer's now, in epoch ms (`ComposeOptions.clock`; Date.now but in tests). */
+  clock: () => number;
 }
 
 /** The core services and every feature's (src/features.ts), as `arbor.services`. */
@@ -114,7 +116,7 @@ type ResourceServices = Omit<AllServices, 'tokenTester' | 'names'>;
  * uses them (signing, the STS, people's sign-in, the registry's token server).
  */
 export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> {
-  const authz = new Authorizer(f.grants, Date.now, f.usage);
+  const authz = new Authorizer(f.grants, f.clock, f.usage);
   const { loginIssuer, loginClientId } = f.config;
   const serverLogin =
     loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;

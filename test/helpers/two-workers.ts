@@ -19,14 +19,16 @@ export interface TwoWorkers {
   close(): Promise<void>;
 }
 
+/** `clock`: both workers' authorizers take it for now (default the wall clock). */
 export async function startTwoWorkers(
   orgName: string,
   envA: Record<string, string> = {},
+  clock: () => number = Date.now,
 ): Promise<TwoWorkers> {
   const db = await freshDatabase();
-  const a = await startServer(envA, { database: db });
+  const a = await startServer(envA, { database: db, clock });
   // b shares a's database and must not close it: a does.
-  const b = await startServer({}, { database: { ...db, close: () => Promise.resolve() } });
+  const b = await startServer({}, { database: { ...db, close: () => Promise.resolve() }, clock });
   const org = await createGroup(a.admin, orgName);
   const reader = await createRole(a.admin, org, 'reader', ['groups.list', 'repo.list']);
   return {

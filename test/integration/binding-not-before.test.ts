@@ -21,8 +21,16 @@ const B = '/iam/v2beta1/roleBindings';
 
 let w: TwoWorkers | undefined;
 
+/**
+ * Both workers' authorizers' now: the wall clock, or, while `heldAt` is set, that instant.
+ * Held just before a start, "denied before its start" is decided for certain, however
+ * slow the machine (the wall clock may have passed the start by then).
+ */
+let heldAt: number | undefined;
+const clock = () => heldAt ?? Date.now();
+
 test.before(async () => {
-  w = await startTwoWorkers('scheduled-org', {});
+  w = await startTwoWorkers('scheduled-org', {}, clock);
   ({ a, b, org, reader } = w);
 });
 test.after.always(() => w?.close());
@@ -98,19 +106,43 @@ test.serial(
         capability: 'groups.list',
         groupUid: org,
       });
-    // Warm both workers' grant caches shortly before the start: they remember the
-    // scheduled grant, which must not grant yet, and must grant at its instant.
-    // An answer finished before the start was decided before it: it must deny. (A loaded
-    // machine may finish one after the start; that one proves nothing either way.)
-    const before = (what: string, denied: boolean) => {
-      if (Date.now() < startAt) t.true(denied, `${what}: granted before its start`);
-    };
+    // Warm both workers' grant caches before the start, their authorizers held 1 ms before
+    // it: they remember the scheduled grant, which must not grant yet, and must grant at its
+    // instant (warmed within the one-second cache's reach of the start).
     await until(startAt - 600);
-    before('a', (await onA.get(`/iam/v2beta1/groups/${org}`)).status === 404);
-    before('b', (await onB.get(`/iam/v2beta1/groups/${org}`)).status === 404);
-    before('check', !(await ask()).body.allowed);
+    heldAt = startAt - 1;
+    try {
+      t.is(
+        (await onA.get(`/iam/v2beta1/groups/${org}`)).status,
+        404,
+        'a: granted before its start',
+      );
+      t.is(
+        (await onB.get(`/iam/v2beta1/groups/${org}`)).status,
+        404,
+        'b: granted before its start',
+      );
+    } finally {
+      heldAt = undefined;
+    }
+    // Check and who-can read a binding's window against the database's and the wall
+    // clock's now, not the authorizer's: their "not yet" is asserted on a start an hour
+    // off, certain on any machine.
+    const later = await createIdentity(a.admin, org, 'scheduled-later');
+    const pending = await a.admin.post(`${B}/${org}`, {
+      identityUid: later,
+      roleUid: reader,
+      notBefore: iso(Date.now() + 3_600_000),
+    });
+    t.is(pending.status, 200);
+    const laterCheck = await b.admin.post('/iam/v2beta1/access:check', {
+      identityUid: later,
+      capability: 'groups.list',
+      groupUid: org,
+    });
+    t.false(laterCheck.body.allowed, 'check: granted before its start');
     const who = await b.admin.get(`/iam/v2beta1/access:whoCan?group=${org}&capability=repo.list`);
-    before('who-can', !JSON.stringify(who.body).includes(id));
+    t.false(JSON.stringify(who.body).includes(later), 'who-can: a holder before its start');
     await until(startAt);
     // Well inside the caches' one second: the remembered grant carries its start.
     t.is((await onB.get(`/iam/v2beta1/groups/${org}`)).status, 200);
@@ -136,8 +168,12 @@ test.serial('a window: denied before, granted inside, denied 1 ms after it ends'
   t.is(created.status, 200);
   const on = b.client(await tokenFor(b, id, 'windowed'));
   const get = async () => (await on.get(`/iam/v2beta1/groups/${org}`)).status;
-  const early = await get();
-  if (Date.now() < startAt) t.is(early, 404, 'denied before its start');
+  heldAt = startAt - 1;
+  try {
+    t.is(await get(), 404, 'denied before its start');
+  } finally {
+    heldAt = undefined;
+  }
   await until(startAt);
   t.is(await get(), 200);
   await until(endAt + 1);
