@@ -12,6 +12,7 @@ import { rpcPlural } from '../../src/wire/kinds.js';
 /** Kinds the CLI does not drive as `arbor <kinds> …`, and why. */
 const NOT_IN_CLI: Readonly<Record<string, string>> = {
   accountAssociations: 'set up by people signing in, not typed',
+  accessReviews: 'its own commands: arbor reviews open|list|show|decide|schedule',
 };
 
 test("every CLI kind is a descriptor's kind, at its path and with its list array", (t) => {
