@@ -73,8 +73,10 @@ test('check: allowed with the binding, its role, where it is bound and the path 
   t.is(res.status, 200);
   t.deepEqual(res.body, {
     identityUid: alice,
+    identityPath: 'access-org/alice',
     capability: 'repo.list',
     groupUid: sub,
+    groupPath: 'access-org/folder/sub',
     allowed: true,
     grants: [
       {
@@ -82,6 +84,8 @@ test('check: allowed with the binding, its role, where it is bound and the path 
         role: res.body.grants[0].role,
         groupUid: org,
         path: [org, folder, sub],
+        groupPath: 'access-org',
+        rolePath: 'access-org/org-reader',
       },
     ],
     nearest: [],
@@ -344,6 +348,9 @@ test('what can: per group bound at, what is bound there and what it covers', asy
     groups: [
       {
         groupUid: folder,
+        // Bob's view of the tree starts at the folder; the role (at the organization) he
+        // may not list has no path.
+        groupPath: 'folder',
         bindings: [{ bindingUid: bobBinding, role: res.body.groups[0].bindings[0].role }],
         capabilities: ['groups.delete', 'groups.list'],
         effectiveCapabilities: ['groups.delete', 'groups.list'],
