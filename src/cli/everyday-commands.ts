@@ -3,6 +3,7 @@ import { registerAccessCommands } from './access-commands.js';
 import { registerRequestCommands } from './request-commands.js';
 import { registerReviewCommands } from './review-commands.js';
 import { apiUrlOption, outputOption, registerResourceCommands } from './resource-commands.js';
+import { registerSimulateCommand } from './simulate-commands.js';
 
 /**
  * The commands people use every day over the API (like `kubectl get`): one per resource
@@ -18,6 +19,7 @@ export function registerEverydayCommands(
   registerAccessCommands(program);
   registerRequestCommands(program);
   registerReviewCommands(program);
+  registerSimulateCommand(program);
 
   program
     .command('tree')
