@@ -143,8 +143,13 @@ test.serial('cli: a daily session by names alone, and piped tables are whole', a
   // The audit trail of the subtree, by name; and with filters.
   const audit = await ok(['audit', '--subtree', 'acme']);
   t.regex(audit, /^TIME\s+ACTOR\s+OPERATION\s+KIND\s+RESOURCE\s+RESOURCE UID$/m);
-  t.regex(audit, new RegExp(`\\sadmin\\s+create\\s+Identity\\s+ci\\s+${ci.uid}$`, 'm'));
-  t.regex(audit, new RegExp(`\\sadmin\\s+create\\s+Group\\s+platform\\s+${platform}$`, 'm'));
+  // RESOURCE is the path of names, for every kind: a binding by what it grants.
+  t.regex(
+    audit,
+    new RegExp(`\\sadmin\\s+create\\s+Identity\\s+acme/platform/ci\\s+${ci.uid}$`, 'm'),
+  );
+  t.regex(audit, new RegExp(`\\sadmin\\s+create\\s+Group\\s+acme/platform\\s+${platform}$`, 'm'));
+  t.regex(audit, /\screate\s+RoleBinding\s+acme\/platform\/ci as editor at acme\/platform\s/);
   const deletes = await arbor(['audit', '--subtree', 'acme', '--operation', 'delete']);
   t.is(deletes.stdout, '');
   t.regex(deletes.stderr, /No audit event/);
