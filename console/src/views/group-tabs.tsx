@@ -15,7 +15,7 @@ import {
   CreateRepo,
   CreateSubscription,
 } from './group-forms';
-import { ListSection } from './list-section';
+import { ListSection, type ListSectionProps } from './list-section';
 import { ReviewsTab } from './reviews-tab';
 import { RolesTab } from './roles-tab';
 
@@ -63,19 +63,6 @@ interface TabProps {
   uid: string;
   name: string;
 }
-
-const PANELS: Record<TabId, (p: TabProps) => preact.JSX.Element> = {
-  children: ({ uid }) => <ChildrenTab uid={uid} />,
-  identities: IdentitiesTab,
-  bindings: BindingsTab,
-  roles: RolesTab,
-  reviews: ({ uid }) => <ReviewsTab uid={uid} />,
-  registry: RegistryTab,
-  providers: ProvidersTab,
-  invites: InvitesTab,
-  events: EventsTab,
-  audit: AuditTab,
-};
 
 export function TabPanel({ tab, uid, name }: TabProps & { tab: TabId }) {
   const Panel = PANELS[tab];
@@ -262,89 +249,85 @@ function RegistryTab({ uid }: TabProps) {
   );
 }
 
-function ProvidersTab({ uid }: TabProps) {
-  const can = useCan();
-  const [version, setVersion] = useState(0);
-  return (
-    <ListSection<Provider>
-      id="idps-h"
-      title="Identity providers"
-      path="/iam/v2beta1/identityProviders"
-      plural="identityProviders"
-      noun={['identity provider', 'identity providers']}
-      listCap="identity_providers.list"
-      deleteCap="identity_providers.delete"
-      query={here(uid)}
-      version={version}
-      label={(p) => `identity provider ${p.name}`}
-      columns={[
-        { header: 'Name', cell: (p) => p.name },
-        { header: 'Issuer', cell: (p) => p.oidc?.issuer ?? '' },
-        { header: 'Client', cell: (p) => p.oidc?.clientId ?? '' },
-      ]}
-    >
-      {can('identity_providers.create') ? (
-        <CreateProvider group={uid} onCreated={() => setVersion((v) => v + 1)} />
-      ) : null}
-    </ListSection>
-  );
+/**
+ * A tab that lists one kind of resource in the group and, where the caller may create one,
+ * its form (a creation reloads the list): the providers, invites and event subscriptions.
+ */
+function listTab<T extends { uid: string }>(
+  list: Omit<ListSectionProps<T>, 'query' | 'version' | 'children'>,
+  createCap: string,
+  Create: (p: { group: string; onCreated: () => void }) => preact.JSX.Element,
+): (p: TabProps) => preact.JSX.Element {
+  return function ListTab({ uid }: TabProps) {
+    const can = useCan();
+    const [version, setVersion] = useState(0);
+    return (
+      <ListSection<T> {...list} query={here(uid)} version={version}>
+        {can(createCap) ? <Create group={uid} onCreated={() => setVersion((v) => v + 1)} /> : null}
+      </ListSection>
+    );
+  };
 }
 
-function InvitesTab({ uid }: TabProps) {
-  const can = useCan();
-  const [version, setVersion] = useState(0);
-  return (
-    <ListSection<Invite>
-      id="invites-h"
-      title="Invites"
-      path="/iam/v2beta1/groupInvites"
-      plural="groupInvites"
-      noun={['invite', 'invites']}
-      listCap="group_invites.list"
-      deleteCap="group_invites.delete"
-      query={here(uid)}
-      version={version}
-      label={(i) => `the invite with role ${i.role?.name ?? ''}${i.email ? ` for ${i.email}` : ''}`}
-      columns={[
-        { header: 'Role', cell: (i) => i.role?.name ?? i.roleUid ?? '' },
-        { header: 'Email', cell: (i) => i.email ?? 'anyone with the code' },
-        { header: 'Expires', cell: (i) => localTime(i.expirationTime) },
-      ]}
-    >
-      {can('group_invites.create') ? (
-        <CreateInvite group={uid} onCreated={() => setVersion((v) => v + 1)} />
-      ) : null}
-    </ListSection>
-  );
-}
+const ProvidersTab = listTab<Provider>(
+  {
+    id: 'idps-h',
+    title: 'Identity providers',
+    path: '/iam/v2beta1/identityProviders',
+    plural: 'identityProviders',
+    noun: ['identity provider', 'identity providers'],
+    listCap: 'identity_providers.list',
+    deleteCap: 'identity_providers.delete',
+    label: (p) => `identity provider ${p.name}`,
+    columns: [
+      { header: 'Name', cell: (p) => p.name },
+      { header: 'Issuer', cell: (p) => p.oidc?.issuer ?? '' },
+      { header: 'Client', cell: (p) => p.oidc?.clientId ?? '' },
+    ],
+  },
+  'identity_providers.create',
+  CreateProvider,
+);
 
-function EventsTab({ uid }: TabProps) {
-  const can = useCan();
-  const [version, setVersion] = useState(0);
-  return (
-    <ListSection<Subscription>
-      id="subs-h"
-      title="Event subscriptions"
-      path="/events/v2beta1/subscriptions"
-      plural="subscriptions"
-      noun={['subscription', 'subscriptions']}
-      listCap="subscriptions.list"
-      deleteCap="subscriptions.delete"
-      query={here(uid)}
-      version={version}
-      label={(s) => `subscription ${s.name}`}
-      columns={[
-        { header: 'Name', cell: (s) => s.name },
-        { header: 'Sink', cell: (s) => <code class="url">{s.sink}</code> },
-        { header: 'Types', cell: (s) => (s.types ?? ['*']).join(', ') },
-      ]}
-    >
-      {can('subscriptions.create') ? (
-        <CreateSubscription group={uid} onCreated={() => setVersion((v) => v + 1)} />
-      ) : null}
-    </ListSection>
-  );
-}
+const InvitesTab = listTab<Invite>(
+  {
+    id: 'invites-h',
+    title: 'Invites',
+    path: '/iam/v2beta1/groupInvites',
+    plural: 'groupInvites',
+    noun: ['invite', 'invites'],
+    listCap: 'group_invites.list',
+    deleteCap: 'group_invites.delete',
+    label: (i) => `the invite with role ${i.role?.name ?? ''}${i.email ? ` for ${i.email}` : ''}`,
+    columns: [
+      { header: 'Role', cell: (i) => i.role?.name ?? i.roleUid ?? '' },
+      { header: 'Email', cell: (i) => i.email ?? 'anyone with the code' },
+      { header: 'Expires', cell: (i) => localTime(i.expirationTime) },
+    ],
+  },
+  'group_invites.create',
+  CreateInvite,
+);
+
+const EventsTab = listTab<Subscription>(
+  {
+    id: 'subs-h',
+    title: 'Event subscriptions',
+    path: '/events/v2beta1/subscriptions',
+    plural: 'subscriptions',
+    noun: ['subscription', 'subscriptions'],
+    listCap: 'subscriptions.list',
+    deleteCap: 'subscriptions.delete',
+    label: (s) => `subscription ${s.name}`,
+    columns: [
+      { header: 'Name', cell: (s) => s.name },
+      { header: 'Sink', cell: (s) => <code class="url">{s.sink}</code> },
+      { header: 'Types', cell: (s) => (s.types ?? ['*']).join(', ') },
+    ],
+  },
+  'subscriptions.create',
+  CreateSubscription,
+);
 
 /** The audit trail is its own view; this tab says what it holds and leads there. */
 function AuditTab({ uid, name }: TabProps) {
@@ -363,3 +346,17 @@ function AuditTab({ uid, name }: TabProps) {
     </Section>
   );
 }
+
+/** Defined last: the list tabs above are constants, not hoisted functions. */
+const PANELS: Record<TabId, (p: TabProps) => preact.JSX.Element> = {
+  children: ({ uid }) => <ChildrenTab uid={uid} />,
+  identities: IdentitiesTab,
+  bindings: BindingsTab,
+  roles: RolesTab,
+  reviews: ({ uid }) => <ReviewsTab uid={uid} />,
+  registry: RegistryTab,
+  providers: ProvidersTab,
+  invites: InvitesTab,
+  events: EventsTab,
+  audit: AuditTab,
+};
