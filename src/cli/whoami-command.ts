@@ -5,6 +5,7 @@ import { CliError } from './cli-errors.js';
 import { NameBook } from './name-book.js';
 import { listItems } from './resource-actions.js';
 import type { Item } from './resource-kinds.js';
+import { windowText, type Window } from './time-left.js';
 
 /**
  * `arbor whoami`: the identity the current token speaks for, the role bindings of it you
@@ -57,6 +58,9 @@ export async function whoamiCommand(o: { api?: string; output?: string }): Promi
       role: (b.role as Item).name,
       group: paths[i],
       groupUid: (b.group as Item).uid,
+      // A scheduled or expiring binding says so: a binding not started grants nothing yet.
+      ...(b.notBefore ? { notBefore: b.notBefore } : {}),
+      ...(b.expireTime ? { expireTime: b.expireTime } : {}),
     })),
   };
   if (o.output === 'json') return void process.stdout.write(`${JSON.stringify(who, null, 2)}\n`);
@@ -68,7 +72,7 @@ type Who = {
   api: string;
   tokenSource: string;
   identity: { uid: string; name?: string | undefined } | null;
-  bindings: Array<{ role: unknown; group: unknown; groupUid: unknown }>;
+  bindings: Array<{ role: unknown; group: unknown; groupUid: unknown } & Window>;
 };
 
 /** whoami for people: aligned lines. */
@@ -88,7 +92,10 @@ function text(who: Who, expiry: Date | undefined): string {
   if (id !== null) {
     lines.push(who.bindings.length === 0 ? 'bindings:  none you can see' : 'bindings:');
     for (const b of who.bindings)
-      lines.push(`  ${String(b.role)} at ${String(b.group)}  ${String(b.groupUid)}`);
+      lines.push(
+        `  ${String(b.role)} at ${String(b.group)}  ${String(b.groupUid)}` +
+          (windowText(b) ? `  (${windowText(b)})` : ''),
+      );
   }
   return `${lines.join('\n')}\n`;
 }

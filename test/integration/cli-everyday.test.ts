@@ -181,12 +181,30 @@ test.serial('cli: a person logs in, builds a tree, binds, lists, draws it, logs 
   // A binding below the organization is shown at its group's path, not its bare name (the
   // admin makes it: a person may not list its own root-level identity to bind it).
   const mine = await arbor(
-    ['role-bindings', 'create', '--parent', 'acme/platform', '--identity', me, '--role', 'viewer'],
+    [
+      'role-bindings',
+      'create',
+      '--parent',
+      'acme/platform',
+      '--identity',
+      me,
+      '--role',
+      'viewer',
+      // Scheduled: whoami says it has not started, so it never reads as held now.
+      '--from',
+      '2h',
+      '--for',
+      '8h',
+    ],
     { ...env, ...admin },
   );
   ok(t, mine);
   const whoBelow = await arbor(['whoami'], env);
-  t.regex(whoBelow.stdout, new RegExp(`viewer at acme/platform  ${PLATFORM}`));
+  t.regex(
+    whoBelow.stdout,
+    new RegExp(`viewer at acme/platform  ${PLATFORM}  \\(starts in 2h, for 8h\\)$`, 'm'),
+  );
+  t.regex(who.stdout, new RegExp(`owner at acme  ${ORG}$`, 'm'), 'no window: nothing more');
   const whoBelowJson = JSON.parse((await arbor(['whoami', '-o', 'json'], env)).stdout) as {
     bindings: Array<{ group: string; groupUid: string }>;
   };
