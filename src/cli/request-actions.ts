@@ -3,6 +3,7 @@ import { call, openSession, type Session } from './api-session.js';
 import { CliError, EXIT } from './cli-errors.js';
 import { parseDuration } from './duration.js';
 import { resolveUid } from './name-resolver.js';
+import { approvalDelta, confirmed, requestSentence, type AccessRequest } from './request-words.js';
 
 type Opts = Record<string, unknown>;
 type Item = Record<string, unknown>;
@@ -48,6 +49,20 @@ export async function request(args: unknown[], o: Opts): Promise<number> {
 
 async function decide(verb: string, args: unknown[], o: Opts): Promise<number> {
   const s: Session = await openSession(o.api as string | undefined);
+  if (verb !== 'cancel') {
+    // Shown before anything is decided: who asks for what where, and what approving grants.
+    const asked = await call<AccessRequest>(s, 'GET', `${PATH}/{uid}`, {
+      params: { path: { uid: args[0] as string } },
+    });
+    process.stderr.write(`${requestSentence(asked)}\n`);
+    process.stderr.write(`Approving it would change access:\n`);
+    process.stderr.write(`${(await approvalDelta(s, asked)).join('\n')}\n`);
+    const question = verb === 'approve' ? 'Approve' : 'Deny';
+    if (!(await confirmed(question, o.yes === true))) {
+      process.stderr.write('Nothing was done.\n');
+      return EXIT.FAILURE;
+    }
+  }
   const r = await call<Item>(s, 'POST', `${PATH}:${verb}`, {
     body: {
       uid: args[0] as string,

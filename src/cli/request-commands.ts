@@ -31,14 +31,18 @@ export function registerRequestCommands(program: Command): void {
     .addOption(apiUrlOption())
     .action(act('request'));
   for (const [verb, what] of [
-    ['approve', 'approve a request (the last approval needed makes the binding)'],
-    ['deny', 'deny a request: it is closed'],
+    [
+      'approve',
+      'approve a request: shows who asks for what where and what it grants, then asks (the last approval needed makes the binding)',
+    ],
+    ['deny', 'deny a request (shown first, then asked): it is closed'],
   ] as const) {
     program
       .command(verb)
       .description(what)
       .argument('<request>', 'the request uid')
       .option('--reason <text>', 'why, for the requester and the audit trail')
+      .option('--yes', 'do not ask first (needed without a terminal)')
       .addOption(outputOption())
       .addOption(apiUrlOption())
       .action(act(verb));

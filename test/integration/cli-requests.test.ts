@@ -78,9 +78,19 @@ test.serial('request by role name, the inbox, approve; deny; cancel; policy', as
   t.regex(inbox.stdout, /^STATE\s+APPROVALS\s+REASON\s+CREATED\s+UID$/m);
   t.true(inbox.stdout.includes(r.uid));
 
-  const own = await arbor(['approve', r.uid], asker);
+  const own = await arbor(['approve', r.uid, '--yes'], asker);
   t.is(own.code, 6, 'PERMISSION_DENIED: not one’s own');
-  const ok = await arbor(['approve', r.uid, '--reason', 'fine'], approver);
+  // Without a terminal and without --yes: the request and its delta are shown, then refused.
+  const unasked = await arbor(['approve', r.uid, '--reason', 'fine'], approver);
+  t.is(unasked.code, 2, unasked.stderr);
+  t.regex(
+    unasked.stderr,
+    /cli-requests\/asker asks for cli-requests\/reader in cli-requests for 2h from approval, because: deploy/,
+  );
+  t.regex(unasked.stderr, /approvals 0 of 1, PENDING/);
+  t.regex(unasked.stderr, /Approving it would change access:\n {2}\S/);
+  t.regex(unasked.stderr, /not a terminal: nothing was done; run again with --yes/);
+  const ok = await arbor(['approve', r.uid, '--reason', 'fine', '--yes'], approver);
   t.is(ok.code, 0, ok.stderr);
   t.regex(ok.stdout, new RegExp(`${r.uid}: APPROVED \\(1/1 approvals, binding `));
 
@@ -103,7 +113,7 @@ test.serial('request by role name, the inbox, approve; deny; cancel; policy', as
       )
     ).stdout,
   ) as { uid: string };
-  const denied = await arbor(['deny', second.uid, '--reason', 'no'], approver);
+  const denied = await arbor(['deny', second.uid, '--reason', 'no', '--yes'], approver);
   t.regex(denied.stdout, /DENIED/);
   const third = JSON.parse(
     (
