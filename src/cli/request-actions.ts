@@ -79,6 +79,18 @@ async function decide(verb: string, args: unknown[], o: Opts): Promise<number> {
   return EXIT.OK;
 }
 
+/** `arbor requests show ID`: the request as a sentence, and what approving it grants. */
+export async function show(args: unknown[], o: Opts): Promise<number> {
+  const s = await openSession(o.api as string | undefined);
+  const r = await call<AccessRequest>(s, 'GET', `${PATH}/{uid}`, {
+    params: { path: { uid: args[0] as string } },
+  });
+  const delta = r.state === 'PENDING' ? await approvalDelta(s, r) : [];
+  const more = delta.length > 0 ? `\nApproving it would change access:\n${delta.join('\n')}` : '';
+  print(o, r as unknown as Item, `${requestSentence(r)}${more}`);
+  return EXIT.OK;
+}
+
 export const approve = (args: unknown[], o: Opts) => decide('approve', args, o);
 export const deny = (args: unknown[], o: Opts) => decide('deny', args, o);
 export const cancel = (args: unknown[], o: Opts) => decide('cancel', args, o);

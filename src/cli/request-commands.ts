@@ -5,7 +5,7 @@ type Opts = Record<string, unknown>;
 
 /** Every action loads the module that calls the API only when run: help loads nothing. */
 const act =
-  (name: 'request' | 'approve' | 'deny' | 'cancel' | 'policy') =>
+  (name: 'request' | 'approve' | 'deny' | 'cancel' | 'policy' | 'show') =>
   async (...args: unknown[]): Promise<void> => {
     const cmd = args[args.length - 1] as Command;
     const actions = await import('./request-actions.js');
@@ -49,6 +49,16 @@ export function registerRequestCommands(program: Command): void {
   }
   const requests = program.commands.find((c) => c.name() === 'requests');
   if (!requests) throw new Error('the requests command must be registered first');
+  requests
+    .command('show')
+    .description(
+      'a request as a sentence (who asks, for which role, where, how long, why, approvals N ' +
+        'of M) and, while pending, what approving it grants',
+    )
+    .argument('<request>', 'the request uid')
+    .addOption(outputOption())
+    .addOption(apiUrlOption())
+    .action(act('show'));
   requests
     .command('cancel')
     .description('withdraw your own pending request')

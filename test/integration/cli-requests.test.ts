@@ -78,6 +78,12 @@ test.serial('request by role name, the inbox, approve; deny; cancel; policy', as
   t.regex(inbox.stdout, /^STATE\s+APPROVALS\s+REASON\s+CREATED\s+UID$/m);
   t.true(inbox.stdout.includes(r.uid));
 
+  const shown = await arbor(['requests', 'show', r.uid], approver);
+  t.is(shown.code, 0, shown.stderr);
+  t.regex(
+    shown.stdout,
+    /^cli-requests\/asker asks for cli-requests\/reader in cli-requests for 2h/,
+  );
   const own = await arbor(['approve', r.uid, '--yes'], asker);
   t.is(own.code, 6, 'PERMISSION_DENIED: not one’s own');
   // Without a terminal and without --yes: the request and its delta are shown, then refused.
