@@ -142,7 +142,7 @@ test('deleting a binding loses it; a role edit gains and loses by capability', a
   const lose = flatDeltas([res.body]).find(
     (d: any) => d.identity.uid === alice && d.capability === 'repo.list',
   )!;
-  t.is(lose.before[0].bindingUid, aliceAtSub);
+  t.is(lose.before[0]?.bindingUid, aliceAtSub);
   t.deepEqual(lose.after, []);
 });
 
