@@ -105,15 +105,12 @@ export class AccessService {
    * One check: `checkAll`'s rules for a single question, with at most one database round
    * trip (existence of both, and the identity's bindings at the group or above; none for a
    * self check the read caches can answer) after the authorizer's in-memory decisions, and
-   * one more for the names of the answer's paths.
+   * one more for the names of the answer's paths. A self check answered from memory is
+   * answered with its names too (remembered named; see RememberedSelfChecks), so the hot
+   * "may I?" of a workload costs no database read.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (identity or group the caller cannot see).
    */
   async check(p: Principal, body: Record<string, unknown>): Promise<CheckResult> {
-    const [named] = await this.named.checks(p, [await this.checkUnnamed(p, body)]);
-    return named!;
-  }
-
-  private async checkUnnamed(p: Principal, body: Record<string, unknown>): Promise<CheckResult> {
     const req = plainCheck(body) ?? parseInput(checkSchema, body);
     const identityUid = this.identityOrSelf(p, req.identityUid, 'identityUid');
     const self = this.isSelf(p, identityUid);
@@ -143,7 +140,8 @@ export class AccessService {
       'arbor.access.allowed': result.allowed,
       'arbor.access.capability': req.capability,
     });
-    return known === undefined ? result : known.keep(result);
+    const [named] = await this.named.checks(p, [result]);
+    return known === undefined ? named! : known.keep(named!);
   }
 
   /** Up to 100 checks; all answer or the call fails (fields prefixed `checks[i].`). */

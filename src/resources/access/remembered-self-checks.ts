@@ -103,7 +103,10 @@ export class RememberedSelfChecks {
         (b) => isLive({ expiresAt: b.expiresAt }, now) && isSelfOrBelow(b.groupUid, groupUid),
       ),
     };
-    const until = nextChange(held.value, now);
+    // An answer carries paths of names, which a rename of the identity or of a group above
+    // the checked one changes without replacing either cache entry: kept at most
+    // NAMES_KEPT_MS, so such a rename shows within that time.
+    const until = Math.min(nextChange(held.value, now), now + NAMES_KEPT_MS);
     return {
       facts,
       keep: (result) => {
@@ -119,6 +122,9 @@ export class RememberedSelfChecks {
     };
   }
 }
+
+/** How long a remembered answer's paths of names may lag a rename (docs/api.md, Paths). */
+const NAMES_KEPT_MS = 30_000;
 
 /** The first instant after `now` at which one of `bindings` expires or starts (never: +∞). */
 function nextChange(bindings: readonly BindingGrant[], now: number): number {
