@@ -1,5 +1,5 @@
 import { isSelfOrBelow } from '../core/uidp.js';
-import type { Grant } from './authorizer.js';
+import type { Grant } from './grant.js';
 import type { TokenRestriction } from './principal.js';
 
 /**
