@@ -5058,6 +5058,7 @@ export interface operations {
       401: components['responses']['Unauthenticated'];
       403: components['responses']['PermissionDenied'];
       404: components['responses']['NotFound'];
+      429: components['responses']['ResourceExhausted'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
@@ -5097,6 +5098,7 @@ export interface operations {
       };
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthenticated'];
+      429: components['responses']['ResourceExhausted'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
@@ -7169,6 +7171,7 @@ export interface operations {
       401: components['responses']['Unauthenticated'];
       403: components['responses']['PermissionDenied'];
       404: components['responses']['NotFound'];
+      429: components['responses']['ResourceExhausted'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
@@ -7229,6 +7232,7 @@ export interface operations {
       401: components['responses']['Unauthenticated'];
       403: components['responses']['PermissionDenied'];
       404: components['responses']['NotFound'];
+      429: components['responses']['ResourceExhausted'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
@@ -7352,6 +7356,7 @@ export interface operations {
       401: components['responses']['Unauthenticated'];
       403: components['responses']['PermissionDenied'];
       404: components['responses']['NotFound'];
+      429: components['responses']['ResourceExhausted'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
@@ -7400,6 +7405,7 @@ export interface operations {
       401: components['responses']['Unauthenticated'];
       403: components['responses']['PermissionDenied'];
       404: components['responses']['NotFound'];
+      429: components['responses']['ResourceExhausted'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
@@ -7686,6 +7692,7 @@ export interface operations {
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
+      429: components['responses']['ResourceExhausted'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
@@ -10420,6 +10427,7 @@ export interface operations {
       401: components['responses']['Unauthenticated'];
       403: components['responses']['PermissionDenied'];
       404: components['responses']['NotFound'];
+      429: components['responses']['ResourceExhausted'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
@@ -10452,6 +10460,7 @@ export interface operations {
       401: components['responses']['Unauthenticated'];
       403: components['responses']['PermissionDenied'];
       404: components['responses']['NotFound'];
+      429: components['responses']['ResourceExhausted'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };

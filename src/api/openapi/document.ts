@@ -1,5 +1,5 @@
 import type { Access, Contract, OperationContract, ParameterContract } from './contract.js';
-import { ERROR_RESPONSES } from './error-responses.js';
+import { BUDGETED_OPERATIONS, ERROR_RESPONSES } from './error-responses.js';
 import { SchemaComponents } from './schema-components.js';
 import {
   badRequestSchema,
@@ -72,8 +72,9 @@ function parameter(p: ParameterContract) {
 
 function operation(op: OperationContract, schemas: SchemaComponents) {
   const { response: r, requestBody: b } = op;
+  const statuses = BUDGETED_OPERATIONS.has(op.operationId) ? [...op.errors, 429] : op.errors;
   const errors = Object.fromEntries(
-    op.errors.map((status) => {
+    statuses.map((status) => {
       const known = ERROR_RESPONSES[status];
       if (!known) throw new Error(`${op.operationId}: no error response for ${status}`);
       return [String(status), { $ref: `#/components/responses/${known.name}` }];

@@ -1,8 +1,9 @@
 /**
  * The HTTP statuses of the service's error answers, every one a google.rpc.Status body
  * (`#/components/responses/<name>` in the document). Statuses follow the gRPC-gateway
- * mapping of the code, except 412 and 413 where HTTP has a more precise word. There is no
- * 429: no limit is enforced in beta (spec §8).
+ * mapping of the code, except 412 and 413 where HTTP has a more precise word. 429 is said
+ * only by the operations that spend a budget or have a bound of their own
+ * (docs/operations.md, "Budgets"): {@link BUDGETED_ERRORS}.
  */
 export const ERROR_RESPONSES: Readonly<Record<number, { name: string; description: string }>> = {
   400: {
@@ -33,6 +34,12 @@ export const ERROR_RESPONSES: Readonly<Record<number, { name: string; descriptio
     name: 'PayloadTooLarge',
     description: 'INVALID_ARGUMENT (3): the body is larger than the server accepts.',
   },
+  429: {
+    name: 'ResourceExhausted',
+    description:
+      'RESOURCE_EXHAUSTED (8): a spent budget (QuotaFailure names it, RetryInfo and ' +
+      '`Retry-After` say when to come back), or a bound of the request itself.',
+  },
   500: {
     name: 'Internal',
     description: 'INTERNAL (13): a fault, logged with the request id; nothing of it is shown.',
@@ -51,3 +58,20 @@ export const CREATE_ERRORS = [...API_ERRORS, 409, 413] as const;
 export const UPDATE_ERRORS = [...API_ERRORS, 409, 412, 413] as const;
 /** …and a delete, which may be conditional. */
 export const DELETE_ERRORS = [...API_ERRORS, 409, 412] as const;
+/**
+ * The operations that spend a budget (src/budgets.ts: simulate, who-can, what-can, batch
+ * check, access request create, audit list, the STS and the registry's token server) or
+ * answer RESOURCE_EXHAUSTED for a bound of their own: the document adds 429 to theirs.
+ * `openapi.test.ts` checks every one is an operation of the document.
+ */
+export const BUDGETED_OPERATIONS: ReadonlySet<string> = new Set([
+  'iam.access.simulate',
+  'iam.access.whoCan',
+  'iam.access.whatCan',
+  'iam.access.batchCheck',
+  'iam.accessRequests.create',
+  'audit.events.list',
+  'sts.exchange',
+  'sts.exchangeForm',
+  'registry.auth.token',
+]);
