@@ -75,6 +75,7 @@ function formOperation(
   description: string,
   body: { name: string; schema: z.ZodType; example: unknown },
   response: { name: string; schema: z.ZodType; description: string },
+  access: 'public' | 'bearer' = 'public',
 ): OperationContract {
   return {
     method: 'post',
@@ -83,7 +84,9 @@ function formOperation(
     summary,
     description,
     tags: ['OAuth'],
-    access: 'public',
+    // Introspection and revocation take the caller's bearer token (RFC 7662 §2.1 wants the
+    // endpoint protected); the token endpoint's credential is the subject token in the form.
+    access,
     requestBody: {
       mediaType: FORM,
       schema: { name: body.name, schema: body.schema, io: 'input' },
@@ -171,6 +174,7 @@ export function mountOAuthRoutes(
         'else, and any unknown, expired or revoked token, gets `{"active":false}`.',
       { name: 'OAuthTokenForm', schema: tokenFormSchema, example: { token: 'eyJ…' } },
       { name: 'OAuthIntrospection', schema: introspectionSchema, description: 'What is known.' },
+      'bearer',
     ),
     (ctx) =>
       answer(ctx, async () => {
@@ -189,6 +193,7 @@ export function mountOAuthRoutes(
         'it; it and every token exchanged from it are then refused on every door.',
       { name: 'OAuthTokenForm', schema: tokenFormSchema, example: { token: 'eyJ…' } },
       { name: 'OAuthRevocation', schema: z.object({}), description: 'Revoked (or never valid).' },
+      'bearer',
     ),
     (ctx) =>
       answer(ctx, async () => {
