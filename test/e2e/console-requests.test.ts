@@ -7,10 +7,12 @@ import { pick, typeName } from '../helpers/picker.js';
 
 /**
  * The console's access requests inbox, by names alone: a requester asks for
- * a role, an approver sees it in the inbox and approves it, and the binding appears on the
- * group page; nobody is offered the approval of their own request (and the API refuses it
- * too); a deny and a cancel ask first; a viewer is offered no action. axe at 1280 and 420
- * px on the populated inbox, with screenshots.
+ * a role, an approver sees it in the inbox and approves it (asked first, with what the
+ * binding would grant; Cancel changes nothing), is told so, and the binding appears on the
+ * group page; an approval short of the last says how many stand; nobody is offered the
+ * approval of their own request (and the API refuses it too); a deny and a cancel ask
+ * first; a viewer is offered no action. axe on the approve dialog, and at 1280 and 420 px
+ * on the populated inbox, with screenshots.
  */
 const c = consoleTest();
 const test = c.test;
@@ -21,11 +23,14 @@ let aliceToken: string;
 let daveToken: string;
 let vicToken: string;
 let editor: string;
+let viewer: string;
+let ledger: string;
 
 test.before(async () => {
   const acme = await createGroup(c.w.s.admin, 'acme');
   payments = await createGroup(c.w.s.admin, 'payments', acme);
-  const viewer = await builtinRoleUid(c.w.s.admin, 'viewer');
+  ledger = await createGroup(c.w.s.admin, 'ledger', payments);
+  viewer = await builtinRoleUid(c.w.s.admin, 'viewer');
   editor = await builtinRoleUid(c.w.s.admin, 'editor');
   const owner = await builtinRoleUid(c.w.s.admin, 'owner');
   const person = async (name: string) => {
@@ -108,9 +113,49 @@ test('a requester asks, an approver approves by names, the binding appears', asy
   t.regex(text, /alice asks for role editor at acme \/ payments for 8 hours/);
   t.false(text.includes(alice), 'the requester by name');
   t.false(text.includes(editor), 'the role by name');
+  // Approve asks first, showing what the binding would grant; Cancel does nothing.
   await hers.getByRole('button', { name: 'Approve' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Approve this request?' });
+  await dialog.waitFor();
+  t.regex(
+    (await dialog.textContent()) ?? '',
+    /Approving grants alice the role editor at acme \/ payments and everything below it, for 8 hours from the approval\./,
+  );
+  const region = dialog.getByRole('region', { name: 'What this changes' });
+  await region.getByRole('heading', { name: 'What this changes to access' }).waitFor();
+  const heads = await region.locator('.delta-lines > li .delta-head').allTextContents();
+  t.true(
+    heads.some((h) => /^1 identity gains .* in acme\/payments: alice$/.test(h)),
+    heads.join(' | '),
+  );
+  await c.noSeriousAxe(t, 'approve dialog');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  const pending = await c.w.s.admin.get(`/iam/v2beta1/accessRequests?state=PENDING`);
+  const asked = (
+    pending.body.accessRequests as Array<{ uid: string; requesterUid: string; roleUid: string }>
+  ).find((r) => r.requesterUid === alice && r.roleUid === editor);
+  t.truthy(asked, 'cancel leaves it pending');
+  const none = await c.w.s.admin.get(
+    `/iam/v2beta1/roleBindings?identity=${encodeURIComponent(alice)}&role=${encodeURIComponent(editor)}`,
+  );
+  t.is(none.body.totalCount, '0', 'cancel makes no binding');
+
+  await hers.getByRole('button', { name: 'Approve' }).click();
+  await dialog.getByRole('button', { name: 'Yes, approve' }).click();
   await hers.waitFor({ state: 'detached' });
   t.is(await request(/alice asks for role editor/).count(), 0, 'gone from the pending inbox');
+  // The message outlives the reload that dropped the request from the list.
+  await page
+    .getByRole('status')
+    .filter({ hasText: 'Approved: alice gets editor at acme / payments.' })
+    .waitFor();
+  const done = await c.w.s.admin.get(`/iam/v2beta1/accessRequests/${asked?.uid ?? ''}`);
+  t.is(done.body.state, 'APPROVED');
+  const made = await c.w.s.admin.get(
+    `/iam/v2beta1/roleBindings?identity=${encodeURIComponent(alice)}&role=${encodeURIComponent(editor)}`,
+  );
+  t.is(made.body.totalCount, '1', 'the binding is made');
 
   // The binding is there, on the group page, by names.
   await page.goto(`${c.w.s.url}/console/#/groups/${encodeURIComponent(payments)}/bindings`);
@@ -144,6 +189,10 @@ test('deny asks first; nobody approves their own; a cancel asks first', async (t
   await pull.getByRole('button', { name: 'Deny' }).click();
   const dialog = page.getByRole('dialog', { name: 'Deny this request?' });
   await dialog.waitFor();
+  t.regex(
+    (await dialog.textContent()) ?? '',
+    /Denying refuses alice the role registry\.pull at acme \/ payments:/,
+  );
   t.is(
     await page.evaluate('document.activeElement && document.activeElement.textContent'),
     'Yes, deny',
@@ -215,5 +264,40 @@ test('a viewer is offered no action on requests; axe at 1280 and 420 px', async 
     await screenshot(page, `requests-${width}`);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
+  t.deepEqual(c.b.incidents, []);
+});
+
+test('an approval that is not the last one says how many stand', async (t) => {
+  const page = c.page;
+  const policy = await c.w.s.admin.post('/iam/v2beta1/accessRequests:setPolicy', {
+    groupUid: ledger,
+    approvals: 2,
+  });
+  t.is(policy.status, 200);
+  const asked = await c.w.s.client(aliceToken).post(`/iam/v2beta1/accessRequests/${ledger}`, {
+    roleUid: viewer,
+    durationSeconds: 3_600,
+    reason: 'audit the ledger',
+  });
+  t.is(asked.status, 200);
+  await c.signInWith(daveToken);
+  await page.goto(`${c.w.s.url}/console/#/requests`);
+  const hers = request(/alice asks for role viewer at acme \/ payments \/ ledger/);
+  await hers.getByRole('button', { name: 'Approve' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Approve this request?' });
+  t.regex(
+    (await dialog.textContent()) ?? '',
+    /for 1 hour from the approval\. This is approval 1 of 2: the binding is made at the last one\./,
+  );
+  await dialog.getByRole('button', { name: 'Yes, approve' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await page
+    .getByRole('status')
+    .filter({ hasText: 'Approval recorded, 1 of 2: the binding is made at the last one.' })
+    .waitFor();
+  const after = await c.w.s.admin.get(`/iam/v2beta1/accessRequests/${asked.body.uid as string}`);
+  t.is(after.body.state, 'PENDING');
+  t.is(after.body.approvals.length, 1);
+  await hers.filter({ hasText: '1 of 2 approvals' }).waitFor();
   t.deepEqual(c.b.incidents, []);
 });

@@ -7,6 +7,7 @@ import { go, href } from '../route';
 import { Picker, usePicked } from '../picker';
 import { ConfirmDialog, ErrorBox, Field, NameOf, Pager, Section, useAction, useLoad } from '../ui';
 import { ago, localTime } from '../time';
+import { ReviewDialog, type AccessChange } from './access-delta';
 
 interface AccessRequest {
   uid: string;
@@ -51,16 +52,84 @@ function offerFor(r: AccessRequest, me: string | undefined, can: CanAt): Offer {
   return can('role_bindings.create', r.groupUid) ? 'decide' : undefined;
 }
 
-/** Approve (at once), Deny or Cancel (each asked first); a refusal is shown in place. */
-function Actions({ r, offer, reload }: { r: AccessRequest; offer: Offer; reload: () => void }) {
-  const action = useAction();
+/**
+ * The binding approving `r` would make, as `access:simulate` takes it: it starts at the
+ * approval (now) or at the request's `notBefore` when later, and lasts `durationSeconds`
+ * (docs/access-requests.md). Worked out once, when Approve is pressed, so the reviewed
+ * change does not move while the dialog is open.
+ */
+function bindingOf(r: AccessRequest): AccessChange {
+  const now = Date.now();
+  const from = r.notBefore !== undefined ? Date.parse(r.notBefore) : NaN;
+  const start = from > now ? from : now;
+  return {
+    createRoleBinding: {
+      groupUid: r.groupUid,
+      identityUid: r.requesterUid,
+      roleUid: r.roleUid,
+      ...(from > now ? { notBefore: new Date(from).toISOString() } : {}),
+      expireTime: new Date(start + r.durationSeconds * 1000).toISOString(),
+    },
+  };
+}
+
+/** "alice … role editor at acme / payments": one request's what, by names. */
+function What({ r }: { r: AccessRequest }) {
+  return (
+    <>
+      <NameOf kind="identity" uid={r.requesterUid} /> the role{' '}
+      <NameOf kind="role" uid={r.roleUid} /> at <GroupPath uid={r.groupUid} />
+    </>
+  );
+}
+
+/**
+ * What an approval did, kept above the list so it outlives the reload that drops the
+ * request from the pending inbox: the binding made, or how many approvals stand so far.
+ */
+function Decided({ r }: { r: AccessRequest }) {
+  return (
+    <p class="done" role="status">
+      {r.state === 'APPROVED' ? (
+        <>
+          Approved: <NameOf kind="identity" uid={r.requesterUid} /> gets{' '}
+          <NameOf kind="role" uid={r.roleUid} /> at <GroupPath uid={r.groupUid} />.
+        </>
+      ) : (
+        <>
+          Approval recorded, {r.approvals.length} of {r.approvalsRequired}: the binding is made at
+          the last one.
+        </>
+      )}
+    </p>
+  );
+}
+
+/**
+ * Approve (with what it would do to access shown first), Deny or Cancel (each asked
+ * first); a refusal is shown in place.
+ */
+function Actions(props: {
+  r: AccessRequest;
+  offer: Offer;
+  reload: () => void;
+  onApproved: (r: AccessRequest) => void;
+}) {
+  const { r, offer, reload } = props;
   const [reason, setReason] = useState('');
   const [asking, setAsking] = useState<'deny' | 'cancel' | undefined>(undefined);
+  // The binding under review, frozen when Approve is pressed.
+  const [approving, setApproving] = useState<AccessChange | undefined>(undefined);
   if (offer === undefined) return null;
   const send = async (verb: 'approve' | 'deny' | 'cancel') => {
-    await post(`/iam/v2beta1/accessRequests:${verb}`, { uid: r.uid, reason });
+    const answer = await post<AccessRequest>(`/iam/v2beta1/accessRequests:${verb}`, {
+      uid: r.uid,
+      reason,
+    });
+    if (verb === 'approve') props.onApproved(answer);
     reload();
   };
+  const left = r.approvalsRequired - r.approvals.length;
   return (
     <div class="decide">
       <label class="field">
@@ -73,11 +142,7 @@ function Actions({ r, offer, reload }: { r: AccessRequest; offer: Offer; reload:
       </label>{' '}
       {offer === 'decide' ? (
         <>
-          <button
-            type="button"
-            disabled={action.busy}
-            onClick={() => void action.run(() => send('approve'))}
-          >
+          <button type="button" onClick={() => setApproving(bindingOf(r))}>
             Approve
           </button>{' '}
           <button type="button" class="danger" onClick={() => setAsking('deny')}>
@@ -89,7 +154,29 @@ function Actions({ r, offer, reload }: { r: AccessRequest; offer: Offer; reload:
           Cancel request
         </button>
       )}
-      <ErrorBox error={action.error} />
+      {approving ? (
+        <ReviewDialog
+          title="Approve this request?"
+          confirm="Yes, approve"
+          tone="primary"
+          changes={[approving]}
+          onClose={() => setApproving(undefined)}
+          onConfirm={async () => {
+            await send('approve');
+            setApproving(undefined);
+          }}
+        >
+          Approving grants <What r={r} /> and everything below it, for {duration(r.durationSeconds)}{' '}
+          from{' '}
+          {r.notBefore && Date.parse(r.notBefore) > Date.now()
+            ? localTime(r.notBefore)
+            : 'the approval'}
+          .
+          {left > 1
+            ? ` This is approval ${r.approvals.length + 1} of ${r.approvalsRequired}: the binding is made at the last one.`
+            : ''}
+        </ReviewDialog>
+      ) : null}
       {asking ? (
         <ConfirmDialog
           title={asking === 'deny' ? 'Deny this request?' : 'Cancel your request?'}
@@ -97,9 +184,14 @@ function Actions({ r, offer, reload }: { r: AccessRequest; offer: Offer; reload:
           onClose={() => setAsking(undefined)}
           onConfirm={() => send(asking)}
         >
-          {asking === 'deny'
-            ? 'The request is closed as denied; no binding is made. The requester can ask again.'
-            : 'Your request is closed; nobody can approve it any more. You can ask again.'}
+          {asking === 'deny' ? (
+            <>
+              Denying refuses <What r={r} />: the request is closed as denied and no binding is
+              made. The requester can ask again.
+            </>
+          ) : (
+            'Your request is closed; nobody can approve it any more. You can ask again.'
+          )}
         </ConfirmDialog>
       ) : null}
     </div>
@@ -112,6 +204,7 @@ function RequestItem(props: {
   me: string | undefined;
   can: CanAt | undefined;
   reload: () => void;
+  onApproved: (r: AccessRequest) => void;
 }) {
   const { r, me } = props;
   const mine = me !== undefined && r.requesterUid === me;
@@ -155,14 +248,24 @@ function RequestItem(props: {
         {r.bindingUid ? '; the binding is made' : null}
       </p>
       {props.can ? (
-        <Actions r={r} offer={offerFor(r, me, props.can)} reload={props.reload} />
+        <Actions
+          r={r}
+          offer={offerFor(r, me, props.can)}
+          reload={props.reload}
+          onApproved={props.onApproved}
+        />
       ) : null}
     </li>
   );
 }
 
 /** One page of requests and the one batch check that decides what is offered on it. */
-function RequestList({ page, reload }: { page: Page<AccessRequest>; reload: () => void }) {
+function RequestList(props: {
+  page: Page<AccessRequest>;
+  reload: () => void;
+  onApproved: (r: AccessRequest) => void;
+}) {
+  const { page } = props;
   const me = myUid();
   const can = usePermissionsAt(
     page.items
@@ -172,7 +275,14 @@ function RequestList({ page, reload }: { page: Page<AccessRequest>; reload: () =
   return (
     <ul class="requests" aria-labelledby="requests-h">
       {page.items.map((r) => (
-        <RequestItem key={r.uid} r={r} me={me} can={can} reload={reload} />
+        <RequestItem
+          key={r.uid}
+          r={r}
+          me={me}
+          can={can}
+          reload={props.reload}
+          onApproved={props.onApproved}
+        />
       ))}
     </ul>
   );
@@ -261,6 +371,8 @@ export function RequestsView({ query }: { query: URLSearchParams }) {
   const state = query.get('state') ?? 'PENDING';
   const [tokens, setTokens] = useState<string[]>([]);
   const token = tokens[tokens.length - 1];
+  // The last approval made here, shown until another or until the view is left.
+  const [approved, setApproved] = useState<AccessRequest | undefined>(undefined);
   const page = useLoad<Page<AccessRequest>>(
     () =>
       listPage<AccessRequest>('/iam/v2beta1/accessRequests', 'accessRequests', {
@@ -299,6 +411,7 @@ export function RequestsView({ query }: { query: URLSearchParams }) {
             : `${state.toLowerCase()[0]?.toUpperCase()}${state.toLowerCase().slice(1)}`
         }
       >
+        {approved ? <Decided r={approved} /> : null}
         <ErrorBox error={page.error} />
         {page.data ? (
           <>
@@ -306,7 +419,7 @@ export function RequestsView({ query }: { query: URLSearchParams }) {
               {plural(page.data.totalCount, 'request')}
             </p>
             {page.data.items.length > 0 ? (
-              <RequestList page={page.data} reload={page.reload} />
+              <RequestList page={page.data} reload={page.reload} onApproved={setApproved} />
             ) : null}
             <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
           </>
