@@ -35,3 +35,11 @@ export function parseTimeOrAgo(text: string, flag: string, now = Date.now()): st
     EXIT.USAGE,
   );
 }
+
+/** A duration in seconds as people say it: 90m, 8h, 7d (the inverse of parseDuration's units). */
+export function durationText(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400}d`;
+  if (seconds % 3_600 === 0) return `${seconds / 3_600}h`;
+  if (seconds % 60 === 0) return `${seconds / 60}m`;
+  return `${seconds}s`;
+}

@@ -1,17 +1,10 @@
 import type { components } from '../client/index.js';
 import { CliError, EXIT } from './cli-errors.js';
 import type { Session } from './api-session.js';
+import { durationText } from './duration.js';
 import { entryWords, simulate } from './simulate-call.js';
 
 export type AccessRequest = components['schemas']['AccessRequest'];
-
-/** A duration in seconds as people say it: 90m, 8h, 7d. */
-function span(seconds: number): string {
-  if (seconds % 86_400 === 0) return `${seconds / 86_400}d`;
-  if (seconds % 3_600 === 0) return `${seconds / 3_600}h`;
-  if (seconds % 60 === 0) return `${seconds / 60}m`;
-  return `${seconds}s`;
-}
 
 /**
  * A request as a sentence: "acme/platform/ci asks for owner in acme/platform for 8h from
@@ -23,7 +16,7 @@ export function requestSentence(r: AccessRequest): string {
   const n = r.approvals.length;
   return (
     `${r.requesterPath ?? r.requesterUid} asks for ${r.rolePath ?? r.roleUid} in ` +
-    `${r.groupPath ?? r.groupUid} for ${span(r.durationSeconds)} ${from}, because: ` +
+    `${r.groupPath ?? r.groupUid} for ${durationText(r.durationSeconds)} ${from}, because: ` +
     `${r.reason} (approvals ${n} of ${r.approvalsRequired}, ${r.state})`
   );
 }

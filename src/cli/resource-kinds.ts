@@ -3,6 +3,7 @@
  * delete` is generated from each row (resource-commands.ts), so a kind is added here, not
  * copied. Paths and fields follow the API's OpenAPI document (src/client/openapi.json).
  */
+import { durationText } from './duration.js';
 import { windowText } from './time-left.js';
 
 /** One resource as the API answers it: JSON, read loosely by the columns below. */
@@ -254,7 +255,7 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     ],
     wide: [
       { header: 'IDENTITY UID', value: at('identity', 'uid'), uid: true },
-      { header: 'GROUP UID', value: at('group', 'uid'), uid: true },
+      { header: 'GROUP_UID', value: at('group', 'uid'), uid: true },
       { header: 'STARTS (UTC)', value: when('notBefore') },
       { header: 'EXPIRES (UTC)', value: when('expireTime') },
       CREATED,
@@ -302,8 +303,8 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
       UID,
     ],
     wide: [
-      { header: 'ROLE UID', value: at('roleUid'), uid: true },
-      { header: 'GROUP UID', value: groupUidOf, uid: true },
+      { header: 'ROLE_UID', value: at('roleUid'), uid: true },
+      { header: 'GROUP_UID', value: groupUidOf, uid: true },
       { header: 'EMAIL', value: at('email') },
       { header: 'SINGLE-USE', value: at('singleUse') },
       { header: 'CODE', value: at('code') },
@@ -389,20 +390,36 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
       role: 'only for this role (a uid or a name)',
     },
     fields: [],
+    // An approver's inbox reads one request a line: who asks, for which role, where, for
+    // how long and from when, why, how far along. Paths are the server's (requesterPath and
+    // rolePath shown to whoever may approve; docs/access-requests.md), uids otherwise.
     columns: [
-      { header: 'STATE', value: at('state') },
+      { header: 'REQUESTER', value: (r) => str(r.requesterPath ?? r.requesterUid), whole: true },
+      { header: 'ROLE', value: (r) => str(r.rolePath ?? r.roleUid), whole: true },
+      { header: 'GROUP', value: (r) => str(r.groupPath ?? r.groupUid), whole: true },
       {
-        header: 'APPROVALS',
-        value: (r) => `${((r.approvals as unknown[]) ?? []).length}/${str(r.approvalsRequired)}`,
+        header: 'FOR',
+        value: (r) =>
+          typeof r.durationSeconds === 'number' ? durationText(r.durationSeconds) : '',
+      },
+      {
+        header: 'FROM',
+        value: (r) => (typeof r.notBefore === 'string' ? r.notBefore : 'approval'),
       },
       { header: 'REASON', value: at('reason') },
-      { header: 'CREATED', value: when('createTime') },
+      {
+        header: 'APPROVALS',
+        value: (r) => `${((r.approvals as unknown[]) ?? []).length} of ${str(r.approvalsRequired)}`,
+      },
+      { header: 'STATE', value: at('state') },
       UID,
     ],
     wide: [
-      { header: 'REQUESTER', value: at('requesterUid'), uid: true },
-      { header: 'ROLE', value: at('roleUid'), uid: true },
+      { header: 'REQUESTER_UID', value: at('requesterUid'), uid: true },
+      { header: 'ROLE_UID', value: at('roleUid'), uid: true },
+      { header: 'GROUP_UID', value: at('groupUid'), uid: true },
       { header: 'BINDING', value: at('bindingUid'), uid: true },
+      { header: 'CREATED', value: when('createTime') },
     ],
   },
 ];

@@ -75,8 +75,20 @@ test.serial('request by role name, the inbox, approve; deny; cancel; policy', as
 
   const inbox = await arbor(['requests', 'list', '--state', 'PENDING'], approver);
   t.is(inbox.code, 0, inbox.stderr);
-  t.regex(inbox.stdout, /^STATE\s+APPROVALS\s+REASON\s+CREATED\s+UID$/m);
-  t.true(inbox.stdout.includes(r.uid));
+  // One line a request: who asks, the role, where, for how long, from when, why, N of M, state.
+  t.regex(
+    inbox.stdout,
+    /^REQUESTER\s+ROLE\s+GROUP\s+FOR\s+FROM\s+REASON\s+APPROVALS\s+STATE\s+UID$/m,
+  );
+  const line = inbox.stdout.split('\n').find((l) => l.includes(r.uid)) ?? '';
+  t.regex(
+    line,
+    /^cli-requests\/asker\s+cli-requests\/reader\s+cli-requests\s+2h\s+approval\s+deploy\s+0 of 1\s+PENDING\s/,
+  );
+  const wide = await arbor(['requests', 'list', '--state', 'PENDING', '-o', 'wide'], approver);
+  t.is(wide.code, 0, wide.stderr);
+  t.regex(wide.stdout, /REQUESTER_UID\s+ROLE_UID\s+GROUP_UID\s+CREATED/);
+  t.true(wide.stdout.includes(org), 'the group uid in -o wide');
 
   const shown = await arbor(['requests', 'show', r.uid], approver);
   t.is(shown.code, 0, shown.stderr);
@@ -185,3 +197,76 @@ test('requests policy: shown to whoever may list the group; set only with groups
   const nowhere = await arbor(['requests', 'policy', '--group', 'no-such-org'], asker);
   t.is(nowhere.code, 4, nowhere.stderr);
 });
+
+test.serial(
+  'an approver at a folder sees by path who asks from the organization, and for which role; a caller who may not approve does not',
+  async (t) => {
+    const folder = await createGroup(s.admin, 'folder', org);
+    // The folder's owner may list and bind only at the folder, not the organization's identities.
+    const owner = await createRole(s.admin, org, 'folder-owner', [
+      'groups.list',
+      'identity.list',
+      'roles.list',
+      'role_bindings.create',
+    ]);
+    // Sees the folder's requests (role_bindings.create) but could not grant `reader`.
+    const binder = await createRole(s.admin, org, 'folder-binder', [
+      'groups.list',
+      'role_bindings.create',
+    ]);
+    const o = await createIdentity(s.admin, folder, 'owner');
+    const b = await createIdentity(s.admin, folder, 'binder');
+    await createBinding(s.admin, folder, o, owner);
+    await createBinding(s.admin, folder, b, binder);
+    const ownerToken = (await s.arbor.tokens.sign(o, { iss: 'https://x.example', sub: 'fo' }))
+      .token;
+    const binderToken = (await s.arbor.tokens.sign(b, { iss: 'https://x.example', sub: 'fb' }))
+      .token;
+    const asked = await arbor(
+      [
+        'request',
+        'reader',
+        '--group',
+        'cli-requests/folder',
+        '--for',
+        '1h',
+        '--reason',
+        'docs',
+        '-o',
+        'json',
+      ],
+      asker,
+    );
+    t.is(asked.code, 0, asked.stderr);
+    const { uid } = JSON.parse(asked.stdout) as { uid: string };
+    type Seen = { requesterUid: string; requesterPath?: string; rolePath?: string };
+
+    const got = await arbor(['requests', 'get', uid, '-o', 'json'], ownerToken);
+    t.is(got.code, 0, got.stderr);
+    const seen = JSON.parse(got.stdout) as Seen & Record<string, unknown>;
+    t.is(seen.requesterPath, 'cli-requests/asker');
+    t.is(seen.rolePath, 'cli-requests/reader');
+    const listed = await arbor(['requests', 'list', '--state', 'PENDING'], ownerToken);
+    t.is(listed.code, 0, listed.stderr);
+    t.regex(listed.stdout, /^cli-requests\/asker\s+cli-requests\/reader\s+folder\s+1h\s/m);
+    // Nothing else about the requester: the owner still cannot read or list it.
+    const identity = await arbor(['identities', 'get', seen.requesterUid], ownerToken);
+    t.not(identity.code, 0, 'the requester itself stays out of sight');
+    const people = await arbor(
+      ['identities', 'list', '--group', 'cli-requests', '-o', 'json'],
+      ownerToken,
+    );
+    t.false(people.stdout.includes(seen.requesterUid));
+
+    const other = await arbor(['requests', 'get', uid, '-o', 'json'], binderToken);
+    t.is(other.code, 0, other.stderr);
+    const unseen = JSON.parse(other.stdout) as Seen;
+    t.is(unseen.requesterPath, undefined);
+    t.is(unseen.rolePath, undefined);
+    const page = await arbor(['requests', 'list', '--state', 'PENDING', '-o', 'json'], binderToken);
+    t.is(page.code, 0, page.stderr);
+    t.false(page.stdout.includes('cli-requests/asker'));
+
+    t.is((await arbor(['requests', 'cancel', uid], asker)).code, 0);
+  },
+);

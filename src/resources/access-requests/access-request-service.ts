@@ -143,7 +143,7 @@ export class AccessRequestService {
 
   /** `r` with the paths of its group, requester and role, as far as `p` may see them. */
   private async named(p: Principal, r: AccessRequest): Promise<AccessRequest> {
-    const [one] = await withPaths(this.d.paths, p, [r]);
+    const [one] = await withPaths(this.d.paths, p, [r], (x) => this.mayApprove(p, x));
     return one!;
   }
 
@@ -170,7 +170,10 @@ export class AccessRequestService {
       undefined,
       self === undefined ? '' : `requester:${self}`,
     );
-    return { ...page, items: await withPaths(this.d.paths, p, page.items) };
+    return {
+      ...page,
+      items: await withPaths(this.d.paths, p, page.items, (r) => this.mayApprove(p, r)),
+    };
   }
 
   /**
@@ -456,6 +459,21 @@ export class AccessRequestService {
     } catch (e) {
       if (isRpcError(e) && (e.code === 3 || e.code === 5 || e.code === 7))
         throw permissionDenied(`an approver must be able to create this binding: ${e.message}`);
+      throw e;
+    }
+  }
+
+  /**
+   * Whether `p` passes the approve call's own check for `r` (not its requester; could create
+   * the binding), which is what entitles it to the requester's and role's names.
+   */
+  private async mayApprove(p: Principal, r: AccessRequest): Promise<boolean> {
+    if (this.isRequester(p, r)) return false;
+    try {
+      await this.requireBindable(p, r);
+      return true;
+    } catch (e) {
+      if (isRpcError(e)) return false;
       throw e;
     }
   }

@@ -42,7 +42,10 @@ export interface AccessRequest {
   timeoutTime: Date;
   createTime: Date;
   updateTime: Date;
-  /** Answers only: the group, requester and role as paths of names, where the caller sees them. */
+  /**
+   * Answers only: the group, requester and role as paths of names, where the caller sees them
+   * (the requester and role also, from the organization, where it may approve the request).
+   */
   groupPath?: string;
   requesterPath?: string;
   rolePath?: string;
