@@ -1,5 +1,3 @@
-import type { Context } from 'koa';
-import type { z } from 'zod';
 import {
   accessRequestCreateSchema,
   decisionSchema,
@@ -13,67 +11,24 @@ import {
   requestPolicySchema,
   requestPolicyV2,
 } from '../../wire/access-request-wire.js';
-import type { Principal } from '../../auth/principal.js';
-import { principalOf } from '../middleware/authn.js';
-import { readJsonObject } from '../middleware/json-body.js';
-import { mountOperation, type RouteTarget } from '../openapi/contract.js';
-import { CREATE_ERRORS } from '../openapi/error-responses.js';
+import type { RouteTarget } from '../openapi/contract.js';
 import { EXAMPLE_UIDS, examplesFor } from '../openapi/examples.js';
 import { ACCESS_REQUEST_KIND } from '../../wire/kinds.js';
 import { mountV2, v2Kind } from './crud.js';
+import { mountKindAction, type KindAction } from './kind-action.js';
 
 const PATH = ACCESS_REQUEST_KIND.path;
 const TAG = 'Access requests';
 const EXAMPLE_REQUEST = `${EXAMPLE_UIDS.folder}/3b2a190807f6e5d4`;
 
-type Body = Record<string, unknown>;
-
-/** One `POST <PATH>:<verb>` whose body names what it acts on. */
-function action(
-  t: RouteTarget,
-  bodyLimit: number,
-  o: {
-    verb: string;
-    summary: string;
-    description: string;
-    input: z.ZodType;
-    example: Body;
-    output: { name: string; schema: z.ZodType; description: string };
-    run: (p: Principal, body: Body) => Promise<unknown>;
-  },
-): void {
-  mountOperation(
+/** Its actions: `POST <PATH>:<verb>`. */
+const action = (t: RouteTarget, bodyLimit: number, o: KindAction) =>
+  mountKindAction(
     t,
-    {
-      method: 'post',
-      path: `${PATH}:${o.verb}`,
-      operationId: `iam.accessRequests.${o.verb}`,
-      summary: o.summary,
-      description: o.description,
-      tags: [TAG],
-      access: 'bearer',
-      requestBody: {
-        mediaType: 'application/json',
-        schema: {
-          name: `${o.verb[0]!.toUpperCase()}${o.verb.slice(1)}AccessRequestBody`,
-          schema: o.input,
-          io: 'input',
-        },
-        required: true,
-        examples: { example: { summary: o.summary, value: o.example } },
-      },
-      response: {
-        status: 200,
-        description: o.output.description,
-        schema: { ...o.output, io: 'output' },
-      },
-      errors: CREATE_ERRORS,
-    },
-    async (ctx: Context) => {
-      ctx.body = await o.run(principalOf(ctx), await readJsonObject(ctx, bodyLimit));
-    },
+    bodyLimit,
+    { path: PATH, operationPrefix: 'iam.accessRequests', bodyName: 'AccessRequest', tag: TAG },
+    o,
   );
-}
 
 const REQUEST_OUT = {
   name: 'AccessRequest',

@@ -1,6 +1,4 @@
 import type { Context } from 'koa';
-import type { z } from 'zod';
-import type { Principal } from '../../auth/principal.js';
 import { parseListRequest, type QueryParams } from '../../core/list-request.js';
 import { ACCESS_REVIEW_ITEM_LIST } from '../../resources/access-reviews/access-review.js';
 import {
@@ -18,65 +16,25 @@ import {
   reviewScheduleV2,
 } from '../../wire/access-review-wire.js';
 import { principalOf } from '../middleware/authn.js';
-import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
-import { API_ERRORS, CREATE_ERRORS } from '../openapi/error-responses.js';
+import { API_ERRORS } from '../openapi/error-responses.js';
 import { EXAMPLE_UIDS, examplesFor } from '../openapi/examples.js';
 import { listParameters, listResponseSchema } from '../openapi/list-contract.js';
 import { mountV2, v2Kind } from './crud.js';
+import { mountKindAction, type KindAction } from './kind-action.js';
 
 const PATH = ACCESS_REVIEW_KIND.path;
 const TAG = 'Access reviews';
 const EXAMPLE_ITEM = `${EXAMPLE_UIDS.folder}/3b2a190807f6e5d4/0a1b2c3d4e5f6a7b`;
 
-type Body = Record<string, unknown>;
-
-/** One `POST <PATH>:<verb>` whose body names what it acts on. */
-function action(
-  t: RouteTarget,
-  bodyLimit: number,
-  o: {
-    verb: string;
-    summary: string;
-    description: string;
-    input: z.ZodType;
-    example: Body;
-    output: { name: string; schema: z.ZodType; description: string };
-    run: (p: Principal, body: Body) => Promise<unknown>;
-  },
-): void {
-  mountOperation(
+/** Its actions: `POST <PATH>:<verb>`. */
+const action = (t: RouteTarget, bodyLimit: number, o: KindAction) =>
+  mountKindAction(
     t,
-    {
-      method: 'post',
-      path: `${PATH}:${o.verb}`,
-      operationId: `iam.accessReviews.${o.verb}`,
-      summary: o.summary,
-      description: o.description,
-      tags: [TAG],
-      access: 'bearer',
-      requestBody: {
-        mediaType: 'application/json',
-        schema: {
-          name: `${o.verb[0]!.toUpperCase()}${o.verb.slice(1)}AccessReviewBody`,
-          schema: o.input,
-          io: 'input',
-        },
-        required: true,
-        examples: { example: { summary: o.summary, value: o.example } },
-      },
-      response: {
-        status: 200,
-        description: o.output.description,
-        schema: { ...o.output, io: 'output' },
-      },
-      errors: CREATE_ERRORS,
-    },
-    async (ctx: Context) => {
-      ctx.body = await o.run(principalOf(ctx), await readJsonObject(ctx, bodyLimit));
-    },
+    bodyLimit,
+    { path: PATH, operationPrefix: 'iam.accessReviews', bodyName: 'AccessReview', tag: TAG },
+    o,
   );
-}
 
 /** `GET <PATH>:items?review=…`: one review's items, a List like any other. */
 function mountItems(t: RouteTarget, s: AccessReviewService): void {
