@@ -85,9 +85,24 @@ test('audit: RESOURCE names every kind, bindings by what they grant', async (t) 
 });
 
 test('role-bindings delete: by names, and the message names it', async (t) => {
-  const r = await arbor(['role-bindings', 'delete', ...byNames, '--role', 'viewer']);
+  // A binding of its own: the tests of this file run at once, and the others read `binding`.
+  const deploy = await createIdentity(s.admin, platform, 'deploy');
+  const doomed = await createBinding(s.admin, platform, deploy, builtinRoleUid('viewer'));
+  const r = await arbor([
+    'role-bindings',
+    'delete',
+    '--group',
+    'cli-names/platform',
+    '--identity',
+    'cli-names/platform/deploy',
+    '--role',
+    'viewer',
+  ]);
   t.is(r.code, 0, r.stderr);
-  t.is(r.stdout, 'deleted role binding cli-names/platform/ci as viewer at cli-names/platform\n');
-  const again = await arbor(['role-bindings', 'get', binding]);
+  t.is(
+    r.stdout,
+    'deleted role binding cli-names/platform/deploy as viewer at cli-names/platform\n',
+  );
+  const again = await arbor(['role-bindings', 'get', doomed]);
   t.is(again.code, 4);
 });
