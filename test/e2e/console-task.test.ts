@@ -63,7 +63,7 @@ test('a whole task by names alone: org, folder, identity, binding, access, audit
   const gains = review
     .getByRole('region', { name: 'What this changes' })
     .locator('.delta-lines li');
-  await gains.getByText(/^1 identity gains \d+ capabilities in payments: dana$/).waitFor();
+  await gains.getByText(/^1 identity gains \d+ capabilities in globex\/payments: dana$/).waitFor();
   t.true((await gains.locator('.delta-caps code').allTextContents()).includes('groups.list'));
   await review.getByRole('button', { name: 'Yes, bind' }).click();
   await review.waitFor({ state: 'detached' });
@@ -154,7 +154,7 @@ test('a whole task by names alone: org, folder, identity, binding, access, audit
   await page.getByRole('button', { name: 'Delete identity dana' }).click();
   const askId = page.getByRole('dialog', { name: 'Delete identity dana?' });
   t.regex((await askId.textContent()) ?? '', /its 1 role binding/);
-  await askId.getByText(/^1 identity loses \d+ capabilities in payments: dana$/).waitFor();
+  await askId.getByText(/^1 identity loses \d+ capabilities in globex\/payments: dana$/).waitFor();
   await askId.getByRole('button', { name: 'Yes, delete' }).click();
   await askId.waitFor({ state: 'detached' });
   await page.getByRole('button', { name: 'Delete folder' }).click();
