@@ -11,6 +11,7 @@ import type { OAuthService } from '../../resources/oauth/oauth-service.js';
 import { GRANT_TOKEN_EXCHANGE, TOKEN_TYPE } from '../../resources/oauth/token-request.js';
 import { readText } from '../middleware/json-body.js';
 import type { State } from '../middleware/request-context.js';
+import { discoveryOperation } from './discovery-operation.js';
 import { mountOperation, type OperationContract, type RouteTarget } from '../openapi/contract.js';
 
 /** A form is small: one token of at most 8 KiB and a few bounded parameters. */
@@ -103,30 +104,6 @@ function formOperation(
   };
 }
 
-function metadataOperation(
-  path: string,
-  operationId: string,
-  summary: string,
-  name: string,
-  schema: z.ZodType,
-): OperationContract {
-  return {
-    method: 'get',
-    path,
-    operationId,
-    summary,
-    tags: ['Discovery'],
-    access: 'public',
-    response: {
-      status: 200,
-      description: summary,
-      schema: { name, schema, io: 'output' },
-      headers: ['Cache-Control'],
-    },
-    errors: [],
-  };
-}
-
 /**
  * The OAuth 2.0 doors (docs/oauth.md): the authorization server's and the API's metadata
  * (RFC 8414, RFC 9728), the token endpoint's token exchange (RFC 8693), introspection
@@ -208,12 +185,12 @@ function mountMetadata(t: RouteTarget, issuer: TokenIssuer): void {
   const base = issuer.issuer;
   mountOperation(
     t,
-    metadataOperation(
+    discoveryOperation(
       '/.well-known/oauth-authorization-server',
       'discovery.oauthAuthorizationServer',
       "The OAuth 2.0 authorization server metadata of Arbor's issuer (RFC 8414)",
-      'OAuthAuthorizationServerMetadata',
       asMetadataSchema,
+      'OAuthAuthorizationServerMetadata',
     ),
     (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=300');
@@ -238,12 +215,12 @@ function mountMetadata(t: RouteTarget, issuer: TokenIssuer): void {
   );
   mountOperation(
     t,
-    metadataOperation(
+    discoveryOperation(
       '/.well-known/oauth-protected-resource',
       'discovery.oauthProtectedResource',
       "The OAuth 2.0 protected resource metadata of Arbor's API (RFC 9728)",
-      'OAuthProtectedResourceMetadata',
       prMetadataSchema,
+      'OAuthProtectedResourceMetadata',
     ),
     (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=300');

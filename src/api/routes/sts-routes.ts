@@ -9,6 +9,7 @@ import { readText } from '../middleware/json-body.js';
 import { mountOperation, type OperationContract, type RouteTarget } from '../openapi/contract.js';
 import { EXAMPLE_API_URL, EXAMPLE_UIDS } from '../openapi/examples.js';
 import { timestampSchema } from '../../wire/time.js';
+import { discoveryOperation } from './discovery-operation.js';
 
 function values(v: string | string[] | null | undefined): string[] {
   if (v === undefined || v === null) return [];
@@ -58,30 +59,6 @@ const EXCHANGE = {
 } as const satisfies Partial<OperationContract>;
 
 const example = { aud: EXAMPLE_API_URL, identity: EXAMPLE_UIDS.identity };
-
-function discovery(
-  path: string,
-  operationId: string,
-  summary: string,
-  schema: z.ZodType,
-  name: string,
-): OperationContract {
-  return {
-    method: 'get',
-    path,
-    operationId,
-    summary,
-    tags: ['Discovery'],
-    access: 'public',
-    response: {
-      status: 200,
-      description: summary,
-      schema: { name, schema, io: 'output' },
-      headers: ['Cache-Control'],
-    },
-    errors: [],
-  };
-}
 
 /** The STS (spec §4.7) and the OIDC discovery documents of Arbor's own issuer. */
 export function mountStsRoutes(
@@ -166,7 +143,7 @@ function mountExchange(t: RouteTarget, sts: SecurityTokenService, people?: UserS
 function mountDiscovery(t: RouteTarget, issuer: TokenIssuer): void {
   mountOperation(
     t,
-    discovery(
+    discoveryOperation(
       '/.well-known/openid-configuration',
       'discovery.openidConfiguration',
       "The OIDC discovery document of Arbor's issuer",
@@ -187,7 +164,7 @@ function mountDiscovery(t: RouteTarget, issuer: TokenIssuer): void {
   );
   mountOperation(
     t,
-    discovery(
+    discoveryOperation(
       '/.well-known/jwks.json',
       'discovery.jwks',
       'The public keys that sign API tokens',
