@@ -1,9 +1,9 @@
-import { useState } from 'preact/hooks';
-import { listPage, type Page } from '../api';
+import { listPage } from '../api';
 import { actorUid } from '../names';
 import { Picker, usePicked } from '../picker';
 import { go, href } from '../route';
-import { ErrorBox, NameOf, CopyUid, Pager, Section, useLoad } from '../ui';
+import { usePaged } from '../paged';
+import { ErrorBox, NameOf, CopyUid, Pager, Section } from '../ui';
 import { AuditEntry, type AuditEvent } from './audit-entry';
 
 const OPERATIONS = ['create', 'update', 'delete'] as const;
@@ -17,18 +17,10 @@ const SINCE: Record<string, number> = {
 
 /** One paged timeline: newest first, 50 a page, "Newer" and "Older". */
 export function Timeline(props: { query: Record<string, string> }) {
-  const [tokens, setTokens] = useState<string[]>([]);
-  const token = tokens[tokens.length - 1];
-  const key = JSON.stringify(props.query);
-  const page = useLoad<Page<AuditEvent>>(
-    () =>
-      listPage<AuditEvent>('/audit/v2beta1/events', 'events', {
-        ...props.query,
-        order_by: 'time desc',
-        page_size: 50,
-        page_token: token,
-      }),
-    [key, token],
+  const page = usePaged<AuditEvent>(
+    (p) =>
+      listPage('/audit/v2beta1/events', 'events', { ...props.query, order_by: 'time desc', ...p }),
+    [JSON.stringify(props.query)],
   );
   if (page.error) return <ErrorBox error={page.error} />;
   if (!page.data) return <p role="status">Loading…</p>;
@@ -45,8 +37,8 @@ export function Timeline(props: { query: Record<string, string> }) {
         ))}
       </ol>
       <Pager
-        tokens={tokens}
-        setTokens={setTokens}
+        tokens={page.tokens}
+        setTokens={page.setTokens}
         next={page.data.nextPageToken}
         back="Newer"
         more="Older"

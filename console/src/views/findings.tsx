@@ -5,7 +5,8 @@ import { GroupPath } from '../group-path';
 import { parentOf, plural } from '../model';
 import { Picker, usePicked } from '../picker';
 import { go, href } from '../route';
-import { ConfirmDialog, ErrorBox, NameOf, Pager, Section, useLoad } from '../ui';
+import { PAGE_SIZE, PagedList, RowsTable, usePaged } from '../paged';
+import { ConfirmDialog, NameOf, Section } from '../ui';
 import { ago, localDate, localTime } from '../time';
 
 /** One finding of `access:unused` (docs/api.md, "Last used, and unused access"). */
@@ -21,7 +22,6 @@ interface Finding {
   expireBindings: string[];
 }
 
-const PAGE_SIZE = 50;
 const DAY_MS = 86_400_000;
 
 /** A whole number of days in [min, max], or `fallback`. */
@@ -132,20 +132,11 @@ function FindingTable(props: { page: Page<Finding>; inDays: number; reload: () =
     ),
   );
   return (
-    <table class="rows" aria-labelledby="findings-h">
-      <thead>
-        <tr>
-          <th scope="col">Access</th>
-          <th scope="col">Last used</th>
-          <th scope="col">Remedy</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.page.items.map((f) => (
-          <FindingRow key={f.uid} f={f} can={can} inDays={props.inDays} reload={props.reload} />
-        ))}
-      </tbody>
-    </table>
+    <RowsTable labelledBy="findings-h" headers={['Access', 'Last used', 'Remedy']}>
+      {props.page.items.map((f) => (
+        <FindingRow key={f.uid} f={f} can={can} inDays={props.inDays} reload={props.reload} />
+      ))}
+    </RowsTable>
   );
 }
 
@@ -212,41 +203,36 @@ export function FindingsView({ query }: { query: URLSearchParams }) {
   const inDays = days(query.get('expire'), 30, 1, 365);
   const group = query.get('group') ?? undefined;
   const kind = query.get('kind') || undefined;
-  const [tokens, setTokens] = useState<string[]>([]);
-  const token = tokens[tokens.length - 1];
-  const page = useLoad<Page<Finding>>(
-    () =>
-      listPage<Finding>('/iam/v2beta1/access:unused', 'findings', {
+  const page = usePaged<Finding>(
+    (p) =>
+      listPage('/iam/v2beta1/access:unused', 'findings', {
         window: `${unusedFor}d`,
         group,
         kind,
-        page_size: PAGE_SIZE,
-        page_token: token,
+        ...p,
       }),
-    [unusedFor, group, kind, token],
+    [unusedFor, group, kind],
   );
+  const shown = page.tokens.length * PAGE_SIZE;
   return (
     <div>
       <h1>Unused access</h1>
       <Filters query={query} />
       <Section id="findings-h" title={`Unused for ${plural(unusedFor, 'day')}`}>
-        <ErrorBox error={page.error} />
-        {page.data ? (
-          <>
-            <p class="count" role="status">
-              {plural(page.data.totalCount, 'finding')}
-              {page.data.items.length > 0 && page.data.nextPageToken !== undefined
-                ? `, showing ${tokens.length * PAGE_SIZE + 1}–${tokens.length * PAGE_SIZE + page.data.items.length}`
+        <PagedList
+          paged={page}
+          announce
+          count={(d) => (
+            <>
+              {plural(d.totalCount, 'finding')}
+              {d.items.length > 0 && d.nextPageToken !== undefined
+                ? `, showing ${shown + 1}–${shown + d.items.length}`
                 : ''}
-            </p>
-            {page.data.items.length > 0 ? (
-              <FindingTable page={page.data} inDays={inDays} reload={page.reload} />
-            ) : null}
-            <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
-          </>
-        ) : page.loading ? (
-          <p role="status">Loading…</p>
-        ) : null}
+            </>
+          )}
+        >
+          {(d) => <FindingTable page={d} inDays={inDays} reload={page.reload} />}
+        </PagedList>
       </Section>
     </div>
   );

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
-import { get, listPage, type Page } from '../api';
+import { get, listPage } from '../api';
 import { GroupPath } from '../group-path';
 import { parentOf, plural, type Group, type Identity } from '../model';
 import { go, href } from '../route';
-import { ErrorBox, Pager, Section, useLoad } from '../ui';
+import { PagedList, RowsTable, usePaged } from '../paged';
+import { ErrorBox, Section, useLoad } from '../ui';
 import { signedIn, When } from './identity';
 
 interface IdentityRow extends Identity {
@@ -109,57 +110,45 @@ async function anchorOf(org: string, path: string[]): Promise<string> {
 }
 
 function Results({ org, q }: { org: string; q: string }) {
-  const [tokens, setTokens] = useState<string[]>([]);
-  const token = tokens[tokens.length - 1];
   const { path, prefix } = parseSearch(q);
-  const page = useLoad<Page<IdentityRow>>(async () => {
-    const anchor = await anchorOf(org, path);
-    return listPage<IdentityRow>('/iam/v2beta1/identities', 'identities', {
-      'uidp.descendants_of': anchor,
-      name_prefix: prefix.trim(),
-      order_by: 'name',
-      page_size: 50,
-      page_token: token,
-    });
-  }, [org, q, token]);
+  const page = usePaged<IdentityRow>(
+    async (p) =>
+      listPage('/iam/v2beta1/identities', 'identities', {
+        'uidp.descendants_of': await anchorOf(org, path),
+        name_prefix: prefix.trim(),
+        order_by: 'name',
+        ...p,
+      }),
+    [org, q],
+  );
   return (
     <Section id="identity-list-h" title={q ? `Identities matching “${q}”` : 'All identities'}>
-      <ErrorBox error={page.error} />
-      {page.data ? (
-        <>
-          <p class="count" role="status">
-            {plural(page.data.totalCount, 'identity', 'identities')}
-            {page.data.totalCount === '0' ? ' you can list match.' : ''}
-          </p>
-          {page.data.items.length > 0 ? (
-            <table class="rows" aria-labelledby="identity-list-h">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Group</th>
-                  <th scope="col">Last signed in</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.items.map((i) => (
-                  <tr key={i.uid} data-uid={i.uid}>
-                    <td>
-                      <a href={href('identity', i.uid)}>{i.name}</a>
-                    </td>
-                    <td>
-                      <GroupPath uid={parentOf(i.uid) ?? org} />
-                    </td>
-                    <td>{signedIn(i) ? <When iso={i.lastSeenTime!} /> : 'never'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : null}
-          <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
-        </>
-      ) : page.loading ? (
-        <p role="status">Loading…</p>
-      ) : null}
+      <PagedList
+        paged={page}
+        announce
+        count={(d) => (
+          <>
+            {plural(d.totalCount, 'identity', 'identities')}
+            {d.totalCount === '0' ? ' you can list match.' : ''}
+          </>
+        )}
+      >
+        {(d) => (
+          <RowsTable labelledBy="identity-list-h" headers={['Name', 'Group', 'Last signed in']}>
+            {d.items.map((i) => (
+              <tr key={i.uid} data-uid={i.uid}>
+                <td>
+                  <a href={href('identity', i.uid)}>{i.name}</a>
+                </td>
+                <td>
+                  <GroupPath uid={parentOf(i.uid) ?? org} />
+                </td>
+                <td>{signedIn(i) ? <When iso={i.lastSeenTime!} /> : 'never'}</td>
+              </tr>
+            ))}
+          </RowsTable>
+        )}
+      </PagedList>
     </Section>
   );
 }

@@ -1,10 +1,10 @@
-import { useState } from 'preact/hooks';
-import { get, listPage, type Page } from '../api';
+import { get, listPage } from '../api';
 import { isAdminToken, usePermissions } from '../can';
 import { GroupPath } from '../group-path';
 import { parentOf, plural, type Identity, type RoleBinding } from '../model';
 import { href } from '../route';
-import { CopyUid, ErrorBox, Pager, Section, useLoad } from '../ui';
+import { PagedList, RowsTable, usePaged } from '../paged';
+import { CopyUid, ErrorBox, Section, useLoad } from '../ui';
 import { Timeline } from './audit';
 import { BindingWindow } from '../binding-window';
 import { ago, localTime } from '../time';
@@ -115,57 +115,34 @@ function About({ identity: i }: { identity: IdentityRead }) {
 
 /** Its role bindings at every group where the caller may list them, 50 a page. */
 function Bindings({ uid }: { uid: string }) {
-  const [tokens, setTokens] = useState<string[]>([]);
-  const token = tokens[tokens.length - 1];
-  const page = useLoad<Page<RoleBinding>>(
-    () =>
-      listPage<RoleBinding>('/iam/v2beta1/roleBindings', 'roleBindings', {
-        identity: uid,
-        page_size: 50,
-        page_token: token,
-      }),
-    [uid, token],
+  const page = usePaged<RoleBinding>(
+    (p) => listPage('/iam/v2beta1/roleBindings', 'roleBindings', { identity: uid, ...p }),
+    [uid],
   );
   return (
     <Section id="identity-bindings-h" title="Role bindings">
       <p class="hint">Only bindings at groups where you may list role bindings are shown.</p>
-      <ErrorBox error={page.error} />
-      {page.data ? (
-        <>
-          <p class="count">{plural(page.data.totalCount, 'role binding')}</p>
-          {page.data.items.length > 0 ? (
-            <table class="rows" aria-labelledby="identity-bindings-h">
-              <thead>
-                <tr>
-                  <th scope="col">Role</th>
-                  <th scope="col">Group</th>
-                  <th scope="col">Window</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.items.map((b) => (
-                  <tr key={b.uid} data-uid={b.uid}>
-                    <td>
-                      <a href={href('roles', '', { name: b.role.name || undefined })}>
-                        {b.role.name || b.role.uid}
-                      </a>
-                    </td>
-                    <td>
-                      <GroupPath uid={b.group.uid} />
-                    </td>
-                    <td>
-                      <BindingWindow b={b} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : null}
-          <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
-        </>
-      ) : page.loading ? (
-        <p role="status">Loading…</p>
-      ) : null}
+      <PagedList paged={page} count={(d) => plural(d.totalCount, 'role binding')}>
+        {(d) => (
+          <RowsTable labelledBy="identity-bindings-h" headers={['Role', 'Group', 'Window']}>
+            {d.items.map((b) => (
+              <tr key={b.uid} data-uid={b.uid}>
+                <td>
+                  <a href={href('roles', '', { name: b.role.name || undefined })}>
+                    {b.role.name || b.role.uid}
+                  </a>
+                </td>
+                <td>
+                  <GroupPath uid={b.group.uid} />
+                </td>
+                <td>
+                  <BindingWindow b={b} />
+                </td>
+              </tr>
+            ))}
+          </RowsTable>
+        )}
+      </PagedList>
     </Section>
   );
 }

@@ -1,9 +1,10 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { del, listPage, type Page } from '../api';
+import { del, listPage } from '../api';
 import { useCan } from '../can';
 import { plural } from '../model';
-import { ConfirmDialog, ErrorBox, Pager, Section, useLoad } from '../ui';
+import { PagedList, RowsTable, usePaged } from '../paged';
+import { ConfirmDialog, ErrorBox, Section } from '../ui';
 import { ReviewDialog, type AccessChange } from './access-delta';
 
 export interface Column<T> {
@@ -60,15 +61,12 @@ export function ListSection<T extends { uid: string }>(props: ListSectionProps<T
 }
 
 function Rows<T extends { uid: string }>(props: ListSectionProps<T> & { deletable: boolean }) {
-  const [tokens, setTokens] = useState<string[]>([]);
   const [again, setAgain] = useState(0);
   const [doomed, setDoomed] = useState<{ row: T; goes: string } | undefined>(undefined);
   const [probeError, setProbeError] = useState<unknown>(undefined);
-  const token = tokens[tokens.length - 1];
-  const page = useLoad<Page<T>>(
-    () =>
-      listPage<T>(props.path, props.plural, { ...props.query, page_size: 50, page_token: token }),
-    [props.path, JSON.stringify(props.query), token, again, props.version],
+  const page = usePaged<T>(
+    (p) => listPage(props.path, props.plural, { ...props.query, ...p }),
+    [props.path, JSON.stringify(props.query), again, props.version],
   );
   const ask = (row: T) => {
     setProbeError(undefined);
@@ -79,22 +77,18 @@ function Rows<T extends { uid: string }>(props: ListSectionProps<T> & { deletabl
   };
   return (
     <>
-      <ErrorBox error={page.error} />
-      <ErrorBox error={probeError} />
-      {page.data ? (
-        <>
-          <p class="count">
-            {plural(page.data.totalCount, props.noun[0], props.noun[1])}
-            {page.data.totalCount === '0' ? '' : ' in all'}
-          </p>
-          {page.data.items.length > 0 ? (
-            <RowTable {...props} rows={page.data.items} onDelete={ask} />
-          ) : null}
-          <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
-        </>
-      ) : page.loading ? (
-        <p role="status">Loading…</p>
-      ) : null}
+      <PagedList
+        paged={page}
+        alerts={<ErrorBox error={probeError} />}
+        count={(d) => (
+          <>
+            {plural(d.totalCount, props.noun[0], props.noun[1])}
+            {d.totalCount === '0' ? '' : ' in all'}
+          </>
+        )}
+      >
+        {(d) => <RowTable {...props} rows={d.items} onDelete={ask} />}
+      </PagedList>
       {doomed ? (
         <DeleteDialog
           title={`Delete ${props.label(doomed.row)}?`}
@@ -138,38 +132,29 @@ function RowTable<T extends { uid: string }>(
   props: ListSectionProps<T> & { deletable: boolean; rows: T[]; onDelete: (row: T) => void },
 ) {
   return (
-    <table class="rows" aria-labelledby={props.id}>
-      <thead>
-        <tr>
+    <RowsTable
+      labelledBy={props.id}
+      headers={[...props.columns.map((c) => c.header), ...(props.deletable ? ['Actions'] : [])]}
+    >
+      {props.rows.map((row) => (
+        <tr key={row.uid} data-uid={row.uid}>
           {props.columns.map((c) => (
-            <th scope="col" key={c.header}>
-              {c.header}
-            </th>
+            <td key={c.header}>{c.cell(row)}</td>
           ))}
-          {props.deletable ? <th scope="col">Actions</th> : null}
+          {props.deletable ? (
+            <td>
+              <button
+                type="button"
+                class="danger"
+                aria-label={`Delete ${props.label(row)}`}
+                onClick={() => props.onDelete(row)}
+              >
+                Delete
+              </button>
+            </td>
+          ) : null}
         </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((row) => (
-          <tr key={row.uid} data-uid={row.uid}>
-            {props.columns.map((c) => (
-              <td key={c.header}>{c.cell(row)}</td>
-            ))}
-            {props.deletable ? (
-              <td>
-                <button
-                  type="button"
-                  class="danger"
-                  aria-label={`Delete ${props.label(row)}`}
-                  onClick={() => props.onDelete(row)}
-                >
-                  Delete
-                </button>
-              </td>
-            ) : null}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </RowsTable>
   );
 }

@@ -5,7 +5,8 @@ import { GroupPath } from '../group-path';
 import { plural } from '../model';
 import { go, href } from '../route';
 import { Picker, usePicked } from '../picker';
-import { ConfirmDialog, ErrorBox, Field, NameOf, Pager, Section, useAction, useLoad } from '../ui';
+import { PagedList, usePaged } from '../paged';
+import { ConfirmDialog, ErrorBox, Field, NameOf, Section, useAction } from '../ui';
 import { ago, localTime } from '../time';
 import { ReviewDialog, type AccessChange } from './access-delta';
 
@@ -369,18 +370,15 @@ function Ask({ onAsked }: { onAsked: () => void }) {
  */
 export function RequestsView({ query }: { query: URLSearchParams }) {
   const state = query.get('state') ?? 'PENDING';
-  const [tokens, setTokens] = useState<string[]>([]);
-  const token = tokens[tokens.length - 1];
   // The last approval made here, shown until another or until the view is left.
   const [approved, setApproved] = useState<AccessRequest | undefined>(undefined);
-  const page = useLoad<Page<AccessRequest>>(
-    () =>
-      listPage<AccessRequest>('/iam/v2beta1/accessRequests', 'accessRequests', {
+  const page = usePaged<AccessRequest>(
+    (p) =>
+      listPage('/iam/v2beta1/accessRequests', 'accessRequests', {
         state: state === 'all' ? undefined : state,
-        page_size: 50,
-        page_token: token,
+        ...p,
       }),
-    [state, token],
+    [state],
   );
   return (
     <div>
@@ -412,20 +410,9 @@ export function RequestsView({ query }: { query: URLSearchParams }) {
         }
       >
         {approved ? <Decided r={approved} /> : null}
-        <ErrorBox error={page.error} />
-        {page.data ? (
-          <>
-            <p class="count" role="status">
-              {plural(page.data.totalCount, 'request')}
-            </p>
-            {page.data.items.length > 0 ? (
-              <RequestList page={page.data} reload={page.reload} onApproved={setApproved} />
-            ) : null}
-            <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
-          </>
-        ) : page.loading ? (
-          <p role="status">Loading…</p>
-        ) : null}
+        <PagedList paged={page} announce count={(d) => plural(d.totalCount, 'request')}>
+          {(d) => <RequestList page={d} reload={page.reload} onApproved={setApproved} />}
+        </PagedList>
       </Section>
       {myUid() !== undefined ? <Ask onAsked={page.reload} /> : null}
     </div>

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
-import { listPage, type Page } from '../api';
+import { listPage } from '../api';
 import { GroupPath } from '../group-path';
 import { parentOf, plural, type Role } from '../model';
 import { go, href } from '../route';
-import { ErrorBox, Pager, Section, useLoad } from '../ui';
+import { PagedList, RowsTable, usePaged } from '../paged';
+import { Section } from '../ui';
 
 /**
  * Every role the caller may list, by name, 50 a page: the built-in ones (the same
@@ -47,46 +48,21 @@ export function RolesView({ query }: { query: URLSearchParams }) {
 }
 
 function RoleList({ prefix }: { prefix: string }) {
-  const [tokens, setTokens] = useState<string[]>([]);
-  const token = tokens[tokens.length - 1];
-  const page = useLoad<Page<Role>>(
-    () =>
-      listPage<Role>('/iam/v2beta1/roles', 'roles', {
-        name_prefix: prefix,
-        order_by: 'name',
-        page_size: 50,
-        page_token: token,
-      }),
-    [prefix, token],
+  const page = usePaged<Role>(
+    (p) => listPage('/iam/v2beta1/roles', 'roles', { name_prefix: prefix, order_by: 'name', ...p }),
+    [prefix],
   );
   return (
     <Section id="role-list-h" title="Roles">
-      <ErrorBox error={page.error} />
-      {page.data ? (
-        <>
-          <p class="count" role="status">
-            {plural(page.data.totalCount, 'role')}
-          </p>
-          {page.data.items.length > 0 ? (
-            <table class="rows roles" aria-labelledby="role-list-h">
-              <thead>
-                <tr>
-                  <th scope="col">Role</th>
-                  <th scope="col">Capabilities</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.items.map((r) => (
-                  <RoleRow key={r.uid} role={r} />
-                ))}
-              </tbody>
-            </table>
-          ) : null}
-          <Pager tokens={tokens} setTokens={setTokens} next={page.data.nextPageToken} />
-        </>
-      ) : page.loading ? (
-        <p role="status">Loading…</p>
-      ) : null}
+      <PagedList paged={page} announce count={(d) => plural(d.totalCount, 'role')}>
+        {(d) => (
+          <RowsTable labelledBy="role-list-h" class="rows roles" headers={['Role', 'Capabilities']}>
+            {d.items.map((r) => (
+              <RoleRow key={r.uid} role={r} />
+            ))}
+          </RowsTable>
+        )}
+      </PagedList>
     </Section>
   );
 }
