@@ -1,6 +1,6 @@
 import { listPage } from '../api';
 import { actorUid } from '../names';
-import { Picker, usePicked } from '../picker';
+import { filtersOf, GroupFilter, PickFilter, SelectFilter } from '../filters';
 import { go, href } from '../route';
 import { usePaged } from '../paged';
 import { ErrorBox, NameOf, CopyUid, Pager, Section } from '../ui';
@@ -47,61 +47,26 @@ export function Timeline(props: { query: Record<string, string> }) {
   );
 }
 
+/** The operation filter's choices: any, or one. */
+const OPERATION_OPTIONS: Array<[string, string]> = [
+  ['', 'any'],
+  ...OPERATIONS.map((o) => [o, o] as [string, string]),
+];
+/** The time filter's choices: any time, or the last hour, day… */
+const SINCE_OPTIONS: Array<[string, string]> = [
+  ['', 'any time'],
+  ...Object.keys(SINCE).map((s) => [s, `in the last ${s}`] as [string, string]),
+];
+
 /** The filters, kept in the address: group (and below), actor, operation, since. */
 function Filters({ query }: { query: URLSearchParams }) {
-  const [group] = usePicked('group', query.get('group') ?? '');
-  const [actor] = usePicked('identity', query.get('actor') ?? '');
-  const set = (k: string, v: string | undefined) => {
-    const q: Record<string, string | undefined> = Object.fromEntries(query.entries());
-    q[k] = v;
-    go(href('audit', '', q));
-  };
+  const f = filtersOf('audit', query);
   return (
     <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
-      <Picker
-        kind="group"
-        label="Group (and everything below)"
-        name="audit-group"
-        value={group}
-        onPick={(p) => p && set('group', p.uid)}
-      />
-      <Picker
-        kind="identity"
-        label="Changed by"
-        name="audit-actor"
-        value={actor}
-        onPick={(p) => p && set('actor', p.uid)}
-      />
-      <label class="field">
-        <span>Operation</span>
-        <select
-          name="audit-operation"
-          value={query.get('operation') ?? ''}
-          onChange={(e) => set('operation', (e.currentTarget as HTMLSelectElement).value)}
-        >
-          <option value="">any</option>
-          {OPERATIONS.map((o) => (
-            <option key={o} value={o}>
-              {o}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label class="field">
-        <span>When</span>
-        <select
-          name="audit-since"
-          value={query.get('since') ?? ''}
-          onChange={(e) => set('since', (e.currentTarget as HTMLSelectElement).value)}
-        >
-          <option value="">any time</option>
-          {Object.keys(SINCE).map((s) => (
-            <option key={s} value={s}>
-              in the last {s}
-            </option>
-          ))}
-        </select>
-      </label>
+      <GroupFilter filters={f} />
+      <PickFilter filters={f} param="actor" kind="identity" label="Changed by" />
+      <SelectFilter filters={f} param="operation" label="Operation" options={OPERATION_OPTIONS} />
+      <SelectFilter filters={f} param="since" label="When" options={SINCE_OPTIONS} />
       {[...query.keys()].length > 0 ? (
         <button type="button" onClick={() => go(href('audit'))}>
           Clear filters

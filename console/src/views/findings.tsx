@@ -3,8 +3,7 @@ import { get, listPage, patch, type Page } from '../api';
 import { usePermissionsAt, type CanAt } from '../can';
 import { GroupPath } from '../group-path';
 import { parentOf, plural } from '../model';
-import { Picker, usePicked } from '../picker';
-import { go, href } from '../route';
+import { filtersOf, GroupFilter, SelectFilter } from '../filters';
 import { PAGE_SIZE, PagedList, RowsTable, usePaged } from '../paged';
 import { ConfirmDialog, NameOf, Section } from '../ui';
 import { ago, localDate, localTime } from '../time';
@@ -140,14 +139,16 @@ function FindingTable(props: { page: Page<Finding>; inDays: number; reload: () =
   );
 }
 
+/** The kind filter's choices: both kinds, or one. */
+const KIND_OPTIONS: Array<[string, string]> = [
+  ['', 'role bindings and identities'],
+  ['roleBinding', 'role bindings'],
+  ['identity', 'identities'],
+];
+
 /** The filters, kept in the address: the window, the kind, a group (and below), N. */
 function Filters({ query }: { query: URLSearchParams }) {
-  const [group] = usePicked('group', query.get('group') ?? '');
-  const set = (k: string, v: string | undefined) => {
-    const q: Record<string, string | undefined> = Object.fromEntries(query.entries());
-    q[k] = v;
-    go(href('unused', '', q));
-  };
+  const filters = filtersOf('unused', query);
   const number = (k: string, label: string, value: number, max: number) => (
     <label class="field">
       <span>{label}</span>
@@ -157,35 +158,18 @@ function Filters({ query }: { query: URLSearchParams }) {
         min={1}
         max={max}
         value={value}
-        onChange={(e) => set(k, (e.currentTarget as HTMLInputElement).value)}
+        onChange={(e) => filters.set(k, (e.currentTarget as HTMLInputElement).value)}
       />
     </label>
   );
   return (
     <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
       {number('window', 'Unused for (days)', days(query.get('window'), 90, 1, 365), 365)}
-      <label class="field">
-        <span>Kind</span>
-        <select
-          name="unused-kind"
-          value={query.get('kind') ?? ''}
-          onChange={(e) => set('kind', (e.currentTarget as HTMLSelectElement).value)}
-        >
-          <option value="">role bindings and identities</option>
-          <option value="roleBinding">role bindings</option>
-          <option value="identity">identities</option>
-        </select>
-      </label>
-      <Picker
-        kind="group"
-        label="Group (and everything below)"
-        name="unused-group"
-        value={group}
-        onPick={(p) => p && set('group', p.uid)}
-      />
+      <SelectFilter filters={filters} param="kind" label="Kind" options={KIND_OPTIONS} />
+      <GroupFilter filters={filters} />
       {number('expire', 'Expire in (days)', days(query.get('expire'), 30, 1, 365), 365)}
       {query.get('group') ? (
-        <button type="button" onClick={() => set('group', undefined)}>
+        <button type="button" onClick={() => filters.set('group', undefined)}>
           Any group
         </button>
       ) : null}

@@ -15,7 +15,7 @@ import {
   CreateRepo,
   CreateSubscription,
 } from './group-forms';
-import { ListSection, type ListSectionProps } from './list-section';
+import { KINDS, ListSection, type ListSectionProps } from './list-section';
 import { ReviewsTab } from './reviews-tab';
 import { RolesTab } from './roles-tab';
 
@@ -89,15 +89,8 @@ function IdentitiesTab({ uid }: TabProps) {
   const can = useCan();
   return (
     <ListSection<Identity>
-      id="identities-h"
-      title="Identities"
-      path="/iam/v2beta1/identities"
-      plural="identities"
-      noun={['identity', 'identities']}
-      listCap="identity.list"
-      deleteCap="identity.delete"
+      kind={KINDS.identities}
       query={here(uid)}
-      label={(i) => `identity ${i.name}`}
       consequence={bindingsOf}
       review={(i) => [{ deleteIdentity: { uid: i.uid } }]}
       columns={[
@@ -145,18 +138,10 @@ function IdentitiesTab({ uid }: TabProps) {
 
 function BindingsTab({ uid, name }: TabProps) {
   const can = useCan();
-  const [version, setVersion] = useState(0);
   return (
     <ListSection<RoleBinding>
-      id="bindings-h"
-      title="Role bindings"
-      path="/iam/v2beta1/roleBindings"
-      plural="roleBindings"
-      noun={['role binding', 'role bindings']}
-      listCap="role_bindings.list"
-      deleteCap="role_bindings.delete"
+      kind={KINDS.roleBindings}
       query={here(uid)}
-      version={version}
       label={(b) => `the binding of ${b.role.name} to ${b.identity.name}`}
       review={(b) => [{ deleteRoleBinding: { uid: b.uid } }]}
       columns={[
@@ -187,17 +172,19 @@ function BindingsTab({ uid, name }: TabProps) {
           : []),
       ]}
     >
-      {can('role_bindings.create') ? (
-        <BindRole
-          group={uid}
-          groupName={name}
-          onBound={() => {
-            setVersion((v) => v + 1);
-            // The dialog that held the focus is gone: it goes to the list the binding joins.
-            setTimeout(() => document.getElementById('bindings-h')?.focus(), 0);
-          }}
-        />
-      ) : null}
+      {(reload) =>
+        can('role_bindings.create') ? (
+          <BindRole
+            group={uid}
+            groupName={name}
+            onBound={() => {
+              reload();
+              // The dialog that held the focus is gone: it goes to the list the binding joins.
+              setTimeout(() => document.getElementById('bindings-h')?.focus(), 0);
+            }}
+          />
+        ) : null
+      }
     </ListSection>
   );
 }
@@ -209,18 +196,11 @@ function RegistryTab({ uid }: TabProps) {
   return (
     <>
       <ListSection<Named>
-        id="repos-h"
-        title="Repos"
-        path="/registry/v2beta1/repos"
-        plural="repos"
-        noun={['repo', 'repos']}
-        listCap="repo.list"
-        deleteCap="repo.delete"
+        kind={KINDS.repos}
         query={here(uid)}
         version={version}
         // Only an empty repo may go: the tags list below is read again after a delete.
         onDeleted={bump}
-        label={(r) => `repo ${r.name}`}
         consequence={() => Promise.resolve(' (only an empty repo can be deleted)')}
         columns={[
           { header: 'Name', cell: (r) => r.name },
@@ -230,16 +210,10 @@ function RegistryTab({ uid }: TabProps) {
         {can('repo.create') ? <CreateRepo group={uid} onCreated={bump} /> : null}
       </ListSection>
       <ListSection<Tag>
-        id="tags-h"
+        kind={KINDS.tags}
         title="Tags (in this group’s repos)"
-        path="/registry/v2beta1/tags"
-        plural="tags"
-        noun={['tag', 'tags']}
-        listCap="tag.list"
-        deleteCap="tag.delete"
         query={{ 'uidp.descendants_of': uid }}
         version={version}
-        label={(t) => `tag ${t.name}`}
         columns={[
           { header: 'Tag', cell: (t) => t.name },
           { header: 'Digest', cell: (t) => <code class="digest">{t.digest}</code> },
@@ -260,10 +234,9 @@ function listTab<T extends { uid: string }>(
 ): (p: TabProps) => preact.JSX.Element {
   return function ListTab({ uid }: TabProps) {
     const can = useCan();
-    const [version, setVersion] = useState(0);
     return (
-      <ListSection<T> {...list} query={here(uid)} version={version}>
-        {can(createCap) ? <Create group={uid} onCreated={() => setVersion((v) => v + 1)} /> : null}
+      <ListSection<T> {...list} query={here(uid)}>
+        {(reload) => (can(createCap) ? <Create group={uid} onCreated={reload} /> : null)}
       </ListSection>
     );
   };
@@ -271,14 +244,7 @@ function listTab<T extends { uid: string }>(
 
 const ProvidersTab = listTab<Provider>(
   {
-    id: 'idps-h',
-    title: 'Identity providers',
-    path: '/iam/v2beta1/identityProviders',
-    plural: 'identityProviders',
-    noun: ['identity provider', 'identity providers'],
-    listCap: 'identity_providers.list',
-    deleteCap: 'identity_providers.delete',
-    label: (p) => `identity provider ${p.name}`,
+    kind: KINDS.providers,
     columns: [
       { header: 'Name', cell: (p) => p.name },
       { header: 'Issuer', cell: (p) => p.oidc?.issuer ?? '' },
@@ -291,13 +257,7 @@ const ProvidersTab = listTab<Provider>(
 
 const InvitesTab = listTab<Invite>(
   {
-    id: 'invites-h',
-    title: 'Invites',
-    path: '/iam/v2beta1/groupInvites',
-    plural: 'groupInvites',
-    noun: ['invite', 'invites'],
-    listCap: 'group_invites.list',
-    deleteCap: 'group_invites.delete',
+    kind: KINDS.invites,
     label: (i) => `the invite with role ${i.role?.name ?? ''}${i.email ? ` for ${i.email}` : ''}`,
     columns: [
       { header: 'Role', cell: (i) => i.role?.name ?? i.roleUid ?? '' },
@@ -311,14 +271,8 @@ const InvitesTab = listTab<Invite>(
 
 const EventsTab = listTab<Subscription>(
   {
-    id: 'subs-h',
+    kind: KINDS.subscriptions,
     title: 'Event subscriptions',
-    path: '/events/v2beta1/subscriptions',
-    plural: 'subscriptions',
-    noun: ['subscription', 'subscriptions'],
-    listCap: 'subscriptions.list',
-    deleteCap: 'subscriptions.delete',
-    label: (s) => `subscription ${s.name}`,
     columns: [
       { header: 'Name', cell: (s) => s.name },
       { header: 'Sink', cell: (s) => <code class="url">{s.sink}</code> },

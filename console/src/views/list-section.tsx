@@ -12,20 +12,59 @@ export interface Column<T> {
   cell: (row: T) => ComponentChildren;
 }
 
-export interface ListSectionProps<T> {
+/**
+ * A kind of thing a group holds, as its list shows it: its heading's id, where the API
+ * lists it (the answer's items under the path's last word), its noun, singular and plural
+ * ("1 role binding", "you cannot list role bindings") and its capabilities to list and to
+ * delete (the page's batch check answers them).
+ */
+export interface ListKind {
   id: string;
-  title: string;
   path: string;
   plural: string;
-  /** The row's noun, singular and plural: "1 role binding", "you cannot list role bindings". */
   noun: [string, string];
-  /** The capabilities to list and to delete rows here (the page's batch check answers). */
   listCap: string;
   deleteCap: string;
+}
+
+/** A ListKind: `cap` is the capabilities' prefix (`role_bindings` for role_bindings.list). */
+function kind(id: string, path: string, cap: string, one: string, many = `${one}s`): ListKind {
+  const plural = path.slice(path.lastIndexOf('/') + 1);
+  return {
+    id,
+    path,
+    plural,
+    noun: [one, many],
+    listCap: `${cap}.list`,
+    deleteCap: `${cap}.delete`,
+  };
+}
+
+/** The kinds listed under a group (its tabs). */
+export const KINDS = {
+  identities: kind('identities-h', '/iam/v2beta1/identities', 'identity', 'identity', 'identities'),
+  roleBindings: kind('bindings-h', '/iam/v2beta1/roleBindings', 'role_bindings', 'role binding'),
+  roles: kind('roles-h', '/iam/v2beta1/roles', 'roles', 'role'),
+  repos: kind('repos-h', '/registry/v2beta1/repos', 'repo', 'repo'),
+  tags: kind('tags-h', '/registry/v2beta1/tags', 'tag', 'tag'),
+  providers: kind(
+    'idps-h',
+    '/iam/v2beta1/identityProviders',
+    'identity_providers',
+    'identity provider',
+  ),
+  invites: kind('invites-h', '/iam/v2beta1/groupInvites', 'group_invites', 'invite'),
+  subscriptions: kind('subs-h', '/events/v2beta1/subscriptions', 'subscriptions', 'subscription'),
+};
+
+export interface ListSectionProps<T> {
+  kind: ListKind;
+  /** The heading: the kind's plural noun ("Role bindings") unless another is given. */
+  title?: string;
   query: Record<string, string>;
   columns: Column<T>[];
-  /** What a row is called in its delete button's label and its confirmation. */
-  label: (row: T) => string;
+  /** What a row is called in its delete button's label and its confirmation ("role ops" by default). */
+  label?: (row: T) => string;
   /** What goes with a row when it is deleted, as " and its 2 role bindings" ("" for nothing). */
   consequence?: (row: T) => Promise<string>;
   /**
@@ -35,8 +74,10 @@ export interface ListSectionProps<T> {
   review?: (row: T) => AccessChange[];
   /** After a delete: for what went with the row elsewhere (an identity's role bindings). */
   onDeleted?: () => void;
+  /** A change of it reads the list again (for a list that another one's change moves). */
   version?: number;
-  children?: ComponentChildren;
+  /** What follows the list (a create form): given the list's reload, for after a create. */
+  children?: ComponentChildren | ((reload: () => void) => ComponentChildren);
 }
 
 /**
@@ -45,28 +86,40 @@ export interface ListSectionProps<T> {
  * whatever create form the caller passes in. A list the caller may not read says so
  * instead of showing an empty list.
  */
-export function ListSection<T extends { uid: string }>(props: ListSectionProps<T>) {
+export function ListSection<T extends { uid: string; name?: string }>(props: ListSectionProps<T>) {
   const can = useCan();
-  const readable = can(props.listCap);
+  const k = props.kind;
+  const label = props.label ?? ((row: T) => `${k.noun[0]} ${row.name ?? row.uid}`);
+  const [again, setAgain] = useState(0);
+  const reload = () => setAgain((a) => a + 1);
   return (
-    <Section id={props.id} title={props.title}>
-      {readable ? (
-        <Rows {...props} deletable={can(props.deleteCap)} />
+    <Section
+      id={k.id}
+      title={props.title ?? k.noun[1].charAt(0).toUpperCase() + k.noun[1].slice(1)}
+    >
+      {can(k.listCap) ? (
+        <Rows {...props} {...k} {...{ label, again, reload }} deletable={can(k.deleteCap)} />
       ) : (
-        <p class="count cannot">You cannot list {props.noun[1]} here.</p>
+        <p class="count cannot">You cannot list {k.noun[1]} here.</p>
       )}
-      {props.children}
+      {typeof props.children === 'function' ? props.children(reload) : props.children}
     </Section>
   );
 }
 
-function Rows<T extends { uid: string }>(props: ListSectionProps<T> & { deletable: boolean }) {
-  const [again, setAgain] = useState(0);
+/**
+ * A list's props with its kind's spread in, its label settled, whether rows may go, and
+ * the section's reload (`again` counts them).
+ */
+type RowsProps<T> = ListSectionProps<T> &
+  ListKind & { label: (row: T) => string; deletable: boolean; again: number; reload: () => void };
+
+function Rows<T extends { uid: string }>(props: RowsProps<T>) {
   const [doomed, setDoomed] = useState<{ row: T; goes: string } | undefined>(undefined);
   const [probeError, setProbeError] = useState<unknown>(undefined);
   const page = usePaged<T>(
     (p) => listPage(props.path, props.plural, { ...props.query, ...p }),
-    [props.path, JSON.stringify(props.query), again, props.version],
+    [props.path, JSON.stringify(props.query), props.again, props.version],
   );
   const ask = (row: T) => {
     setProbeError(undefined);
@@ -97,7 +150,7 @@ function Rows<T extends { uid: string }>(props: ListSectionProps<T> & { deletabl
           onConfirm={async () => {
             await del(`${props.path}/${doomed.row.uid}`);
             setDoomed(undefined);
-            setAgain((a) => a + 1);
+            props.reload();
             props.onDeleted?.();
             // The button pressed is gone with its row: the focus goes to the list's heading,
             // once the modal dialog (which holds the focus while open) is gone.
@@ -129,7 +182,7 @@ function DeleteDialog(props: {
 }
 
 function RowTable<T extends { uid: string }>(
-  props: ListSectionProps<T> & { deletable: boolean; rows: T[]; onDelete: (row: T) => void },
+  props: RowsProps<T> & { rows: T[]; onDelete: (row: T) => void },
 ) {
   return (
     <RowsTable

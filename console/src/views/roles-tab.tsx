@@ -5,7 +5,7 @@ import type { Role } from '../model';
 import { Picker, type Picked } from '../picker';
 import { Section } from '../ui';
 import { ReviewDialog } from './access-delta';
-import { ListSection } from './list-section';
+import { KINDS, ListSection } from './list-section';
 
 /**
  * The roles a group defines (custom roles hang under the group that defines them), and a
@@ -17,7 +17,6 @@ const ROLE_CAPABILITIES = ['roles.list', 'roles.update', 'roles.delete'] as cons
 
 export function RolesTab({ uid }: { uid: string; name: string }) {
   const can = usePermissions(uid, ROLE_CAPABILITIES);
-  const [version, setVersion] = useState(0);
   const [editing, setEditing] = useState<Role | undefined>(undefined);
   if (!can)
     return (
@@ -25,24 +24,12 @@ export function RolesTab({ uid }: { uid: string; name: string }) {
         <p role="status">Loading…</p>
       </Section>
     );
-  const done = (changed: boolean) => {
-    setEditing(undefined);
-    if (changed) setVersion((v) => v + 1);
-    setTimeout(() => document.getElementById('roles-h')?.focus(), 0);
-  };
   return (
     <CanContext.Provider value={can}>
       <ListSection<Role>
-        id="roles-h"
+        kind={KINDS.roles}
         title="Roles defined here"
-        path="/iam/v2beta1/roles"
-        plural="roles"
-        noun={['role', 'roles']}
-        listCap="roles.list"
-        deleteCap="roles.delete"
         query={{ 'uidp.children_of': uid }}
-        version={version}
-        label={(r) => `role ${r.name}`}
         consequence={() => Promise.resolve(' (a role that is still bound is kept)')}
         columns={[
           { header: 'Name', cell: (r) => <span class="role-name">{r.name}</span> },
@@ -69,11 +56,25 @@ export function RolesTab({ uid }: { uid: string; name: string }) {
           },
         ]}
       >
-        <p class="hint">
-          The built-in roles (viewer, editor, owner, …) are the same everywhere and cannot be
-          changed.
-        </p>
-        {editing ? <EditCapabilities key={editing.uid} role={editing} onDone={done} /> : null}
+        {(reload) => (
+          <>
+            <p class="hint">
+              The built-in roles (viewer, editor, owner, …) are the same everywhere and cannot be
+              changed.
+            </p>
+            {editing ? (
+              <EditCapabilities
+                key={editing.uid}
+                role={editing}
+                onDone={(changed) => {
+                  setEditing(undefined);
+                  if (changed) reload();
+                  setTimeout(() => document.getElementById('roles-h')?.focus(), 0);
+                }}
+              />
+            ) : null}
+          </>
+        )}
       </ListSection>
     </CanContext.Provider>
   );
