@@ -39,6 +39,7 @@ import { HealthService } from './resources/health-service.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { NameResolver } from './resources/names/name-resolver.js';
 import { PathBook } from './resources/names/path-book.js';
+import { conditionDeps } from './resources/names/condition-groups.js';
 import type { ListPager } from './resources/list-pager.js';
 import { ManagedGuard } from './resources/managed/managed-guard.js';
 import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
@@ -116,7 +117,12 @@ type ResourceServices = Omit<AllServices, 'tokenTester' | 'names'>;
  * uses them (signing, the STS, people's sign-in, the registry's token server).
  */
 export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> {
-  const authz = new Authorizer(f.grants, f.clock, f.usage);
+  const authz = new Authorizer(
+    f.grants,
+    f.clock,
+    f.usage,
+    conditionDeps(f.uow, f.stores.names, f.logger),
+  );
   const { loginIssuer, loginClientId } = f.config;
   const serverLogin =
     loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;

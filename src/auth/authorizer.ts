@@ -2,6 +2,12 @@ import { notFound, permissionDenied } from '../core/rpc-error.js';
 import { isSelfOrBelow } from '../core/uidp.js';
 import type { Visibility } from '../core/visibility.js';
 import type { Capability } from './capabilities.js';
+import {
+  brokenCondition,
+  compileCondition,
+  type CompiledCondition,
+  type ConditionResult,
+} from './condition.js';
 import type { Principal } from './principal.js';
 import { restrictGrants } from './token-restriction.js';
 import type { UsageRecorder } from './usage-recorder.js';
@@ -30,8 +36,37 @@ export function isLive(
  * simulates access (`access:simulate`) decides by this very rule, not a copy of it.
  */
 export function grantsAt(g: Grant, cap: Capability, uid: string, now: number): boolean {
+  return g.condition === undefined && covers(g, cap, uid, now);
+}
+
+/** `grantsAt` but for its condition: the capability, the subtree and the window. */
+function covers(g: Grant, cap: Capability, uid: string, now: number): boolean {
   return g.capabilities.has(cap) && isSelfOrBelow(g.scope, uid) && isLive(g, now);
 }
+
+/**
+ * What a decision knows of its request beyond the principal, the capability and the uid:
+ * given, a conditional grant is decided by evaluating its condition; absent, no
+ * conditional grant grants (fail closed). `resource` absent: type and name are "".
+ */
+export interface RequestContext {
+  resource?: { type: string; name: string };
+  /** The upstream claims of the token acted through (bounded); absent: none. */
+  claims?: ReadonlyMap<string, unknown>;
+}
+
+/** Where a resource's group is found, for a condition that reads `resource.group`. */
+export interface ConditionDeps {
+  /**
+   * The group `uid` is (or hangs under, nearest) and its path of names from its
+   * organization; undefined when there is none (then the condition errs, and denies).
+   */
+  groupOf(uid: string): Promise<{ uid: string; path: string } | undefined>;
+  /** Where an evaluation error is logged (with the binding's uid and the position). */
+  log(fields: { bindingUid: string; expression: string; error: string }): void;
+}
+
+const NO_CLAIMS: ReadonlyMap<string, unknown> = new Map();
 
 /** Where the authorizer learns what an identity holds (its role bindings). */
 export interface GrantSource {
@@ -57,8 +92,10 @@ export class Authorizer {
     private readonly source: GrantSource,
     private readonly now: () => number = Date.now,
     private readonly usage?: UsageRecorder,
+    private readonly conditions?: ConditionDeps,
   ) {
-    this.questions = usage === undefined ? this : new Authorizer(source, now);
+    this.questions =
+      usage === undefined ? this : new Authorizer(source, now, undefined, conditions);
   }
 
   /**
@@ -108,21 +145,95 @@ export class Authorizer {
     return p.kind === 'admin' || p.kind === 'system';
   }
 
-  /** Whether `p` holds `cap` at `uid` (a group, or anything hanging under one). */
-  async can(p: Principal, cap: Capability, uid: string): Promise<boolean> {
+  /**
+   * Whether `p` holds `cap` at `uid` (a group, or anything hanging under one). A conditional
+   * grant counts only given `ctx` (the request) and where its condition evaluates to true;
+   * an evaluation error denies and is logged.
+   */
+  async can(p: Principal, cap: Capability, uid: string, ctx?: RequestContext): Promise<boolean> {
     if (this.isSuperuser(p)) return true;
     const grants = (await this.grants(p)) ?? [];
     const now = this.now();
     let allowed = false;
+    let group: Promise<{ uid: string; path: string } | undefined> | undefined;
     // Every grant that holds is recorded as used, not only the first: a binding that
     // grants a decision another also grants is in use, not a finding.
     for (const g of grants) {
-      if (!grantsAt(g, cap, uid, now)) continue;
+      if (g.condition === undefined) {
+        if (!covers(g, cap, uid, now)) continue;
+      } else {
+        if (ctx === undefined || this.conditions === undefined || !covers(g, cap, uid, now))
+          continue;
+        group ??= this.conditions.groupOf(uid);
+        if (!this.holds(g.condition, cap, now, await group, ctx)) continue;
+      }
       if (this.usage === undefined) return true;
       allowed = true;
       this.used(g, cap, now);
     }
     return allowed;
+  }
+
+  /**
+   * A binding's condition evaluated as a decision on `cap` at `uid` now would evaluate it
+   * (the access check API's proof): its result and the values it read. Uses nothing; an
+   * error is a false result with the error, and is logged like a decision's.
+   */
+  async explain(
+    bindingUid: string,
+    expression: string,
+    cap: Capability,
+    uid: string,
+  ): Promise<ConditionResult> {
+    let compiled: CompiledCondition;
+    try {
+      compiled = compileCondition(expression);
+    } catch (err) {
+      compiled = brokenCondition(expression, err instanceof Error ? err.message : String(err));
+    }
+    const group = await this.conditions?.groupOf(uid);
+    if (group === undefined) return { result: false, values: {}, error: 'no group at position 0' };
+    const r = compiled.evaluate({
+      time: this.now(),
+      capability: cap,
+      group,
+      resource: { type: '', name: '' },
+      claims: NO_CLAIMS,
+    });
+    if (r.error !== undefined) this.conditions?.log({ bindingUid, expression, error: r.error });
+    return r;
+  }
+
+  /** Evaluate a grant's condition for one decision; an error is logged and denies. */
+  private holds(
+    c: NonNullable<Grant['condition']>,
+    cap: Capability,
+    now: number,
+    group: { uid: string; path: string } | undefined,
+    ctx: RequestContext,
+  ): boolean {
+    if (group === undefined) {
+      this.conditions?.log({
+        bindingUid: c.bindingUid,
+        expression: c.compiled.expression,
+        error: 'no group for the resource at position 0',
+      });
+      return false;
+    }
+    const r = c.compiled.evaluate({
+      time: now,
+      capability: cap,
+      group,
+      resource: ctx.resource ?? { type: '', name: '' },
+      claims: ctx.claims ?? NO_CLAIMS,
+    });
+    if (r.error !== undefined)
+      this.conditions?.log({
+        bindingUid: c.bindingUid,
+        expression: c.compiled.expression,
+        error: r.error,
+      });
+    return r.result;
   }
 
   /**
@@ -149,7 +260,10 @@ export class Authorizer {
     if (this.isSuperuser(p)) return { kind: 'all' };
     const grants = (await this.grants(p)) ?? [];
     const now = this.now();
-    const holding = grants.filter((g) => g.capabilities.has(cap) && isLive(g, now));
+    // A conditional grant is decided per request: a list has none, so it shows nothing by one.
+    const holding = grants.filter(
+      (g) => g.condition === undefined && g.capabilities.has(cap) && isLive(g, now),
+    );
     for (const g of holding) this.used(g, cap, now);
     const scopes = holding.map((g) => g.scope);
     // Drop scopes already covered by a wider one: fewer OR branches in every list query.
@@ -171,10 +285,22 @@ export class Authorizer {
     resourceType: string,
     name = uid,
   ): Promise<void> {
-    if (await this.can(p, cap, uid)) return;
-    if (cap !== seeCap && (await this.can(p, seeCap, uid))) {
+    const ctx = requestContextOf(p, resourceType);
+    if (await this.can(p, cap, uid, ctx)) return;
+    if (cap !== seeCap && (await this.can(p, seeCap, uid, ctx))) {
       throw permissionDenied(`missing capability ${cap}`);
     }
     throw notFound(resourceType, name);
   }
+}
+
+/**
+ * The request context of a resource read or write (`require`) on the doors that evaluate
+ * conditions: REST and gRPC. Any other door's decisions are made without one, so a
+ * conditional grant grants nothing there (fail closed) until that door is wired.
+ */
+function requestContextOf(p: Principal, resourceType: string): RequestContext | undefined {
+  const door = p.via?.door;
+  if (door !== 'rest' && door !== 'grpc') return undefined;
+  return { resource: { type: resourceType, name: '' } };
 }

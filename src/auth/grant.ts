@@ -1,3 +1,4 @@
+import type { CompiledCondition } from './condition.js';
 import type { Capability } from './capabilities.js';
 
 /** A capability set held at a group and, by inheritance, everywhere below it. */
@@ -19,6 +20,18 @@ export interface Grant {
    * decision records as used only those whose role holds the capability decided.
    */
   bindings?: readonly GrantBinding[];
+  /**
+   * A conditional binding's condition, compiled: the grant is made of that one binding and
+   * holds only on a decision given a request context in which the condition evaluates to
+   * true. Without a context (lists, signed tokens, questions) it grants nothing: fail closed.
+   */
+  condition?: GrantCondition;
+}
+
+/** The condition of the one conditional binding a grant is made of. */
+export interface GrantCondition {
+  bindingUid: string;
+  compiled: CompiledCondition;
 }
 
 /** One role binding behind a grant. */

@@ -52,6 +52,21 @@ const roleRef = z
   .object({ uid: uidSchema, name: z.string(), description: z.string() })
   .meta({ description: 'The role; name and description only where the caller may list it.' });
 
+const explainedConditionSchema = z
+  .object({
+    expression: z.string(),
+    title: z.string().optional(),
+    description: z.string().optional(),
+    result: z.boolean().meta({ description: 'Whether the condition held for this check.' }),
+    values: z.record(z.string(), z.unknown()).meta({
+      description: 'Each variable the expression read (resource.group.path, …), with its value.',
+    }),
+    error: z.string().optional().meta({
+      description: 'Why it did not evaluate (then result is false), with the position.',
+    }),
+  })
+  .meta({ description: "A conditional binding's condition, evaluated for this check." });
+
 export const grantProofSchema = z
   .object({
     bindingUid: uidSchema,
@@ -62,6 +77,7 @@ export const grantProofSchema = z
     }),
     groupPath: pathField('The group the binding is bound at'),
     rolePath: pathField('The role (a built-in: its name)'),
+    condition: explainedConditionSchema.optional(),
   })
   .meta({ description: 'A role binding that grants the asked capability at the asked group.' });
 
@@ -117,6 +133,15 @@ export const checkResultSchema = z
           "The identity's scheduled bindings on the group's uid path that the caller may " +
           'list and that would grant the capability once started (not yet counted), soonest ' +
           'first. Absent when there are none.',
+      }),
+    conditional: z
+      .array(grantProofSchema)
+      .optional()
+      .meta({
+        description:
+          'When denied: the conditional bindings the caller may list that hold the capability ' +
+          'here but whose condition did not hold for this check (each with its evaluation); ' +
+          'they would grant if it held. Absent when there are none.',
       }),
     ...coverageShape,
   })

@@ -5,6 +5,23 @@ import { uidSchema } from './uid-schema.js';
 
 const ref = { name: z.string(), description: z.string() };
 
+export const bindingConditionSchema = z
+  .object({
+    expression: z.string().meta({
+      description:
+        'A CEL expression over request.time, request.capability, resource.group, ' +
+        'resource.type, resource.name and token.claims; at most 1,000 characters.',
+    }),
+    title: z.string().optional(),
+    description: z.string().optional(),
+  })
+  .meta({
+    description:
+      'A conditional binding grants only on a decision for which its expression holds; ' +
+      'where a decision has no request to evaluate it over (lists), it grants nothing. ' +
+      'Set once, at create.',
+  });
+
 export const roleBindingV2Schema = z
   .object({
     uid: uidSchema,
@@ -26,6 +43,7 @@ export const roleBindingV2Schema = z
     pending: z.boolean().optional().meta({
       description: 'Present and true while the binding has not reached its notBefore.',
     }),
+    condition: bindingConditionSchema.optional(),
   })
   .meta({ description: 'A role granted to an identity at a group, its references hydrated.' });
 export type RoleBindingV2 = z.infer<typeof roleBindingV2Schema>;
@@ -53,6 +71,7 @@ export function roleBindingV2(b: RoleBinding): RoleBindingV2 {
     ...(b.expireTime ? { expireTime: ts(b.expireTime) } : {}),
     expired: isExpired(b),
     ...(b.notBefore ? { notBefore: ts(b.notBefore), pending: isPending(b) } : {}),
+    ...(b.condition ? { condition: b.condition } : {}),
   };
 }
 

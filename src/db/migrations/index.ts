@@ -28,6 +28,7 @@ import * as m0028 from './0028-token-revocations.js';
 import * as m0029 from './0029-access-reviews.js';
 
 interface Migration {
+import * as m0032 from './0032-binding-conditions.js';
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
 }
@@ -62,3 +63,4 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0028-token-revocations', m0028],
   ['0029-access-reviews', m0029],
 ];
+  ['0032-binding-conditions', m0032],

@@ -14,6 +14,7 @@ import type { Tx } from '../../resources/tx.js';
 import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
 import { storedCapabilities } from './role-store.js';
+import type { Condition } from '../../auth/condition.js';
 
 /** A role binding joined to its role, as the access and simulation stores read it. */
 export interface BindingRow {
@@ -26,6 +27,7 @@ export interface BindingRow {
   capabilities: unknown;
   expire_time: Date | null;
   not_before: Date | null;
+  condition: Condition | null;
 }
 
 /**
@@ -34,7 +36,7 @@ export interface BindingRow {
  */
 export const BINDING_COLUMNS = `rb.uid, rb.parent_uid, rb.identity_uid, rb.role_uid,
        r.name AS role_name, r.description AS role_description, r.capabilities,
-       rb.expire_time, rb.not_before`;
+       rb.expire_time, rb.not_before, rb.condition`;
 export const BINDING_FROM = 'role_bindings rb JOIN roles r ON r.uid = rb.role_uid';
 
 /** Not yet expired: the binding grants now or will once its `not_before` comes. */
@@ -44,6 +46,11 @@ const UNEXPIRED = '(rb.expire_time IS NULL OR rb.expire_time > now())';
  * (exclusive; NULL: never).
  */
 const LIVE = `(${UNEXPIRED} AND (rb.not_before IS NULL OR rb.not_before <= now()))`;
+/**
+ * Who-can counts only unconditional bindings: a condition is decided per request, and a
+ * list has none (fail closed: a conditional binding is not counted as granting).
+ */
+const LIVE_UNCONDITIONAL = `(${LIVE} AND NOT rb.conditional)`;
 
 const SELECT = `SELECT ${BINDING_COLUMNS} FROM ${BINDING_FROM}`;
 
@@ -56,6 +63,7 @@ export function toGrant(r: BindingRow): BindingGrant {
     role: { uid: r.role_uid, name: r.role_name, description: r.role_description },
     capabilities: storedCapabilities(r.capabilities),
     ...grantWindow(r.expire_time, r.not_before),
+    ...(r.condition ? { condition: r.condition } : {}),
   };
 }
 
@@ -211,7 +219,7 @@ function granting(tx: Tx, groupUid: string, cap: Capability, seen: SeenBy): Knex
     .join('roles as r', 'r.uid', 'rb.role_uid')
     .whereIn('rb.parent_uid', ancestryOf(groupUid))
     .whereRaw('r.capabilities @> ?::jsonb', [JSON.stringify([cap])])
-    .whereRaw(LIVE);
+    .whereRaw(LIVE_UNCONDITIONAL);
   return visibleTo(q, seen);
 }
 
@@ -241,7 +249,7 @@ async function firstStart(
   const q = kx(tx)('role_bindings as rb')
     .whereIn('rb.parent_uid', ancestryOf(groupUid))
     .whereIn('rb.role_uid', [...roles])
-    .whereRaw(`rb.not_before > now() AND ${UNEXPIRED}`);
+    .whereRaw(`rb.not_before > now() AND ${UNEXPIRED} AND NOT rb.conditional`);
   const row = (await visibleTo(q, seen).min('rb.not_before as at').first()) as
     { at: Date | null } | undefined;
   return row?.at?.getTime();
@@ -294,7 +302,7 @@ function holders(
       .select(withExpiry ? ['rb.identity_uid', 'rb.expire_time'] : ['rb.identity_uid'])
       .where('rb.parent_uid', parent)
       .whereIn('rb.role_uid', [...roles])
-      .whereRaw(LIVE);
+      .whereRaw(LIVE_UNCONDITIONAL);
     visibleTo(b, seen);
     narrow(b);
     return b.orderBy('rb.identity_uid', desc ? 'desc' : 'asc').toSQL();

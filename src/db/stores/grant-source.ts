@@ -1,5 +1,6 @@
 import type { Grant, GrantBinding, GrantSource } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
+import { brokenCondition, compileCondition, type CompiledCondition } from '../../auth/condition.js';
 import type { Tx, UnitOfWork } from '../../resources/tx.js';
 import { Statement } from '../prepared.js';
 import { kx } from '../unit-of-work.js';
@@ -36,8 +37,23 @@ export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Gra
     string,
     Grant & { capabilities: Set<Capability>; bindings: GrantBinding[] }
   >();
+  const out: Grant[] = [];
   for (const b of bindings) {
     const { expiresAt, startsAt } = b;
+    if (b.condition !== undefined) {
+      // A conditional binding is a grant of its own: its condition decides for it alone.
+      const compiled = compiledOrBroken(b.condition.expression);
+      const own = new Set(b.capabilities);
+      out.push({
+        scope: b.groupUid,
+        capabilities: own,
+        bindings: [{ uid: b.uid, capabilities: own }],
+        condition: { bindingUid: b.uid, compiled },
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(startsAt === undefined ? {} : { startsAt }),
+      });
+      continue;
+    }
     const key = `${b.groupUid}\0${expiresAt ?? ''}\0${startsAt ?? ''}`;
     let g = byKey.get(key);
     if (!g) {
@@ -54,5 +70,17 @@ export async function grantsOfIdentity(tx: Tx, identityUid: string): Promise<Gra
     for (const c of own) g.capabilities.add(c);
     g.bindings.push({ uid: b.uid, capabilities: own });
   }
-  return [...byKey.values()];
+  return [...byKey.values(), ...out];
+}
+
+/**
+ * A stored condition compiled (cached by text). One that no longer compiles (the
+ * environment changed under it) evaluates to an error, which denies and is logged.
+ */
+function compiledOrBroken(expression: string): CompiledCondition {
+  try {
+    return compileCondition(expression);
+  } catch (err) {
+    return brokenCondition(expression, err instanceof Error ? err.message : String(err));
+  }
 }

@@ -9,6 +9,7 @@ import type {
   RoleBindingStore,
 } from '../../resources/role-bindings/role-binding-store.js';
 import type { Tx } from '../../resources/tx.js';
+import type { Condition } from '../../auth/condition.js';
 import { constraintOf, isForeignKeyViolation, isUniqueViolation } from '../errors.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
@@ -31,6 +32,7 @@ interface BindingRow {
   role_description: string;
   expire_time: Date | null;
   not_before: Date | null;
+  condition: Condition | null;
 }
 
 const COLUMNS = [
@@ -48,6 +50,7 @@ const COLUMNS = [
   'r.description as role_description',
   'role_bindings.expire_time',
   'role_bindings.not_before',
+  'role_bindings.condition',
 ];
 
 /** The hydration: three joins and the claim fields, one query for one row or a page. */
@@ -81,6 +84,7 @@ function toBinding(r: BindingRow): RoleBinding {
     updateTime: r.updated_at,
     ...(r.expire_time ? { expireTime: r.expire_time } : {}),
     ...(r.not_before ? { notBefore: r.not_before } : {}),
+    ...(r.condition ? { condition: r.condition } : {}),
   };
 }
 
@@ -145,6 +149,7 @@ export class KnexRoleBindingStore implements RoleBindingStore {
         role_uid: b.roleUid,
         expire_time: b.expireTime ?? null,
         not_before: b.notBefore ?? null,
+        condition: b.condition === undefined ? null : JSON.stringify(b.condition),
       });
     } catch (e) {
       throw translateWrite(e, b.parentUid);

@@ -20,6 +20,7 @@ import {
   type CheckRequest,
   type CheckResult,
   type Coverage,
+  type ExplainedCondition,
   type GrantProof,
   type GroupAccess,
   type HeldBinding,
@@ -356,8 +357,23 @@ export class AccessService {
     const now = Date.now();
     const counted = await this.counted(p, unexpired);
     const seen = counted.filter((b) => isLive(b, now));
-    const granting = seen.filter((b) => b.capabilities.includes(t.capability));
-    const grants = await this.proofs(p, granting, t.groupUid);
+    const holding = seen.filter((b) => b.capabilities.includes(t.capability));
+    // A conditional binding grants here only where its condition holds for this check.
+    const explained = new Map<string, ExplainedCondition>();
+    for (const b of holding) {
+      if (b.condition === undefined) continue;
+      const r = await this.d.authz.explain(b.uid, b.condition.expression, t.capability, t.groupUid);
+      explained.set(b.uid, { ...b.condition, ...r });
+    }
+    const granting = holding.filter((b) => explained.get(b.uid)?.result !== false);
+    const withCondition = (g: GrantProof): GrantProof => {
+      const c = explained.get(g.bindingUid);
+      return c === undefined ? g : { ...g, condition: c };
+    };
+    const grants = (await this.proofs(p, granting, t.groupUid)).map(withCondition);
+    const failed = holding.filter((b) => explained.get(b.uid)?.result === false);
+    const conditional =
+      grants.length > 0 ? [] : (await this.proofs(p, failed, t.groupUid)).map(withCondition);
     const nearest: HeldBinding[] = [];
     if (grants.length === 0) {
       const near = [...seen].sort((x, y) => y.groupUid.length - x.groupUid.length);
@@ -376,6 +392,7 @@ export class AccessService {
       grants,
       nearest,
       ...(pending.length > 0 ? { pending } : {}),
+      ...(conditional.length > 0 ? { conditional } : {}),
       // An identity's own bindings all count when it asks about itself: whole.
       ...(this.isSelf(p, t.identityUid) ? {} : await this.coverage(p, t.groupUid)),
     };

@@ -1,4 +1,5 @@
 import type { Capability } from '../../auth/capabilities.js';
+import type { Condition } from '../../auth/condition.js';
 import type { Visibility } from '../../core/visibility.js';
 import type { PageQuery, StorePage } from '../list-types.js';
 import type { RoleRef } from '../roles/role.js';
@@ -16,6 +17,8 @@ export interface BindingGrant {
   expiresAt?: number;
   /** Epoch ms from which the binding grants (its `notBefore`); absent: from creation. */
   startsAt?: number;
+  /** A conditional binding's condition: it grants only on a decision where it holds. */
+  condition?: Condition;
 }
 
 /**

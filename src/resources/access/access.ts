@@ -14,6 +14,20 @@ export interface GrantProof {
   groupPath?: string;
   /** The role as a path of names (a built-in: its name), where the caller may list it. */
   rolePath?: string;
+  /** A conditional binding's condition, as evaluated for this check (see CheckResult). */
+  condition?: ExplainedCondition;
+}
+
+/** A binding's condition with its result for one check and the values it read. */
+export interface ExplainedCondition {
+  expression: string;
+  title?: string;
+  description?: string;
+  result: boolean;
+  /** Each variable read, by dotted name (`resource.group.path`), with its value. */
+  values: Record<string, unknown>;
+  /** Why it did not evaluate (then `result` is false), with the position. */
+  error?: string;
 }
 
 /**
@@ -81,6 +95,12 @@ export interface CheckResult extends Coverage, AskedPaths {
    * and that would grant the capability once started, soonest first. Absent when none.
    */
   pending?: PendingGrant[];
+  /**
+   * When denied: the conditional bindings the caller may list that hold the capability
+   * here but whose condition did not hold for this check (each with its evaluation): they
+   * would grant if it held. Absent when none.
+   */
+  conditional?: GrantProof[];
 }
 
 /** An identity that holds the asked capability at the asked group. */

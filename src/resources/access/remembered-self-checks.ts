@@ -115,7 +115,10 @@ export class RememberedSelfChecks {
         // bindings (whether the caller may list it decides, and the grants that say so may
         // come from another cache).
         const named = [...result.grants, ...(result.pending ?? [])];
+        // Nor one a conditional binding takes part in: its condition is decided per check
+        // (the time, the group's path), which no cache entry tracks.
         if (!facts.groupExists || !named.every((g) => isBuiltInRole(g.role.uid))) return result;
+        if (facts.bindings.some((b) => b.condition !== undefined)) return result;
         this.#answers.set(key, { held: held.value, group, until, result: Object.freeze(result) });
         return result;
       },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FieldViolation } from '../../core/rpc-error.js';
 import { isRootUid, isSelfOrBelow, isValidUidp, parentOf } from '../../core/uidp.js';
 import { instantSchema } from '../instant-input.js';
+import { MAX_CONDITION_LENGTH } from '../../auth/condition.js';
 
 const uidField = z
   .string({ error: 'must be a uid' })
@@ -17,6 +18,19 @@ export const notBeforeSchema = instantSchema();
 
 const refs = { identityUid: uidField, roleUid: uidField };
 
+/**
+ * A binding's condition as given: the expression bounded here, and checked against the
+ * environment by the service (`compileCondition`), which names the position of a fault.
+ */
+export const conditionSchema = z.strictObject({
+  expression: z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(MAX_CONDITION_LENGTH, { error: `must be at most ${MAX_CONDITION_LENGTH} characters` }),
+  title: z.string().max(200).optional(),
+  description: z.string().max(1000).optional(),
+});
+
 /** Where both ends are set the window must not be empty. */
 function windowIsOrdered(w: { notBefore?: Date; expireTime?: Date }): boolean {
   return !w.notBefore || !w.expireTime || w.notBefore.getTime() < w.expireTime.getTime();
@@ -27,6 +41,7 @@ export const roleBindingCreateSchema = z
     ...refs,
     expireTime: expireTimeSchema.optional(),
     notBefore: notBeforeSchema.optional(),
+    condition: conditionSchema.optional(),
   })
   .refine(windowIsOrdered, {
     path: ['notBefore'],

@@ -1,5 +1,6 @@
 import type { Authorizer } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
+import { compileCondition, ConditionError } from '../../auth/condition.js';
 import type { Principal } from '../../auth/principal.js';
 import { parseMask, resolvePatch } from '../../core/field-mask.js';
 import type { ListRequest } from '../../core/list-request.js';
@@ -128,6 +129,7 @@ export class RoleBindingService {
       roleBindingCreateSchema,
       withoutKeys(body, ROLE_BINDING_UPDATE.outputOnly),
     );
+    if (input.condition !== undefined) requireCompiles(input.condition.expression);
     await this.requireCreatable(p, { groupUid, ...input });
     const created = await this.d.authz.changingGrants(
       this.d.uow.run(async (tx) => {
@@ -335,5 +337,18 @@ export class RoleBindingService {
     if (!roleCapabilities) missing.push({ field: 'roleUid', description: 'role not found' });
     if (missing.length > 0 || !roleCapabilities) throw invalidArgument(missing);
     return roleCapabilities;
+  }
+}
+
+/**
+ * A condition is checked against the environment before anything is read or written.
+ * @throws RpcError INVALID_ARGUMENT on `condition.expression`, naming the fault's position.
+ */
+function requireCompiles(expression: string): void {
+  try {
+    compileCondition(expression);
+  } catch (err) {
+    if (err instanceof ConditionError) throw invalidField('condition.expression', err.message);
+    throw err;
   }
 }

@@ -1,4 +1,5 @@
 import type { Capability } from '../../auth/capabilities.js';
+import type { Condition } from '../../auth/condition.js';
 import type { PageQuery, StorePage } from '../list-types.js';
 import type { Tx } from '../tx.js';
 import type { RoleBinding } from './role-binding.js';
@@ -18,6 +19,7 @@ export interface NewRoleBinding {
   roleUid: string;
   expireTime?: Date;
   notBefore?: Date;
+  condition?: Condition;
 }
 
 export interface RoleBindingStore {

@@ -1,5 +1,6 @@
 import type { ListSpec } from '../../core/list-request.js';
 import type { UpdateSpec } from '../../core/field-mask.js';
+import type { Condition } from '../../auth/condition.js';
 
 /**
  * A role granted to an identity at a group (and so everywhere below it). Read back with
@@ -25,6 +26,11 @@ export interface RoleBinding {
   expireTime?: Date;
   /** A scheduled grant: before this instant the binding grants nothing; absent: from creation. */
   notBefore?: Date;
+  /**
+   * A conditional binding: it grants only on a decision for which this CEL expression holds
+   * (docs/api.md, "Conditional role bindings"). Set once, at create.
+   */
+  condition?: Condition;
 }
 
 /** Whether `b` is scheduled and has not started at `now` (epoch ms). */
