@@ -8,6 +8,7 @@ import { mountLoginRoute } from './api/routes/login-routes.js';
 import { mountRegistryAuthRoutes } from './api/routes/registry-auth-routes.js';
 import { mountStsRoutes } from './api/routes/sts-routes.js';
 import { mountOAuthRoutes } from './api/routes/oauth-routes.js';
+import { mountTokenSessionRoutes } from './api/routes/token-session-routes.js';
 import type { Authorizer } from './auth/authorizer.js';
 import type { Authenticator } from './auth/authenticator.js';
 import type { TrustedIssuerKeys } from './auth/remote-key-sets.js';
@@ -84,6 +85,12 @@ export interface Arbor {
    * `close()` writes what is left. Undefined when ARBOR_LAST_USED=false.
    */
   usage: { recorder: UsageRecorder; flusher: UsageFlusher } | undefined;
+  /** The token endpoint's service (docs/oauth.md): the gRPC TokenService calls it too. */
+  oauth: ServiceLayer['oauth'];
+  /** `arbor auth sessions` (docs/oauth.md). */
+  sessions: ServiceLayer['sessions'];
+  /** Writes the issued-token record every second; `arbor serve` starts it. */
+  issuedTokens: ServiceLayer['issuedTokens'];
   /** The read caches' counters, by cache (empty when the cache is off). */
   readCaches: Readonly<Record<string, ReadCacheStats>>;
   close(): Promise<void>;
@@ -172,9 +179,13 @@ export async function compose(config: Readonly<Config>, opts: ComposeOptions = {
       delivery: workers.delivery,
       bindingSweeper: workers.bindingSweeper,
       usage,
+      oauth: layer.oauth,
+      sessions: layer.sessions,
+      issuedTokens: layer.issuedTokens,
       readCaches: caches.readCaches,
       close: async () => {
         await workers.bindingSweeper.stop();
+        await layer.issuedTokens.stop();
         // Graceful shutdown writes the last-used times recorded since the last flush.
         await usage?.flusher.stop();
         await workers.delivery.stop();
@@ -387,6 +398,7 @@ function restDoor(
     publicRoutes: (t) => {
       mountStsRoutes(t, sts, tokens, people);
       mountOAuthRoutes(t, layer.oauth, tokens, layer.authenticator);
+      mountTokenSessionRoutes(t, layer.sessions, layer.authenticator);
       mountLoginRoute(t, { audience: tokens.issuer, provider: serverLogin });
       if (registryAuth) mountRegistryAuthRoutes(t, registryAuth);
     },

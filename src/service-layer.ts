@@ -11,6 +11,9 @@ import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import type { UsageRecorder } from './auth/usage-recorder.js';
 import type { RevokedTokens } from './auth/revoked-tokens.js';
 import { OAuthService } from './resources/oauth/oauth-service.js';
+import { IssuedTokenRecorder } from './auth/issued-token-recorder.js';
+import { IssuedTokenFlusher } from './resources/oauth/issued-token-flusher.js';
+import { TokenSessionService } from './resources/oauth/token-session-service.js';
 import { revokedTokensOf } from './read-caches.js';
 import type { RegistryAuthRouteDeps } from './api/routes/registry-auth-routes.js';
 import type { Config } from './config.js';
@@ -108,6 +111,10 @@ export interface ServiceLayer {
   registryAuth: RegistryAuthRouteDeps | undefined;
   /** The token endpoint's exchange, introspection and revocation (docs/oauth.md). */
   oauth: OAuthService;
+  /** `arbor auth sessions`: the issued-token record, listed and revoked (docs/oauth.md). */
+  sessions: TokenSessionService;
+  /** Writes the issued-token record in batches; `arbor serve` starts it. */
+  issuedTokens: IssuedTokenFlusher;
 }
 
 type ResourceServices = Omit<AllServices, 'tokenTester' | 'names'>;
@@ -151,6 +158,24 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
   const apiTokens = new ApiTokenAuthenticator(tokens, undefined, undefined, f.usage, revoked);
   const authenticator = new ChainAuthenticator(f.config.adminToken, apiTokens, f.signInToken);
   const oauth = oauthOf(f, authz, { tokens, sts, apiTokens, revoked, names });
+  // Every API token signed is recorded (in batches, off the request path) for sessions.
+  const recorder = new IssuedTokenRecorder();
+  tokens.onSigned = (t) => recorder.issued(t);
+  const issuedTokens = new IssuedTokenFlusher({
+    uow: f.uow,
+    store: f.stores.issuedTokens,
+    recorder,
+    log: f.logger.child({ component: 'issued-tokens' }),
+  });
+  const sessions = new TokenSessionService({
+    uow: f.uow,
+    pager: f.pager,
+    store: f.stores.issuedTokens,
+    revocations: f.stores.tokenRevocations,
+    revoked,
+    audit: f.audit,
+    flusher: issuedTokens,
+  });
   const registryAuth = registryAuthOf(f, authz, services, { tokens, sts, authenticator });
   return {
     services,
@@ -163,6 +188,8 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
     serverLogin,
     registryAuth,
     oauth,
+    sessions,
+    issuedTokens,
   };
 }
 
@@ -340,6 +367,7 @@ function oauthOf(
     revocations: f.stores.tokenRevocations,
     authz,
     names: t.names,
+    audit: f.audit,
   });
 }
 

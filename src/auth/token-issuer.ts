@@ -45,6 +45,22 @@ export interface ApiTokenOptions {
   groups?: readonly string[];
   parents?: readonly string[];
   ttlS?: number;
+  /** The uid of the identity acting for the subject (delegation): recorded, not a claim here. */
+  actor?: string;
+}
+
+/** What `TokenIssuer.onSigned` hears of each API token signed: never the token itself. */
+export interface SignedApiToken {
+  jti: string;
+  subject: string;
+  /** The jtis it was exchanged from, nearest first (its `arbor_parents`). */
+  parents: readonly string[];
+  scope: readonly string[] | undefined;
+  groups: readonly string[] | undefined;
+  actor: string | undefined;
+  /** Epoch seconds. */
+  iat: number;
+  exp: number;
 }
 
 export interface Actor {
@@ -58,6 +74,11 @@ export class TokenIssuer {
   readonly #keys: SigningKey[];
   readonly #jwks: JSONWebKeySet;
   readonly #local: ReturnType<typeof createLocalJWKSet>;
+  /**
+   * Told of every API token signed (the STS, the token endpoint, sign-in), after signing:
+   * the issued-token record (auth/issued-token-recorder.ts). Must not throw nor wait.
+   */
+  onSigned: ((t: SignedApiToken) => void) | undefined;
 
   constructor(
     readonly issuer: string,
@@ -106,6 +127,16 @@ export class TokenIssuer {
       .setExpirationTime(exp)
       .setJti(jti)
       .sign(key.privateKey);
+    this.onSigned?.({
+      jti,
+      subject,
+      parents: o.parents ?? [],
+      scope: o.scope,
+      groups: o.groups,
+      actor: o.actor,
+      iat,
+      exp,
+    });
     return { token, expiry: new Date(exp * 1000), jti };
   }
 

@@ -4,13 +4,14 @@ import { apiAddress } from './api-address.js';
 import { authLoginCommand } from './auth-login.js';
 import { freshEntry } from './auth-refresh.js';
 
-const USAGE = `usage: arbor auth <login|token|status|logout|revoke> [--api <url>]
+const USAGE = `usage: arbor auth <login|token|status|logout|revoke|sessions> [--api <url>]
 
   login    sign in (see arbor auth login --help)
   token    print a valid API token, refreshing it when it is about to expire
   status   who is signed in to the API address, with which token, until when
   logout   forget the credentials for the API address (--all: for every address)
   revoke   revoke an API token (default: the current one) and those exchanged from it
+  sessions list your live API tokens; sessions revoke <id> revokes one
 `;
 
 /** `arbor auth …`; returns the process exit code. */

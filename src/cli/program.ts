@@ -154,6 +154,24 @@ function registerAuthCommands(program: Command): void {
       const { authRevokeCommand } = await import('./auth-revoke.js');
       process.exitCode = await authRevokeCommand(token, o);
     });
+  const sessions = auth
+    .command('sessions')
+    .description('list your live API tokens and those exchanged from them (the admin: everyone’s)')
+    .addOption(apiOption())
+    .addOption(new Option('-o, --output <format>', 'table or json').choices(['table', 'json']))
+    .action(async (o: { api?: string; output?: string }) => {
+      const { authSessionsCommand } = await import('./auth-sessions.js');
+      process.exitCode = await authSessionsCommand(o);
+    });
+  sessions
+    .command('revoke')
+    .argument('<id>', 'the jti of a listed token, or its first eight or more characters')
+    .description('revoke one of your API tokens and every token exchanged from it')
+    .addOption(apiOption())
+    .action(async (id: string, o: { api?: string }) => {
+      const { authSessionsRevokeCommand } = await import('./auth-sessions.js');
+      process.exitCode = await authSessionsRevokeCommand(id, o);
+    });
 }
 
 /** export, secret-key, completion, backup, restore: the data and the keys around it. */

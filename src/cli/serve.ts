@@ -264,6 +264,7 @@ function startServing(
   arbor.bindingSweeper.start();
   // Every process writes its own last-used times, through its primary pool (never a replica).
   arbor.usage?.flusher.start();
+  arbor.issuedTokens.start();
   announce(logger, config, url, arbor.db.kind, signIn);
 }
 

@@ -15,6 +15,7 @@ import {
   authenticatedServices,
   mountGrpcServices,
   type GrpcFeatures,
+  type GrpcRouteDeps,
 } from './routes.js';
 import { UnaryFastPath, type CallGate, type FastPathStats } from './unary-fast-path.js';
 
@@ -37,6 +38,8 @@ export interface GrpcDeps {
   services: Services;
   authenticator: Authenticator;
   sts: SecurityTokenService;
+  /** The OAuth doors over gRPC (TokenService). */
+  oauth?: GrpcRouteDeps['oauth'];
   /** The features' gRPC services and methods (src/features.ts). */
   features: GrpcFeatures;
   logger: Logger;

@@ -253,6 +253,7 @@ export function createArborHandler(arbor: Arbor): GrpcHandler {
       services: arbor.services,
       authenticator: arbor.authenticator,
       sts: arbor.sts,
+      oauth: { oauth: arbor.oauth, sessions: arbor.sessions },
       features: arbor.features,
       logger: arbor.logger,
       readMaxBytes: arbor.config.maxBodyBytes,

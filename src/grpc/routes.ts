@@ -37,6 +37,10 @@ import { RolesService } from '../gen/arbor/iam/v2beta1/roles_pb.js';
 import { ReposService } from '../gen/arbor/registry/v2beta1/repos_pb.js';
 import { TagsService } from '../gen/arbor/registry/v2beta1/tags_pb.js';
 import { SecurityTokenService as StsService } from '../gen/arbor/sts/v2beta1/sts_pb.js';
+import { TokenService } from '../gen/arbor/oauth/v2beta1/tokens_pb.js';
+import type { OAuthService } from '../resources/oauth/oauth-service.js';
+import type { TokenSessionService } from '../resources/oauth/token-session-service.js';
+import { mountTokenRpcs } from './token-rpcs.js';
 import { AdvisoriesService } from '../gen/arbor/vulnerabilities/v2beta1/advisories_pb.js';
 import type { Services } from '../services.js';
 import { mountAdvisoryImport } from './advisory-import.js';
@@ -61,6 +65,7 @@ export const API_SERVICES = [
   TagsService,
   AdvisoriesService,
   StsService,
+  TokenService,
   AccessService,
   AccessRequestsService,
 ] as const;
@@ -71,7 +76,9 @@ export const API_SERVICES = [
  * is the workload's upstream token, which the exchange itself verifies.
  */
 export function authenticatedServices(all: readonly DescService[]): ReadonlySet<string> {
-  return new Set(all.filter((s) => s !== StsService).map((s) => s.typeName));
+  // TokenService's ExchangeToken is the token endpoint: its subject token is the credential
+  // (its other methods authenticate the caller themselves, from the same metadata).
+  return new Set(all.filter((s) => s !== StsService && s !== TokenService).map((s) => s.typeName));
 }
 
 /** What the features give the gRPC door (src/features.ts): their services and methods. */
@@ -84,6 +91,8 @@ export interface GrpcRouteDeps {
   services: Services;
   authenticator: Authenticator;
   sts: SecurityTokenService;
+  /** The OAuth doors over gRPC (TokenService); absent: not mounted. */
+  oauth?: { oauth: OAuthService; sessions: TokenSessionService } | undefined;
   /** Mounted after the core's methods. */
   features: GrpcFeatures;
 }
@@ -102,6 +111,7 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
   mountNameRpcs(router, auth, s.names);
   mountAccess(router, d);
   mountAccessRequestRpcs(router, auth, s.accessRequests);
+  if (d.oauth) mountTokenRpcs(router, auth, d.oauth.oauth, d.oauth.sessions);
   d.features.grpc(router, auth);
   // The STS authenticates with the workload's own OIDC token, not an Arbor principal.
   router.rpc(StsService.method.exchange, async (req, ctx) => {

@@ -16,6 +16,7 @@ import { KnexNameStore } from './name-store.js';
 import { KnexSimulationStore } from './simulation-store.js';
 import { KnexAccessRequestStore } from './access-request-store.js';
 import { KnexUsageStore } from './usage-store.js';
+import { KnexIssuedTokenStore } from './issued-token-store.js';
 import { KnexTokenRevocationStore } from './token-revocation-store.js';
 
 /**
@@ -43,5 +44,6 @@ export function createStores() {
     accessRequests: new KnexAccessRequestStore(),
     usage: new KnexUsageStore(),
     tokenRevocations: new KnexTokenRevocationStore(),
+    issuedTokens: new KnexIssuedTokenStore(),
   };
 }

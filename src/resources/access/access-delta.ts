@@ -1,5 +1,6 @@
 import { grantsAt, type Grant } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
+import type { Condition } from '../../auth/condition.js';
 import { ancestryOf, isStrictlyBelow, parentOf } from '../../core/uidp.js';
 import type { RoleRef } from '../roles/role.js';
 import type { DeltaEffect } from './simulate.js';
@@ -17,6 +18,8 @@ export interface WorldBinding {
   startsAt?: number;
   /** The Kubernetes object managing it; absent or null: none (one the set creates). */
   managedBy?: string | null;
+  /** A conditional binding's condition: a simulation counts it as granting nothing. */
+  condition?: Condition;
 }
 
 /** One identity's change at one group, before it is shaped for the caller. */
@@ -40,6 +43,8 @@ class GrantIndex {
     private readonly now: number,
   ) {
     for (const b of bindings) {
+      // Decided per request, which a simulation has none of: fail closed, as who-can.
+      if (b.condition !== undefined) continue;
       const grant: Grant = {
         scope: b.groupUid,
         capabilities: new Set(b.capabilities),

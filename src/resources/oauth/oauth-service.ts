@@ -14,6 +14,12 @@ import { isSelfOrBelow, isValidUidp } from '../../core/uidp.js';
 import type { NameResolver } from '../names/name-resolver.js';
 import type { SecurityTokenService } from '../sts/security-token-service.js';
 import type { UnitOfWork } from '../tx.js';
+import type { ChangeRecorder } from '../audit/audit-log.js';
+import {
+  API_TOKEN_TYPE,
+  issuedTokenV2,
+  type IssuedToken as RecordedToken,
+} from './issued-token.js';
 import { OAuthError } from './oauth-error.js';
 import type { RevocationStore } from './revocation-store.js';
 import { parseTokenRequest, single, MAX_TOKEN_CHARS, TOKEN_TYPE } from './token-request.js';
@@ -27,6 +33,8 @@ export interface OAuthServiceDeps {
   revocations: RevocationStore;
   authz: Authorizer;
   names: Pick<NameResolver, 'group'>;
+  /** Where a revocation is recorded (who revoked which token of which identity). */
+  audit?: ChangeRecorder;
   now?: () => number;
 }
 
@@ -265,7 +273,16 @@ export class OAuthService {
     if (!(await this.mayHandle(caller, t, 'identity.update')))
       throw new OAuthError('unauthorized_client', 'the caller may not revoke this token');
     const jti = t.jti;
-    await this.d.uow.run((tx) => this.d.revocations.revoke(tx, jti, t.uid, new Date(t.exp * 1000)));
+    const expiry = new Date(t.exp * 1000);
+    await this.d.uow.run(async (tx) => {
+      await this.d.revocations.revoke(tx, jti, t.uid, expiry);
+      await this.d.audit?.record(tx, caller, {
+        type: API_TOKEN_TYPE,
+        operation: 'delete',
+        uid: t.uid,
+        before: issuedTokenV2(revokedRecord(t, jti, expiry)),
+      });
+    });
     this.d.revoked.forget?.(jti);
   }
 
@@ -278,6 +295,23 @@ export class OAuthService {
     if (caller.kind === 'identity' && caller.uid === t.uid) return true;
     return this.d.authz.can(caller, cap, t.uid);
   }
+}
+
+/** A revoked token as its audit record shows it (the token's claims; never the token). */
+function revokedRecord(t: VerifiedApiToken, jti: string, expiry: Date): RecordedToken {
+  const parents = t.revokedBy.slice(1);
+  const r = t.restriction;
+  return {
+    jti,
+    identityUid: t.uid,
+    parentJti: parents[0] ?? null,
+    ancestors: parents,
+    actor: null,
+    scope: r?.scope === undefined ? null : [...r.scope].sort(),
+    groups: r?.resources === undefined ? null : [...r.resources],
+    issueTime: new Date((t.iat ?? t.exp) * 1000),
+    expireTime: expiry,
+  };
 }
 
 function requiredToken(form: URLSearchParams): string {

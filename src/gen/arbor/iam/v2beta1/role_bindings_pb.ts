@@ -20,7 +20,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_role_bindings: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiVhcmJvci9pYW0vdjJiZXRhMS9yb2xlX2JpbmRpbmdzLnByb3RvEhFhcmJvci5pYW0udjJiZXRhMSKWAwoLUm9sZUJpbmRpbmcSCwoDdWlkGAEgASgJEjgKCGlkZW50aXR5GAIgASgLMiYuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdJZGVudGl0eRIyCgVncm91cBgDIAEoCzIjLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nR3JvdXASMAoEcm9sZRgEIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIvCgtjcmVhdGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMaWRlbnRpdHlfdWlkGAYgASgJEhAKCHJvbGVfdWlkGAcgASgJEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdleHBpcmVkGAkgASgIEi4KCm5vdF9iZWZvcmUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3BlbmRpbmcYCyABKAgiZgoTUm9sZUJpbmRpbmdJZGVudGl0eRILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIPCgdzdWJqZWN0GAQgASgJEg4KBmlzc3VlchgFIAEoCSJCChBSb2xlQmluZGluZ0dyb3VwEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJIkEKD1JvbGVCaW5kaW5nUm9sZRILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJgChhDcmVhdGVSb2xlQmluZGluZ1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEjQKDHJvbGVfYmluZGluZxgCIAEoCzIeLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIiQKFUdldFJvbGVCaW5kaW5nUmVxdWVzdBILCgN1aWQYASABKAki7gEKF0xpc3RSb2xlQmluZGluZ3NSZXF1ZXN0Ei4KBHVpZHAYASABKAsyIC5hcmJvci5jb21tb24udjJiZXRhMS5VSURQRmlsdGVyEhUKCGlkZW50aXR5GAIgASgJSACIAQESEgoFZ3JvdXAYAyABKAlIAYgBARIRCgRyb2xlGAQgASgJSAKIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUILCglfaWRlbnRpdHlCCAoGX2dyb3VwQgcKBV9yb2xlIpABChhMaXN0Um9sZUJpbmRpbmdzUmVzcG9uc2USNQoNcm9sZV9iaW5kaW5ncxgBIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFIoEBChhVcGRhdGVSb2xlQmluZGluZ1JlcXVlc3QSNAoMcm9sZV9iaW5kaW5nGAEgASgLMh4uYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmcSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIicKGERlbGV0ZVJvbGVCaW5kaW5nUmVxdWVzdBILCgN1aWQYASABKAky/AMKE1JvbGVCaW5kaW5nc1NlcnZpY2USYAoRQ3JlYXRlUm9sZUJpbmRpbmcSKy5hcmJvci5pYW0udjJiZXRhMS5DcmVhdGVSb2xlQmluZGluZ1JlcXVlc3QaHi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxJaCg5HZXRSb2xlQmluZGluZxIoLmFyYm9yLmlhbS52MmJldGExLkdldFJvbGVCaW5kaW5nUmVxdWVzdBoeLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nEmsKEExpc3RSb2xlQmluZGluZ3MSKi5hcmJvci5pYW0udjJiZXRhMS5MaXN0Um9sZUJpbmRpbmdzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkxpc3RSb2xlQmluZGluZ3NSZXNwb25zZRJgChFVcGRhdGVSb2xlQmluZGluZxIrLmFyYm9yLmlhbS52MmJldGExLlVwZGF0ZVJvbGVCaW5kaW5nUmVxdWVzdBoeLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nElgKEURlbGV0ZVJvbGVCaW5kaW5nEisuYXJib3IuaWFtLnYyYmV0YTEuRGVsZXRlUm9sZUJpbmRpbmdSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5YgZwcm90bzM',
+    'CiVhcmJvci9pYW0vdjJiZXRhMS9yb2xlX2JpbmRpbmdzLnByb3RvEhFhcmJvci5pYW0udjJiZXRhMSLSAwoLUm9sZUJpbmRpbmcSCwoDdWlkGAEgASgJEjgKCGlkZW50aXR5GAIgASgLMiYuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdJZGVudGl0eRIyCgVncm91cBgDIAEoCzIjLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nR3JvdXASMAoEcm9sZRgEIAEoCzIiLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nUm9sZRIvCgtjcmVhdGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMaWRlbnRpdHlfdWlkGAYgASgJEhAKCHJvbGVfdWlkGAcgASgJEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdleHBpcmVkGAkgASgIEi4KCm5vdF9iZWZvcmUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3BlbmRpbmcYCyABKAgSOgoJY29uZGl0aW9uGAwgASgLMicuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdDb25kaXRpb24iTgoUUm9sZUJpbmRpbmdDb25kaXRpb24SEgoKZXhwcmVzc2lvbhgBIAEoCRINCgV0aXRsZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJmChNSb2xlQmluZGluZ0lkZW50aXR5EgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB3N1YmplY3QYBCABKAkSDgoGaXNzdWVyGAUgASgJIkIKEFJvbGVCaW5kaW5nR3JvdXASCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkiQQoPUm9sZUJpbmRpbmdSb2xlEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJImAKGENyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSNAoMcm9sZV9iaW5kaW5nGAIgASgLMh4uYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmciJAoVR2V0Um9sZUJpbmRpbmdSZXF1ZXN0EgsKA3VpZBgBIAEoCSLuAQoXTGlzdFJvbGVCaW5kaW5nc1JlcXVlc3QSLgoEdWlkcBgBIAEoCzIgLmFyYm9yLmNvbW1vbi52MmJldGExLlVJRFBGaWx0ZXISFQoIaWRlbnRpdHkYAiABKAlIAIgBARISCgVncm91cBgDIAEoCUgBiAEBEhEKBHJvbGUYBCABKAlIAogBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eUIICgZfZ3JvdXBCBwoFX3JvbGUikAEKGExpc3RSb2xlQmluZGluZ3NSZXNwb25zZRI1Cg1yb2xlX2JpbmRpbmdzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmcSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUigQEKGFVwZGF0ZVJvbGVCaW5kaW5nUmVxdWVzdBI0Cgxyb2xlX2JpbmRpbmcYASABKAsyHi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siJwoYRGVsZXRlUm9sZUJpbmRpbmdSZXF1ZXN0EgsKA3VpZBgBIAEoCTL8AwoTUm9sZUJpbmRpbmdzU2VydmljZRJgChFDcmVhdGVSb2xlQmluZGluZxIrLmFyYm9yLmlhbS52MmJldGExLkNyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdBoeLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nEloKDkdldFJvbGVCaW5kaW5nEiguYXJib3IuaWFtLnYyYmV0YTEuR2V0Um9sZUJpbmRpbmdSZXF1ZXN0Gh4uYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmcSawoQTGlzdFJvbGVCaW5kaW5ncxIqLmFyYm9yLmlhbS52MmJldGExLkxpc3RSb2xlQmluZGluZ3NSZXF1ZXN0GisuYXJib3IuaWFtLnYyYmV0YTEuTGlzdFJvbGVCaW5kaW5nc1Jlc3BvbnNlEmAKEVVwZGF0ZVJvbGVCaW5kaW5nEisuYXJib3IuaWFtLnYyYmV0YTEuVXBkYXRlUm9sZUJpbmRpbmdSZXF1ZXN0Gh4uYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmcSWAoRRGVsZXRlUm9sZUJpbmRpbmcSKy5hcmJvci5pYW0udjJiZXRhMS5EZWxldGVSb2xlQmluZGluZ1JlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHliBnByb3RvMw',
     [
       file_arbor_common_v2beta1_uidp,
       file_google_protobuf_empty,
@@ -102,6 +102,14 @@ export type RoleBinding = Message<'arbor.iam.v2beta1.RoleBinding'> & {
    * @generated from field: bool pending = 11;
    */
   pending: boolean;
+
+  /**
+   * A conditional binding: it grants only on a decision for which the condition's CEL
+   * expression holds (docs/api.md, "Conditional role bindings"). Set at create only.
+   *
+   * @generated from field: arbor.iam.v2beta1.RoleBindingCondition condition = 12;
+   */
+  condition?: RoleBindingCondition | undefined;
 };
 
 /**
@@ -111,6 +119,37 @@ export type RoleBinding = Message<'arbor.iam.v2beta1.RoleBinding'> & {
 export const RoleBindingSchema: GenMessage<RoleBinding> =
   /*@__PURE__*/
   messageDesc(file_arbor_iam_v2beta1_role_bindings, 0);
+
+/**
+ * A CEL expression over request.time, request.capability, resource.group, resource.type,
+ * resource.name and token.claims; at most 1,000 characters, checked at create.
+ *
+ * @generated from message arbor.iam.v2beta1.RoleBindingCondition
+ */
+export type RoleBindingCondition = Message<'arbor.iam.v2beta1.RoleBindingCondition'> & {
+  /**
+   * @generated from field: string expression = 1;
+   */
+  expression: string;
+
+  /**
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.RoleBindingCondition.
+ * Use `create(RoleBindingConditionSchema)` to create a new message.
+ */
+export const RoleBindingConditionSchema: GenMessage<RoleBindingCondition> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 1);
 
 /**
  * @generated from message arbor.iam.v2beta1.RoleBindingIdentity
@@ -148,7 +187,7 @@ export type RoleBindingIdentity = Message<'arbor.iam.v2beta1.RoleBindingIdentity
  */
 export const RoleBindingIdentitySchema: GenMessage<RoleBindingIdentity> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_role_bindings, 1);
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 2);
 
 /**
  * @generated from message arbor.iam.v2beta1.RoleBindingGroup
@@ -176,7 +215,7 @@ export type RoleBindingGroup = Message<'arbor.iam.v2beta1.RoleBindingGroup'> & {
  */
 export const RoleBindingGroupSchema: GenMessage<RoleBindingGroup> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_role_bindings, 2);
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 3);
 
 /**
  * @generated from message arbor.iam.v2beta1.RoleBindingRole
@@ -204,7 +243,7 @@ export type RoleBindingRole = Message<'arbor.iam.v2beta1.RoleBindingRole'> & {
  */
 export const RoleBindingRoleSchema: GenMessage<RoleBindingRole> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_role_bindings, 3);
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 4);
 
 /**
  * @generated from message arbor.iam.v2beta1.CreateRoleBindingRequest
@@ -227,7 +266,7 @@ export type CreateRoleBindingRequest = Message<'arbor.iam.v2beta1.CreateRoleBind
  */
 export const CreateRoleBindingRequestSchema: GenMessage<CreateRoleBindingRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_role_bindings, 4);
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 5);
 
 /**
  * @generated from message arbor.iam.v2beta1.GetRoleBindingRequest
@@ -245,7 +284,7 @@ export type GetRoleBindingRequest = Message<'arbor.iam.v2beta1.GetRoleBindingReq
  */
 export const GetRoleBindingRequestSchema: GenMessage<GetRoleBindingRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_role_bindings, 5);
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 6);
 
 /**
  * @generated from message arbor.iam.v2beta1.ListRoleBindingsRequest
@@ -308,7 +347,7 @@ export type ListRoleBindingsRequest = Message<'arbor.iam.v2beta1.ListRoleBinding
  */
 export const ListRoleBindingsRequestSchema: GenMessage<ListRoleBindingsRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_role_bindings, 6);
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 7);
 
 /**
  * @generated from message arbor.iam.v2beta1.ListRoleBindingsResponse
@@ -341,7 +380,7 @@ export type ListRoleBindingsResponse = Message<'arbor.iam.v2beta1.ListRoleBindin
  */
 export const ListRoleBindingsResponseSchema: GenMessage<ListRoleBindingsResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_role_bindings, 7);
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 8);
 
 /**
  * @generated from message arbor.iam.v2beta1.UpdateRoleBindingRequest
@@ -364,7 +403,7 @@ export type UpdateRoleBindingRequest = Message<'arbor.iam.v2beta1.UpdateRoleBind
  */
 export const UpdateRoleBindingRequestSchema: GenMessage<UpdateRoleBindingRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_role_bindings, 8);
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 9);
 
 /**
  * @generated from message arbor.iam.v2beta1.DeleteRoleBindingRequest
@@ -382,7 +421,7 @@ export type DeleteRoleBindingRequest = Message<'arbor.iam.v2beta1.DeleteRoleBind
  */
 export const DeleteRoleBindingRequestSchema: GenMessage<DeleteRoleBindingRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_role_bindings, 9);
+  messageDesc(file_arbor_iam_v2beta1_role_bindings, 10);
 
 /**
  * Role bindings, answered with identity, group and role hydrated.
