@@ -1420,6 +1420,46 @@ export interface paths {
     patch: operations['iam.roles.update'];
     trace?: never;
   };
+  '/iam/v2beta1/tokens': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's live API tokens (sessions)
+     * @description The live, unrevoked API tokens of the caller's identity, and the tokens exchanged from them (down-scoped or delegated), newest first. Only an unrestricted token of the identity may list them (a down-scoped token is PERMISSION_DENIED); the admin lists every identity’s (`identity` keeps one). Tokens appear within about a second of their issue (they are recorded in batches).
+     */
+    get: operations['iam.tokens.list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/tokens:revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Revoke one of the caller’s API tokens
+     * @description Revokes the listed token `jti` and, with it, every token exchanged from it; recorded in the audit trail (`dev.arbor.iam.api_token.deleted.v1`). A token the caller does not list (another identity’s, unknown, expired or already revoked) is NOT_FOUND.
+     */
+    post: operations['iam.tokens.revoke'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/oauth2/introspect': {
     parameters: {
       query?: never;
@@ -1771,6 +1811,20 @@ export interface components {
         groupPath?: string;
         /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
         rolePath?: string;
+        /** @description A conditional binding's condition, evaluated for this check. */
+        condition?: {
+          expression: string;
+          title?: string;
+          description?: string;
+          /** @description Whether the condition held for this check. */
+          result: boolean;
+          /** @description Each variable the expression read (resource.group.path, …), with its value. */
+          values: {
+            [key: string]: unknown;
+          };
+          /** @description Why it did not evaluate (then result is false), with the position. */
+          error?: string;
+        };
       }[];
     };
     /** @description A request for a role at a group, for a while, and its decision. */
@@ -2247,6 +2301,22 @@ export interface components {
        */
       updateTime: string;
     };
+    ApiToken: {
+      /** @description The token's id (its `jti`): what revocation names. */
+      jti: string;
+      /** @description The uid of the token's identity. */
+      identity: string;
+      /** @description The jti of the token it was exchanged from, if any. */
+      parentJti?: string;
+      /** @description The identity acting for the subject (delegation), if any. */
+      actor?: string;
+      /** @description Its capabilities, when narrowed. */
+      scope?: string[];
+      /** @description Its groups, when narrowed. */
+      groups?: string[];
+      issueTime: string;
+      expireTime: string;
+    };
     ApproveAccessRequestBody: {
       uid: string;
       reason?: string;
@@ -2396,6 +2466,20 @@ export interface components {
         groupPath?: string;
         /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
         rolePath?: string;
+        /** @description A conditional binding's condition, evaluated for this check. */
+        condition?: {
+          expression: string;
+          title?: string;
+          description?: string;
+          /** @description Whether the condition held for this check. */
+          result: boolean;
+          /** @description Each variable the expression read (resource.group.path, …), with its value. */
+          values: {
+            [key: string]: unknown;
+          };
+          /** @description Why it did not evaluate (then result is false), with the position. */
+          error?: string;
+        };
       }[];
       /** @description When denied, why: the bindings the identity holds on the group's uid path that the caller may list (as who-can counts them), nearest the group first, none of which grants the capability. Empty when allowed. */
       nearest: {
@@ -2414,6 +2498,20 @@ export interface components {
         groupPath?: string;
         /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
         rolePath?: string;
+        /** @description A conditional binding's condition, evaluated for this check. */
+        condition?: {
+          expression: string;
+          title?: string;
+          description?: string;
+          /** @description Whether the condition held for this check. */
+          result: boolean;
+          /** @description Each variable the expression read (resource.group.path, …), with its value. */
+          values: {
+            [key: string]: unknown;
+          };
+          /** @description Why it did not evaluate (then result is false), with the position. */
+          error?: string;
+        };
         /** @description What the role grants; empty where the caller may not list the role. */
         roleCapabilities: (
           | 'groups.create'
@@ -2481,6 +2579,20 @@ export interface components {
         groupPath?: string;
         /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
         rolePath?: string;
+        /** @description A conditional binding's condition, evaluated for this check. */
+        condition?: {
+          expression: string;
+          title?: string;
+          description?: string;
+          /** @description Whether the condition held for this check. */
+          result: boolean;
+          /** @description Each variable the expression read (resource.group.path, …), with its value. */
+          values: {
+            [key: string]: unknown;
+          };
+          /** @description Why it did not evaluate (then result is false), with the position. */
+          error?: string;
+        };
         /**
          * Format: date-time
          * @description When the binding starts to grant.
@@ -2493,6 +2605,38 @@ export interface components {
          * @example 2026-01-31T12:00:00.000Z
          */
         expireTime?: string;
+      }[];
+      /** @description When denied: the conditional bindings the caller may list that hold the capability here but whose condition did not hold for this check (each with its evaluation); they would grant if it held. Absent when there are none. */
+      conditional?: {
+        bindingUid: string;
+        /** @description The role; name and description only where the caller may list it. */
+        role: {
+          uid: string;
+          name: string;
+          description: string;
+        };
+        /** @description The group the binding is bound at. */
+        groupUid: string;
+        /** @description The groups from the bound group down to the asked group, both included. */
+        path: string[];
+        /** @description The group the binding is bound at as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        groupPath?: string;
+        /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        rolePath?: string;
+        /** @description A conditional binding's condition, evaluated for this check. */
+        condition?: {
+          expression: string;
+          title?: string;
+          description?: string;
+          /** @description Whether the condition held for this check. */
+          result: boolean;
+          /** @description Each variable the expression read (resource.group.path, …), with its value. */
+          values: {
+            [key: string]: unknown;
+          };
+          /** @description Why it did not evaluate (then result is false), with the position. */
+          error?: string;
+        };
       }[];
       /**
        * @description Present (true) when the answer may leave out bindings: the caller may not list role bindings at the organization's root, so bindings above `countedFrom` are not counted. Decided from the caller's own grants, not from whether anything is left out. Absent: the answer counts every binding on the path.
@@ -3218,6 +3362,15 @@ export interface components {
       /** @description How many results `skip` skipped. */
       skipped: number;
     };
+    ListApiTokensResponse: {
+      tokens: components['schemas']['ApiToken'][];
+      /** @description Absent on the last page; expires after three days. */
+      nextPageToken?: string;
+      /** @description All matching results across pages (int64 as a decimal string). */
+      totalCount: string;
+      /** @description How many results `skip` skipped. */
+      skipped: number;
+    };
     ListEventsResponse: {
       events: components['schemas']['AuditEvent'][];
       /** @description Absent on the last page; expires after three days. */
@@ -3522,6 +3675,10 @@ export interface components {
       resourceName: string;
       description?: string;
     };
+    RevokeApiTokenBody: {
+      /** @description The jti of a token the caller lists. */
+      jti: string;
+    };
     /** @description A named set of capabilities: built in (flat uid) or defined at a group. */
     Role: {
       uid: string;
@@ -3627,6 +3784,13 @@ export interface components {
       notBefore?: string;
       /** @description Present and true while the binding has not reached its notBefore. */
       pending?: boolean;
+      /** @description A conditional binding grants only on a decision for which its expression holds; where a decision has no request to evaluate it over (lists), it grants nothing. Set once, at create. */
+      condition?: {
+        /** @description A CEL expression over request.time, request.capability, resource.group, resource.type, resource.name and token.claims; at most 1,000 characters. */
+        expression: string;
+        title?: string;
+        description?: string;
+      };
     };
     RoleBindingCreate: {
       identityUid: string;
@@ -3641,6 +3805,11 @@ export interface components {
        * @example 2026-01-31T12:00:00Z
        */
       notBefore?: string;
+      condition?: {
+        expression: string;
+        title?: string;
+        description?: string;
+      };
       /** @description Output only: accepted in a request body and ignored. */
       readonly uid?: string;
       /** @description Output only: accepted in a request body and ignored. */
@@ -9740,6 +9909,84 @@ export interface operations {
       409: components['responses']['Conflict'];
       412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.tokens.list': {
+    parameters: {
+      query?: {
+        /**
+         * @description Results per page (default 50; 0 means the default; larger values are taken as 200).
+         * @example 50
+         */
+        page_size?: number;
+        /** @description The nextPageToken of the previous page; bound to the same filters and order. */
+        page_token?: string;
+        /** @description A field to order by, optionally followed by ` asc` or ` desc`. Allowed: `issue_time`, `expire_time`. Default: `issue_time desc`. */
+        order_by?:
+          | 'issue_time'
+          | 'issue_time asc'
+          | 'issue_time desc'
+          | 'expire_time'
+          | 'expire_time asc'
+          | 'expire_time desc';
+        /** @description Results to skip before the page starts (at most 10000; follow nextPageToken for deeper pages). Echoed as `skipped`. */
+        skip?: number;
+        /** @description Filter: The identity whose tokens to list (the admin's filter; anyone else sees only its own). */
+        identity?: string;
+        /** @description Filter: The jti of the token they were exchanged from: its direct descendants. */
+        parent?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the caller's tokens. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ListApiTokensResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.tokens.revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RevokeApiTokenBody'];
+      };
+    };
+    responses: {
+      /** @description The token revoked. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiToken'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
