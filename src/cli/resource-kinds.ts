@@ -232,6 +232,18 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
         from: 'for',
       },
       {
+        flag: '--condition <expression>',
+        key: 'condition.expression',
+        description:
+          'a conditional grant (create only): a CEL expression that must hold for each ' +
+          'decision, e.g. \'resource.group.path.startsWith("acme/payments")\' (docs/api.md)',
+      },
+      {
+        flag: '--condition-title <title>',
+        key: 'condition.title',
+        description: "the condition's title, shown beside it",
+      },
+      {
         flag: '--expire-time <time>',
         key: 'expireTime',
         description:

@@ -1,7 +1,8 @@
 import test from 'ava';
 import { createGroup } from '../helpers/fixtures.js';
 import { asIdentity, createIdentity, createRole, fields, ISSUER } from '../helpers/iam-fixtures.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { runArbor } from '../helpers/cli-run.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Conditional role bindings (docs/api.md, "Conditional role bindings"): the expression is
@@ -174,3 +175,27 @@ test.serial(
     });
   },
 );
+
+test.serial('CLI: role-bindings create --condition and --condition-title', async (t) => {
+  const id = await createIdentity(s.admin, org, 'cli');
+  const arbor = (args: string[]) =>
+    runArbor([...args, '--api', s.url], { ARBOR_TOKEN: ADMIN_TOKEN, HOME: '/nonexistent' });
+  const base = ['role-bindings', 'create', '--parent', org, '--identity', id, '--role', reader];
+  const bad = await arbor([...base, '--condition', 'request.time > 3']);
+  t.not(bad.code, 0);
+  t.regex(bad.stderr, /condition\.expression.*at position 13/);
+  const r = await arbor([
+    ...base,
+    '--condition',
+    'resource.group.path.startsWith("cond-org/web")',
+    '--condition-title',
+    'web only',
+    '-o',
+    'json',
+  ]);
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(JSON.parse(r.stdout).condition, {
+    expression: 'resource.group.path.startsWith("cond-org/web")',
+    title: 'web only',
+  });
+});
