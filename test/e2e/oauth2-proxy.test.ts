@@ -121,6 +121,8 @@ maybe('a token for the gateway audience reaches the upstream, naming its identit
   t.truthy(r.seen, 'the upstream saw the request');
   // Who the token names, as the gateway tells the upstream.
   t.is(r.seen?.headers['x-forwarded-user'], agent);
+  // Arbor's tokens carry no email: OAuth2 Proxy says the uid there too.
+  t.is(r.seen?.headers['x-forwarded-email'], agent);
   // A down-scoped token (token exchange with scope and resource) is as good at the gateway:
   // what it may do at Arbor is narrower, who it is is the same.
   const narrow = await apiToken({
