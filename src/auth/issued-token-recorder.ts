@@ -1,7 +1,7 @@
 import type { SignedApiToken } from './token-issuer.js';
 
 /** How many issued tokens wait to be written, at most, by default. */
-export const MAX_PENDING_ISSUED = 20_000;
+const MAX_PENDING_ISSUED = 20_000;
 
 /**
  * The record of issued API tokens, kept cheaply: signing a token (the STS answers

@@ -73,7 +73,10 @@ export async function authSessionsCommand(o: { api?: string; output?: string }):
   );
   const col = (header: string, key: string, extra: Partial<Column> = {}): Column => ({
     header,
-    value: (i) => String(i[key] ?? ''),
+    value: (i) => {
+      const v = i[key];
+      return typeof v === 'string' ? v : '';
+    },
     ...extra,
   });
   const columns = [

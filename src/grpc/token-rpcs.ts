@@ -38,7 +38,7 @@ const CODES: Record<OAuthErrorCode, CodeNumber> = {
 };
 
 /** An OAuth refusal as a typed google.rpc error: ErrorInfo's reason is the OAuth code. */
-export function rpcErrorOfOAuth(e: OAuthError): RpcError {
+function rpcErrorOfOAuth(e: OAuthError): RpcError {
   const code = e.status === 429 ? Code.RESOURCE_EXHAUSTED : CODES[e.error];
   return new RpcError(code, e.description, [
     {

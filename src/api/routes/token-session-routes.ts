@@ -12,13 +12,13 @@ import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 import { API_ERRORS } from '../openapi/error-responses.js';
 import { listParameters, listResponseSchema } from '../openapi/list-contract.js';
 
-export const TOKENS_PATH = '/iam/v2beta1/tokens';
+const TOKENS_PATH = '/iam/v2beta1/tokens';
 const TAG = 'OAuth';
 /** A revoke body is one jti: a few hundred bytes are plenty. */
 const REVOKE_BODY_LIMIT = 1024;
 const EXAMPLE_JTI = '0b8f3a52-6c1e-4d8e-9f3a-52c16e4d8e9f';
 
-export const issuedTokenSchema = z.object({
+const issuedTokenSchema = z.object({
   jti: z.string().meta({ description: "The token's id (its `jti`): what revocation names." }),
   identity: z.string().meta({ description: "The uid of the token's identity." }),
   parentJti: z

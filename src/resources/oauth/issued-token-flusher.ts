@@ -3,7 +3,7 @@ import type { UnitOfWork } from '../tx.js';
 import type { IssuedTokenStore } from './issued-token.js';
 
 /** How often recorded tokens are written, by default. */
-export const ISSUED_FLUSH_MS = 1_000;
+const ISSUED_FLUSH_MS = 1_000;
 /** Expired rows deleted per flush, at least (and at least twice what the flush wrote). */
 const MIN_SWEEP = 1_000;
 
