@@ -2,22 +2,26 @@
 // @generated from file arbor/oauth/v2beta1/tokens.proto (package arbor.oauth.v2beta1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import type { GenFile, GenMessage, GenService } from '@bufbuild/protobuf/codegenv2';
+import { fileDesc, messageDesc, serviceDesc } from '@bufbuild/protobuf/codegenv2';
+import type { Timestamp } from '@bufbuild/protobuf/wkt';
+import { file_google_protobuf_timestamp } from '@bufbuild/protobuf/wkt';
+import type { Message } from '@bufbuild/protobuf';
 
 /**
  * Describes the file arbor/oauth/v2beta1/tokens.proto.
  */
-export const file_arbor_oauth_v2beta1_tokens: GenFile = /*@__PURE__*/
-  fileDesc("CiBhcmJvci9vYXV0aC92MmJldGExL3Rva2Vucy5wcm90bxITYXJib3Iub2F1dGgudjJiZXRhMSLbAQoURXhjaGFuZ2VUb2tlblJlcXVlc3QSFQoNc3ViamVjdF90b2tlbhgBIAEoCRIaChJzdWJqZWN0X3Rva2VuX3R5cGUYAiABKAkSHAoUcmVxdWVzdGVkX3Rva2VuX3R5cGUYAyABKAkSDQoFc2NvcGUYBCABKAkSEAoIcmVzb3VyY2UYBSADKAkSEAoIYXVkaWVuY2UYBiADKAkSEAoIaWRlbnRpdHkYByABKAkSEwoLYWN0b3JfdG9rZW4YCCABKAkSGAoQYWN0b3JfdG9rZW5fdHlwZRgJIAEoCSJ/ChVFeGNoYW5nZVRva2VuUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhkKEWlzc3VlZF90b2tlbl90eXBlGAIgASgJEhIKCnRva2VuX3R5cGUYAyABKAkSEgoKZXhwaXJlc19pbhgEIAEoAxINCgVzY29wZRgFIAEoCSJAChZJbnRyb3NwZWN0VG9rZW5SZXF1ZXN0Eg0KBXRva2VuGAEgASgJEhcKD3Rva2VuX3R5cGVfaGludBgCIAEoCSKwAQoXSW50cm9zcGVjdFRva2VuUmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEhIKCnRva2VuX3R5cGUYAiABKAkSCwoDaXNzGAMgASgJEgsKA2F1ZBgEIAEoCRILCgNzdWIYBSABKAkSCwoDZXhwGAYgASgDEgsKA2lhdBgHIAEoAxILCgNqdGkYCCABKAkSDQoFc2NvcGUYCSABKAkSFAoMYXJib3JfZ3JvdXBzGAogAygJIjwKElJldm9rZVRva2VuUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIXCg90b2tlbl90eXBlX2hpbnQYAiABKAkiFQoTUmV2b2tlVG9rZW5SZXNwb25zZSLMAQoIQXBpVG9rZW4SCwoDanRpGAEgASgJEhAKCGlkZW50aXR5GAIgASgJEhIKCnBhcmVudF9qdGkYAyABKAkSDQoFYWN0b3IYBCABKAkSDQoFc2NvcGUYBSADKAkSDgoGZ3JvdXBzGAYgAygJEi4KCmlzc3VlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKeAQoRTGlzdFRva2Vuc1JlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARITCgZwYXJlbnQYAiABKAlIAYgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eUIJCgdfcGFyZW50IoIBChJMaXN0VG9rZW5zUmVzcG9uc2USLQoGdG9rZW5zGAEgAygLMh0uYXJib3Iub2F1dGgudjJiZXRhMS5BcGlUb2tlbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBSIlChZSZXZva2VUb2tlbkJ5SWRSZXF1ZXN0EgsKA2p0aRgBIAEoCTKEBAoMVG9rZW5TZXJ2aWNlEmYKDUV4Y2hhbmdlVG9rZW4SKS5hcmJvci5vYXV0aC52MmJldGExLkV4Y2hhbmdlVG9rZW5SZXF1ZXN0GiouYXJib3Iub2F1dGgudjJiZXRhMS5FeGNoYW5nZVRva2VuUmVzcG9uc2USbAoPSW50cm9zcGVjdFRva2VuEisuYXJib3Iub2F1dGgudjJiZXRhMS5JbnRyb3NwZWN0VG9rZW5SZXF1ZXN0GiwuYXJib3Iub2F1dGgudjJiZXRhMS5JbnRyb3NwZWN0VG9rZW5SZXNwb25zZRJgCgtSZXZva2VUb2tlbhInLmFyYm9yLm9hdXRoLnYyYmV0YTEuUmV2b2tlVG9rZW5SZXF1ZXN0GiguYXJib3Iub2F1dGgudjJiZXRhMS5SZXZva2VUb2tlblJlc3BvbnNlEl0KCkxpc3RUb2tlbnMSJi5hcmJvci5vYXV0aC52MmJldGExLkxpc3RUb2tlbnNSZXF1ZXN0GicuYXJib3Iub2F1dGgudjJiZXRhMS5MaXN0VG9rZW5zUmVzcG9uc2USXQoPUmV2b2tlVG9rZW5CeUlkEisuYXJib3Iub2F1dGgudjJiZXRhMS5SZXZva2VUb2tlbkJ5SWRSZXF1ZXN0Gh0uYXJib3Iub2F1dGgudjJiZXRhMS5BcGlUb2tlbmIGcHJvdG8z", [file_google_protobuf_timestamp]);
+export const file_arbor_oauth_v2beta1_tokens: GenFile =
+  /*@__PURE__*/
+  fileDesc(
+    'CiBhcmJvci9vYXV0aC92MmJldGExL3Rva2Vucy5wcm90bxITYXJib3Iub2F1dGgudjJiZXRhMSLbAQoURXhjaGFuZ2VUb2tlblJlcXVlc3QSFQoNc3ViamVjdF90b2tlbhgBIAEoCRIaChJzdWJqZWN0X3Rva2VuX3R5cGUYAiABKAkSHAoUcmVxdWVzdGVkX3Rva2VuX3R5cGUYAyABKAkSDQoFc2NvcGUYBCABKAkSEAoIcmVzb3VyY2UYBSADKAkSEAoIYXVkaWVuY2UYBiADKAkSEAoIaWRlbnRpdHkYByABKAkSEwoLYWN0b3JfdG9rZW4YCCABKAkSGAoQYWN0b3JfdG9rZW5fdHlwZRgJIAEoCSJ/ChVFeGNoYW5nZVRva2VuUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhkKEWlzc3VlZF90b2tlbl90eXBlGAIgASgJEhIKCnRva2VuX3R5cGUYAyABKAkSEgoKZXhwaXJlc19pbhgEIAEoAxINCgVzY29wZRgFIAEoCSJAChZJbnRyb3NwZWN0VG9rZW5SZXF1ZXN0Eg0KBXRva2VuGAEgASgJEhcKD3Rva2VuX3R5cGVfaGludBgCIAEoCSKwAQoXSW50cm9zcGVjdFRva2VuUmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEhIKCnRva2VuX3R5cGUYAiABKAkSCwoDaXNzGAMgASgJEgsKA2F1ZBgEIAEoCRILCgNzdWIYBSABKAkSCwoDZXhwGAYgASgDEgsKA2lhdBgHIAEoAxILCgNqdGkYCCABKAkSDQoFc2NvcGUYCSABKAkSFAoMYXJib3JfZ3JvdXBzGAogAygJIjwKElJldm9rZVRva2VuUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIXCg90b2tlbl90eXBlX2hpbnQYAiABKAkiFQoTUmV2b2tlVG9rZW5SZXNwb25zZSLMAQoIQXBpVG9rZW4SCwoDanRpGAEgASgJEhAKCGlkZW50aXR5GAIgASgJEhIKCnBhcmVudF9qdGkYAyABKAkSDQoFYWN0b3IYBCABKAkSDQoFc2NvcGUYBSADKAkSDgoGZ3JvdXBzGAYgAygJEi4KCmlzc3VlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKeAQoRTGlzdFRva2Vuc1JlcXVlc3QSFQoIaWRlbnRpdHkYASABKAlIAIgBARITCgZwYXJlbnQYAiABKAlIAYgBARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFQgsKCV9pZGVudGl0eUIJCgdfcGFyZW50IoIBChJMaXN0VG9rZW5zUmVzcG9uc2USLQoGdG9rZW5zGAEgAygLMh0uYXJib3Iub2F1dGgudjJiZXRhMS5BcGlUb2tlbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBSIlChZSZXZva2VUb2tlbkJ5SWRSZXF1ZXN0EgsKA2p0aRgBIAEoCTKEBAoMVG9rZW5TZXJ2aWNlEmYKDUV4Y2hhbmdlVG9rZW4SKS5hcmJvci5vYXV0aC52MmJldGExLkV4Y2hhbmdlVG9rZW5SZXF1ZXN0GiouYXJib3Iub2F1dGgudjJiZXRhMS5FeGNoYW5nZVRva2VuUmVzcG9uc2USbAoPSW50cm9zcGVjdFRva2VuEisuYXJib3Iub2F1dGgudjJiZXRhMS5JbnRyb3NwZWN0VG9rZW5SZXF1ZXN0GiwuYXJib3Iub2F1dGgudjJiZXRhMS5JbnRyb3NwZWN0VG9rZW5SZXNwb25zZRJgCgtSZXZva2VUb2tlbhInLmFyYm9yLm9hdXRoLnYyYmV0YTEuUmV2b2tlVG9rZW5SZXF1ZXN0GiguYXJib3Iub2F1dGgudjJiZXRhMS5SZXZva2VUb2tlblJlc3BvbnNlEl0KCkxpc3RUb2tlbnMSJi5hcmJvci5vYXV0aC52MmJldGExLkxpc3RUb2tlbnNSZXF1ZXN0GicuYXJib3Iub2F1dGgudjJiZXRhMS5MaXN0VG9rZW5zUmVzcG9uc2USXQoPUmV2b2tlVG9rZW5CeUlkEisuYXJib3Iub2F1dGgudjJiZXRhMS5SZXZva2VUb2tlbkJ5SWRSZXF1ZXN0Gh0uYXJib3Iub2F1dGgudjJiZXRhMS5BcGlUb2tlbmIGcHJvdG8z',
+    [file_google_protobuf_timestamp],
+  );
 
 /**
  * @generated from message arbor.oauth.v2beta1.ExchangeTokenRequest
  */
-export type ExchangeTokenRequest = Message<"arbor.oauth.v2beta1.ExchangeTokenRequest"> & {
+export type ExchangeTokenRequest = Message<'arbor.oauth.v2beta1.ExchangeTokenRequest'> & {
   /**
    * @generated from field: string subject_token = 1;
    */
@@ -76,13 +80,14 @@ export type ExchangeTokenRequest = Message<"arbor.oauth.v2beta1.ExchangeTokenReq
  * Describes the message arbor.oauth.v2beta1.ExchangeTokenRequest.
  * Use `create(ExchangeTokenRequestSchema)` to create a new message.
  */
-export const ExchangeTokenRequestSchema: GenMessage<ExchangeTokenRequest> = /*@__PURE__*/
+export const ExchangeTokenRequestSchema: GenMessage<ExchangeTokenRequest> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 0);
 
 /**
  * @generated from message arbor.oauth.v2beta1.ExchangeTokenResponse
  */
-export type ExchangeTokenResponse = Message<"arbor.oauth.v2beta1.ExchangeTokenResponse"> & {
+export type ExchangeTokenResponse = Message<'arbor.oauth.v2beta1.ExchangeTokenResponse'> & {
   /**
    * @generated from field: string access_token = 1;
    */
@@ -113,13 +118,14 @@ export type ExchangeTokenResponse = Message<"arbor.oauth.v2beta1.ExchangeTokenRe
  * Describes the message arbor.oauth.v2beta1.ExchangeTokenResponse.
  * Use `create(ExchangeTokenResponseSchema)` to create a new message.
  */
-export const ExchangeTokenResponseSchema: GenMessage<ExchangeTokenResponse> = /*@__PURE__*/
+export const ExchangeTokenResponseSchema: GenMessage<ExchangeTokenResponse> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 1);
 
 /**
  * @generated from message arbor.oauth.v2beta1.IntrospectTokenRequest
  */
-export type IntrospectTokenRequest = Message<"arbor.oauth.v2beta1.IntrospectTokenRequest"> & {
+export type IntrospectTokenRequest = Message<'arbor.oauth.v2beta1.IntrospectTokenRequest'> & {
   /**
    * @generated from field: string token = 1;
    */
@@ -135,13 +141,14 @@ export type IntrospectTokenRequest = Message<"arbor.oauth.v2beta1.IntrospectToke
  * Describes the message arbor.oauth.v2beta1.IntrospectTokenRequest.
  * Use `create(IntrospectTokenRequestSchema)` to create a new message.
  */
-export const IntrospectTokenRequestSchema: GenMessage<IntrospectTokenRequest> = /*@__PURE__*/
+export const IntrospectTokenRequestSchema: GenMessage<IntrospectTokenRequest> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 2);
 
 /**
  * @generated from message arbor.oauth.v2beta1.IntrospectTokenResponse
  */
-export type IntrospectTokenResponse = Message<"arbor.oauth.v2beta1.IntrospectTokenResponse"> & {
+export type IntrospectTokenResponse = Message<'arbor.oauth.v2beta1.IntrospectTokenResponse'> & {
   /**
    * @generated from field: bool active = 1;
    */
@@ -197,13 +204,14 @@ export type IntrospectTokenResponse = Message<"arbor.oauth.v2beta1.IntrospectTok
  * Describes the message arbor.oauth.v2beta1.IntrospectTokenResponse.
  * Use `create(IntrospectTokenResponseSchema)` to create a new message.
  */
-export const IntrospectTokenResponseSchema: GenMessage<IntrospectTokenResponse> = /*@__PURE__*/
+export const IntrospectTokenResponseSchema: GenMessage<IntrospectTokenResponse> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 3);
 
 /**
  * @generated from message arbor.oauth.v2beta1.RevokeTokenRequest
  */
-export type RevokeTokenRequest = Message<"arbor.oauth.v2beta1.RevokeTokenRequest"> & {
+export type RevokeTokenRequest = Message<'arbor.oauth.v2beta1.RevokeTokenRequest'> & {
   /**
    * @generated from field: string token = 1;
    */
@@ -219,20 +227,21 @@ export type RevokeTokenRequest = Message<"arbor.oauth.v2beta1.RevokeTokenRequest
  * Describes the message arbor.oauth.v2beta1.RevokeTokenRequest.
  * Use `create(RevokeTokenRequestSchema)` to create a new message.
  */
-export const RevokeTokenRequestSchema: GenMessage<RevokeTokenRequest> = /*@__PURE__*/
+export const RevokeTokenRequestSchema: GenMessage<RevokeTokenRequest> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 4);
 
 /**
  * @generated from message arbor.oauth.v2beta1.RevokeTokenResponse
  */
-export type RevokeTokenResponse = Message<"arbor.oauth.v2beta1.RevokeTokenResponse"> & {
-};
+export type RevokeTokenResponse = Message<'arbor.oauth.v2beta1.RevokeTokenResponse'> & {};
 
 /**
  * Describes the message arbor.oauth.v2beta1.RevokeTokenResponse.
  * Use `create(RevokeTokenResponseSchema)` to create a new message.
  */
-export const RevokeTokenResponseSchema: GenMessage<RevokeTokenResponse> = /*@__PURE__*/
+export const RevokeTokenResponseSchema: GenMessage<RevokeTokenResponse> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 5);
 
 /**
@@ -240,7 +249,7 @@ export const RevokeTokenResponseSchema: GenMessage<RevokeTokenResponse> = /*@__P
  *
  * @generated from message arbor.oauth.v2beta1.ApiToken
  */
-export type ApiToken = Message<"arbor.oauth.v2beta1.ApiToken"> & {
+export type ApiToken = Message<'arbor.oauth.v2beta1.ApiToken'> & {
   /**
    * @generated from field: string jti = 1;
    */
@@ -292,13 +301,14 @@ export type ApiToken = Message<"arbor.oauth.v2beta1.ApiToken"> & {
  * Describes the message arbor.oauth.v2beta1.ApiToken.
  * Use `create(ApiTokenSchema)` to create a new message.
  */
-export const ApiTokenSchema: GenMessage<ApiToken> = /*@__PURE__*/
+export const ApiTokenSchema: GenMessage<ApiToken> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 6);
 
 /**
  * @generated from message arbor.oauth.v2beta1.ListTokensRequest
  */
-export type ListTokensRequest = Message<"arbor.oauth.v2beta1.ListTokensRequest"> & {
+export type ListTokensRequest = Message<'arbor.oauth.v2beta1.ListTokensRequest'> & {
   /**
    * The admin only: one identity's tokens (uid).
    *
@@ -342,13 +352,14 @@ export type ListTokensRequest = Message<"arbor.oauth.v2beta1.ListTokensRequest">
  * Describes the message arbor.oauth.v2beta1.ListTokensRequest.
  * Use `create(ListTokensRequestSchema)` to create a new message.
  */
-export const ListTokensRequestSchema: GenMessage<ListTokensRequest> = /*@__PURE__*/
+export const ListTokensRequestSchema: GenMessage<ListTokensRequest> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 7);
 
 /**
  * @generated from message arbor.oauth.v2beta1.ListTokensResponse
  */
-export type ListTokensResponse = Message<"arbor.oauth.v2beta1.ListTokensResponse"> & {
+export type ListTokensResponse = Message<'arbor.oauth.v2beta1.ListTokensResponse'> & {
   /**
    * @generated from field: repeated arbor.oauth.v2beta1.ApiToken tokens = 1;
    */
@@ -374,13 +385,14 @@ export type ListTokensResponse = Message<"arbor.oauth.v2beta1.ListTokensResponse
  * Describes the message arbor.oauth.v2beta1.ListTokensResponse.
  * Use `create(ListTokensResponseSchema)` to create a new message.
  */
-export const ListTokensResponseSchema: GenMessage<ListTokensResponse> = /*@__PURE__*/
+export const ListTokensResponseSchema: GenMessage<ListTokensResponse> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 8);
 
 /**
  * @generated from message arbor.oauth.v2beta1.RevokeTokenByIdRequest
  */
-export type RevokeTokenByIdRequest = Message<"arbor.oauth.v2beta1.RevokeTokenByIdRequest"> & {
+export type RevokeTokenByIdRequest = Message<'arbor.oauth.v2beta1.RevokeTokenByIdRequest'> & {
   /**
    * @generated from field: string jti = 1;
    */
@@ -391,7 +403,8 @@ export type RevokeTokenByIdRequest = Message<"arbor.oauth.v2beta1.RevokeTokenByI
  * Describes the message arbor.oauth.v2beta1.RevokeTokenByIdRequest.
  * Use `create(RevokeTokenByIdRequestSchema)` to create a new message.
  */
-export const RevokeTokenByIdRequestSchema: GenMessage<RevokeTokenByIdRequest> = /*@__PURE__*/
+export const RevokeTokenByIdRequestSchema: GenMessage<RevokeTokenByIdRequest> =
+  /*@__PURE__*/
   messageDesc(file_arbor_oauth_v2beta1_tokens, 9);
 
 /**
@@ -410,10 +423,10 @@ export const TokenService: GenService<{
    * @generated from rpc arbor.oauth.v2beta1.TokenService.ExchangeToken
    */
   exchangeToken: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof ExchangeTokenRequestSchema;
     output: typeof ExchangeTokenResponseSchema;
-  },
+  };
   /**
    * `authorization: Bearer <any Arbor token>`; says `active: false` unless the caller may
    * know of the token.
@@ -421,10 +434,10 @@ export const TokenService: GenService<{
    * @generated from rpc arbor.oauth.v2beta1.TokenService.IntrospectToken
    */
   introspectToken: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof IntrospectTokenRequestSchema;
     output: typeof IntrospectTokenResponseSchema;
-  },
+  };
   /**
    * `authorization: Bearer <any Arbor token>`: the token's identity, the admin, or who may
    * update the token's identity. A token that does not verify is answered as revoked.
@@ -432,10 +445,10 @@ export const TokenService: GenService<{
    * @generated from rpc arbor.oauth.v2beta1.TokenService.RevokeToken
    */
   revokeToken: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof RevokeTokenRequestSchema;
     output: typeof RevokeTokenResponseSchema;
-  },
+  };
   /**
    * The caller's live API tokens and those exchanged from them (an unrestricted token of
    * the identity; the admin sees every identity's).
@@ -443,20 +456,18 @@ export const TokenService: GenService<{
    * @generated from rpc arbor.oauth.v2beta1.TokenService.ListTokens
    */
   listTokens: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof ListTokensRequestSchema;
     output: typeof ListTokensResponseSchema;
-  },
+  };
   /**
    * Revoke a listed token by jti, and every token exchanged from it.
    *
    * @generated from rpc arbor.oauth.v2beta1.TokenService.RevokeTokenById
    */
   revokeTokenById: {
-    methodKind: "unary";
+    methodKind: 'unary';
     input: typeof RevokeTokenByIdRequestSchema;
     output: typeof ApiTokenSchema;
-  },
-}> = /*@__PURE__*/
-  serviceDesc(file_arbor_oauth_v2beta1_tokens, 0);
-
+  };
+}> = /*@__PURE__*/ serviceDesc(file_arbor_oauth_v2beta1_tokens, 0);
