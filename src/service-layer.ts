@@ -32,8 +32,6 @@ import type {
   RememberedSelfChecks,
 } from './resources/access/remembered-self-checks.js';
 import { AdminService } from './resources/admin/admin-service.js';
-import { AdvisoryImporter } from './resources/advisories/advisory-import.js';
-import { AdvisoryService } from './resources/advisories/advisory-service.js';
 import type { ChangeRecorder } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import type { Group } from './resources/groups/group.js';
@@ -49,14 +47,12 @@ import { ManagedResourceService } from './resources/managed/managed-resource-ser
 import { RegistryCredentials } from './resources/registry-auth/registry-credentials.js';
 import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
 import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
-import { RepoService } from './resources/repos/repo-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
 import { AccessRequestService } from './resources/access-requests/access-request-service.js';
 import { RoleService } from './resources/roles/role-service.js';
 import { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { TokenTester } from './resources/sts/token-tester.js';
 import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
-import { TagService } from './resources/tags/tag-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
 import { UserService } from './resources/users/user-service.js';
 import { UserSignIn } from './resources/users/user-sign-in.js';
@@ -266,10 +262,6 @@ function coreServices(f: ServiceFoundation, authz: Authorizer) {
       access: st.access,
     }),
     accessSimulator: new AccessSimulator({ uow, authz, pager, simulation: st.simulation }),
-    repos: new RepoService({ ...common, repos: st.repos }),
-    tags: new TagService({ ...common, tags: st.tags }),
-    advisories: new AdvisoryService({ ...common, advisories: st.advisories }),
-    advisoryImport: new AdvisoryImporter({ uow, authz, advisories: st.advisories }),
     trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
     managed: new ManagedResourceService({ uow, authz, guard: managed }),
     audit: new AuditService({ uow, authz, pager, audit: st.audit, paths }),
@@ -375,7 +367,7 @@ function oauthOf(
 function registryAuthOf(
   f: ServiceFoundation,
   authz: Authorizer,
-  services: Services,
+  services: AllServices,
   t: { tokens: TokenIssuer; sts: SecurityTokenService; authenticator: Authenticator },
 ): RegistryAuthRouteDeps | undefined {
   const service = f.config.registryService;
@@ -391,7 +383,8 @@ function registryAuthOf(
       sign: (sub, access, ttl) =>
         t.tokens.signFor(TOKEN_USE.registryAccess, service, sub, { access }, ttl),
     }),
-    events: new RegistryEventService(services.repos, services.tags),
+    // The repos and tags are the registry feature's (src/features/registry-feature.ts).
+    events: new RegistryEventService(services.registry.repos, services.registry.tags),
     notifyToken: f.config.registryNotifyToken,
     bodyLimit: f.config.maxBodyBytes,
   };

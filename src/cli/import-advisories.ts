@@ -83,9 +83,13 @@ export async function importAdvisoriesCommand(
   const arbor = await compose(config, { logger, role: 'import-advisories' });
   try {
     return printSummary(
-      await arbor.services.advisoryImport.import(systemPrincipal('import-advisories'), source, {
-        onProgress: progressPrinter(process.stderr),
-      }),
+      await arbor.services.vulnerabilities.advisoryImport.import(
+        systemPrincipal('import-advisories'),
+        source,
+        {
+          onProgress: progressPrinter(process.stderr),
+        },
+      ),
     );
   } catch (e) {
     if (!isRpcError(e) || (e.code !== Code.INVALID_ARGUMENT && e.code !== Code.FAILED_PRECONDITION))

@@ -13,15 +13,7 @@ import { parseListRequest } from '../core/list-request.js';
 import { listQueryOf } from './list-query.js';
 import type { DescService, JsonValue } from '@bufbuild/protobuf';
 import { simulateAnswerV2 } from '../wire/simulate-wire.js';
-import {
-  ADVISORY_KIND,
-  GROUP_KIND,
-  IDENTITY_KIND,
-  REPO_KIND,
-  ROLE_BINDING_KIND,
-  ROLE_KIND,
-  TAG_KIND,
-} from '../wire/kinds.js';
+import { GROUP_KIND, IDENTITY_KIND, ROLE_BINDING_KIND, ROLE_KIND } from '../wire/kinds.js';
 import {
   AccessService,
   BatchCheckAccessRequestSchema,
@@ -34,16 +26,12 @@ import { GroupsService } from '../gen/arbor/iam/v2beta1/groups_pb.js';
 import { IdentitiesService } from '../gen/arbor/iam/v2beta1/identities_pb.js';
 import { RoleBindingsService } from '../gen/arbor/iam/v2beta1/role_bindings_pb.js';
 import { RolesService } from '../gen/arbor/iam/v2beta1/roles_pb.js';
-import { ReposService } from '../gen/arbor/registry/v2beta1/repos_pb.js';
-import { TagsService } from '../gen/arbor/registry/v2beta1/tags_pb.js';
 import { SecurityTokenService as StsService } from '../gen/arbor/sts/v2beta1/sts_pb.js';
 import { TokenService } from '../gen/arbor/oauth/v2beta1/tokens_pb.js';
 import type { OAuthService } from '../resources/oauth/oauth-service.js';
 import type { TokenSessionService } from '../resources/oauth/token-session-service.js';
 import { mountTokenRpcs } from './token-rpcs.js';
-import { AdvisoriesService } from '../gen/arbor/vulnerabilities/v2beta1/advisories_pb.js';
 import type { Services } from '../services.js';
-import { mountAdvisoryImport } from './advisory-import.js';
 import { mountNameRpcs } from './name-rpcs.js';
 import { mountAccessRequestRpcs } from './access-request-rpcs.js';
 import { AccessRequestsService } from '../gen/arbor/iam/v2beta1/access_requests_pb.js';
@@ -61,9 +49,6 @@ export const API_SERVICES = [
   IdentitiesService,
   RolesService,
   RoleBindingsService,
-  ReposService,
-  TagsService,
-  AdvisoriesService,
   StsService,
   TokenService,
   AccessService,
@@ -104,10 +89,6 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
   mountCrud(router, auth, IdentitiesService, s.identities, IDENTITY_KIND);
   mountCrud(router, auth, RolesService, s.roles, ROLE_KIND);
   mountCrud(router, auth, RoleBindingsService, s.roleBindings, ROLE_BINDING_KIND);
-  mountCrud(router, auth, ReposService, s.repos, REPO_KIND);
-  mountCrud(router, auth, TagsService, s.tags, TAG_KIND);
-  mountCrud(router, auth, AdvisoriesService, s.advisories, ADVISORY_KIND);
-  mountAdvisoryImport(router, auth, s.advisoryImport);
   mountNameRpcs(router, auth, s.names);
   mountAccess(router, d);
   mountAccessRequestRpcs(router, auth, s.accessRequests);

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import type { Advisory } from '../resources/advisories/advisory.js';
+import { ADVISORY_LIST, ADVISORY_TYPE, type Advisory } from '../resources/advisories/advisory.js';
 import {
   osvCreditSchema,
   type OsvAffected,
   type OsvRecord,
   type OsvSeverity,
 } from '../resources/advisories/osv.js';
+import { kind } from './kinds.js';
 import { timestampSchema, ts, tsOpt } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -112,3 +113,15 @@ function affected(a: OsvAffected): z.infer<typeof affectedSchema> {
     ...(a.database_specific ? { databaseSpecific: a.database_specific } : {}),
   };
 }
+
+/** The kind's descriptor (wire/kinds.ts): read only, written by the import. */
+export const ADVISORY_KIND = kind({
+  type: ADVISORY_TYPE,
+  name: 'Advisory',
+  plural: 'advisories',
+  path: '/vulnerabilities/v2beta1/advisories',
+  spec: ADVISORY_LIST,
+  wireSchema: advisoryV2Schema,
+  toWire: advisoryV2,
+  outputOnly: [],
+});

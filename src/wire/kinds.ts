@@ -5,10 +5,8 @@ import {
   ACCESS_REQUEST_TYPE,
   ACCESS_REQUEST_UPDATE,
 } from '../resources/access-requests/access-request.js';
-import { ADVISORY_LIST, ADVISORY_TYPE } from '../resources/advisories/advisory.js';
 import { GROUP_LIST, GROUP_TYPE, GROUP_UPDATE } from '../resources/groups/group.js';
 import { IDENTITY_LIST, IDENTITY_TYPE, IDENTITY_UPDATE } from '../resources/identities/identity.js';
-import { REPO_LIST, REPO_TYPE, REPO_UPDATE } from '../resources/repos/repo.js';
 import {
   ROLE_BINDING_LIST,
   ROLE_BINDING_TYPE,
@@ -20,12 +18,9 @@ import {
   SUBSCRIPTION_TYPE,
   SUBSCRIPTION_UPDATE,
 } from '../resources/subscriptions/subscription.js';
-import { TAG_LIST, TAG_OUTPUT_ONLY, TAG_TYPE } from '../resources/tags/tag.js';
 import { accessRequestV2, accessRequestV2Schema } from './access-request-wire.js';
-import { advisoryV2, advisoryV2Schema } from './advisory-wire.js';
 import { groupV2, groupV2Schema } from './group-wire.js';
 import { identityV2, identityV2Schema } from './identity-wire.js';
-import { repoV2, repoV2Schema, tagV2, tagV2Schema } from './registry-wire.js';
 import { roleBindingV2, roleBindingV2Schema } from './role-binding-wire.js';
 import { roleV2, roleV2Schema } from './role-wire.js';
 import { subscriptionV2, subscriptionV2Schema } from './subscription-wire.js';
@@ -118,40 +113,6 @@ export const ROLE_BINDING_KIND = kind({
   outputOnly: ROLE_BINDING_UPDATE.outputOnly,
 });
 
-export const REPO_KIND = kind({
-  type: REPO_TYPE,
-  name: 'Repo',
-  plural: 'repos',
-  path: '/registry/v2beta1/repos',
-  spec: REPO_LIST,
-  wireSchema: repoV2Schema,
-  toWire: repoV2,
-  outputOnly: REPO_UPDATE.outputOnly,
-});
-
-export const TAG_KIND = kind({
-  type: TAG_TYPE,
-  name: 'Tag',
-  plural: 'tags',
-  path: '/registry/v2beta1/tags',
-  spec: TAG_LIST,
-  wireSchema: tagV2Schema,
-  toWire: tagV2,
-  parentKind: 'repo',
-  outputOnly: TAG_OUTPUT_ONLY,
-});
-
-export const ADVISORY_KIND = kind({
-  type: ADVISORY_TYPE,
-  name: 'Advisory',
-  plural: 'advisories',
-  path: '/vulnerabilities/v2beta1/advisories',
-  spec: ADVISORY_LIST,
-  wireSchema: advisoryV2Schema,
-  toWire: advisoryV2,
-  outputOnly: [],
-});
-
 export const SUBSCRIPTION_KIND = kind({
   type: SUBSCRIPTION_TYPE,
   name: 'Subscription',
@@ -196,9 +157,6 @@ export const CORE_KINDS: readonly AnyKind[] = [
   IDENTITY_KIND,
   ROLE_KIND,
   ROLE_BINDING_KIND,
-  REPO_KIND,
-  TAG_KIND,
-  ADVISORY_KIND,
   SUBSCRIPTION_KIND,
   ACCESS_REQUEST_KIND,
 ];

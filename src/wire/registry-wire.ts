@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { Repo } from '../resources/repos/repo.js';
-import type { Tag } from '../resources/tags/tag.js';
+import { REPO_LIST, REPO_TYPE, REPO_UPDATE, type Repo } from '../resources/repos/repo.js';
+import { TAG_LIST, TAG_OUTPUT_ONLY, TAG_TYPE, type Tag } from '../resources/tags/tag.js';
+import { kind } from './kinds.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -67,3 +68,28 @@ export function tagV2(t: Tag): TagV2 {
     updateTime: ts(t.updateTime),
   };
 }
+
+/** The repo kind's descriptor (wire/kinds.ts), read by its REST and gRPC mounts and the presenter. */
+export const REPO_KIND = kind({
+  type: REPO_TYPE,
+  name: 'Repo',
+  plural: 'repos',
+  path: '/registry/v2beta1/repos',
+  spec: REPO_LIST,
+  wireSchema: repoV2Schema,
+  toWire: repoV2,
+  outputOnly: REPO_UPDATE.outputOnly,
+});
+
+/** The tag kind's descriptor: a tag's parent is its repo. */
+export const TAG_KIND = kind({
+  type: TAG_TYPE,
+  name: 'Tag',
+  plural: 'tags',
+  path: '/registry/v2beta1/tags',
+  spec: TAG_LIST,
+  wireSchema: tagV2Schema,
+  toWire: tagV2,
+  parentKind: 'repo',
+  outputOnly: TAG_OUTPUT_ONLY,
+});

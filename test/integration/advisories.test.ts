@@ -16,7 +16,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 let s: TestServer;
 test.before(async () => {
   s = await startServer();
-  await s.arbor.services.advisoryImport.import(
+  await s.arbor.services.vulnerabilities.advisoryImport.import(
     ADMIN,
     fileURLToPath(new URL('../fixtures/osv', import.meta.url)),
   );

@@ -25,7 +25,7 @@ test.after.always(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
-const importer = () => s.arbor.services.advisoryImport;
+const importer = () => s.arbor.services.vulnerabilities.advisoryImport;
 const rows = () =>
   s.db
     .knex('advisories')

@@ -38,7 +38,7 @@ test.before(async () => {
   const roles = (await s.admin.get('/iam/v2beta1/roles?page_size=200')).body.roles as any[];
   viewer = roles.find((r) => r.name === 'viewer').uid;
   editor = roles.find((r) => r.name === 'editor').uid;
-  await s.arbor.services.advisoryImport.import(
+  await s.arbor.services.vulnerabilities.advisoryImport.import(
     ADMIN,
     fileURLToPath(new URL('../fixtures/osv', import.meta.url)),
   );

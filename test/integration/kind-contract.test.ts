@@ -6,7 +6,8 @@ import test, { type ExecutionContext } from 'ava';
 import { examplesFor } from '../../src/api/openapi/examples.js';
 import { ADMIN } from '../../src/auth/principal.js';
 import { ALL_API_SERVICES, KINDS } from '../../src/features.js';
-import { REPO_KIND, type AnyKind } from '../../src/wire/kinds.js';
+import type { AnyKind } from '../../src/wire/kinds.js';
+import { REPO_KIND } from '../../src/wire/registry-wire.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity, ISSUER } from '../helpers/iam-fixtures.js';
 import {
@@ -233,7 +234,7 @@ test.before(async () => {
     ownerA: await door(owner),
     unbound: await door(await createIdentity(s.admin, orgA, 'unbound')),
   };
-  await s.arbor.services.advisoryImport.import(
+  await s.arbor.services.vulnerabilities.advisoryImport.import(
     ADMIN,
     fileURLToPath(new URL('../fixtures/osv', import.meta.url)),
   );

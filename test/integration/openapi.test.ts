@@ -330,7 +330,7 @@ test.serial(
 test.serial(
   'openapi: every Get and List answer of a populated server matches its schema',
   async (t) => {
-    await s.arbor.services.advisoryImport.import(
+    await s.arbor.services.vulnerabilities.advisoryImport.import(
       ADMIN,
       fileURLToPath(new URL('../fixtures/osv', import.meta.url)),
     );

@@ -28,7 +28,7 @@ test.before(async () => {
   // A binding in A of an identity that lives above A: its hydration must not show A's
   // members what they cannot list.
   await createBinding(s.admin, t9.a, t9.res['identity@org']!, t9.builtin['registry.pull']!);
-  await s.arbor.services.advisoryImport.import(
+  await s.arbor.services.vulnerabilities.advisoryImport.import(
     ADMIN,
     fileURLToPath(new URL('../fixtures/osv', import.meta.url)),
   );

@@ -1,7 +1,7 @@
 import type { AdvisoryService } from '../../resources/advisories/advisory-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import { ADVISORY_KIND } from '../../wire/kinds.js';
+import { ADVISORY_KIND } from '../../wire/advisory-wire.js';
 import { mountV2, v2Kind } from './crud.js';
 
 /** Vulnerability advisories: List and Get only; they are written by `arbor import-advisories`. */

@@ -4,8 +4,7 @@ import { tagPutSchema } from '../../resources/tags/tag-input.js';
 import type { TagService } from '../../resources/tags/tag-service.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { examplesFor } from '../openapi/examples.js';
-import { REPO_KIND, TAG_KIND } from '../../wire/kinds.js';
-import { repoV1, repoV1Schema } from '../../wire/registry-wire.js';
+import { REPO_KIND, TAG_KIND, repoV1, repoV1Schema } from '../../wire/registry-wire.js';
 import { mountV1, mountV2, v2Kind } from './crud.js';
 
 /**

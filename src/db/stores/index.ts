@@ -1,5 +1,4 @@
 import { KnexAccessStore } from './access-store.js';
-import { KnexAdvisoryStore } from './advisory-store.js';
 import { KnexGroupStore } from './group-store.js';
 import { KnexIdentityStore } from './identity-store.js';
 import { KnexManagerStore } from './manager-store.js';
@@ -7,7 +6,6 @@ import { KnexPinger } from './ping-store.js';
 import { KnexRepoStore } from './repo-store.js';
 import { KnexRoleBindingStore } from './role-binding-store.js';
 import { KnexRoleStore } from './role-store.js';
-import { KnexTagStore } from './tag-store.js';
 import { KnexTrustedKeyStore } from './trusted-key-store.js';
 import { KnexAuditStore } from './audit-store.js';
 import { KnexOutboxStore } from './outbox-store.js';
@@ -33,8 +31,6 @@ export function createStores() {
     access: new KnexAccessStore(),
     simulation: new KnexSimulationStore(),
     repos: new KnexRepoStore(),
-    tags: new KnexTagStore(),
-    advisories: new KnexAdvisoryStore(),
     trustedKeys: new KnexTrustedKeyStore(),
     managers: new KnexManagerStore(),
     audit: new KnexAuditStore(),
