@@ -6,6 +6,7 @@ import { accountAssociationFeature } from './features/account-association-featur
 import { groupInviteFeature } from './features/group-invite-feature.js';
 import { identityProviderFeature } from './features/identity-provider-feature.js';
 import { accessReviewFeature } from './features/access-review-feature.js';
+import { delegationPolicyFeature } from './features/delegation-policy-feature.js';
 import type { GrpcRouter } from './grpc/json-rpc.js';
 import { API_SERVICES } from './grpc/routes.js';
 import { CORE_KINDS, type AnyKind } from './wire/kinds.js';
@@ -19,6 +20,7 @@ const FEATURES = [
   groupInviteFeature,
   identityProviderFeature,
   accessReviewFeature,
+  delegationPolicyFeature,
 ] as const;
 
 type AnyFeature = (typeof FEATURES)[number];

@@ -10,6 +10,7 @@ import { loadSigningKeys } from './auth/signing-keys.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import type { UsageRecorder } from './auth/usage-recorder.js';
 import type { RevokedTokens } from './auth/revoked-tokens.js';
+import type { DelegationPolicies } from './auth/delegation.js';
 import { OAuthService } from './resources/oauth/oauth-service.js';
 import { IssuedTokenRecorder } from './auth/issued-token-recorder.js';
 import { IssuedTokenFlusher } from './resources/oauth/issued-token-flusher.js';
@@ -151,9 +152,18 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
   const { revoked } = revokedTokensOf(f.db, {
     isRevoked: (jti) => f.uow.read((tx) => f.stores.tokenRevocations.isRevoked(tx, jti)),
   });
-  const apiTokens = new ApiTokenAuthenticator(tokens, undefined, undefined, f.usage, revoked);
+  // A delegated token is asked of its delegation policies on every request (docs/oauth.md).
+  const delegations = base.delegationPolicies;
+  const apiTokens = new ApiTokenAuthenticator(
+    tokens,
+    undefined,
+    undefined,
+    f.usage,
+    revoked,
+    delegations,
+  );
   const authenticator = new ChainAuthenticator(f.config.adminToken, apiTokens, f.signInToken);
-  const oauth = oauthOf(f, authz, { tokens, sts, apiTokens, revoked, names });
+  const oauth = oauthOf(f, authz, { tokens, sts, apiTokens, revoked, names, delegations });
   // Every API token signed is recorded (in batches, off the request path) for sessions.
   const recorder = new IssuedTokenRecorder();
   tokens.onSigned = (t) => recorder.issued(t);
@@ -348,6 +358,7 @@ function oauthOf(
     apiTokens: ApiTokenAuthenticator;
     revoked: RevokedTokens;
     names: NameResolver;
+    delegations: DelegationPolicies;
   },
 ): OAuthService {
   return new OAuthService({
@@ -359,6 +370,7 @@ function oauthOf(
     revocations: f.stores.tokenRevocations,
     authz,
     names: t.names,
+    delegations: t.delegations,
     audit: f.audit,
   });
 }

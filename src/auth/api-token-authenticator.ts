@@ -3,6 +3,13 @@ import { unauthenticated } from '../core/rpc-error.js';
 import { isValidUidp } from '../core/uidp.js';
 import type { Authenticator } from './authenticator.js';
 import { isCapability, type Capability } from './capabilities.js';
+import {
+  ACTORS_CLAIM,
+  DELEGATED_AT_CLAIM,
+  MAX_DELEGATION_DEPTH,
+  liveDelegation,
+  type DelegationPolicies,
+} from './delegation.js';
 import type { Principal, TokenRestriction } from './principal.js';
 import type { RevokedTokens } from './revoked-tokens.js';
 import { GROUPS_CLAIM, PARENTS_CLAIM, type TokenIssuer } from './token-issuer.js';
@@ -11,7 +18,8 @@ import type { UsageRecorder } from './usage-recorder.js';
 /** At most this many capabilities, groups and parents a token may name (the token endpoint's bounds). */
 export const MAX_TOKEN_SCOPE = 64;
 export const MAX_TOKEN_GROUPS = 16;
-export const MAX_TOKEN_PARENTS = 4;
+/** Eight: a delegated token's parents are its subject token's and its actor token's. */
+export const MAX_TOKEN_PARENTS = 8;
 
 /** A verified API token, as remembered: who, until when, how narrowed, which jtis revoke it. */
 export interface VerifiedApiToken {
@@ -22,6 +30,8 @@ export interface VerifiedApiToken {
   /** Its own jti and its parents': revoking any of them revokes it. */
   revokedBy: readonly string[];
   restriction: TokenRestriction | undefined;
+  /** A delegated token's start (epoch seconds): its policies' max lifetime counts from it. */
+  delegatedAt?: number;
 }
 
 /**
@@ -43,6 +53,8 @@ export class ApiTokenAuthenticator implements Authenticator {
     private readonly usage?: UsageRecorder,
     /** Revoked jtis (absent: nothing is revocable). */
     private readonly revoked?: RevokedTokens,
+    /** The live delegation policies (absent: every delegated token is refused). */
+    private readonly delegations?: DelegationPolicies,
   ) {}
 
   async authenticate(token: string): Promise<Principal> {
@@ -52,12 +64,40 @@ export class ApiTokenAuthenticator implements Authenticator {
       for (const jti of t.revokedBy)
         if (await this.revoked.isRevoked(jti)) throw unauthenticated('the token is not valid');
     }
+    const restriction = await this.restrictionNow(t);
+    if (restriction === null) throw unauthenticated('the token is not valid');
     this.usage?.identityUsed(t.uid, this.now());
     return Object.freeze({
       kind: 'identity',
       uid: t.uid,
-      ...(t.restriction === undefined ? {} : { restriction: t.restriction }),
+      ...(restriction === undefined ? {} : { restriction }),
     });
+  }
+
+  /**
+   * The token's restriction as it holds now. A delegated token's is asked of its chain's
+   * delegation policies on every call (never remembered): its scope is narrowed to what
+   * they allow now, and a chain whose policy was removed, no longer names its actor, or
+   * whose max lifetime has passed since the delegation began gives null (refused whole).
+   */
+  async restrictionNow(
+    t: VerifiedApiToken,
+    nowMs = this.now(),
+  ): Promise<TokenRestriction | undefined | null> {
+    const r = t.restriction;
+    if (r?.actors === undefined) return r;
+    if (this.delegations === undefined) return null;
+    const live = await liveDelegation(
+      this.delegations,
+      t.uid,
+      r.actors,
+      t.delegatedAt ?? t.iat ?? 0,
+      Math.floor(nowMs / 1000),
+    );
+    if (live === undefined) return null;
+    const scope = new Set<Capability>();
+    for (const c of r.scope ?? live.capabilities) if (live.capabilities.has(c)) scope.add(c);
+    return Object.freeze({ ...r, scope });
   }
 
   /**
@@ -90,7 +130,8 @@ function readClaims(p: JWTPayload & { sub: string }): VerifiedApiToken | undefin
   if (jti !== undefined && (typeof jti !== 'string' || jti.length > 64)) return undefined;
   const parents = stringList(p[PARENTS_CLAIM], MAX_TOKEN_PARENTS, (s) => s.length <= 64);
   const groups = stringList(p[GROUPS_CLAIM], MAX_TOKEN_GROUPS, isValidUidp);
-  if (parents === null || groups === null) return undefined;
+  const delegation = delegationOf(p);
+  if (parents === null || groups === null || delegation === null) return undefined;
   let scope: ReadonlySet<Capability> | undefined;
   if (p.scope !== undefined) {
     if (typeof p.scope !== 'string') return undefined;
@@ -98,13 +139,7 @@ function readClaims(p: JWTPayload & { sub: string }): VerifiedApiToken | undefin
     if (words.length > MAX_TOKEN_SCOPE || !words.every(isCapability)) return undefined;
     scope = new Set(words);
   }
-  const restriction =
-    scope === undefined && groups === undefined
-      ? undefined
-      : Object.freeze({
-          ...(scope === undefined ? {} : { scope }),
-          ...(groups === undefined ? {} : { resources: Object.freeze(groups) }),
-        });
+  const restriction = restrictionOf(scope, groups, delegation?.actors);
   return Object.freeze({
     uid: p.sub,
     exp: p.exp,
@@ -112,7 +147,33 @@ function readClaims(p: JWTPayload & { sub: string }): VerifiedApiToken | undefin
     jti,
     revokedBy: Object.freeze([...(jti === undefined ? [] : [jti]), ...(parents ?? [])]),
     restriction,
+    ...(delegation === undefined ? {} : { delegatedAt: delegation.since }),
   });
+}
+
+/** A token's restriction from its claims; undefined when it narrows nothing. */
+function restrictionOf(
+  scope: ReadonlySet<Capability> | undefined,
+  groups: readonly string[] | undefined,
+  actors: readonly string[] | undefined,
+): TokenRestriction | undefined {
+  if (scope === undefined && groups === undefined && actors === undefined) return undefined;
+  return Object.freeze({
+    ...(scope === undefined ? {} : { scope }),
+    ...(groups === undefined ? {} : { resources: Object.freeze(groups) }),
+    ...(actors === undefined ? {} : { actors: Object.freeze(actors) }),
+  });
+}
+
+/** A delegated token's chain and start; undefined: not delegated; null: malformed. */
+function delegationOf(
+  p: JWTPayload,
+): { actors: readonly string[]; since: number } | undefined | null {
+  const actors = stringList(p[ACTORS_CLAIM], MAX_DELEGATION_DEPTH, isValidUidp);
+  const since = p[DELEGATED_AT_CLAIM];
+  if (actors === undefined && since === undefined) return undefined;
+  if (!actors || actors.length === 0 || typeof since !== 'number') return null;
+  return { actors, since };
 }
 
 /** undefined: absent; null: malformed. */

@@ -34,6 +34,11 @@ export interface TokenRestriction {
   readonly scope?: ReadonlySet<Capability>;
   /** Only at these groups and below them (the token's resources, group uids). */
   readonly resources?: readonly string[];
+  /**
+   * A delegated token's actors (RFC 8693 `act`), the current actor first: who acts for the
+   * identity. Its `scope` is then narrowed by their delegation policies as they are now.
+   */
+  readonly actors?: readonly string[];
 }
 
 /** Whether `p` acts through a down-scoped token. */

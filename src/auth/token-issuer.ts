@@ -7,6 +7,7 @@ import {
   type JSONWebKeySet,
   type JWTPayload,
 } from 'jose';
+import { ACTORS_CLAIM, DELEGATED_AT_CLAIM } from './delegation.js';
 import { SIGNING_ALG, type SigningKey } from './signing-keys.js';
 
 /** API tokens live one hour (spec §8). */
@@ -47,6 +48,8 @@ export interface ApiTokenOptions {
   ttlS?: number;
   /** The uid of the identity acting for the subject (delegation): recorded, not a claim here. */
   actor?: string;
+  /** A delegated token's actors, current first (`arbor_actors`), and its start (epoch s). */
+  delegation?: { actors: readonly string[]; since: number };
 }
 
 /** What `TokenIssuer.onSigned` hears of each API token signed: never the token itself. */
@@ -67,6 +70,8 @@ export interface Actor {
   iss: string;
   sub: string;
   aud?: string | string[];
+  /** A prior actor of a delegation chain (RFC 8693 §4.1). */
+  act?: Actor;
 }
 
 /** Signs Arbor's API tokens and verifies them on every request. */
@@ -118,6 +123,10 @@ export class TokenIssuer {
     if (o.scope !== undefined) claims.scope = o.scope.join(' ');
     if (o.groups !== undefined) claims[GROUPS_CLAIM] = o.groups;
     if (o.parents !== undefined && o.parents.length > 0) claims[PARENTS_CLAIM] = o.parents;
+    if (o.delegation !== undefined) {
+      claims[ACTORS_CLAIM] = o.delegation.actors;
+      claims[DELEGATED_AT_CLAIM] = o.delegation.since;
+    }
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: API_TOKEN_TYP })
       .setIssuer(this.issuer)

@@ -96,9 +96,15 @@ test('the form: bounded, form-encoded only, no repeats, no actor, every refusal 
       400,
     ],
     [
-      'actor',
-      await rawToken(form({ ...ok, actor_token: 'y', actor_token_type: ACCESS })),
+      'actor without its type',
+      await rawToken(form({ ...ok, actor_token: 'y' })),
       'invalid_request',
+      400,
+    ],
+    [
+      'actor that does not verify',
+      await rawToken(form({ ...ok, actor_token: 'y', actor_token_type: ACCESS })),
+      'invalid_grant',
       400,
     ],
     ['bad escape', await rawToken(`${form(ok)}&scope=%zz`), 'invalid_request', 400],

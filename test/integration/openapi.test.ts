@@ -220,6 +220,13 @@ async function exampleWorld(): Promise<{ sub: Substitute; redeemer: string }> {
       body: { name: 'openapi-redeemer', claimMatch: { issuer: issuer.url, subject: 'r' } },
     }),
   );
+  // The policy getDelegationPolicy's example reads (an identity without one answers NOT_FOUND).
+  await must(
+    'delegation policy',
+    api.POST('/iam/v2beta1/identities:setDelegationPolicy', {
+      body: { identityUid: identity.uid, actors: [redeemer.uid], capabilities: ['groups.list'] },
+    }),
+  );
   // The schedule getSchedule's example reads (a group without one answers NOT_FOUND).
   await must(
     'schedule',

@@ -37,6 +37,22 @@ const tokenRequestSchema = z.object({
     description: 'Groups (uid or path), repeated: the token holds grants only there.',
   }),
   audience: z.string().optional().meta({ description: "Arbor's API address, if given." }),
+  actor_token: z
+    .string()
+    .max(8192)
+    .optional()
+    .meta({
+      description:
+        "Delegation (RFC 8693): the actor's token, an Arbor API token or a workload OIDC token; " +
+        "the subject's delegation policy must name the actor's identity.",
+    }),
+  actor_token_type: z
+    .enum([TOKEN_TYPE.accessToken, TOKEN_TYPE.idToken, TOKEN_TYPE.jwt])
+    .optional()
+    .meta({ description: 'Required with actor_token.' }),
+  actor_identity: z.string().optional().meta({
+    description: 'The identity an OIDC actor token assumes (required with one; uid).',
+  }),
 });
 
 const tokenResponseSchema = z.object({
@@ -124,8 +140,10 @@ export function mountOAuthRoutes(
       'oauth.token',
       'Exchange a token for a narrower API token (RFC 8693)',
       'A workload OIDC token (with `identity`) or an Arbor API token becomes an API token ' +
-        'holding at most the capabilities in `scope` at the groups in `resource`. Errors are ' +
-        'RFC 6749 §5.2 `{error, error_description}`.',
+        'holding at most the capabilities in `scope` at the groups in `resource`. With ' +
+        '`actor_token`, the actor acts for the subject (delegation: the token carries `act`) ' +
+        "within the subject's delegation policy. Errors are RFC 6749 §5.2 " +
+        '`{error, error_description}`.',
       {
         name: 'OAuthTokenRequest',
         schema: tokenRequestSchema,

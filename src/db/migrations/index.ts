@@ -26,6 +26,7 @@ import * as m0026 from './0026-one-pending-request.js';
 import * as m0027 from './0027-budgets.js';
 import * as m0028 from './0028-token-revocations.js';
 import * as m0029 from './0029-access-reviews.js';
+import * as m0030 from './0030-delegation-policies.js';
 import * as m0031 from './0031-issued-tokens.js';
 import * as m0032 from './0032-binding-conditions.js';
 
@@ -63,6 +64,7 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0027-budgets', m0027],
   ['0028-token-revocations', m0028],
   ['0029-access-reviews', m0029],
+  ['0030-delegation-policies', m0030],
   ['0031-issued-tokens', m0031],
   ['0032-binding-conditions', m0032],
 ];

@@ -4,6 +4,12 @@ import type {
 } from '../../auth/api-token-authenticator.js';
 import { MAX_TOKEN_PARENTS } from '../../auth/api-token-authenticator.js';
 import type { Authorizer } from '../../auth/authorizer.js';
+import {
+  MAX_DELEGATION_DEPTH,
+  actClaim,
+  liveDelegation,
+  type DelegationPolicies,
+} from '../../auth/delegation.js';
 import { CAPABILITIES, type Capability } from '../../auth/capabilities.js';
 import type { Principal, TokenRestriction } from '../../auth/principal.js';
 import type { RevokedTokens } from '../../auth/revoked-tokens.js';
@@ -22,7 +28,13 @@ import {
 } from './issued-token.js';
 import { OAuthError } from './oauth-error.js';
 import type { RevocationStore } from './revocation-store.js';
-import { parseTokenRequest, single, MAX_TOKEN_CHARS, TOKEN_TYPE } from './token-request.js';
+import {
+  parseTokenRequest,
+  single,
+  MAX_TOKEN_CHARS,
+  TOKEN_TYPE,
+  type ActorRequest,
+} from './token-request.js';
 
 export interface OAuthServiceDeps {
   uow: UnitOfWork;
@@ -33,6 +45,8 @@ export interface OAuthServiceDeps {
   revocations: RevocationStore;
   authz: Authorizer;
   names: Pick<NameResolver, 'group'>;
+  /** The live delegation policies (absent: every `actor_token` is refused). */
+  delegations?: DelegationPolicies;
   /** Where a revocation is recorded (who revoked which token of which identity). */
   audit?: ChangeRecorder;
   now?: () => number;
@@ -57,6 +71,23 @@ interface Subject {
   exp: number;
   restriction: TokenRestriction | undefined;
   parents: string[];
+  /** A delegated subject token's chain, carried over to the token issued from it. */
+  delegation?: Delegation;
+}
+
+/** A delegated token's actors (current first) and when its delegation began (epoch s). */
+interface Delegation {
+  actors: readonly string[];
+  since: number;
+}
+
+/** The actor of an exchange (RFC 8693 §2.1 `actor_token`), verified. */
+interface ActorToken {
+  /** Its identity, then the actors it acts through itself (a chain). */
+  chain: string[];
+  exp: number;
+  parents: readonly string[];
+  delegatedAt: number | undefined;
 }
 
 /**
@@ -84,23 +115,35 @@ export class OAuthService {
         ? await this.workload(req.subjectToken, req.identity)
         : await this.apiToken(req.subjectToken, req.identity);
     const nowS = Math.floor(this.now() / 1000);
-    const ttl = Math.min(API_TOKEN_TTL_S, subject.exp - nowS);
+    let ttl = Math.min(API_TOKEN_TTL_S, subject.exp - nowS);
     if (ttl < 1) throw new OAuthError('invalid_grant', 'the subject token has expired');
+    let { delegation, parents } = subject;
+    let ceiling: ReadonlySet<Capability> | undefined;
+    if (req.actor !== undefined) {
+      const d = await this.delegate(subject, req.actor, nowS);
+      ({ delegation, parents, ceiling } = d);
+      ttl = Math.min(ttl, d.ttl);
+    }
     const sp = identityPrincipal(subject.uid, subject.restriction);
     const groups =
       req.resources === undefined
         ? subject.restriction?.resources
         : await this.groupsOf(sp, req.resources, subject.restriction);
+    const carried = subject.restriction?.scope && [...subject.restriction.scope].sort();
     const scope =
-      req.scope ?? (subject.restriction?.scope && [...subject.restriction.scope].sort());
+      ceiling === undefined
+        ? (req.scope ?? carried)
+        : await this.delegatedScope(sp, ceiling, req.scope, carried, groups);
     if (req.scope !== undefined) await this.requireScope(sp, req.scope, groups);
     if (req.resources !== undefined && groups !== undefined)
       await this.requireTargets(sp, groups, scope);
-    const { token, expiry } = await this.d.issuer.sign(subject.uid, subject.act, {
+    const act = delegation ? actClaim(this.d.issuer.issuer, delegation.actors) : subject.act;
+    const { token, expiry } = await this.d.issuer.sign(subject.uid, act, {
       ...(scope === undefined ? {} : { scope }),
       ...(groups === undefined ? {} : { groups: [...groups] }),
-      parents: subject.parents,
+      parents,
       ttlS: ttl,
+      ...(delegation === undefined ? {} : { delegation, actor: delegation.actors[0]! }),
     });
     return {
       access_token: token,
@@ -109,6 +152,130 @@ export class OAuthService {
       expires_in: Math.max(1, Math.round((expiry.getTime() - this.now()) / 1000)),
       ...(scope === undefined ? {} : { scope: scope.join(' ') }),
     };
+  }
+
+  /**
+   * RFC 8693 delegation: the actor token verified as a subject token is, and the subject's
+   * delegation policy (and, for a chain, each actor's) naming the actor, as the policies
+   * are now. @returns the chain, the parents (the subject's and the actor's jtis: revoking
+   * either revokes the token), the policy's capabilities and how long it may last.
+   * @throws OAuthError invalid_request (a delegated subject, a chain deeper than
+   *   MAX_DELEGATION_DEPTH), invalid_grant (an actor token that does not verify, an actor
+   *   the policy does not name, a lifetime over).
+   */
+  private async delegate(
+    subject: Subject,
+    req: ActorRequest,
+    nowS: number,
+  ): Promise<{
+    delegation: Delegation;
+    parents: string[];
+    ceiling: ReadonlySet<Capability>;
+    ttl: number;
+  }> {
+    if (subject.delegation !== undefined)
+      throw new OAuthError(
+        'invalid_request',
+        'a delegated token cannot be the subject of another delegation',
+      );
+    const actor =
+      req.kind === 'workload'
+        ? await this.workloadActor(req.token, req.identity)
+        : await this.apiTokenActor(req.token, req.identity);
+    if (actor.chain.length > MAX_DELEGATION_DEPTH)
+      throw new OAuthError(
+        'invalid_request',
+        `a delegation chain is at most ${MAX_DELEGATION_DEPTH} actors deep`,
+      );
+    const since = Math.min(nowS, actor.delegatedAt ?? nowS);
+    const live =
+      this.d.delegations &&
+      (await liveDelegation(this.d.delegations, subject.uid, actor.chain, since, nowS));
+    if (!live)
+      throw new OAuthError(
+        'invalid_grant',
+        "the subject's delegation policy does not let this actor act for it",
+      );
+    const ttl = Math.min(actor.exp, live.until) - nowS;
+    if (ttl < 1) throw new OAuthError('invalid_grant', 'the actor token has expired');
+    const parents = [...new Set([...subject.parents, ...actor.parents])];
+    if (parents.length > MAX_TOKEN_PARENTS)
+      throw new OAuthError('invalid_grant', 'the tokens were exchanged too many times');
+    return { delegation: { actors: actor.chain, since }, parents, ceiling: live.capabilities, ttl };
+  }
+
+  /** An Arbor API token as the actor: live, and its identity (and chain) the actor. */
+  private async apiTokenActor(token: string, identity: string | undefined): Promise<ActorToken> {
+    const t = await this.liveToken(token);
+    if (t === undefined) throw new OAuthError('invalid_grant', 'the actor token is not valid');
+    if (identity !== undefined && identity !== t.uid)
+      throw new OAuthError('invalid_grant', "actor_identity is not the actor token's identity");
+    return {
+      chain: [t.uid, ...(t.restriction?.actors ?? [])],
+      exp: t.exp,
+      parents: t.revokedBy,
+      delegatedAt: t.delegatedAt,
+    };
+  }
+
+  /** A workload's OIDC token as the actor, judged by the STS's rules for `actor_identity`. */
+  private async workloadActor(token: string, identity: string | undefined): Promise<ActorToken> {
+    if (identity === undefined)
+      throw new OAuthError(
+        'invalid_request',
+        'actor_identity is required with an OIDC actor token',
+      );
+    try {
+      const { uid, exp } = await this.d.sts.assume(token, identity);
+      return { chain: [uid], exp, parents: [], delegatedAt: undefined };
+    } catch (e) {
+      throw asOAuth(e);
+    }
+  }
+
+  /**
+   * A delegated token's scope: what was asked, each within the policy's `ceiling`
+   * (else invalid_scope); without a scope asked, what the policy allows of what the subject
+   * holds (`heldOf`).
+   */
+  private async delegatedScope(
+    sp: Principal,
+    ceiling: ReadonlySet<Capability>,
+    asked: Capability[] | undefined,
+    carried: Capability[] | undefined,
+    groups: readonly string[] | undefined,
+  ): Promise<Capability[]> {
+    if (asked === undefined) return this.heldOf(sp, ceiling, carried, groups);
+    const beyond = asked.find((c) => !ceiling.has(c));
+    if (beyond !== undefined)
+      throw new OAuthError('invalid_scope', `${beyond} is beyond the delegation policy`);
+    return asked;
+  }
+
+  /**
+   * The capabilities of `ceiling` (within `carried`, a subject token's own scope) that the
+   * subject holds somewhere within `groups`, sorted. @throws OAuthError invalid_scope when
+   * none is.
+   */
+  private async heldOf(
+    sp: Principal,
+    ceiling: ReadonlySet<Capability>,
+    carried: readonly Capability[] | undefined,
+    groups: readonly string[] | undefined,
+  ): Promise<Capability[]> {
+    const within = narrowed(sp, { resources: groups });
+    const held: Capability[] = [];
+    for (const cap of [...ceiling].sort()) {
+      if (carried !== undefined && !carried.includes(cap)) continue;
+      const v = await this.d.authz.questions.visibility(within, cap);
+      if (v.kind === 'all' || v.scopes.length > 0) held.push(cap);
+    }
+    if (held.length === 0)
+      throw new OAuthError(
+        'invalid_scope',
+        'the subject holds none of the capabilities its delegation policy allows',
+      );
+    return held;
   }
 
   /** The workload's OIDC token, judged by the STS's own rules for the named identity. */
@@ -132,12 +299,15 @@ export class OAuthService {
     const parents = t.revokedBy.slice(0);
     if (parents.length > MAX_TOKEN_PARENTS)
       throw new OAuthError('invalid_grant', 'the subject token was exchanged too many times');
+    const actors = t.restriction?.actors;
     return {
       uid: t.uid,
       act: { iss: this.d.issuer.issuer, sub: t.uid },
       exp: t.exp,
       restriction: t.restriction,
       parents,
+      // A delegated token exchanged again stays delegated: its chain and start carry over.
+      ...(actors === undefined ? {} : { delegation: { actors, since: t.delegatedAt ?? 0 } }),
     };
   }
 
@@ -152,7 +322,10 @@ export class OAuthService {
     }
     if (t.exp * 1000 <= this.now()) return undefined;
     for (const jti of t.revokedBy) if (await this.d.revoked.isRevoked(jti)) return undefined;
-    return t;
+    // A delegated token holds what its delegation policies allow now (or nothing).
+    const restriction = await this.d.apiTokens.restrictionNow(t, this.now());
+    if (restriction === null) return undefined;
+    return restriction === t.restriction ? t : { ...t, restriction };
   }
 
   /**
@@ -248,6 +421,7 @@ export class OAuthService {
       ...(t.jti === undefined ? {} : { jti: t.jti }),
       ...(r?.scope === undefined ? {} : { scope: [...r.scope].sort().join(' ') }),
       ...(r?.resources === undefined ? {} : { arbor_groups: [...r.resources] }),
+      ...(r?.actors === undefined ? {} : { act: actClaim(this.d.issuer.issuer, r.actors) }),
     };
   }
 

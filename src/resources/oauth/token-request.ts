@@ -17,6 +17,16 @@ export interface TokenExchangeRequest {
   identity: string | undefined;
   scope: Capability[] | undefined;
   resources: string[] | undefined;
+  /** RFC 8693's actor: who acts for the subject (delegation, docs/oauth.md). */
+  actor: ActorRequest | undefined;
+}
+
+/** The actor of a delegation: its token, of which kind, and (for an OIDC token) its identity. */
+export interface ActorRequest {
+  token: string;
+  kind: TokenExchangeRequest['subjectKind'];
+  /** `actor_identity` (an Arbor parameter): the identity an OIDC actor token assumes. */
+  identity: string | undefined;
 }
 
 /** A token (subject, actor, introspected, revoked) is at most this long. */
@@ -36,6 +46,7 @@ const KNOWN = new Set([
   'resource',
   'audience',
   'identity',
+  'actor_identity',
   'client_id',
 ]);
 
@@ -66,8 +77,6 @@ export function parseTokenRequest(form: URLSearchParams, audience: string): Toke
   if (grant === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
   if (grant !== GRANT_TOKEN_EXCHANGE)
     throw new OAuthError('unsupported_grant_type', `only ${GRANT_TOKEN_EXCHANGE} is supported`);
-  if (form.has('actor_token') || form.has('actor_token_type'))
-    throw new OAuthError('invalid_request', 'actor_token is not supported yet');
   const subjectToken = single(form, 'subject_token', MAX_TOKEN_CHARS);
   if (subjectToken === undefined)
     throw new OAuthError('invalid_request', 'subject_token is required');
@@ -94,16 +103,36 @@ export function parseTokenRequest(form: URLSearchParams, audience: string): Toke
     identity: single(form, 'identity'),
     scope: scopeOf(single(form, 'scope', MAX_SCOPE_CHARS)),
     resources: resourcesOf(form.getAll('resource')),
+    actor: actorOf(form),
   };
+}
+
+/** RFC 8693 §2.1: `actor_token_type` is required with `actor_token`, and only with it. */
+function actorOf(form: URLSearchParams): ActorRequest | undefined {
+  const token = single(form, 'actor_token', MAX_TOKEN_CHARS);
+  const type = single(form, 'actor_token_type');
+  const identity = single(form, 'actor_identity');
+  if (token === undefined) {
+    if (type !== undefined || identity !== undefined)
+      throw new OAuthError('invalid_request', 'actor_token_type needs an actor_token');
+    return undefined;
+  }
+  if (type === undefined)
+    throw new OAuthError('invalid_request', 'actor_token_type is required with actor_token');
+  return { token, kind: kindOf(type, 'actor_token_type'), identity };
 }
 
 function subjectKindOf(type: string | undefined): TokenExchangeRequest['subjectKind'] {
   if (type === undefined) throw new OAuthError('invalid_request', 'subject_token_type is required');
+  return kindOf(type, 'subject_token_type');
+}
+
+function kindOf(type: string, name: string): TokenExchangeRequest['subjectKind'] {
   if (type === TOKEN_TYPE.accessToken) return 'access';
   if (type === TOKEN_TYPE.idToken || type === TOKEN_TYPE.jwt) return 'workload';
   throw new OAuthError(
     'invalid_request',
-    `subject_token_type must be ${TOKEN_TYPE.accessToken}, ${TOKEN_TYPE.idToken} or ${TOKEN_TYPE.jwt}`,
+    `${name} must be ${TOKEN_TYPE.accessToken}, ${TOKEN_TYPE.idToken} or ${TOKEN_TYPE.jwt}`,
   );
 }
 

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { CAPABILITIES, isCapability, type Capability } from '../../auth/capabilities.js';
+import { MAX_TOKEN_SCOPE } from '../../auth/api-token-authenticator.js';
+import { isValidUidp } from '../../core/uidp.js';
+
+/**
+ * An identity's delegation policy (docs/oauth.md, Delegation): which identities may act
+ * for it at the token endpoint (RFC 8693 `actor_token`), with which capabilities at most,
+ * and for how long at most. A ceiling, never a grant: a delegated token holds at most the
+ * identity's own grants, narrowed further by this.
+ */
+export interface DelegationPolicy {
+  identityUid: string;
+  /** The identities (uids) that may act for it, sorted. */
+  actors: string[];
+  /** The capabilities a delegated token may hold at most, sorted. */
+  capabilities: Capability[];
+  /** How long a delegation lasts at most from its start (and never past one hour per token). */
+  maxLifetimeSeconds: number;
+  /** Who set it last (an identity uid, `admin`, `system:<name>`). */
+  setBy: string;
+  updateTime: Date;
+}
+
+export const DELEGATION_POLICY_TYPE = 'iam.arbor.dev/DelegationPolicy';
+
+/** At most this many actors a policy names. */
+export const MAX_POLICY_ACTORS = 32;
+/** A delegation lasts at most a day (each token still at most an hour). */
+export const MAX_DELEGATION_LIFETIME_S = 86_400;
+export const MIN_DELEGATION_LIFETIME_S = 60;
+
+const uidField = z
+  .string({ error: 'must be a uid' })
+  .max(512, { error: 'must be a uid' })
+  .refine(isValidUidp, { error: 'must be a uid path' });
+
+/** Whose policy is asked for. */
+export const delegationQuerySchema = z.strictObject({ identityUid: uidField });
+
+/** Set an identity's policy; `actors: []` removes it. */
+export const delegationSetSchema = z
+  .strictObject({
+    identityUid: uidField,
+    actors: z
+      .array(uidField, { error: 'actors must be a list of identity uids' })
+      .max(MAX_POLICY_ACTORS, { error: `at most ${MAX_POLICY_ACTORS} actors` }),
+    capabilities: z
+      .array(
+        z
+          .string({ error: 'must be a capability name' })
+          .max(64, { error: 'must be a capability name' })
+          .refine(isCapability, { error: 'must be a capability of the catalogue' }),
+        { error: 'capabilities must be a list of capability names' },
+      )
+      .max(Math.min(MAX_TOKEN_SCOPE, CAPABILITIES.length), {
+        error: 'too many capabilities',
+      })
+      .optional(),
+    maxLifetimeSeconds: z
+      .int({ error: 'maxLifetimeSeconds must be a whole number' })
+      .min(MIN_DELEGATION_LIFETIME_S, {
+        error: `maxLifetimeSeconds must be at least ${MIN_DELEGATION_LIFETIME_S}`,
+      })
+      .max(MAX_DELEGATION_LIFETIME_S, {
+        error: `maxLifetimeSeconds must be at most ${MAX_DELEGATION_LIFETIME_S} (24 hours)`,
+      })
+      .optional(),
+  })
+  .refine((d) => d.actors.length === 0 || (d.capabilities?.length ?? 0) > 0, {
+    path: ['capabilities'],
+    error: 'at least one capability is required',
+  })
+  .refine((d) => !d.actors.includes(d.identityUid), {
+    path: ['actors'],
+    error: 'an identity does not act for itself',
+  });
