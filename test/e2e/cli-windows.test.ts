@@ -33,22 +33,28 @@ interface Binding {
   expireTime?: string;
   pending?: boolean;
 }
+/** `arbor role-bindings create` of editor to acme/ops at acme, with `flags` for its window. */
+const create = (...flags: string[]): string[] =>
+  [
+    'role-bindings',
+    'create',
+    '--parent',
+    'acme',
+    '--identity',
+    'acme/ops',
+    '--role',
+    'editor',
+  ].concat(flags);
 const bind = async (...flags: string[]): Promise<Binding> =>
-  JSON.parse(
-    await ok([
-      'role-bindings',
-      'create',
-      '--parent',
-      'acme',
-      '--identity',
-      'acme/ops',
-      '--role',
-      'editor',
-      ...flags,
-      '-o',
-      'json',
-    ]),
-  ) as Binding;
+  JSON.parse(await ok(create(...flags, '-o', 'json'))) as Binding;
+
+/** `arbor can-i groups.list` at acme as acme/ops, with `flags` for its answer. */
+const canI = (...flags: string[]): Promise<CliRun> =>
+  arbor(['can-i', 'groups.list', '--group', 'acme', '--as', 'acme/ops', ...flags]);
+
+/** The line of `arbor role-bindings list` that shows binding `uid` with its window in words. */
+const listed = (window: string, uid: string): RegExp =>
+  new RegExp(`^ops\\s+editor\\s+acme\\s+${window}\\s+${uid}$`, 'm');
 
 test.before(async () => {
   home = mkdtempSync(join(tmpdir(), 'arbor-cli-windows-'));
@@ -88,7 +94,7 @@ test.serial('--for is a length from --from: eight hours, from two hours on', asy
   // The list says where the window stands, in words; -o wide gives the instants.
   const list = await ok(['role-bindings', 'list', '--parent', 'acme']);
   t.regex(list, /^IDENTITY\s+ROLE\s+GROUP\s+WINDOW\s+UID$/m);
-  t.regex(list, new RegExp(`^ops\\s+editor\\s+acme\\s+starts in 2h, for 8h\\s+${b.uid}$`, 'm'));
+  t.regex(list, listed('starts in 2h, for 8h', b.uid));
   const wide = await ok(['role-bindings', 'list', '--parent', 'acme', '-o', 'wide']);
   t.regex(wide, /STARTS \(UTC\)\s+EXPIRES \(UTC\)/);
   t.true(wide.includes(b.notBefore!.replace('T', ' ').slice(0, 16)), wide);
@@ -111,26 +117,10 @@ test.serial('--for alone counts from now; --expire-time is the instant instead',
   const ttl = Date.parse(b.expireTime!) - before;
   t.true(ttl >= 72 * H && ttl <= 72 * H + 60_000, b.expireTime);
   t.is(b.notBefore, undefined);
-  t.regex(
-    await ok(['role-bindings', 'list', '--parent', 'acme']),
-    new RegExp(`^ops\\s+editor\\s+acme\\s+expires in 3d\\s+${b.uid}$`, 'm'),
-  );
+  t.regex(await ok(['role-bindings', 'list', '--parent', 'acme']), listed('expires in 3d', b.uid));
   await ok(['role-bindings', 'delete', b.uid]);
 
-  const both = await arbor([
-    'role-bindings',
-    'create',
-    '--parent',
-    'acme',
-    '--identity',
-    'acme/ops',
-    '--role',
-    'editor',
-    '--for',
-    '8h',
-    '--expire-time',
-    '2099-01-01T00:00:00Z',
-  ]);
+  const both = await arbor(create('--for', '8h', '--expire-time', '2099-01-01T00:00:00Z'));
   t.is(both.code, 2, both.stderr);
   t.regex(both.stderr, /--for and --expire-time say the same thing: give one/);
 
@@ -143,15 +133,7 @@ test.serial('--for alone counts from now; --expire-time is the instant instead',
 
 test.serial('can-i --explain on a binding that has not started says when it starts', async (t) => {
   const b = await bind('--from', '2h', '--for', '8h');
-  const r = await arbor([
-    'can-i',
-    'groups.list',
-    '--group',
-    'acme',
-    '--as',
-    'acme/ops',
-    '--explain',
-  ]);
+  const r = await canI('--explain');
   t.is(r.code, 1, r.stderr);
   t.is(
     r.stdout,
@@ -160,24 +142,16 @@ test.serial('can-i --explain on a binding that has not started says when it star
       `  role editor bound at acme (binding ${b.uid})\n` +
       `    starts in 2h, for 8h (${b.notBefore})\n`,
   );
-  const json = JSON.parse(
-    (await arbor(['can-i', 'groups.list', '--group', 'acme', '--as', 'acme/ops', '-o', 'json']))
-      .stdout,
-  ) as { allowed: boolean; pending: Record<string, unknown>[] };
+  const json = JSON.parse((await canI('-o', 'json')).stdout) as {
+    allowed: boolean;
+    pending: Record<string, unknown>[];
+  };
   t.false(json.allowed);
   t.is(json.pending.length, 1);
   t.like(json.pending[0], { bindingUid: b.uid, notBefore: b.notBefore, expireTime: b.expireTime });
 
   // Nothing scheduled either: the plain answer.
   await ok(['role-bindings', 'delete', b.uid]);
-  const none = await arbor([
-    'can-i',
-    'groups.list',
-    '--group',
-    'acme',
-    '--as',
-    'acme/ops',
-    '--explain',
-  ]);
+  const none = await canI('--explain');
   t.is(none.stdout, 'no\nno binding you can see grants it there or above\n');
 });
