@@ -175,12 +175,10 @@ test.serial(
     // On the REST door: ci's group is readable, a capability beyond the policy is not held.
     t.is((await s.client(res.access_token).get(`/iam/v2beta1/groups/${org}`)).status, 200);
     t.true(await can(res.access_token, 'repo.list', folder));
-    t.false(
-      await can(res.access_token, 'repo.push', folder),
-      'ci holds it; the policy does not allow it',
-    );
-    // Introspection answers act, to ci itself.
     const ciToken = await apiTokenOf(ci, 'sub-ci');
+    t.true(await can(ciToken, 'manifest.create', folder), 'ci holds it');
+    t.false(await can(res.access_token, 'manifest.create', folder), 'the policy does not allow it');
+    // Introspection answers act, to ci itself.
     const info = await client.tokenIntrospection(await oauthClient(ciToken), res.access_token);
     t.true(info.active);
     t.deepEqual(info.act, { iss: ISSUER, sub: agent });
