@@ -1216,6 +1216,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/iam/v2beta1/identities:getDelegationPolicy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An identity's delegation policy
+     * @description Which identities may act for the identity at the token endpoint (`actor_token`), with which capabilities at most and for how long. For whoever may update the identity (`identity.update`); NOT_FOUND when it has none.
+     */
+    post: operations['iam.identities.getDelegationPolicy'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/iam/v2beta1/identities:resolve': {
     parameters: {
       query?: never;
@@ -1230,6 +1250,26 @@ export interface paths {
     get: operations['iam.identities.resolve'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/iam/v2beta1/identities:setDelegationPolicy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set an identity's delegation policy
+     * @description Let `actors` (1–32 identity uids) act for the identity with at most `capabilities` (names of the catalogue) for at most `maxLifetimeSeconds` (60–86400, default 3600; each token still lives at most an hour). `actors: []` removes the policy (the answer is then `{}`). Tokens already issued under it hold what the new policy allows from their next request on. Takes `identity.update` on the identity; a delegated token may not set any policy (PERMISSION_DENIED).
+     */
+    post: operations['iam.identities.setDelegationPolicy'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1511,7 +1551,7 @@ export interface paths {
     put?: never;
     /**
      * Exchange a token for a narrower API token (RFC 8693)
-     * @description A workload OIDC token (with `identity`) or an Arbor API token becomes an API token holding at most the capabilities in `scope` at the groups in `resource`. Errors are RFC 6749 §5.2 `{error, error_description}`.
+     * @description A workload OIDC token (with `identity`) or an Arbor API token becomes an API token holding at most the capabilities in `scope` at the groups in `resource`. With `actor_token`, the actor acts for the subject (delegation: the token carries `act`) within the subject's delegation policy. Errors are RFC 6749 §5.2 `{error, error_description}`.
      */
     post: operations['oauth.token'];
     delete?: never;
@@ -2663,6 +2703,23 @@ export interface components {
       expireTime?: string;
       reason: string;
     };
+    /** @description An identity's delegation policy (docs/oauth.md, Delegation). */
+    DelegationPolicy: {
+      /** @description The identity acted for. */
+      identityUid: string;
+      /** @description The identities that may act for it. */
+      actors: string[];
+      /** @description At most these capabilities, whatever the identity holds. */
+      capabilities: string[];
+      /** @description How long a delegation lasts at most from its start (each token ≤ 1 hour). */
+      maxLifetimeSeconds: number;
+      setBy: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      updateTime: string;
+    };
     Empty: Record<string, never>;
     /** @description Always the first detail. */
     ErrorInfo: {
@@ -2690,6 +2747,9 @@ export interface components {
        * @example 2026-01-31T12:00:00.000Z
        */
       expiry: string;
+    };
+    GetDelegationPolicyIdentityBody: {
+      identityUid: string;
     };
     GetPolicyAccessRequestBody: {
       groupUid: string;
@@ -3513,6 +3573,18 @@ export interface components {
       resource?: string[];
       /** @description Arbor's API address, if given. */
       audience?: string;
+      /** @description Delegation (RFC 8693): the actor's token, an Arbor API token or a workload OIDC token; the subject's delegation policy must name the actor's identity. */
+      actor_token?: string;
+      /**
+       * @description Required with actor_token.
+       * @enum {string}
+       */
+      actor_token_type?:
+        | 'urn:ietf:params:oauth:token-type:access_token'
+        | 'urn:ietf:params:oauth:token-type:id_token'
+        | 'urn:ietf:params:oauth:token-type:jwt';
+      /** @description The identity an OIDC actor token assumes (required with one; uid). */
+      actor_identity?: string;
     };
     OAuthTokenResponse: {
       access_token: string;
@@ -4114,6 +4186,12 @@ export interface components {
     };
     RoleV1List: {
       items: components['schemas']['RoleV1'][];
+    };
+    SetDelegationPolicyIdentityBody: {
+      identityUid: string;
+      actors: string[];
+      capabilities?: string[];
+      maxLifetimeSeconds?: number;
     };
     SetPolicyAccessRequestBody: {
       groupUid: string;
@@ -8984,6 +9062,38 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  'iam.identities.getDelegationPolicy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['GetDelegationPolicyIdentityBody'];
+      };
+    };
+    responses: {
+      /** @description The identity's delegation policy. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DelegationPolicy'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   'iam.identities.resolve': {
     parameters: {
       query: {
@@ -9014,6 +9124,38 @@ export interface operations {
       401: components['responses']['Unauthenticated'];
       403: components['responses']['PermissionDenied'];
       404: components['responses']['NotFound'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.identities.setDelegationPolicy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetDelegationPolicyIdentityBody'];
+      };
+    };
+    responses: {
+      /** @description The identity's delegation policy. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DelegationPolicy'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
