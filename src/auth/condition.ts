@@ -39,11 +39,15 @@ export interface ConditionInput {
   claims: ReadonlyMap<string, unknown>;
 }
 
+/** A value as the check API shows it: JSON. */
+export type ConditionValue =
+  string | number | boolean | null | ConditionValue[] | { [key: string]: ConditionValue };
+
 /** A condition's result, with the values it read (for the check API's proof). */
 export interface ConditionResult {
   result: boolean;
   /** Each variable the expression reads, by its dotted name, as a JSON-safe value. */
-  values: Record<string, unknown>;
+  values: Record<string, ConditionValue>;
   /** Why it did not evaluate (then `result` is false): a message with its position. */
   error?: string;
 }
@@ -468,8 +472,11 @@ function bindings(input: ConditionInput) {
   } as never;
 }
 
-function valuesRead(reads: readonly string[], input: ConditionInput): Record<string, unknown> {
-  const all: Record<string, unknown> = {
+function valuesRead(
+  reads: readonly string[],
+  input: ConditionInput,
+): Record<string, ConditionValue> {
+  const all: Record<string, ConditionValue> = {
     'request.time': new Date(input.time).toISOString(),
     'request.capability': input.capability,
     'resource.group.path': input.group.path,
@@ -477,13 +484,19 @@ function valuesRead(reads: readonly string[], input: ConditionInput): Record<str
     'resource.type': input.resource.type,
     'resource.name': input.resource.name,
   };
-  const out: Record<string, unknown> = {};
+  const out: Record<string, ConditionValue> = {};
   for (const r of reads) {
-    if (r in all) out[r] = all[r];
+    const known = all[r];
+    if (known !== undefined) out[r] = known;
     else if (r === 'resource.group') {
       out['resource.group.path'] = input.group.path;
       out['resource.group.uid'] = input.group.uid;
-    } else if (r.startsWith('token.claims')) out['token.claims'] = Object.fromEntries(input.claims);
+    } else if (r.startsWith('token.claims'))
+      out['token.claims'] = JSON.parse(
+        JSON.stringify(Object.fromEntries(input.claims), (_, v: unknown) =>
+          typeof v === 'bigint' ? String(v) : v,
+        ),
+      ) as ConditionValue;
   }
   return out;
 }

@@ -87,9 +87,17 @@ export class RoleBindingReconciler implements KindReconciler<RoleBindingSpec> {
           ...want,
           ...(spec.expireTime ? { expireTime: spec.expireTime } : {}),
           ...(spec.notBefore ? { notBefore: spec.notBefore } : {}),
+          ...(spec.condition ? { condition: spec.condition } : {}),
         }),
       uidOf: (b) => b.uid,
       check: (b) => {
+        if (b.condition?.expression !== spec.condition?.expression) {
+          throw invalidField(
+            'spec.condition',
+            `role binding ${b.uid} has ${b.condition ? 'another condition' : 'no condition'}, ` +
+              'and a condition is set once; delete this RoleBinding and create a new one',
+          );
+        }
         const startAt = spec.notBefore ? Date.parse(spec.notBefore) : undefined;
         if (b.notBefore?.getTime() !== startAt) {
           throw invalidField(

@@ -56,6 +56,8 @@ export interface RoleBindingSpec extends CommonSpec {
   expireTime?: string;
   /** RFC 3339, before expireTime: a scheduled grant, from this instant; set once, at create. */
   notBefore?: string;
+  /** A conditional grant (a CEL expression, docs/api.md); set once, at create. */
+  condition?: { expression: string; title?: string; description?: string };
 }
 
 /** A group's own fields as a Group object asks for them (`name` defaults to the object's). */

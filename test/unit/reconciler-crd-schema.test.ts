@@ -64,6 +64,7 @@ const bindingKeys: Record<keyof RoleBindingSpec, true> = {
   roleUid: true,
   expireTime: true,
   notBefore: true,
+  condition: true,
   deletionPolicy: true,
   adoptUid: true,
 };

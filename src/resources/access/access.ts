@@ -1,4 +1,5 @@
 import type { Capability } from '../../auth/capabilities.js';
+import type { ConditionValue } from '../../auth/condition.js';
 import type { ListSpec } from '../../core/list-request.js';
 import type { RoleRef } from '../roles/role.js';
 
@@ -25,7 +26,7 @@ export interface ExplainedCondition {
   description?: string;
   result: boolean;
   /** Each variable read, by dotted name (`resource.group.path`), with its value. */
-  values: Record<string, unknown>;
+  values: Record<string, ConditionValue>;
   /** Why it did not evaluate (then `result` is false), with the position. */
   error?: string;
 }
