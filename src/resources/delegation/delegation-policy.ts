@@ -25,10 +25,10 @@ export interface DelegationPolicy {
 export const DELEGATION_POLICY_TYPE = 'iam.arbor.dev/DelegationPolicy';
 
 /** At most this many actors a policy names. */
-export const MAX_POLICY_ACTORS = 32;
+const MAX_POLICY_ACTORS = 32;
 /** A delegation lasts at most a day (each token still at most an hour). */
 export const MAX_DELEGATION_LIFETIME_S = 86_400;
-export const MIN_DELEGATION_LIFETIME_S = 60;
+const MIN_DELEGATION_LIFETIME_S = 60;
 
 const uidField = z
   .string({ error: 'must be a uid' })
