@@ -48,7 +48,15 @@ test.after.always(async () => {
 });
 
 type ChangeShape =
-  | { kind: 'create'; group: number; identity: number; role: number; window: Win }
+  | {
+      kind: 'create';
+      group: number;
+      identity: number;
+      role: number;
+      window: Win;
+      /** Bind again where a binding is: its identity at its group (referable to its binder). */
+      again: boolean;
+    }
   | { kind: 'unbind'; binding: number; missing: boolean }
   | { kind: 'editRole'; role: number; caps: Capability[] }
   | { kind: 'deleteIdentity'; identity: number }
@@ -64,6 +72,7 @@ const changeArb: fc.Arbitrary<ChangeShape> = fc.oneof(
       identity: fc.nat(),
       role: fc.nat(),
       window: fc.constantFrom<Win>('none', 'none', 'expired', 'expiring', 'scheduled'),
+      again: fc.boolean(),
     }),
   },
   {
@@ -95,7 +104,8 @@ const changeArb: fc.Arbitrary<ChangeShape> = fc.oneof(
 const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
 const HOUR = 3_600_000;
 
-function changeOf(w: ModelWorld, c: ChangeShape): ModelChange {
+/** `near`: where the caller was bound (its binds `again` are drawn from bindings there). */
+function changeOf(w: ModelWorld, c: ChangeShape, near?: string): ModelChange {
   switch (c.kind) {
     case 'create': {
       const now = Date.now();
@@ -105,10 +115,12 @@ function changeOf(w: ModelWorld, c: ChangeShape): ModelChange {
         expiring: { expireTime: new Date(now + HOUR).toISOString() },
         scheduled: { notBefore: new Date(now + HOUR).toISOString() },
       }[c.window];
+      const there = w.bindings.filter((b) => near === undefined || covers(near, b.group));
+      const bound = c.again && there.length > 0 ? pick(there, c.identity) : undefined;
       return {
         createRoleBinding: {
-          groupUid: pick(w.groups, c.group),
-          identityUid: pick(w.identities, c.identity),
+          groupUid: bound?.group ?? pick(w.groups, c.group),
+          identityUid: bound?.identity ?? pick(w.identities, c.identity),
           roleUid: pick([...w.roles.keys()], c.role),
           ...win,
         },
@@ -227,16 +239,23 @@ interface Stats {
   byIdentities: number;
   refused: number;
   deltas: number;
+  /** Binds made of an identity the caller may not list (referable by a binding it sees). */
+  referred: number;
   refusals: Map<string, number>;
 }
 
 /**
  * The caller: the admin a third of the time, else an identity that the admin first binds
- * at its organization's root to a role from there (a custom one, or owner or editor), so
- * that its changes are often made and sometimes refused for what it lacks.
+ * at its organization's root to a role from there (a custom one, or owner or editor), or
+ * as owner of a folder below the root, so that its changes are often made and sometimes
+ * refused for what it lacks.
  */
-async function callerOf(w: ModelWorld, callerNo: number, roleNo: number): Promise<string> {
-  if (callerNo % 3 === 0) return 'admin';
+async function callerOf(
+  w: ModelWorld,
+  callerNo: number,
+  roleNo: number,
+): Promise<{ caller: string; near?: string }> {
+  if (callerNo % 3 === 0) return { caller: 'admin' };
   const who = pick(w.identities, callerNo);
   const org = who.split('/')[0]!;
   const roles = [
@@ -244,15 +263,20 @@ async function callerOf(w: ModelWorld, callerNo: number, roleNo: number): Promis
     builtinRoleUid('owner'),
     builtinRoleUid('editor'),
   ];
-  const role = pick(roles, roleNo);
-  if (!w.bindings.some((b) => b.identity === who && b.role === role && b.group === org)) {
-    const made = await s.arbor.services.roleBindings.create(ADMIN, org, {
+  // Every other identity caller owns a folder below its organization (when there is one):
+  // identities of the organization bound in that folder are referable by it, not listable.
+  const folders = w.groups.filter((g) => below(org, g));
+  const folder = callerNo % 3 === 2 && folders.length > 0 ? pick(folders, roleNo) : undefined;
+  const group = folder ?? org;
+  const role = folder === undefined ? pick(roles, roleNo) : builtinRoleUid('owner');
+  if (!w.bindings.some((b) => b.identity === who && b.role === role && b.group === group)) {
+    const made = await s.arbor.services.roleBindings.create(ADMIN, group, {
       identityUid: who,
       roleUid: role,
     });
-    w.bindings.push({ uid: made.uid, group: org, identity: who, role, caps: w.roles.get(role)! });
+    w.bindings.push({ uid: made.uid, group, identity: who, role, caps: w.roles.get(role)! });
   }
-  return who;
+  return { caller: who, near: group };
 }
 
 /** Whether change `c` is a cascade that takes the caller's own bindings along. */
@@ -278,7 +302,17 @@ async function oneSet(w: ModelWorld, caller: string, changes: ModelChange[], st:
     // through its own steps: no single verdict covers that, and the set ends here.
     if (takesCallerAlong(w, caller, c)) return;
     const want = v.applied && v.permitted;
+    // A bind of an identity the caller may not list: referable by a binding it sees.
+    const referred =
+      'createRoleBinding' in c &&
+      caller !== 'admin' &&
+      !(await s.arbor.authz.can(
+        asIdentity(caller),
+        'identity.list',
+        c.createRoleBinding.identityUid,
+      ));
     const got = await makeReal(caller, c);
+    if (got && referred) st.referred++;
     if (got !== want)
       throw new Error(
         `change ${i} ${JSON.stringify(c)} by ${caller}: simulate said ${JSON.stringify(v)}, the real call ${got ? 'succeeded' : 'was refused'}\nchanges: ${JSON.stringify(changes)}`,
@@ -308,7 +342,14 @@ async function oneSet(w: ModelWorld, caller: string, changes: ModelChange[], st:
 }
 
 test('access:simulate predicts, change by change, what the real calls and the real authorizer then do', async (t) => {
-  const st: Stats = { made: 0, byIdentities: 0, refused: 0, deltas: 0, refusals: new Map() };
+  const st: Stats = {
+    made: 0,
+    byIdentities: 0,
+    refused: 0,
+    deltas: 0,
+    referred: 0,
+    refusals: new Map(),
+  };
   const size = { orgs: 2, groups: 5, identities: 4, roles: 3, bindings: 12, rolesBelowRoot: true };
   await fc.assert(
     fc.asyncProperty(
@@ -318,11 +359,11 @@ test('access:simulate predicts, change by change, what the real calls and the re
       fc.array(changeArb, { minLength: 1, maxLength: 4 }),
       async (shape, callerNo, roleNo, shapes) => {
         const w = await buildWorld(s, shape, 'real');
-        const caller = await callerOf(w, callerNo, roleNo);
+        const { caller, near } = await callerOf(w, callerNo, roleNo);
         await oneSet(
           w,
           caller,
-          shapes.map((x) => changeOf(w, x)),
+          shapes.map((x) => changeOf(w, x, near)),
           st,
         );
       },
@@ -330,7 +371,7 @@ test('access:simulate predicts, change by change, what the real calls and the re
     { numRuns: RUNS, seed: SEED, endOnFailure: true },
   );
   t.log(
-    `${RUNS} worlds: ${st.made} changes made (${st.byIdentities} by identities), ${st.refused} refused as predicted, ${st.deltas} deltas checked against the authorizer; refusals: ${JSON.stringify(Object.fromEntries(st.refusals))}`,
+    `${RUNS} worlds: ${st.made} changes made (${st.byIdentities} by identities), ${st.refused} refused as predicted, ${st.deltas} deltas checked against the authorizer, ${st.referred} binds of identities the caller may not list; refusals: ${JSON.stringify(Object.fromEntries(st.refusals))}`,
   );
   // Neither side is idle: changes were made, by identities too, and refused, and deltas compared.
   t.true(st.made > 0 && st.byIdentities > 0 && st.refused > 0 && st.deltas > 0);

@@ -254,7 +254,17 @@ test('a narrow caller sees only what its bindings show, and may still simulate',
     permitted: false,
     reason: 'role not found',
   });
-  t.is(res.body.changes[1].applied, false, 'alice lives at the org, which carol cannot list');
+  // alice lives at the org, which carol cannot list, but holds a binding carol sees at a
+  // group where carol binds (sub): referable by uid for a new binding, as the real create.
+  // (Not permitted: viewer grants what carol does not hold there, a check on carol alone.)
+  t.like(res.body.changes[1], { applied: true, permitted: false });
+  t.notRegex(res.body.changes[1].reason, /not found/);
+  t.true(
+    res.body.deltas
+      .filter((d: any) => d.identity.uid === alice)
+      .every((d: any) => d.identity.name === '' && d.identity.path === ''),
+    'by uid only: her name stays hidden',
+  );
   // A hidden identity and a missing binding read alike.
   t.deepEqual(res.body.changes[2], {
     index: 2,

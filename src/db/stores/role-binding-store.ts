@@ -5,12 +5,14 @@ import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import { ROLE_BINDING_TYPE, type RoleBinding } from '../../resources/role-bindings/role-binding.js';
 import type {
   BindingRefs,
+  BoundWithin,
   NewRoleBinding,
   RoleBindingStore,
 } from '../../resources/role-bindings/role-binding-store.js';
 import type { Tx } from '../../resources/tx.js';
 import type { Condition } from '../../auth/condition.js';
 import { constraintOf, isForeignKeyViolation, isUniqueViolation } from '../errors.js';
+import { whereVisible } from '../keyset.js';
 import { standardList, type StandardListSpec } from '../standard-list.js';
 import { kx } from '../unit-of-work.js';
 import { storedCapabilities } from './role-store.js';
@@ -115,14 +117,41 @@ const LIST: StandardListSpec = {
 };
 
 export class KnexRoleBindingStore implements RoleBindingStore {
-  async refs(tx: Tx, groupUid: string, identityUid: string, roleUid: string): Promise<BindingRefs> {
-    const res = (await kx(tx).raw(
+  async refs(
+    tx: Tx,
+    groupUid: string,
+    identityUid: string,
+    roleUid: string,
+    bound?: BoundWithin,
+  ): Promise<BindingRefs> {
+    const k = kx(tx);
+    const boundSql =
+      bound === undefined
+        ? k.raw('false')
+        : k.raw('EXISTS (?)', [
+            whereVisible(
+              whereVisible(
+                k('role_bindings as rb').select(k.raw('1')).where('rb.identity_uid', identityUid),
+                'rb.parent_uid',
+                bound.at,
+              ),
+              'rb.uid',
+              bound.seen,
+            ),
+          ]);
+    const res = (await k.raw(
       `SELECT EXISTS (SELECT 1 FROM groups WHERE uid = ?) AS group_exists,
               EXISTS (SELECT 1 FROM identities WHERE uid = ?) AS identity_exists,
-              (SELECT capabilities FROM roles WHERE uid = ?) AS role_capabilities`,
-      [groupUid, identityUid, roleUid],
+              (SELECT capabilities FROM roles WHERE uid = ?) AS role_capabilities,
+              ? AS identity_bound`,
+      [groupUid, identityUid, roleUid, boundSql],
     )) as {
-      rows: Array<{ group_exists: boolean; identity_exists: boolean; role_capabilities: unknown }>;
+      rows: Array<{
+        group_exists: boolean;
+        identity_exists: boolean;
+        role_capabilities: unknown;
+        identity_bound: boolean;
+      }>;
     };
     const row = res.rows[0];
     return {
@@ -130,6 +159,7 @@ export class KnexRoleBindingStore implements RoleBindingStore {
       identityExists: row?.identity_exists === true,
       roleCapabilities:
         row?.role_capabilities == null ? undefined : storedCapabilities(row.role_capabilities),
+      identityBound: row?.identity_exists === true && row.identity_bound === true,
     };
   }
 

@@ -1,4 +1,5 @@
 import { resourceExhausted } from '../../core/rpc-error.js';
+import type { Visibility } from '../../core/visibility.js';
 import type {
   GroupFacts,
   RoleFacts,
@@ -23,6 +24,20 @@ const IN = (param: string) => `(SELECT value FROM jsonb_array_elements_text(${pa
 /** `col` strictly below the uid `anc` (C-collated columns: an index range). */
 const below = (col: string, anc: string) => `(${col} >= ${anc} || '/' AND ${col} < ${anc} || '0')`;
 
+/**
+ * `col` at or below one of the scopes in `param` (a JSON array; null: everywhere), as
+ * `whereVisible` decides. `param` is used twice: bind it twice.
+ */
+const within = (col: string, param: string) =>
+  `(${param}::jsonb IS NULL OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(${param}::jsonb) s
+     WHERE ${col} = s.value OR ${below(col, 's.value')}))`;
+
+const twice = <T>(x: T): [T, T] => [x, x];
+
+/** A visibility as `within`'s parameter. */
+const scopes = (v: Visibility): string | null =>
+  v.kind === 'all' ? null : JSON.stringify(v.scopes);
+
 /** The named groups (with what their delete decides on), the named roles, and `now()`. */
 const NAMED = `
   SELECT now() AS now,
@@ -43,7 +58,9 @@ const NAMED = `
 /**
  * The identities the set touches, with their managers: those it names, those whose binding
  * it deletes, those bound to a role it edits, those below a group it deletes and those
- * bound at or below one. At most `limit` rows (one more tells the bound was passed).
+ * bound at or below one, and those it names hidden that are bound where the caller binds
+ * by a binding it may list (`SimulationAsk.referred`). At most `limit` rows (one more
+ * tells the bound was passed).
  */
 const TOUCHED = `
   WITH d AS ${IN('?')}
@@ -54,7 +71,10 @@ const TOUCHED = `
      UNION SELECT rb.identity_uid FROM role_bindings rb WHERE rb.role_uid IN ${IN('?')}
      UNION SELECT x.uid FROM d JOIN identities x ON ${below('x.uid', 'd.value')}
      UNION SELECT rb.identity_uid FROM d JOIN role_bindings rb
-             ON rb.parent_uid = d.value OR ${below('rb.parent_uid', 'd.value')})
+             ON rb.parent_uid = d.value OR ${below('rb.parent_uid', 'd.value')}
+     UNION SELECT rb.identity_uid FROM role_bindings rb
+            WHERE rb.identity_uid IN ${IN('?')}
+              AND ${within('rb.parent_uid', '?')} AND ${within('rb.uid', '?')})
    LIMIT ?`;
 
 /** Every binding (expired and scheduled too) of the identities touched, at most `limit`. */
@@ -85,6 +105,9 @@ export class KnexSimulationStore implements SimulationStore {
         list(ask.identities),
         list(ask.bindings),
         list(ask.editedRoles),
+        list(ask.referred?.identities ?? []),
+        ...twice(ask.referred === undefined ? '[]' : scopes(ask.referred.within.at)),
+        ...twice(ask.referred === undefined ? '[]' : scopes(ask.referred.within.seen)),
         limits.identities + 1,
       ])) as { rows: { uid: string; managed_by: string | null }[] }
     ).rows;

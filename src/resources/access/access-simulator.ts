@@ -13,9 +13,11 @@ import { requireIdentityDeletable } from '../identities/identity-service.js';
 import { isBuiltInRole, visibleRoleRef } from '../reference-visibility.js';
 import { placementViolations } from '../role-bindings/role-binding-input.js';
 import {
+  referableWithin,
   requireBindingCreatable,
   requireBindingDeletable,
 } from '../role-bindings/role-binding-service.js';
+import type { BoundWithin } from '../role-bindings/role-binding-store.js';
 import { requireRoleUpdatable } from '../roles/role-service.js';
 import type { RoleRef } from '../roles/role.js';
 import type { UnitOfWork } from '../tx.js';
@@ -48,8 +50,8 @@ export interface AccessSimulatorDeps {
 
 /** What the caller may see, and a key naming that view (for page tokens' totals). */
 interface CallerSight extends Sight {
-  /** Whether a binding at `groupUid` would count (one the change set creates). */
-  bindingsAt(groupUid: string): boolean;
+  /** Where an identity it may not list is referable (absent: it may list every one). */
+  referable?: BoundWithin;
   self?: string;
   key: string;
 }
@@ -288,22 +290,33 @@ export class AccessSimulator {
     const a = this.d.authz;
     if (a.isSuperuser(p)) {
       const all = () => true;
-      return { group: all, identity: all, role: all, binding: all, bindingsAt: all, key: 'all' };
+      return {
+        group: all,
+        identity: all,
+        role: all,
+        binding: all,
+        bindingsAt: all,
+        binds: all,
+        key: 'all',
+      };
     }
     // A down-scoped token sees its identity's own only as far as its grants list them.
     const self = p.kind === 'identity' && !isRestricted(p) ? p.uid : undefined;
-    const [groups, identities, roles, bindings] = await Promise.all([
+    const [groups, identities, roles, referable] = await Promise.all([
       a.visibility(p, 'groups.list'),
       a.visibility(p, 'identity.list'),
       a.visibility(p, 'roles.list'),
-      a.visibility(p, 'role_bindings.list'),
+      referableWithin(a, p),
     ]);
+    const bindings = referable.seen;
     return {
       group: (uid) => sees(groups, uid),
       identity: (uid) => sees(identities, uid),
       role: (uid) => isBuiltInRole(uid) || sees(roles, uid),
       binding: (uid) => sees(bindings, uid),
       bindingsAt: (uid) => sees(bindings, uid),
+      binds: (uid) => sees(referable.at, uid),
+      referable,
       ...(self === undefined ? {} : { self }),
       key: JSON.stringify({ self, groups, identities, roles, bindings }),
     };
@@ -393,10 +406,13 @@ export class AccessSimulator {
  * What the snapshot reads for `changes`: only what `sight` shows of what they name, each
  * uid once. A change naming something hidden (or misplaced) asks for nothing, exactly as
  * one naming a missing uid finds nothing: both then fail alike (`SimulatedWorld.applies`).
+ * One exception, the real create's: a hidden identity a binding names is asked for as
+ * `referred`, and read only if bound where the caller binds, by a binding it may list.
  */
-function askOf(changes: readonly AccessChange[], sight: Sight): SimulationAsk {
+function askOf(changes: readonly AccessChange[], sight: CallerSight): SimulationAsk {
   const groups = new Set<string>();
   const identities = new Set<string>();
+  const referred = new Set<string>();
   const roles = new Set<string>();
   const bindings = new Set<string>();
   const editedRoles = new Set<string>();
@@ -410,6 +426,8 @@ function askOf(changes: readonly AccessChange[], sight: Sight): SimulationAsk {
       if (placementViolations(groupUid, identityUid, roleUid).length > 0) continue;
       seen(groups, groupUid, sight.group(groupUid));
       seen(identities, identityUid, sight.identity(identityUid));
+      // Hidden: read only if bound where the caller binds and sees it (its binding names it).
+      seen(referred, identityUid, !sight.identity(identityUid) && sight.referable !== undefined);
       seen(roles, roleUid, sight.role(roleUid));
     } else if ('deleteRoleBinding' in c) {
       const uid = c.deleteRoleBinding.uid;
@@ -435,5 +453,8 @@ function askOf(changes: readonly AccessChange[], sight: Sight): SimulationAsk {
     bindings: [...bindings],
     editedRoles: [...editedRoles],
     deletedGroups: [...deletedGroups],
+    ...(sight.referable === undefined || referred.size === 0
+      ? {}
+      : { referred: { identities: [...referred], within: sight.referable } }),
   };
 }

@@ -23,6 +23,10 @@ export interface Sight {
   identity(uid: string): boolean;
   role(uid: string): boolean;
   binding(uid: string): boolean;
+  /** Whether a binding at `groupUid` would be listable (one the change set creates). */
+  bindingsAt(groupUid: string): boolean;
+  /** Whether the caller may bind at `groupUid` (`role_bindings.create`). */
+  binds(groupUid: string): boolean;
 }
 
 /** Why a change does not count: it names something missing or hidden (alike), or misplaced. */
@@ -97,6 +101,24 @@ export class SimulatedWorld {
     return this.identityThere(uid) && this.sight.identity(uid);
   }
 
+  /**
+   * An identity a binding may name: one the caller may list, or one bound (now, at this
+   * point of the set) at a group where the caller may bind, by a binding it may list: the
+   * real create's rule (`referableWithin`, role-binding-service.ts).
+   */
+  private identityReferable(uid: string): boolean {
+    if (this.identityHere(uid)) return true;
+    if (!this.identityThere(uid)) return false;
+    for (const b of this.#bindings.values())
+      if (
+        b.identityUid === uid &&
+        this.sight.binds(b.groupUid) &&
+        (b.uid === undefined ? this.sight.bindingsAt(b.groupUid) : this.sight.binding(b.uid))
+      )
+        return true;
+    return false;
+  }
+
   private roleHere(uid: string): boolean {
     return this.facts.roles.has(uid) && !this.gone(uid) && this.sight.role(uid);
   }
@@ -111,7 +133,7 @@ export class SimulatedWorld {
       const placement = placementViolations(b.groupUid, b.identityUid, b.roleUid);
       if (placement.length > 0) return no(placement.map((v) => v.description).join('; '));
       if (!this.groupHere(b.groupUid)) return no('group not found');
-      if (!this.identityHere(b.identityUid)) return no('identity not found');
+      if (!this.identityReferable(b.identityUid)) return no('identity not found');
       if (!this.roleHere(b.roleUid) || this.roleCapabilities(b.roleUid) === undefined)
         return no('role not found');
       // One binding per (group, identity, role), expired or not (the real create: ALREADY_EXISTS).

@@ -1,4 +1,5 @@
 import type { Capability } from '../../auth/capabilities.js';
+import type { BoundWithin } from '../role-bindings/role-binding-store.js';
 import type { RoleRef } from '../roles/role.js';
 import type { Tx } from '../tx.js';
 import type { BindingGrant } from './access-store.js';
@@ -41,6 +42,12 @@ export interface SimulationAsk {
   editedRoles: readonly string[];
   /** Groups deleted: the identities below them, and those bound at or below them, are touched. */
   deletedGroups: readonly string[];
+  /**
+   * Identities a binding names that the caller may not list: touched only where one is
+   * bound `within` (at a group where the caller binds, by a binding it may list), which is
+   * what makes it referable (`referableWithin`); any other is read as if missing.
+   */
+  referred?: { identities: readonly string[]; within: BoundWithin };
 }
 
 /** How much one simulation may read; past either, RESOURCE_EXHAUSTED. */

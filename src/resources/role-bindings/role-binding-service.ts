@@ -32,7 +32,7 @@ import {
   roleBindingCreateSchema,
   roleBindingPatchSchema,
 } from './role-binding-input.js';
-import type { RoleBindingStore } from './role-binding-store.js';
+import type { BoundWithin, RoleBindingStore } from './role-binding-store.js';
 import { revokeBindings } from './revoke-bindings.js';
 
 export interface RoleBindingServiceDeps {
@@ -314,19 +314,25 @@ export class RoleBindingService {
   /**
    * The rules a binding's target must satisfy, checked before the write; the foreign keys
    * catch anything deleted in between. An identity or role the caller cannot list is
-   * "not found" exactly like one that does not exist, so the answer is no oracle.
+   * "not found" exactly like one that does not exist, so the answer is no oracle. One
+   * widening for the identity: one already bound at a group where the caller may bind, by
+   * a binding the caller may list, is referable by uid (`referableWithin`); the caller
+   * learnt its uid from that binding, and learns nothing more.
    * @returns the role's capabilities (the caller's holding them is checked by the caller).
    */
   private async check(p: Principal, t: Target, known?: KnownRefs): Promise<readonly Capability[]> {
     const placement = placementViolations(t.groupUid, t.identityUid, t.roleUid);
     if (placement.length > 0) throw invalidArgument(placement);
+    // Decided from the caller's grants before anything is read: a hidden identity and a
+    // missing one cost the same statement.
+    const seesIdentity =
+      known?.identity === true || (await canSeeIdentity(this.d.authz, p, t.identityUid));
+    const bound = seesIdentity ? undefined : await referableWithin(this.d.authz, p);
     const refs = await this.d.uow.read((tx) =>
-      this.d.bindings.refs(tx, t.groupUid, t.identityUid, t.roleUid),
+      this.d.bindings.refs(tx, t.groupUid, t.identityUid, t.roleUid, bound),
     );
     if (!refs.groupExists) throw notFound(GROUP_TYPE, t.groupUid);
-    const identityFound =
-      refs.identityExists &&
-      (known?.identity === true || (await canSeeIdentity(this.d.authz, p, t.identityUid)));
+    const identityFound = refs.identityExists && (seesIdentity || refs.identityBound);
     const roleCapabilities =
       refs.roleCapabilities &&
       (known?.role === true || (await canSeeRole(this.d.authz, p, t.roleUid)))
@@ -338,6 +344,22 @@ export class RoleBindingService {
     if (missing.length > 0 || !roleCapabilities) throw invalidArgument(missing);
     return roleCapabilities;
   }
+}
+
+/**
+ * Where an identity `p` may not list is still referable by uid for a binding: bound at a
+ * group where `p` may bind (`role_bindings.create`), by a binding `p` may list
+ * (`role_bindings.list`). A folder's owner binds at its folder an identity of the
+ * organization that already holds a role there (one an approval made, say): the binding
+ * it sees named the identity to it. access:simulate's world decides by the same rule
+ * (`SimulatedWorld`).
+ */
+export async function referableWithin(authz: Authorizer, p: Principal): Promise<BoundWithin> {
+  const [at, seen] = await Promise.all([
+    authz.visibility(p, 'role_bindings.create'),
+    authz.visibility(p, 'role_bindings.list'),
+  ]);
+  return { at, seen };
 }
 
 /**

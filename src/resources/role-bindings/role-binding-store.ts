@@ -1,5 +1,6 @@
 import type { Capability } from '../../auth/capabilities.js';
 import type { Condition } from '../../auth/condition.js';
+import type { Visibility } from '../../core/visibility.js';
 import type { PageQuery, StorePage } from '../list-types.js';
 import type { Tx } from '../tx.js';
 import type { RoleBinding } from './role-binding.js';
@@ -10,6 +11,20 @@ export interface BindingRefs {
   identityExists: boolean;
   /** The role's capabilities; undefined when there is no such role. */
   roleCapabilities: Capability[] | undefined;
+  /**
+   * Whether the identity holds a binding (expired or scheduled too) at a group in
+   * `BoundWithin.at` that lies in `BoundWithin.seen`; false when not asked.
+   */
+  identityBound: boolean;
+}
+
+/**
+ * Where a caller may know an identity from by its bindings: groups where it may bind
+ * (`at`, its `role_bindings.create` view) and bindings it may list (`seen`).
+ */
+export interface BoundWithin {
+  at: Visibility;
+  seen: Visibility;
 }
 
 export interface NewRoleBinding {
@@ -23,7 +38,17 @@ export interface NewRoleBinding {
 }
 
 export interface RoleBindingStore {
-  refs(tx: Tx, groupUid: string, identityUid: string, roleUid: string): Promise<BindingRefs>;
+  /**
+   * The binding's references in one round trip; `bound`: also whether the identity is
+   * bound within it (`BindingRefs.identityBound`), in the same statement.
+   */
+  refs(
+    tx: Tx,
+    groupUid: string,
+    identityUid: string,
+    roleUid: string,
+    bound?: BoundWithin,
+  ): Promise<BindingRefs>;
   get(tx: Tx, uid: string): Promise<RoleBinding | undefined>;
   /**
    * @throws RpcError ALREADY_EXISTS (same group, identity and role), INVALID_ARGUMENT
