@@ -10,11 +10,11 @@
 #                                  the install and lint stages)
 #
 # TOOLs: control-plane registry grpcurl cnpg-crds node-lts helm openssl chromium pgbouncer
-#        pg-auto-failover postgres-bin jaeger
+#        pg-auto-failover postgres-bin jaeger oauth2-proxy
 # tools_finish exports ARBOR_TEST_NODE_LTS and ARBOR_PG_BIN for scripts/test.mjs.
 
 ALL_TOOLS=(control-plane registry grpcurl cnpg-crds node-lts helm openssl chromium pgbouncer
-  pg-auto-failover postgres-bin jaeger)
+  pg-auto-failover postgres-bin jaeger oauth2-proxy)
 
 # The name a failure gives, as the tests' own messages name it.
 tool_name() {
@@ -31,6 +31,7 @@ tool_name() {
     pg-auto-failover) echo 'pg_auto_failover' ;;
     postgres-bin) echo 'PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup)' ;;
     jaeger) echo 'Jaeger all-in-one' ;;
+    oauth2-proxy) echo 'OAuth2 Proxy' ;;
     *) echo "unknown tool $1" ;;
   esac
 }
@@ -45,6 +46,7 @@ tool_build() {
     node-lts) echo scripts/node-lts/install.sh ;;
     helm) echo scripts/helm/build.sh ;;
     jaeger) echo scripts/jaeger/build.sh ;;
+    oauth2-proxy) echo scripts/oauth2-proxy/build.sh ;;
   esac
 }
 
