@@ -15,11 +15,11 @@ import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 /** The longest expression accepted, in characters. */
 export const MAX_CONDITION_LENGTH = 1_000;
 /** The highest static cost accepted (see `costOf`: one per node, more for string scans). */
-export const MAX_CONDITION_COST = 200;
+const MAX_CONDITION_COST = 200;
 /** How many compiled expressions are remembered (distinct texts; cleared when full). */
 const MAX_COMPILED = 4_096;
 /** At most this many token claims are bound into `token.claims`. */
-export const MAX_TOKEN_CLAIMS = 64;
+const MAX_TOKEN_CLAIMS = 64;
 
 /** A binding's condition as it is stored and shown. */
 export interface Condition {
