@@ -49,11 +49,9 @@ import { RegistryCredentials } from './resources/registry-auth/registry-credenti
 import { RegistryEventService } from './resources/registry-auth/registry-event-service.js';
 import { RegistryTokenService } from './resources/registry-auth/registry-token-service.js';
 import { RoleBindingService } from './resources/role-bindings/role-binding-service.js';
-import { AccessRequestService } from './resources/access-requests/access-request-service.js';
 import { RoleService } from './resources/roles/role-service.js';
 import { SecurityTokenService } from './resources/sts/security-token-service.js';
 import { TokenTester } from './resources/sts/token-tester.js';
-import { SubscriptionService } from './resources/subscriptions/subscription-service.js';
 import { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
 import { UserService } from './resources/users/user-service.js';
 import { UserSignIn } from './resources/users/user-sign-in.js';
@@ -275,19 +273,7 @@ function coreServices(f: ServiceFoundation, authz: Authorizer) {
     trustedKeys: new TrustedKeyService(uow, st.trustedKeys, authz),
     managed: new ManagedResourceService({ uow, authz, guard: managed }),
     audit: new AuditService({ uow, authz, pager, audit: st.audit, paths }),
-    subscriptions: new SubscriptionService({
-      ...common,
-      subscriptions: st.subscriptions,
-      allowPrivateSinks: config.allowPrivateSinks,
-    }),
     // @services
-    accessRequests: new AccessRequestService({
-      ...common,
-      requests: st.accessRequests,
-      bindings: st.roleBindings,
-      bindable: (p, t, known) => roleBindings.requireCreatable(p, t, known),
-      paths,
-    }),
   };
   return { common, services };
 }

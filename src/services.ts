@@ -6,7 +6,6 @@ import type { RoleService } from './resources/roles/role-service.js';
 import type { TrustedKeyService } from './resources/trusted-keys/trusted-key-service.js';
 import type { ManagedResourceService } from './resources/managed/managed-resource-service.js';
 import type { AuditService } from './resources/audit/audit-service.js';
-import type { SubscriptionService } from './resources/subscriptions/subscription-service.js';
 import type { AdminService } from './resources/admin/admin-service.js';
 import type { AccessService } from './resources/access/access-service.js';
 import type { AccessSimulator } from './resources/access/access-simulator.js';
@@ -14,7 +13,6 @@ import type { UnusedAccessService } from './resources/usage/unused-access-servic
 import type { TokenTester } from './resources/sts/token-tester.js';
 import type { NameResolver } from './resources/names/name-resolver.js';
 // @service-imports
-import type { AccessRequestService } from './resources/access-requests/access-request-service.js';
 
 /**
  * The services that are not features, which the doors call by name. Built once, in
@@ -29,7 +27,6 @@ export interface Services {
   trustedKeys: TrustedKeyService;
   managed: ManagedResourceService;
   audit: AuditService;
-  subscriptions: SubscriptionService;
   admin: AdminService;
   access: AccessService;
   /** `access:simulate`: the access delta of a change set, changing nothing. */
@@ -41,5 +38,4 @@ export interface Services {
   /** Names and paths of names to groups, identities and roles. */
   names: NameResolver;
   // @service-types
-  accessRequests: AccessRequestService;
 }

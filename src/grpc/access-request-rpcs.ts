@@ -2,8 +2,11 @@ import type { JsonValue } from '@bufbuild/protobuf';
 import type { Authenticator } from '../auth/authenticator.js';
 import { AccessRequestsService } from '../gen/arbor/iam/v2beta1/access_requests_pb.js';
 import type { AccessRequestService } from '../resources/access-requests/access-request-service.js';
-import { accessRequestV2, requestPolicyV2 } from '../wire/access-request-wire.js';
-import { ACCESS_REQUEST_KIND } from '../wire/kinds.js';
+import {
+  ACCESS_REQUEST_KIND,
+  accessRequestV2,
+  requestPolicyV2,
+} from '../wire/access-request-wire.js';
 import { principalOf } from './authn.js';
 import { mountCrud } from './crud.js';
 import type { GrpcRouter } from './json-rpc.js';

@@ -33,8 +33,6 @@ import type { TokenSessionService } from '../resources/oauth/token-session-servi
 import { mountTokenRpcs } from './token-rpcs.js';
 import type { Services } from '../services.js';
 import { mountNameRpcs } from './name-rpcs.js';
-import { mountAccessRequestRpcs } from './access-request-rpcs.js';
-import { AccessRequestsService } from '../gen/arbor/iam/v2beta1/access_requests_pb.js';
 import type { AccessPage } from '../resources/access/access-service.js';
 import { principalOf } from './authn.js';
 import { bodyOf, mountCrud } from './crud.js';
@@ -52,7 +50,6 @@ export const API_SERVICES = [
   StsService,
   TokenService,
   AccessService,
-  AccessRequestsService,
 ] as const;
 
 /**
@@ -91,7 +88,6 @@ export function mountGrpcServices(router: GrpcRouter, d: GrpcRouteDeps): void {
   mountCrud(router, auth, RoleBindingsService, s.roleBindings, ROLE_BINDING_KIND);
   mountNameRpcs(router, auth, s.names);
   mountAccess(router, d);
-  mountAccessRequestRpcs(router, auth, s.accessRequests);
   if (d.oauth) mountTokenRpcs(router, auth, d.oauth.oauth, d.oauth.sessions);
   d.features.grpc(router, auth);
   // The STS authenticates with the workload's own OIDC token, not an Arbor principal.

@@ -1,7 +1,13 @@
 import { z } from 'zod';
-import type { AccessRequest } from '../resources/access-requests/access-request.js';
+import {
+  ACCESS_REQUEST_LIST,
+  ACCESS_REQUEST_TYPE,
+  ACCESS_REQUEST_UPDATE,
+  type AccessRequest,
+} from '../resources/access-requests/access-request.js';
 import type { RequestPolicy } from '../resources/access-requests/access-request-store.js';
 import { pathField } from './access-wire.js';
+import { kind } from './kinds.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -67,6 +73,18 @@ export function accessRequestV2(r: AccessRequest): AccessRequestV2 {
     updateTime: ts(r.updateTime),
   };
 }
+
+/** Access requests' descriptor (wire/kinds.ts), in their feature's `kinds`. */
+export const ACCESS_REQUEST_KIND = kind({
+  type: ACCESS_REQUEST_TYPE,
+  name: 'AccessRequest',
+  plural: 'accessRequests',
+  path: '/iam/v2beta1/accessRequests',
+  spec: ACCESS_REQUEST_LIST,
+  wireSchema: accessRequestV2Schema,
+  toWire: accessRequestV2,
+  outputOnly: ACCESS_REQUEST_UPDATE.outputOnly,
+});
 
 export const requestPolicySchema = z
   .object({

@@ -1,10 +1,5 @@
 import type { z } from 'zod';
 import type { ListSpec } from '../core/list-request.js';
-import {
-  ACCESS_REQUEST_LIST,
-  ACCESS_REQUEST_TYPE,
-  ACCESS_REQUEST_UPDATE,
-} from '../resources/access-requests/access-request.js';
 import { GROUP_LIST, GROUP_TYPE, GROUP_UPDATE } from '../resources/groups/group.js';
 import { IDENTITY_LIST, IDENTITY_TYPE, IDENTITY_UPDATE } from '../resources/identities/identity.js';
 import {
@@ -13,17 +8,10 @@ import {
   ROLE_BINDING_UPDATE,
 } from '../resources/role-bindings/role-binding.js';
 import { ROLE_LIST, ROLE_TYPE, ROLE_UPDATE } from '../resources/roles/role.js';
-import {
-  SUBSCRIPTION_LIST,
-  SUBSCRIPTION_TYPE,
-  SUBSCRIPTION_UPDATE,
-} from '../resources/subscriptions/subscription.js';
-import { accessRequestV2, accessRequestV2Schema } from './access-request-wire.js';
 import { groupV2, groupV2Schema } from './group-wire.js';
 import { identityV2, identityV2Schema } from './identity-wire.js';
 import { roleBindingV2, roleBindingV2Schema } from './role-binding-wire.js';
 import { roleV2, roleV2Schema } from './role-wire.js';
-import { subscriptionV2, subscriptionV2Schema } from './subscription-wire.js';
 
 /**
  * One resource kind as every door names and shows it: the REST mount (api/routes), the gRPC
@@ -113,28 +101,6 @@ export const ROLE_BINDING_KIND = kind({
   outputOnly: ROLE_BINDING_UPDATE.outputOnly,
 });
 
-export const SUBSCRIPTION_KIND = kind({
-  type: SUBSCRIPTION_TYPE,
-  name: 'Subscription',
-  plural: 'subscriptions',
-  path: '/events/v2beta1/subscriptions',
-  spec: SUBSCRIPTION_LIST,
-  wireSchema: subscriptionV2Schema,
-  toWire: subscriptionV2,
-  outputOnly: SUBSCRIPTION_UPDATE.outputOnly,
-});
-
-export const ACCESS_REQUEST_KIND = kind({
-  type: ACCESS_REQUEST_TYPE,
-  name: 'AccessRequest',
-  plural: 'accessRequests',
-  path: '/iam/v2beta1/accessRequests',
-  spec: ACCESS_REQUEST_LIST,
-  wireSchema: accessRequestV2Schema,
-  toWire: accessRequestV2,
-  outputOnly: ACCESS_REQUEST_UPDATE.outputOnly,
-});
-
 /** A descriptor of some kind, its item type forgotten (for tables over every kind). */
 export interface AnyKind {
   type: string;
@@ -157,6 +123,4 @@ export const CORE_KINDS: readonly AnyKind[] = [
   IDENTITY_KIND,
   ROLE_KIND,
   ROLE_BINDING_KIND,
-  SUBSCRIPTION_KIND,
-  ACCESS_REQUEST_KIND,
 ];

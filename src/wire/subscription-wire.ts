@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import type { Subscription } from '../resources/subscriptions/subscription.js';
+import {
+  SUBSCRIPTION_LIST,
+  SUBSCRIPTION_TYPE,
+  SUBSCRIPTION_UPDATE,
+  type Subscription,
+} from '../resources/subscriptions/subscription.js';
+import { kind } from './kinds.js';
 import { timestampSchema, tsOpt, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -68,3 +74,15 @@ export function subscriptionV2(s: Subscription): SubscriptionV2 {
     },
   };
 }
+
+/** Subscriptions' descriptor (wire/kinds.ts), in their feature's `kinds`. */
+export const SUBSCRIPTION_KIND = kind({
+  type: SUBSCRIPTION_TYPE,
+  name: 'Subscription',
+  plural: 'subscriptions',
+  path: '/events/v2beta1/subscriptions',
+  spec: SUBSCRIPTION_LIST,
+  wireSchema: subscriptionV2Schema,
+  toWire: subscriptionV2,
+  outputOnly: SUBSCRIPTION_UPDATE.outputOnly,
+});

@@ -6,6 +6,7 @@ import {
 } from '../../resources/access-requests/access-request-input.js';
 import type { AccessRequestService } from '../../resources/access-requests/access-request-service.js';
 import {
+  ACCESS_REQUEST_KIND,
   accessRequestV2,
   accessRequestV2Schema,
   requestPolicySchema,
@@ -13,7 +14,6 @@ import {
 } from '../../wire/access-request-wire.js';
 import type { RouteTarget } from '../openapi/contract.js';
 import { EXAMPLE_UIDS, examplesFor } from '../openapi/examples.js';
-import { ACCESS_REQUEST_KIND } from '../../wire/kinds.js';
 import { mountV2, v2Kind } from './crud.js';
 import { mountKindAction, type KindAction } from './kind-action.js';
 

@@ -10,7 +10,6 @@ import { mountAccessRoutes } from './access-routes.js';
 import { mountNameRoutes } from './name-routes.js';
 import { mountSimulateRoute } from './simulate-route.js';
 // @route-imports
-import { mountAccessRequestRoutes } from './access-request-routes.js';
 
 /** Every authenticated API route of the core, v2beta1 and v1 (features mount their own). */
 export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): void {
@@ -18,11 +17,10 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountIdentityRoutes(t, s.identities, bodyLimit);
   mountRoleRoutes(t, s.roles, bodyLimit);
   mountRoleBindingRoutes(t, s.roleBindings, bodyLimit);
-  mountEventRoutes(t, s.audit, s.subscriptions, bodyLimit);
+  mountEventRoutes(t, s.audit, bodyLimit);
   mountAdminRoutes(t, s.admin);
   mountAccessRoutes(t, s.access, s.tokenTester, bodyLimit, s.unusedAccess);
   mountNameRoutes(t, s.names);
   mountSimulateRoute(t, s.accessSimulator, bodyLimit);
   // @routes
-  mountAccessRequestRoutes(t, s.accessRequests, bodyLimit);
 }

@@ -9,10 +9,8 @@ import { KnexRoleStore } from './role-store.js';
 import { KnexTrustedKeyStore } from './trusted-key-store.js';
 import { KnexAuditStore } from './audit-store.js';
 import { KnexOutboxStore } from './outbox-store.js';
-import { KnexSubscriptionStore } from './subscription-store.js';
 import { KnexNameStore } from './name-store.js';
 import { KnexSimulationStore } from './simulation-store.js';
-import { KnexAccessRequestStore } from './access-request-store.js';
 import { KnexUsageStore } from './usage-store.js';
 import { KnexIssuedTokenStore } from './issued-token-store.js';
 import { KnexTokenRevocationStore } from './token-revocation-store.js';
@@ -34,10 +32,8 @@ export function createStores() {
     trustedKeys: new KnexTrustedKeyStore(),
     managers: new KnexManagerStore(),
     audit: new KnexAuditStore(),
-    subscriptions: new KnexSubscriptionStore(),
     outbox: new KnexOutboxStore(),
     names: new KnexNameStore(),
-    accessRequests: new KnexAccessRequestStore(),
     usage: new KnexUsageStore(),
     tokenRevocations: new KnexTokenRevocationStore(),
     issuedTokens: new KnexIssuedTokenStore(),
