@@ -103,8 +103,8 @@ export async function show(args: unknown[], o: Opts): Promise<number> {
       table(
         ['HOLDER', 'ROLE', 'LAST USED', 'UNUSED', 'DECISION', 'ITEM'],
         page.items.map((i) => [
-          named(i.holder),
-          named(i.role),
+          text(i.holderPath) || named(i.holder),
+          text(i.rolePath) || named(i.role),
           text(i.lastUsedTime) || 'never',
           i.unused === true ? 'yes' : '',
           text(i.decision),
@@ -138,7 +138,12 @@ export async function decide(args: unknown[], o: Opts): Promise<number> {
         : {}),
     },
   });
-  print(o, r, () => `${text(r.uid)}: ${text(r.decision)} (${named(r.holder)} as ${named(r.role)})`);
+  print(
+    o,
+    r,
+    () =>
+      `${text(r.uid)}: ${text(r.decision)} (${text(r.holderPath) || named(r.holder)} as ${text(r.rolePath) || named(r.role)})`,
+  );
   return EXIT.OK;
 }
 

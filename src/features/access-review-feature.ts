@@ -3,6 +3,7 @@ import { KnexAccessReviewStore } from '../db/stores/access-review-store.js';
 import { AccessReviewsService } from '../gen/arbor/iam/v2beta1/access_reviews_pb.js';
 import { mountAccessReviewRpcs } from '../grpc/access-review-rpcs.js';
 import { AccessReviewService } from '../resources/access-reviews/access-review-service.js';
+import { PathBook } from '../resources/names/path-book.js';
 import { ACCESS_REVIEW_KIND } from '../wire/access-review-wire.js';
 import { defineFeature } from './feature.js';
 
@@ -21,6 +22,8 @@ export const accessReviewFeature = defineFeature({
       // shows its requester to an approver): only the decider's own rights are asked.
       updatable: (p, uid, patch) =>
         roleBindings.requireUpdatable(p, uid, patch, { identity: true, role: true }),
+      // Paths of names beside the items' uids (each page's names in one read).
+      paths: new PathBook({ uow: d.common.uow, authz: d.common.authz, names: d.stores.names }),
     });
     return {
       service,

@@ -7,6 +7,7 @@ import {
   type AccessReviewItem,
   type ReviewSchedule,
 } from '../resources/access-reviews/access-review.js';
+import { pathField } from './access-wire.js';
 import { kind } from './kinds.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
@@ -63,7 +64,10 @@ export const accessReviewItemSchema = z
     bindingUid: uidSchema,
     groupUid: uidSchema.meta({ description: 'The group the binding grants at.' }),
     holder: named.meta({ description: "The binding's identity, as it was at open time." }),
+    holderPath: pathField('The holder'),
     role: named,
+    rolePath: pathField('The role (a built-in: its name)'),
+    groupPath: pathField('The group'),
     lastUsedTime: timestampSchema.optional().meta({
       description: 'When the binding last granted a decision; absent: never since it started.',
     }),
@@ -90,7 +94,10 @@ export function accessReviewItemV2(i: AccessReviewItem): z.infer<typeof accessRe
     bindingUid: i.bindingUid,
     groupUid: i.groupUid,
     holder: { ...i.holder },
+    ...(i.holderPath === undefined ? {} : { holderPath: i.holderPath }),
     role: { ...i.role },
+    ...(i.rolePath === undefined ? {} : { rolePath: i.rolePath }),
+    ...(i.groupPath === undefined ? {} : { groupPath: i.groupPath }),
     ...(i.lastUsedTime ? { lastUsedTime: ts(i.lastUsedTime) } : {}),
     unused: i.unused,
     ...(i.expireTime ? { expireTime: ts(i.expireTime) } : {}),

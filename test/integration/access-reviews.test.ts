@@ -420,3 +420,26 @@ test.serial(
     t.is(fourth.body.details[1].violations[0].type, 'TOO_MANY_OPEN_REVIEWS');
   },
 );
+
+test.serial(
+  'items name the holder, role and group by path, as far as the caller may list each',
+  async (t) => {
+    const res = await open(s.admin, sub, { dueTime: inDays(7), defaultDecision: 'keep' });
+    t.is(res.status, 200, JSON.stringify(res.body));
+    const byBinding = async (c: Client) =>
+      new Map(((await items(c, res.body.uid)).body.items as any[]).map((i) => [i.bindingUid, i]));
+    const all = await byBinding(s.admin);
+    t.like(all.get(bindings.bot2!), {
+      holderPath: 'reviews-org/bot2',
+      rolePath: 'viewer',
+      groupPath: 'reviews-org/team/sub',
+    });
+    // The team's owner may not list the org's identities: no holder path; the group's
+    // starts at its view.
+    const owners = await byBinding(as.owner!);
+    const bot2 = owners.get(bindings.bot2!)!;
+    t.false('holderPath' in bot2);
+    t.is(bot2.groupPath, 'team/sub');
+    t.is(bot2.rolePath, 'viewer');
+  },
+);

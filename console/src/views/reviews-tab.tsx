@@ -19,6 +19,9 @@ interface Item {
   groupUid: string;
   holder: { uid: string; name: string };
   role: { uid: string; name: string };
+  /** Paths of names, where the caller may list them (else the names the item carries). */
+  holderPath?: string;
+  rolePath?: string;
   lastUsedTime?: string;
   unused: boolean;
   decision?: string;
@@ -150,8 +153,8 @@ function Items({ review, onDecided }: { review: string; onDecided: () => void })
           <tbody>
             {items.data.items.map((i) => (
               <tr key={i.uid}>
-                <td>{i.holder.name}</td>
-                <td>{i.role.name}</td>
+                <td>{i.holderPath ?? i.holder.name}</td>
+                <td>{i.rolePath ?? i.role.name}</td>
                 <td>{i.lastUsedTime ? localTime(i.lastUsedTime) : 'never'}</td>
                 <td>{i.unused ? 'unused' : ''}</td>
                 <td>

@@ -15,6 +15,8 @@ import { requireUid } from '../groups/group-service.js';
 import type { ListPager } from '../list-pager.js';
 import type { ListPage } from '../list-types.js';
 import type { ManagedGuard } from '../managed/managed-guard.js';
+import type { PathBook } from '../names/path-book.js';
+import { itemsWithPaths } from './access-review-paths.js';
 import { revokeBindings } from '../role-bindings/revoke-bindings.js';
 import { ROLE_BINDING_TYPE, type RoleBinding } from '../role-bindings/role-binding.js';
 import { requireBindingDeletable } from '../role-bindings/role-binding-service.js';
@@ -61,6 +63,8 @@ export interface AccessReviewServiceDeps {
   audit: ChangeRecorder;
   managed?: ManagedGuard;
   updatable: Updatable;
+  /** Paths of names beside the uids of items; absent: items as they are. */
+  paths?: PathBook;
   now?: () => number;
 }
 
@@ -135,7 +139,7 @@ export class AccessReviewService {
       throw invalidField('uidp', 'items are listed by review');
     await this.get(p, review);
     const bindings = await this.d.authz.visibility(p, 'role_bindings.list');
-    return this.d.pager.page(
+    const page = await this.d.pager.page(
       ACCESS_REVIEW_ITEM_LIST,
       req,
       { kind: 'all' },
@@ -143,6 +147,7 @@ export class AccessReviewService {
       undefined,
       JSON.stringify(bindings),
     );
+    return { ...page, items: await itemsWithPaths(this.d.paths, p, page.items) };
   }
 
   /**
@@ -254,7 +259,8 @@ export class AccessReviewService {
         await this.recordReview(tx, p, locked.review, review);
       return after;
     });
-    return input.decision === 'keep' ? write : this.d.authz.changingGrants(write);
+    const decided = await (input.decision === 'keep' ? write : this.d.authz.changingGrants(write));
+    return (await itemsWithPaths(this.d.paths, p, [decided]))[0]!;
   }
 
   /**

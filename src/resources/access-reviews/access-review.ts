@@ -42,6 +42,12 @@ export interface AccessReviewItem {
   groupUid: string;
   holder: { uid: string; name: string };
   role: { uid: string; name: string };
+  /** The holder as a path of names, where the caller may list it (PathBook). */
+  holderPath?: string;
+  /** The role as a path of names (a built-in: its name), where the caller may list it. */
+  rolePath?: string;
+  /** The group as a path of names, where the caller may list it. */
+  groupPath?: string;
   /** When the binding last granted a decision; absent: never since it started. */
   lastUsedTime?: Date;
   /** Unused for the unused-access window (90 days) when the review was opened. */
