@@ -18,6 +18,8 @@ interface Proof {
   bindingUid: string;
   role: { uid: string; name: string };
   groupUid: string;
+  /** The group's path of names, where the caller may see it (the server's). */
+  groupPath?: string;
   path: string[];
 }
 
@@ -226,14 +228,25 @@ export async function whoCan(args: unknown[], o: Opts): Promise<number> {
   return EXIT.OK;
 }
 
-/** Holders with the paths of their identity and of the groups their bindings are at. */
+/**
+ * Holders with the paths of their identity and of the groups their bindings are at: the
+ * paths the answer carries (`identityPath`, `groupPath`), read by uid (NameBook) only where
+ * it carries none (what the caller may not list: a short uid then).
+ */
 async function named(s: Session, items: Item[]): Promise<Item[]> {
   const names = new NameBook(s);
   return Promise.all(
     items.map(async (i) => ({
       ...i,
-      identityPath: await names.identityPath(String(i.identityUid)),
-      boundAt: (await Promise.all(proofs(i).map((p) => names.groupPath(p.groupUid)))).join(','),
+      identityPath:
+        typeof i.identityPath === 'string'
+          ? i.identityPath
+          : await names.identityPath(String(i.identityUid)),
+      boundAt: (
+        await Promise.all(
+          proofs(i).map(async (p) => p.groupPath ?? (await names.groupPath(p.groupUid))),
+        )
+      ).join(','),
     })),
   );
 }
@@ -300,9 +313,13 @@ export async function whatCan(_args: unknown[], o: Opts): Promise<number> {
       ? items.map((i) => ({ uid: i.groupUid }))
       : format === 'table' || format === 'wide'
         ? await Promise.all(
+            // The answer's `groupPath`; read by uid only where it carries none.
             items.map(async (i) => ({
               ...i,
-              groupPath: await names.groupPath(String(i.groupUid)),
+              groupPath:
+                typeof i.groupPath === 'string'
+                  ? i.groupPath
+                  : await names.groupPath(String(i.groupUid)),
             })),
           )
         : items;
