@@ -6,7 +6,11 @@ import { accountAssociationFeature } from './features/account-association-featur
 import { groupInviteFeature } from './features/group-invite-feature.js';
 import { identityProviderFeature } from './features/identity-provider-feature.js';
 import { accessReviewFeature } from './features/access-review-feature.js';
+import { registryFeature } from './features/registry-feature.js';
+import { advisoryFeature } from './features/advisory-feature.js';
 import { delegationPolicyFeature } from './features/delegation-policy-feature.js';
+import { subscriptionFeature } from './features/subscription-feature.js';
+import { accessRequestFeature } from './features/access-request-feature.js';
 import type { GrpcRouter } from './grpc/json-rpc.js';
 import { API_SERVICES } from './grpc/routes.js';
 import { CORE_KINDS, type AnyKind } from './wire/kinds.js';
@@ -16,6 +20,10 @@ import { CORE_KINDS, type AnyKind } from './wire/kinds.js';
  * Adding a kind adds its feature here and to no other list (docs/adding-a-resource.md).
  */
 const FEATURES = [
+  registryFeature,
+  advisoryFeature,
+  subscriptionFeature,
+  accessRequestFeature,
   accountAssociationFeature,
   groupInviteFeature,
   identityProviderFeature,

@@ -2081,10 +2081,16 @@ export interface components {
         uid: string;
         name: string;
       };
+      /** @description The holder as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      holderPath?: string;
       role: {
         uid: string;
         name: string;
       };
+      /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      rolePath?: string;
+      /** @description The group as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+      groupPath?: string;
       /**
        * Format: date-time
        * @description When the binding last granted a decision; absent: never since it started.
@@ -2094,16 +2100,10 @@ export interface components {
       /** @description An unused-access finding (90 days, as access:unused) when the review opened. */
       unused: boolean;
       /**
-      /** @description The holder as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
-      holderPath?: string;
        * Format: date-time
        * @description The binding's expiry at open.
        * @example 2026-01-31T12:00:00.000Z
        */
-      /** @description The role (a built-in: its name) as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
-      rolePath?: string;
-      /** @description The group as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
-      groupPath?: string;
       expireTime?: string;
       /** @enum {string} */
       decision?: 'keep' | 'shorten' | 'remove';

@@ -106,12 +106,17 @@ function mountAccess(router: GrpcRouter, d: GrpcRouteDeps): void {
   const s = d.services.access;
   const m = AccessService.method;
   const who = (ctx: Parameters<typeof principalOf>[1]) => principalOf(d.authenticator, ctx);
-  router.jsonRpc(m.checkAccess, async (req, ctx) =>
-    checkResultV2(await s.check(await who(ctx), bodyOf(CheckAccessRequestSchema, req))),
+  router.jsonRpc(
+    m.checkAccess,
+    async (req, ctx) =>
+      // The wire answer is JSON by construction (its schema is the REST answer's).
+      checkResultV2(
+        await s.check(await who(ctx), bodyOf(CheckAccessRequestSchema, req)),
+      ) as JsonValue,
   );
   router.jsonRpc(m.batchCheckAccess, async (req, ctx) => {
     const results = await s.batchCheck(await who(ctx), bodyOf(BatchCheckAccessRequestSchema, req));
-    return { results: results.map(checkResultV2) };
+    return { results: results.map((r) => checkResultV2(r) as JsonValue) };
   });
   const page = <T>(plural: string, p: AccessPage<T>, toWire: (i: T) => unknown) => ({
     [plural]: p.items.map((i) => toWire(i) as JsonValue),

@@ -58,7 +58,7 @@ const explainedConditionSchema = z
     title: z.string().optional(),
     description: z.string().optional(),
     result: z.boolean().meta({ description: 'Whether the condition held for this check.' }),
-    values: z.record(z.string(), z.json()).meta({
+    values: z.record(z.string(), z.unknown()).meta({
       description: 'Each variable the expression read (resource.group.path, …), with its value.',
     }),
     error: z.string().optional().meta({
