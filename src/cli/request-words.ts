@@ -21,7 +21,10 @@ export function requestSentence(r: AccessRequest): string {
   );
 }
 
-/** What approving `r` would do to access, in lines (the server's access:simulate). */
+/**
+ * What approving `r` would do to access, in lines (the server's access:simulate; the
+ * requester by the request's `requesterPath` where the delta leaves it unnamed).
+ */
 export async function approvalDelta(s: Session, r: AccessRequest): Promise<string[]> {
   const a = await simulate(s, {
     changes: [
@@ -36,7 +39,16 @@ export async function approvalDelta(s: Session, r: AccessRequest): Promise<strin
     ],
     pageSize: 50,
   });
-  const lines = a.deltas.map((e) => `  ${entryWords(e)}`);
+  // The requester, whom the delta leaves unnamed where the approver may not list it, by the
+  // path the request names it with (a folder's owner deciding for an organization's person).
+  const lines = a.deltas.map(
+    (e) =>
+      `  ${entryWords(
+        e.identity.name || e.identity.uid !== r.requesterUid || !r.requesterPath
+          ? e
+          : { ...e, identity: { ...e.identity, name: r.requesterPath } },
+      )}`,
+  );
   if (lines.length === 0) lines.push('  no access changes that you may see');
   const more = Number(a.totalCount) - a.deltas.length;
   if (more > 0) lines.push(`  … and ${more} more`);

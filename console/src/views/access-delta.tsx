@@ -158,8 +158,18 @@ function summarise(deltas: readonly Delta[]): Line[] {
 /** Names shown per line before "and N more". */
 const NAMES = 8;
 
-/** What the change would do, as the signed-in person may see it. */
-export function AccessDelta({ sim }: { sim: Simulation }) {
+/**
+ * What the change would do, as the signed-in person may see it. `known`: names the person
+ * was given for identities the server's delta leaves unnamed (a request names its requester
+ * to its approver), shown in place of their uids.
+ */
+export function AccessDelta({
+  sim,
+  known = {},
+}: {
+  sim: Simulation;
+  known?: Readonly<Record<string, string>>;
+}) {
   const got = sim.answer;
   if (!got)
     return (
@@ -180,7 +190,13 @@ export function AccessDelta({ sim }: { sim: Simulation }) {
         )}
       </section>
     );
-  const lines = summarise(got.deltas);
+  const lines = summarise(
+    got.deltas.map((d) =>
+      d.identity.name || !known[d.identity.uid]
+        ? d
+        : { ...d, identity: { ...d.identity, name: known[d.identity.uid]! } },
+    ),
+  );
   const shown = got.deltas.length;
   const total = Number(got.totalCount);
   return (
@@ -298,6 +314,8 @@ export function ReviewDialog(props: {
   onConfirm: () => Promise<void>;
   onClose: () => void;
   tone?: 'danger' | 'primary';
+  /** As AccessDelta's. */
+  known?: Readonly<Record<string, string>>;
   children: ComponentChildren;
 }) {
   const sim = useSimulation(props.changes);
@@ -309,7 +327,7 @@ export function ReviewDialog(props: {
       onConfirm={props.onConfirm}
       onClose={props.onClose}
       pending={sim.loading && !sim.answer && !sim.slow}
-      review={<AccessDelta sim={sim} />}
+      review={<AccessDelta sim={sim} known={props.known} />}
     >
       {props.children}
     </ConfirmDialog>

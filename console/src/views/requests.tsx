@@ -6,6 +6,7 @@ import { plural } from '../model';
 import { go, href } from '../route';
 import { Picker, usePicked } from '../picker';
 import { PagedList, usePaged } from '../paged';
+import { useName } from '../names';
 import { ConfirmDialog, ErrorBox, Field, NameOf, Section, useAction } from '../ui';
 import { ago, localTime } from '../time';
 import { ReviewDialog, type AccessChange } from './access-delta';
@@ -24,6 +25,13 @@ interface AccessRequest {
   bindingUid?: string;
   timeoutTime: string;
   createTime: string;
+  /**
+   * The requester's and the role's paths as the server names them to this caller: where it
+   * may list them, and, to one who may approve the request, from the organization down even
+   * where it may not (docs/access-requests.md); absent otherwise.
+   */
+  requesterPath?: string;
+  rolePath?: string;
 }
 
 const STATES = ['PENDING', 'APPROVED', 'DENIED', 'CANCELLED', 'EXPIRED', ''];
@@ -74,12 +82,42 @@ function bindingOf(r: AccessRequest): AccessChange {
   };
 }
 
+/**
+ * The requester or the role of a request: by name (a link, for an identity) where the
+ * caller may read it; else by the path the request's answer names it with (a folder's
+ * owner deciding for an identity of the organization reads `acme/alice`, and no link to a
+ * page it may not open); else by uid.
+ */
+function Named(props: { kind: 'identity' | 'role'; uid: string; path: string | undefined }) {
+  const name = useName(props.kind, props.uid);
+  if (name === undefined)
+    return props.path ? (
+      <span class="name" title={props.uid}>
+        {props.path}
+      </span>
+    ) : (
+      <code class="uid small">{props.uid}</code>
+    );
+  const body = (
+    <span class="name" title={props.uid}>
+      {name}
+    </span>
+  );
+  return props.kind === 'identity' ? <a href={href('identity', props.uid)}>{body}</a> : body;
+}
+
+const Requester = ({ r }: { r: AccessRequest }) => (
+  <Named kind="identity" uid={r.requesterUid} path={r.requesterPath} />
+);
+const Role = ({ r }: { r: AccessRequest }) => (
+  <Named kind="role" uid={r.roleUid} path={r.rolePath} />
+);
+
 /** "alice … role editor at acme / payments": one request's what, by names. */
 function What({ r }: { r: AccessRequest }) {
   return (
     <>
-      <NameOf kind="identity" uid={r.requesterUid} /> the role{' '}
-      <NameOf kind="role" uid={r.roleUid} /> at <GroupPath uid={r.groupUid} />
+      <Requester r={r} /> the role <Role r={r} /> at <GroupPath uid={r.groupUid} />
     </>
   );
 }
@@ -93,8 +131,7 @@ function Decided({ r }: { r: AccessRequest }) {
     <p class="done" role="status">
       {r.state === 'APPROVED' ? (
         <>
-          Approved: <NameOf kind="identity" uid={r.requesterUid} /> gets{' '}
-          <NameOf kind="role" uid={r.roleUid} /> at <GroupPath uid={r.groupUid} />.
+          Approved: <Requester r={r} /> gets <Role r={r} /> at <GroupPath uid={r.groupUid} />.
         </>
       ) : (
         <>
@@ -161,6 +198,7 @@ function Actions(props: {
           confirm="Yes, approve"
           tone="primary"
           changes={[approving]}
+          known={r.requesterPath ? { [r.requesterUid]: r.requesterPath } : {}}
           onClose={() => setApproving(undefined)}
           onConfirm={async () => {
             await send('approve');
@@ -217,11 +255,10 @@ function RequestItem(props: {
           'You ask'
         ) : (
           <>
-            <NameOf kind="identity" uid={r.requesterUid} /> asks
+            <Requester r={r} /> asks
           </>
         )}{' '}
-        for role <NameOf kind="role" uid={r.roleUid} /> at <GroupPath uid={r.groupUid} /> for{' '}
-        {duration(r.durationSeconds)}
+        for role <Role r={r} /> at <GroupPath uid={r.groupUid} /> for {duration(r.durationSeconds)}
         {r.notBefore ? <> from {localTime(r.notBefore)}</> : null}
       </p>
       {r.reason ? <blockquote class="reason">{r.reason}</blockquote> : null}
