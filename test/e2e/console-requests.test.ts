@@ -12,7 +12,9 @@ import { pick, typeName } from '../helpers/picker.js';
  * group page; an approval short of the last says how many stand; nobody is offered the
  * approval of their own request (and the API refuses it too); a deny and a cancel ask
  * first; a viewer is offered no action. axe on the approve dialog, and at 1280 and 420 px
- * on the populated inbox, with screenshots.
+ * on the populated inbox, with screenshots. The owner of the folder payments alone, who may
+ * not read alice (she lives at acme), sees her request by path and approves it through the
+ * dialog; the binding is made, and she stays out of his sight.
  */
 const c = consoleTest();
 const test = c.test;
@@ -299,5 +301,85 @@ test('an approval that is not the last one says how many stand', async (t) => {
   t.is(after.body.state, 'PENDING');
   t.is(after.body.approvals.length, 1);
   await hers.filter({ hasText: '1 of 2 approvals' }).waitFor();
+  t.deepEqual(c.b.incidents, []);
+});
+
+test('a folder owner approves, by names, a request at his folder by an identity of the organization', async (t) => {
+  const page = c.page;
+  // bob owns the folder payments and nothing at acme, where alice lives: he cannot read her.
+  const bob = await createIdentity(c.w.s.admin, payments, 'bob', {
+    issuer: c.w.issuer.url,
+    subject: 'bob',
+  });
+  await createBinding(c.w.s.admin, payments, bob, await builtinRoleUid(c.w.s.admin, 'owner'));
+  const bobToken = await c.w.tokenFor(bob, 'bob');
+  const asBob = c.w.s.client(bobToken);
+  t.is((await asBob.get(`/iam/v2beta1/identities/${alice}`)).status, 404, 'alice is not his');
+  // The ledger's two-approval policy (the test above) back to one: bob's approval is the last.
+  const policy = await c.w.s.admin.post('/iam/v2beta1/accessRequests:setPolicy', {
+    groupUid: ledger,
+    approvals: 1,
+  });
+  t.is(policy.status, 200);
+  // Her editor at payments (the first test's approval) goes, so approving gives her access.
+  const held = await c.w.s.admin.get(
+    `/iam/v2beta1/roleBindings?identity=${encodeURIComponent(alice)}&role=${encodeURIComponent(editor)}`,
+  );
+  for (const b of held.body.roleBindings as Array<{ uid: string }>)
+    t.is((await c.w.s.admin.delete(`/iam/v2beta1/roleBindings/${b.uid}`)).status, 200);
+  const asked = await c.w.s.client(aliceToken).post(`/iam/v2beta1/accessRequests/${ledger}`, {
+    roleUid: editor,
+    durationSeconds: 8 * 3_600,
+    reason: 'close the quarter',
+  });
+  t.is(asked.status, 200, JSON.stringify(asked.body));
+
+  await c.signInWith(bobToken);
+  await page.goto(`${c.w.s.url}/console/#/requests`);
+  const hers = request(/alice asks for role editor at .*payments \/ ledger/);
+  await hers.waitFor();
+  const text = (await hers.textContent()) ?? '';
+  // alice by her path from the organization (the request names her to the one who decides),
+  // the role by name, the group as far as bob sees it; no uids.
+  t.regex(text, /acme\/alice asks for role editor at … \/ payments \/ ledger for 8 hours/);
+  t.regex(text, /close the quarter/);
+  t.false(text.includes(alice), 'the requester by path, not uid');
+  t.false(text.includes(editor), 'the role by name, not uid');
+  // Her path is text, not a link to an identity page bob may not open.
+  t.is(await hers.getByRole('link', { name: /alice/ }).count(), 0);
+
+  await hers.getByRole('button', { name: 'Approve' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Approve this request?' });
+  await dialog.waitFor();
+  t.regex(
+    (await dialog.textContent()) ?? '',
+    /Approving grants acme\/alice the role editor at … \/ payments \/ ledger and everything below it, for 8 hours from the approval\./,
+  );
+  const region = dialog.getByRole('region', { name: 'What this changes' });
+  await region.getByRole('heading', { name: 'What this changes to access' }).waitFor();
+  const heads = await region.locator('.delta-lines > li .delta-head').allTextContents();
+  t.true(
+    heads.some((h) => /^1 identity gains .* in payments\/ledger: acme\/alice$/.test(h)),
+    heads.join(' | '),
+  );
+  await c.noSeriousAxe(t, 'approve dialog of a folder owner');
+  await dialog.getByRole('button', { name: 'Yes, approve' }).click();
+  await hers.waitFor({ state: 'detached' });
+  await page
+    .getByRole('status')
+    .filter({ hasText: 'Approved: acme/alice gets editor at … / payments / ledger.' })
+    .waitFor();
+
+  const done = await c.w.s.admin.get(`/iam/v2beta1/accessRequests/${asked.body.uid as string}`);
+  t.is(done.body.state, 'APPROVED');
+  const made = await c.w.s.admin.get(`/iam/v2beta1/roleBindings/${done.body.bindingUid as string}`);
+  t.is(made.status, 200);
+  t.is(made.body.identity.uid, alice);
+  t.is(made.body.role.uid, editor);
+  t.is(made.body.group.uid, ledger);
+  // Deciding showed bob nothing else of alice: she is still not his to read or list.
+  t.is((await asBob.get(`/iam/v2beta1/identities/${alice}`)).status, 404);
+  const listed = await asBob.get(`/iam/v2beta1/identities`);
+  t.false(JSON.stringify(listed.body).includes(alice));
   t.deepEqual(c.b.incidents, []);
 });

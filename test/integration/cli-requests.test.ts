@@ -5,6 +5,7 @@ import test from 'ava';
 import { runArbor, type CliRun } from '../helpers/cli-run.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
+import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -268,5 +269,74 @@ test.serial(
     t.false(page.stdout.includes('cli-requests/asker'));
 
     t.is((await arbor(['requests', 'cancel', uid], asker)).code, 0);
+  },
+);
+
+test.serial(
+  'a folder owner lists and approves from the terminal a request at his folder by an identity of the organization',
+  async (t) => {
+    // acme/payments: bob owns the folder only; alice lives at acme and views payments.
+    const acme = await createGroup(s.admin, 'acme');
+    const payments = await createGroup(s.admin, 'payments', acme);
+    const editor = await builtinRoleUid(s.admin, 'editor');
+    const alice = await createIdentity(s.admin, acme, 'alice');
+    const bob = await createIdentity(s.admin, payments, 'bob');
+    await createBinding(s.admin, payments, alice, await builtinRoleUid(s.admin, 'viewer'));
+    await createBinding(s.admin, payments, bob, await builtinRoleUid(s.admin, 'owner'));
+    const sign = async (uid: string, sub: string) =>
+      (await s.arbor.tokens.sign(uid, { iss: 'https://x.example', sub })).token;
+    const [aliceToken, bobToken] = await Promise.all([sign(alice, 'alice'), sign(bob, 'bob')]);
+    t.not((await arbor(['identities', 'get', alice], bobToken)).code, 0, 'alice is not his');
+
+    const asked = await arbor(
+      ['request', 'editor', '--group', payments, '--for', '8h', '--reason', 'close the quarter'],
+      aliceToken,
+    );
+    t.is(asked.code, 0, asked.stderr);
+    const uid = /^requested: (\S+) /.exec(asked.stdout)?.[1] ?? '';
+    t.truthy(uid, asked.stdout);
+
+    // His inbox names alice by her path from the organization, the role, and the group from
+    // where his view starts; uids only in -o wide.
+    const inbox = await arbor(['requests', 'list', '--state', 'PENDING'], bobToken);
+    t.is(inbox.code, 0, inbox.stderr);
+    const line = inbox.stdout.split('\n').find((l) => l.includes(uid)) ?? '';
+    t.regex(
+      line,
+      /^acme\/alice\s+editor\s+payments\s+8h\s+approval\s+close the quarter\s+0 of 1\s+PENDING\s/,
+      inbox.stdout,
+    );
+    t.false(line.includes(alice), 'alice by path, not uid');
+    t.false(line.includes(editor), 'the role by name, not uid');
+
+    // Approving shows the request and what it grants, then does it.
+    const ok = await arbor(['approve', uid, '--reason', 'quarter end', '--yes'], bobToken);
+    t.is(ok.code, 0, ok.stderr);
+    t.regex(
+      ok.stderr,
+      /^acme\/alice asks for editor in payments for 8h from approval, because: close the quarter \(approvals 0 of 1, PENDING\)/,
+    );
+    // The one who gains, by the path the request names her with: he may not list her.
+    t.regex(
+      ok.stderr,
+      /Approving it would change access:\n {2}acme\/alice gains \d+ capabilities in payments\n/,
+    );
+    t.false(ok.stderr.includes(alice), ok.stderr);
+    const done = new RegExp(`^${uid}: APPROVED \\(1/1 approvals, binding (\\S+)\\)$`, 'm').exec(
+      ok.stdout,
+    );
+    t.truthy(done, ok.stdout);
+    const binding = await s.admin.get(`/iam/v2beta1/roleBindings/${done?.[1] ?? ''}`);
+    t.is(binding.status, 200);
+    t.is(binding.body.identity.uid, alice);
+    t.is(binding.body.role.uid, editor);
+    t.is(binding.body.group.uid, payments);
+    const state = await arbor(['requests', 'get', uid, '-o', 'json'], aliceToken);
+    t.is((JSON.parse(state.stdout) as { state: string }).state, 'APPROVED');
+
+    // Nothing else about alice came into his sight.
+    t.not((await arbor(['identities', 'get', alice], bobToken)).code, 0);
+    const people = await arbor(['identities', 'list', '--group', acme, '-o', 'json'], bobToken);
+    t.false(people.stdout.includes(alice), 'alice is not among what he may list');
   },
 );
