@@ -9,8 +9,9 @@ import type { Capability } from '../../src/auth/capabilities.js';
  * 2. A binding grants only inside its window: from its start (`notBefore`, inclusive) until
  *    its end (`expireTime`, exclusive); before it starts and once it has ended, nothing.
  * 3. No escalation: a binding is created only by a caller holding `role_bindings.create`
- *    at its group and every capability of its role there, who may list the identity and
- *    the role (built-in roles are visible to all). Refused, the answer says why: NOT_FOUND
+ *    at its group and every capability of its role there, who may list the role (built-in
+ *    roles are visible to all) and the identity, or sees the identity already bound at a
+ *    group where it may bind (by a binding it may list). Refused, the answer says why: NOT_FOUND
  *    for a group the caller cannot see, INVALID_ARGUMENT for an identity or role it cannot
  *    see, PERMISSION_DENIED for a capability it lacks.
  * 5. A group is deleted only by a caller holding `groups.delete` at it (else NOT_FOUND, or
@@ -181,9 +182,25 @@ export function bindOutcome(
   if (!can(w, c, 'role_bindings.create', group))
     return can(w, c, 'groups.list', group) ? 'denied' : 'not found';
   const seesRole = w.builtin.has(role) || can(w, c, 'roles.list', role);
-  if (!can(w, c, 'identity.list', identity) || !seesRole) return 'invalid';
+  if (!referable(w, c, identity) || !seesRole) return 'invalid';
   const caps = w.roles.get(role) ?? new Set<Capability>();
   return [...caps].every((cap) => can(w, c, cap, group)) ? 'created' : 'denied';
+}
+
+/**
+ * Rule 3's identity: one `c` may list, or one already bound (any window) at a group where
+ * `c` may bind, by a binding `c` may list: that binding named it to `c`.
+ */
+function referable(w: ModelWorld, c: string, identity: string): boolean {
+  return (
+    can(w, c, 'identity.list', identity) ||
+    w.bindings.some(
+      (b) =>
+        b.identity === identity &&
+        can(w, c, 'role_bindings.create', b.group) &&
+        can(w, c, 'role_bindings.list', b.uid),
+    )
+  );
 }
 
 /** How a delete of a group ends. */

@@ -45,6 +45,26 @@ export interface WorldSize {
 }
 
 /** Shapes of at most `size`. */
+/** The capabilities the model tests draw roles from: a few that decide sight and binding. */
+export const MODEL_POOL: Capability[] = [
+  'groups.list',
+  'identity.list',
+  'role_bindings.list',
+  'role_bindings.create',
+  'roles.list',
+  'repo.list',
+];
+
+/**
+ * The worlds the reference models know: one organization, custom roles at its root, roles
+ * drawn from MODEL_POOL (the real-apply test draws wider worlds with `worldArb`).
+ */
+export function modelWorldArb(
+  size: Omit<WorldSize, 'orgs' | 'rolesBelowRoot'>,
+): fc.Arbitrary<WorldShape> {
+  return worldArb(MODEL_POOL, { ...size, orgs: 1, rolesBelowRoot: false });
+}
+
 export function worldArb(pool: readonly Capability[], size: WorldSize): fc.Arbitrary<WorldShape> {
   return fc.record({
     orgs: fc.integer({ min: 1, max: size.orgs }),

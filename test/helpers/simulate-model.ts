@@ -79,6 +79,27 @@ interface State {
   bindings: SimBinding[];
 }
 
+/**
+ * A created binding's identity: one the caller may list, or one bound at this point of the
+ * set (any window; a binding made earlier in the set too) at a group where the caller may
+ * bind, by a binding the caller may list (a made one: at its group).
+ */
+function referable(
+  st: State,
+  identity: string,
+  callerCan: (cap: Capability, uid: string) => boolean,
+): boolean {
+  return (
+    callerCan('identity.list', identity) ||
+    st.bindings.some(
+      (x) =>
+        x.identity === identity &&
+        callerCan('role_bindings.create', x.group) &&
+        callerCan('role_bindings.list', x.changeIndex === undefined ? x.uid : x.group),
+    )
+  );
+}
+
 /** Rule 6 for a created binding. */
 function bindOne(
   w: ModelWorld,
@@ -97,7 +118,7 @@ function bindOne(
     st.groups.includes(b.groupUid) &&
     callerCan('groups.list', b.groupUid) &&
     st.identities.includes(b.identityUid) &&
-    callerCan('identity.list', b.identityUid) &&
+    referable(st, b.identityUid, callerCan) &&
     roleAlive(b.roleUid, st.groups, w) &&
     (w.builtin.has(b.roleUid) || callerCan('roles.list', b.roleUid)) &&
     // One binding per (group, identity, role), expired or not.

@@ -7,6 +7,7 @@ import type { SimulateAnswer } from '../../src/resources/access/simulate.js';
 import type { ModelWorld } from '../helpers/access-model.js';
 import { asIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRoleUid } from '../../src/resources/roles/builtin-roles.js';
+import { changeArbOf, pick, removalOf, type RemovalShape } from '../helpers/change-shapes.js';
 import { buildWorld, worldArb } from '../helpers/model-world.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { flatDeltas } from '../helpers/simulate-flat.js';
@@ -57,51 +58,22 @@ type ChangeShape =
       /** Bind again where a binding is: its identity at its group (referable to its binder). */
       again: boolean;
     }
-  | { kind: 'unbind'; binding: number; missing: boolean }
-  | { kind: 'editRole'; role: number; caps: Capability[] }
-  | { kind: 'deleteIdentity'; identity: number }
-  | { kind: 'deleteGroup'; group: number };
+  | RemovalShape;
 type Win = 'none' | 'expired' | 'expiring' | 'scheduled';
 
-const changeArb: fc.Arbitrary<ChangeShape> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc.record({
-      kind: fc.constant('create' as const),
-      group: fc.nat(),
-      identity: fc.nat(),
-      role: fc.nat(),
-      window: fc.constantFrom<Win>('none', 'none', 'expired', 'expiring', 'scheduled'),
-      again: fc.boolean(),
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      kind: fc.constant('unbind' as const),
-      binding: fc.nat(),
-      missing: fc.boolean(),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      kind: fc.constant('editRole' as const),
-      role: fc.nat(),
-      caps: fc.subarray(POOL, { minLength: 1 }),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({ kind: fc.constant('deleteIdentity' as const), identity: fc.nat() }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('deleteGroup' as const), group: fc.nat() }),
-  },
+const changeArb: fc.Arbitrary<ChangeShape> = changeArbOf(
+  fc.record({
+    kind: fc.constant('create' as const),
+    group: fc.nat(),
+    identity: fc.nat(),
+    role: fc.nat(),
+    window: fc.constantFrom<Win>('none', 'none', 'expired', 'expiring', 'scheduled'),
+    again: fc.boolean(),
+  }),
+  POOL,
+  { deleteIdentity: 2 },
 );
 
-const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
 const HOUR = 3_600_000;
 
 /** `near`: where the caller was bound (its binds `again` are drawn from bindings there). */
@@ -126,19 +98,8 @@ function changeOf(w: ModelWorld, c: ChangeShape, near?: string): ModelChange {
         },
       };
     }
-    case 'unbind': {
-      const missing = c.missing || w.bindings.length === 0;
-      const uid = missing
-        ? `${pick(w.groups, c.binding)}/00000000000000aa`
-        : pick(w.bindings, c.binding).uid;
-      return { deleteRoleBinding: { uid } };
-    }
-    case 'editRole':
-      return { updateRole: { uid: pick([...w.roles.keys()], c.role), capabilities: c.caps } };
-    case 'deleteIdentity':
-      return { deleteIdentity: { uid: pick(w.identities, c.identity) } };
-    case 'deleteGroup':
-      return { deleteGroup: { uid: pick(w.groups, c.group) } };
+    default:
+      return removalOf(w, c);
   }
 }
 
@@ -368,7 +329,7 @@ test('access:simulate predicts, change by change, what the real calls and the re
         );
       },
     ),
-    { numRuns: RUNS, seed: SEED, endOnFailure: true },
+    { numRuns: RUNS, seed: SEED, endOnFailure: true, includeErrorInReport: true },
   );
   t.log(
     `${RUNS} worlds: ${st.made} changes made (${st.byIdentities} by identities), ${st.refused} refused as predicted, ${st.deltas} deltas checked against the authorizer, ${st.referred} binds of identities the caller may not list; refusals: ${JSON.stringify(Object.fromEntries(st.refusals))}`,

@@ -1,12 +1,13 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { CAPABILITIES, type Capability } from '../../src/auth/capabilities.js';
+import { CAPABILITIES } from '../../src/auth/capabilities.js';
 import { ADMIN, type Principal } from '../../src/auth/principal.js';
 import { Code } from '../../src/core/rpc-code.js';
 import type { RpcError } from '../../src/core/rpc-error.js';
 import type { SimulateAnswer } from '../../src/resources/access/simulate.js';
 import type * as model from '../helpers/access-model.js';
-import { buildWorld, worldArb as sharedWorldArb, type WorldShape } from '../helpers/model-world.js';
+import { changeArbOf, pick, removalOf, type RemovalShape } from '../helpers/change-shapes.js';
+import { buildWorld, MODEL_POOL, modelWorldArb, type WorldShape } from '../helpers/model-world.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { entryCount, flatDeltas } from '../helpers/simulate-flat.js';
 import * as sim from '../helpers/simulate-model.js';
@@ -27,14 +28,7 @@ const WORLDS = Number(process.env.ARBOR_SIM_WORLDS ?? 20);
 const SETS = 60;
 const SEED = Number(process.env.ARBOR_SIM_SEED ?? 20261127);
 
-const POOL: Capability[] = [
-  'groups.list',
-  'identity.list',
-  'role_bindings.list',
-  'role_bindings.create',
-  'roles.list',
-  'repo.list',
-];
+const POOL = MODEL_POOL;
 
 let s: TestServer;
 test.before(async () => {
@@ -45,13 +39,11 @@ test.after.always(async () => {
 });
 
 /** One organization, custom roles at its root: what the model (`simulate-model.ts`) knows. */
-const worldArb = sharedWorldArb(POOL, {
-  orgs: 1,
+const worldArb = modelWorldArb({
   groups: 7,
   identities: 4,
   roles: 3,
   bindings: 12,
-  rolesBelowRoot: false,
   // Mostly plain bindings, so that most sets have a delta to compare.
   windows: ['always', 'always', 'always', 'ended', 'scheduled', 'started'],
 });
@@ -67,10 +59,7 @@ type ChangeShape =
       expiry: 'none' | 'past' | 'future';
       start: Start;
     }
-  | { kind: 'unbind'; binding: number; missing: boolean }
-  | { kind: 'editRole'; role: number; caps: Capability[] }
-  | { kind: 'deleteIdentity'; identity: number }
-  | { kind: 'deleteGroup'; group: number };
+  | RemovalShape;
 
 /** A created binding's notBefore: none, an hour ago, in half an hour, or far off either way. */
 type Start = 'none' | 'past' | 'future' | 'farPast' | 'farFuture';
@@ -82,50 +71,16 @@ const START_AT: Record<Exclude<Start, 'none'>, () => string> = {
   farFuture: () => '9999-12-31T23:59:59.999Z',
 };
 
-const changeArb: fc.Arbitrary<ChangeShape> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc.record({
-      kind: fc.constant('create' as const),
-      group: fc.nat(),
-      identity: fc.nat(),
-      role: fc.nat(),
-      expiry: fc.constantFrom('none' as const, 'none' as const, 'past' as const, 'future' as const),
-      start: fc.constantFrom<Start>(
-        'none',
-        'none',
-        'none',
-        'past',
-        'future',
-        'farPast',
-        'farFuture',
-      ),
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      kind: fc.constant('unbind' as const),
-      binding: fc.nat(),
-      missing: fc.boolean(),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      kind: fc.constant('editRole' as const),
-      role: fc.nat(),
-      caps: fc.subarray(POOL, { minLength: 1 }),
-    }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('deleteIdentity' as const), identity: fc.nat() }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('deleteGroup' as const), group: fc.nat() }),
-  },
+const changeArb: fc.Arbitrary<ChangeShape> = changeArbOf(
+  fc.record({
+    kind: fc.constant('create' as const),
+    group: fc.nat(),
+    identity: fc.nat(),
+    role: fc.nat(),
+    expiry: fc.constantFrom('none' as const, 'none' as const, 'past' as const, 'future' as const),
+    start: fc.constantFrom<Start>('none', 'none', 'none', 'past', 'future', 'farPast', 'farFuture'),
+  }),
+  POOL,
 );
 
 const setArb = fc.record({
@@ -133,8 +88,6 @@ const setArb = fc.record({
   pageSize: fc.constantFrom(0, 1, 3, 200),
   changes: fc.array(changeArb, { minLength: 1, maxLength: 5 }),
 });
-
-const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
 
 function changeOf(w: model.ModelWorld, c: ChangeShape): sim.ModelChange {
   switch (c.kind) {
@@ -150,19 +103,8 @@ function changeOf(w: model.ModelWorld, c: ChangeShape): sim.ModelChange {
         },
       };
     }
-    case 'unbind': {
-      const missing = c.missing || w.bindings.length === 0;
-      const uid = missing
-        ? `${pick(w.groups, c.binding)}/00000000000000aa`
-        : pick(w.bindings, c.binding).uid;
-      return { deleteRoleBinding: { uid } };
-    }
-    case 'editRole':
-      return { updateRole: { uid: pick([...w.roles.keys()], c.role), capabilities: c.caps } };
-    case 'deleteIdentity':
-      return { deleteIdentity: { uid: pick(w.identities, c.identity) } };
-    case 'deleteGroup':
-      return { deleteGroup: { uid: pick(w.groups, c.group) } };
+    default:
+      return removalOf(w, c);
   }
 }
 
@@ -271,7 +213,7 @@ test('access:simulate agrees with the model of the delta on random change sets',
         }
       },
     ),
-    { numRuns: WORLDS, seed: SEED, endOnFailure: true },
+    { numRuns: WORLDS, seed: SEED, endOnFailure: true, includeErrorInReport: true },
   );
   t.log(
     `${sets} change sets in ${WORLDS} worlds: ${nonEmpty} with a delta, ${notApplied} changes not applied, ${refused} refused (empty window), ${scheduledGrants} grants citing a notBefore, ${JSON.stringify(Object.fromEntries(kinds))}`,
