@@ -1,4 +1,5 @@
 import type { IssuedTokenRecorder } from '../../auth/issued-token-recorder.js';
+import { PeriodicFlush } from '../../core/periodic-flush.js';
 import type { UnitOfWork } from '../tx.js';
 import type { IssuedTokenStore } from './issued-token.js';
 
@@ -24,22 +25,31 @@ export interface IssuedTokenFlusherDeps {
  * no-op). A failed write puts its batch back, within the recorder's bound.
  */
 export class IssuedTokenFlusher {
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
   readonly stats = { flushes: 0, failures: 0, swept: 0 };
+  readonly #loop: PeriodicFlush;
 
-  constructor(private readonly d: IssuedTokenFlusherDeps) {}
+  constructor(private readonly d: IssuedTokenFlusherDeps) {
+    this.#loop = new PeriodicFlush({
+      pending: () => d.recorder.pending > 0,
+      write: () => this.#write(),
+      intervalMs: d.intervalMs ?? ISSUED_FLUSH_MS,
+      failed: (err, atShutdown) =>
+        d.log?.warn(
+          { err },
+          atShutdown
+            ? 'issued-token record flush on shutdown failed'
+            : 'issued-token record flush failed',
+        ),
+    });
+  }
 
   get recorder(): IssuedTokenRecorder {
     return this.d.recorder;
   }
 
   /** Write what was recorded now (waits for a flush in flight first). */
-  async flush(): Promise<void> {
-    while (this.#running) await this.#running;
-    if (this.d.recorder.pending === 0) return;
-    this.#running = this.#write().finally(() => (this.#running = undefined));
-    await this.#running;
+  flush(): Promise<void> {
+    return this.#loop.flush();
   }
 
   async #write(): Promise<void> {
@@ -62,21 +72,10 @@ export class IssuedTokenFlusher {
   }
 
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => {
-      if (this.#running) return;
-      this.flush().catch((err: unknown) =>
-        this.d.log?.warn({ err }, 'issued-token record flush failed'),
-      );
-    }, this.d.intervalMs ?? ISSUED_FLUSH_MS);
-    this.#timer.unref();
+    this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.flush().catch((err: unknown) =>
-      this.d.log?.warn({ err }, 'issued-token record flush on shutdown failed'),
-    );
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 }

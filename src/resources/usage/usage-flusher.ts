@@ -1,4 +1,5 @@
 import type { UsageBatch, UsageRecorder } from '../../auth/usage-recorder.js';
+import { PeriodicFlush } from '../../core/periodic-flush.js';
 import type { Tx, UnitOfWork } from '../tx.js';
 
 /** Where last-used times are written (db/stores/usage-store.ts). */
@@ -36,22 +37,29 @@ export interface UsageFlusherDeps {
  * since the last flush (at most `intervalMs`), and never a grant: nothing here decides access.
  */
 export class UsageFlusher {
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
   /**
    * `lastWritten`: the latest use (epoch ms) the last successful flush wrote; what a crash
    * would lose is what was recorded after it.
    */
   readonly stats = { flushes: 0, failures: 0, lastWritten: 0 };
+  readonly #loop: PeriodicFlush;
 
-  constructor(private readonly d: UsageFlusherDeps) {}
+  constructor(private readonly d: UsageFlusherDeps) {
+    this.#loop = new PeriodicFlush({
+      pending: () => d.recorder.pending,
+      write: () => this.#write(),
+      intervalMs: d.intervalMs,
+      failed: (err, atShutdown) =>
+        d.log?.warn(
+          { err },
+          atShutdown ? 'last-used flush on shutdown failed' : 'last-used flush failed',
+        ),
+    });
+  }
 
   /** Write what was recorded now (waits for a flush in flight first). */
-  async flush(): Promise<void> {
-    while (this.#running) await this.#running;
-    if (!this.d.recorder.pending) return;
-    this.#running = this.#write().finally(() => (this.#running = undefined));
-    await this.#running;
+  flush(): Promise<void> {
+    return this.#loop.flush();
   }
 
   async #write(): Promise<void> {
@@ -71,22 +79,13 @@ export class UsageFlusher {
   }
 
   start(): void {
-    if (this.#timer) return;
     this.d.clock?.start();
-    this.#timer = setInterval(() => {
-      if (this.#running) return;
-      this.flush().catch((err: unknown) => this.d.log?.warn({ err }, 'last-used flush failed'));
-    }, this.d.intervalMs);
-    this.#timer.unref();
+    this.#loop.start();
   }
 
   /** Stop the timer and write what is left (graceful shutdown). */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
     this.d.clock?.stop();
-    await this.flush().catch((err: unknown) =>
-      this.d.log?.warn({ err }, 'last-used flush on shutdown failed'),
-    );
+    await this.#loop.stop();
   }
 }
