@@ -5,6 +5,7 @@ import * as client from 'openid-client';
 import { TokenService } from '../../src/gen/arbor/oauth/v2beta1/tokens_pb.js';
 import type { GrpcTestServer } from '../helpers/grpc-server.js';
 import { runArbor } from '../helpers/cli-run.js';
+import { ADMIN_TOKEN } from '../helpers/server.js';
 import {
   ACCESS,
   ID_TOKEN,
@@ -27,7 +28,6 @@ let org: string;
 let folder: string;
 let ci: string;
 let stranger: string;
-const ADMIN = 'test-admin-token-0123456789abcdef';
 
 test.before(async () => {
   ({ s, org, folder, ci, stranger } = await startOAuthWorld());
@@ -178,7 +178,7 @@ test('revoking a session revokes the tokens exchanged from it, and is an audit r
 
 test('a revocation at /oauth2/revoke is an audit record too', async (t) => {
   const full = await fullToken();
-  await client.tokenRevocation(await oauthClient(ADMIN), full);
+  await client.tokenRevocation(await oauthClient(ADMIN_TOKEN), full);
   const events = await s.admin.get(
     `/audit/v2beta1/events?resource_type=${encodeURIComponent('iam.arbor.dev/ApiToken')}&page_size=200`,
   );
@@ -191,12 +191,12 @@ test('a revocation at /oauth2/revoke is an audit record too', async (t) => {
 test('the admin lists every identity’s tokens, and one identity’s with `identity`', async (t) => {
   const mine = await fullToken();
   const theirs = await strangerToken();
-  const all = await list(ADMIN, '?page_size=200');
+  const all = await list(ADMIN_TOKEN, '?page_size=200');
   t.is(all.status, 200);
   const jtis = all.body.tokens.map((x) => x.jti);
   t.true(jtis.includes(jtiOf(mine)));
   t.true(jtis.includes(jtiOf(theirs)));
-  const one = await list(ADMIN, `?identity=${encodeURIComponent(stranger)}&page_size=200`);
+  const one = await list(ADMIN_TOKEN, `?identity=${encodeURIComponent(stranger)}&page_size=200`);
   t.true(one.body.tokens.every((x) => x.identity === stranger));
   t.true(one.body.tokens.some((x) => x.jti === jtiOf(theirs)));
 });
