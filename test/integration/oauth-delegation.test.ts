@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
 import type { Capability } from '../../src/auth/capabilities.js';
@@ -44,6 +44,12 @@ const POLICY = '/iam/v2beta1/identities';
 
 async function setPolicy(body: Record<string, unknown>, token?: string) {
   return (token ? s.client(token) : s.admin).post(`${POLICY}:setDelegationPolicy`, body);
+}
+
+/** Set a policy as the admin, asserting it was taken. */
+async function setPolicyOk(t: ExecutionContext, body: Record<string, unknown>): Promise<void> {
+  const set = await setPolicy(body);
+  t.is(set.status, 200, JSON.stringify(set.body));
 }
 
 /** An API token of `uid`, from its workload token `sub`. */
@@ -146,17 +152,12 @@ test.serial(
 test.serial(
   'exchange: openid-client with actor_token gets a token for the subject carrying act, within the policy',
   async (t) => {
-    t.is(
-      (
-        await setPolicy({
-          identityUid: ci,
-          actors: [agent],
-          capabilities: ['groups.list', 'repo.list'],
-          maxLifetimeSeconds: 900,
-        })
-      ).status,
-      200,
-    );
+    await setPolicyOk(t, {
+      identityUid: ci,
+      actors: [agent],
+      capabilities: ['groups.list', 'repo.list'],
+      maxLifetimeSeconds: 900,
+    });
     const subjectToken = await workloadToken('sub-ci');
     const actorToken = await apiTokenOf(agent, 'sub-agent');
     const res = await client.genericGrantRequest(await oauthClient(), EXCHANGE, {
@@ -212,17 +213,12 @@ test.serial(
 test.serial(
   'attacks: actor not named, scope beyond, lifetime beyond, forged and expired actor tokens',
   async (t) => {
-    t.is(
-      (
-        await setPolicy({
-          identityUid: ci,
-          actors: [agent],
-          capabilities: ['groups.list'],
-          maxLifetimeSeconds: 60,
-        })
-      ).status,
-      200,
-    );
+    await setPolicyOk(t, {
+      identityUid: ci,
+      actors: [agent],
+      capabilities: ['groups.list'],
+      maxLifetimeSeconds: 60,
+    });
     const subject = {
       subject_token: await workloadToken('sub-ci'),
       subject_token_type: ID_TOKEN,
@@ -309,17 +305,12 @@ test.serial(
 test.serial(
   'a policy narrowed or removed after issue narrows or ends the tokens issued under it, on every request',
   async (t) => {
-    t.is(
-      (
-        await setPolicy({
-          identityUid: ci,
-          actors: [agent],
-          capabilities: ['groups.list', 'repo.list'],
-          maxLifetimeSeconds: 900,
-        })
-      ).status,
-      200,
-    );
+    await setPolicyOk(t, {
+      identityUid: ci,
+      actors: [agent],
+      capabilities: ['groups.list', 'repo.list'],
+      maxLifetimeSeconds: 900,
+    });
     const token = await exchange({
       subject_token: await workloadToken('sub-ci'),
       subject_token_type: ID_TOKEN,
@@ -328,17 +319,12 @@ test.serial(
       actor_token_type: ACCESS,
     });
     t.true(await can(token, 'repo.list', folder));
-    t.is(
-      (
-        await setPolicy({
-          identityUid: ci,
-          actors: [agent],
-          capabilities: ['groups.list'],
-          maxLifetimeSeconds: 900,
-        })
-      ).status,
-      200,
-    );
+    await setPolicyOk(t, {
+      identityUid: ci,
+      actors: [agent],
+      capabilities: ['groups.list'],
+      maxLifetimeSeconds: 900,
+    });
     t.false(await can(token, 'repo.list', folder), 'the capability the policy dropped');
     t.true(await can(token, 'groups.list', folder));
     t.is(
@@ -375,16 +361,11 @@ test.serial(
     }
     // chain-i+1 lets chain-i act for it.
     for (let i = 1; i < 6; i++)
-      t.is(
-        (
-          await setPolicy({
-            identityUid: ids[i],
-            actors: [ids[i - 1]],
-            capabilities: ['groups.list'],
-          })
-        ).status,
-        200,
-      );
+      await setPolicyOk(t, {
+        identityUid: ids[i],
+        actors: [ids[i - 1]],
+        capabilities: ['groups.list'],
+      });
     let actorToken = await apiTokenOf(ids[0]!, 'sub-chain-0');
     for (let i = 1; i <= 4; i++) {
       actorToken = await exchange({
