@@ -22,6 +22,7 @@ import { EXAMPLE_UIDS, examplesFor } from '../openapi/examples.js';
 import { listParameters, listResponseSchema } from '../openapi/list-contract.js';
 import { mountV2, v2Kind } from './crud.js';
 import { mountKindAction, type KindAction } from './kind-action.js';
+import { listAnswer } from './list-answer.js';
 
 const PATH = ACCESS_REVIEW_KIND.path;
 const TAG = 'Access reviews';
@@ -74,12 +75,7 @@ function mountItems(t: RouteTarget, s: AccessReviewService): void {
     async (ctx: Context) => {
       const q = parseListRequest(ctx.query as QueryParams, ACCESS_REVIEW_ITEM_LIST);
       const page = await s.listItems(principalOf(ctx), q);
-      ctx.body = {
-        items: page.items.map(accessReviewItemV2),
-        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-        totalCount: page.totalCount,
-        skipped: page.skipped,
-      };
+      ctx.body = listAnswer('items', page, accessReviewItemV2);
     },
   );
 }

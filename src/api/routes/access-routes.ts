@@ -29,6 +29,7 @@ import { mountOperation, type OperationContract, type RouteTarget } from '../ope
 import { API_ERRORS } from '../openapi/error-responses.js';
 import { EXAMPLE_UIDS } from '../openapi/examples.js';
 import { listParameters, listResponseSchema } from '../openapi/list-contract.js';
+import { listAnswer } from './list-answer.js';
 
 const BASE = '/iam/v2beta1/access';
 const TAGS = ['Access'] as const;
@@ -96,10 +97,7 @@ function list<T>(
     const page = await run(p, parseListRequest(query, o.spec));
     return {
       json: JSON.stringify({
-        [o.plural]: page.items.map(o.toWire),
-        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-        totalCount: page.totalCount,
-        skipped: page.skipped,
+        ...listAnswer(o.plural, page, o.toWire),
         ...(page.partial ? { partial: true } : {}),
         ...(page.countedFrom !== undefined ? { countedFrom: page.countedFrom } : {}),
       }),

@@ -17,6 +17,7 @@ import { principalOf } from '../middleware/authn.js';
 import { readJsonObject } from '../middleware/json-body.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 import { CrudOperations, type ResourceContract } from '../openapi/crud-operations.js';
+import { listAnswer } from './list-answer.js';
 
 type Body = Record<string, unknown>;
 
@@ -174,12 +175,7 @@ export function mountV2<T, W extends z.ZodType>(
     const read: Read = async (p, _uid, query) => {
       const page = await list(p, parseListRequest(query, spec));
       return {
-        json: JSON.stringify({
-          [plural]: page.items.map(toWire),
-          ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-          totalCount: page.totalCount,
-          skipped: page.skipped,
-        }),
+        json: JSON.stringify(listAnswer(plural, page, toWire)),
       };
     };
     mountOperation(

@@ -11,6 +11,7 @@ import type { State } from '../middleware/request-context.js';
 import { mountOperation, type RouteTarget } from '../openapi/contract.js';
 import { API_ERRORS } from '../openapi/error-responses.js';
 import { listParameters, listResponseSchema } from '../openapi/list-contract.js';
+import { listAnswer } from './list-answer.js';
 
 const TOKENS_PATH = '/iam/v2beta1/tokens';
 const TAG = 'OAuth';
@@ -95,12 +96,7 @@ export function mountTokenSessionRoutes(
       const p = await callerOf(ctx, authenticator);
       const q = parseListRequest(ctx.query as QueryParams, ISSUED_TOKEN_LIST);
       const page = await s.list(p, q);
-      ctx.body = {
-        tokens: page.items.map(issuedTokenV2),
-        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-        totalCount: page.totalCount,
-        skipped: page.skipped,
-      };
+      ctx.body = listAnswer('tokens', page, issuedTokenV2);
     },
   );
   mountOperation(
