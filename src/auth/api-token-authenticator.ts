@@ -13,6 +13,11 @@ import {
 import type { Principal, TokenRestriction } from './principal.js';
 import type { RevokedTokens } from './revoked-tokens.js';
 import { GROUPS_CLAIM, PARENTS_CLAIM, type TokenIssuer } from './token-issuer.js';
+import {
+  UPSTREAM_CLAIMS_CLAIM,
+  readCarriedClaims,
+  type UpstreamClaims,
+} from './upstream-claims.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
 /** At most this many capabilities, groups and parents a token may name (the token endpoint's bounds). */
@@ -32,11 +37,14 @@ export interface VerifiedApiToken {
   restriction: TokenRestriction | undefined;
   /** A delegated token's start (epoch seconds): its policies' max lifetime counts from it. */
   delegatedAt?: number;
+  /** The upstream claims it carries (`arbor_claims`); absent: none. */
+  claims?: UpstreamClaims;
 }
 
 /**
  * Accepts Arbor's own API tokens (from the STS and the token endpoint): the principal is
- * the token's identity, narrowed by the token's scope and groups when it has them. A
+ * the token's identity, narrowed by the token's scope and groups when it has them, with
+ * the upstream claims the token carries (a condition's `token.claims`). A
  * token is immutable, so a successful verification is remembered until the token expires;
  * a client that sends the same token on every request pays for the signature check once
  * (only successes are remembered, and the map is bounded). Revocation is not immutable:
@@ -71,6 +79,7 @@ export class ApiTokenAuthenticator implements Authenticator {
       kind: 'identity',
       uid: t.uid,
       ...(restriction === undefined ? {} : { restriction }),
+      ...(t.claims === undefined ? {} : { claims: t.claims }),
     });
   }
 
@@ -131,7 +140,9 @@ function readClaims(p: JWTPayload & { sub: string }): VerifiedApiToken | undefin
   const parents = stringList(p[PARENTS_CLAIM], MAX_TOKEN_PARENTS, (s) => s.length <= 64);
   const groups = stringList(p[GROUPS_CLAIM], MAX_TOKEN_GROUPS, isValidUidp);
   const delegation = delegationOf(p);
-  if (parents === null || groups === null || delegation === null) return undefined;
+  const claims = readCarriedClaims(p[UPSTREAM_CLAIMS_CLAIM]);
+  if (parents === null || groups === null || delegation === null || claims === null)
+    return undefined;
   let scope: ReadonlySet<Capability> | undefined;
   if (p.scope !== undefined) {
     if (typeof p.scope !== 'string') return undefined;
@@ -148,6 +159,7 @@ function readClaims(p: JWTPayload & { sub: string }): VerifiedApiToken | undefin
     revokedBy: Object.freeze([...(jti === undefined ? [] : [jti]), ...(parents ?? [])]),
     restriction,
     ...(delegation === undefined ? {} : { delegatedAt: delegation.since }),
+    ...(claims === undefined ? {} : { claims }),
   });
 }
 

@@ -240,15 +240,29 @@ export class Authorizer {
    * Until when `p` holds `cap` at `uid`, for a decision that is signed and carried away (a
    * registry token): epoch ms at which the last live grant holding it expires, Infinity
    * when one never does, undefined when `p` does not hold it now. Several grants holding
-   * the same capability keep it until the latest of them expires.
+   * the same capability keep it until the latest of them expires. A conditional grant
+   * counts only given `ctx` and where its condition holds now, as in `can`.
    */
-  async heldUntil(p: Principal, cap: Capability, uid: string): Promise<number | undefined> {
+  async heldUntil(
+    p: Principal,
+    cap: Capability,
+    uid: string,
+    ctx?: RequestContext,
+  ): Promise<number | undefined> {
     if (this.isSuperuser(p)) return Infinity;
     const grants = (await this.grants(p)) ?? [];
     const now = this.now();
     let until: number | undefined;
+    let group: Promise<{ uid: string; path: string } | undefined> | undefined;
     for (const g of grants) {
-      if (!grantsAt(g, cap, uid, now)) continue;
+      if (g.condition === undefined) {
+        if (!covers(g, cap, uid, now)) continue;
+      } else {
+        if (ctx === undefined || this.conditions === undefined || !covers(g, cap, uid, now))
+          continue;
+        group ??= this.conditions.groupOf(uid);
+        if (!this.holds(g.condition, cap, now, await group, ctx)) continue;
+      }
       until = Math.max(until ?? 0, g.expiresAt ?? Infinity);
       this.used(g, cap, now);
     }
@@ -302,5 +316,9 @@ export class Authorizer {
 function requestContextOf(p: Principal, resourceType: string): RequestContext | undefined {
   const door = p.via?.door;
   if (door !== 'rest' && door !== 'grpc') return undefined;
-  return { resource: { type: resourceType, name: '' } };
+  const claims = p.kind === 'identity' ? p.claims : undefined;
+  return {
+    resource: { type: resourceType, name: '' },
+    ...(claims === undefined ? {} : { claims }),
+  };
 }

@@ -1,4 +1,5 @@
 import type { Capability } from './capabilities.js';
+import type { UpstreamClaims } from './upstream-claims.js';
 
 /**
  * Who is calling. Decided once per request by an authenticator and handed to every
@@ -19,6 +20,11 @@ export type Principal =
         readonly uid: string;
         readonly manager?: string;
         readonly restriction?: TokenRestriction;
+        /**
+         * The claims of the verified upstream token its API token was exchanged from
+         * (auth/upstream-claims.ts): a condition's `token.claims`. Absent: none known.
+         */
+        readonly claims?: UpstreamClaims;
       }
   ) & {
     /** How the call came in: recorded in the audit trail, never used to decide access. */

@@ -9,6 +9,7 @@ import {
 } from 'jose';
 import { ACTORS_CLAIM, DELEGATED_AT_CLAIM } from './delegation.js';
 import { SIGNING_ALG, type SigningKey } from './signing-keys.js';
+import { UPSTREAM_CLAIMS_CLAIM, claimsObject, type UpstreamClaims } from './upstream-claims.js';
 
 /** API tokens live one hour (spec §8). */
 export const API_TOKEN_TTL_S = 3600;
@@ -50,6 +51,11 @@ export interface ApiTokenOptions {
   actor?: string;
   /** A delegated token's actors, current first (`arbor_actors`), and its start (epoch s). */
   delegation?: { actors: readonly string[]; since: number };
+  /**
+   * The verified upstream token's carried claims (`arbor_claims`, auth/upstream-claims.ts),
+   * or the subject token's for a token derived from an API token: never the actor's.
+   */
+  claims?: UpstreamClaims;
 }
 
 /** What `TokenIssuer.onSigned` hears of each API token signed: never the token itself. */
@@ -108,7 +114,8 @@ export class TokenIssuer {
    * it (a down-scoped token from the token endpoint): `scope` and `groups` become the
    * `scope` and `arbor_groups` claims the authenticator turns into the principal's
    * restriction, `parents` the jtis of the tokens it was exchanged from (revoking any of
-   * them revokes it), and `ttlS` shortens its one hour (never lengthens it).
+   * them revokes it), and `ttlS` shortens its one hour (never lengthens it). `claims`
+   * become `arbor_claims`, which the authenticator turns into the principal's claims.
    */
   async sign(
     subject: string,
@@ -127,6 +134,8 @@ export class TokenIssuer {
       claims[ACTORS_CLAIM] = o.delegation.actors;
       claims[DELEGATED_AT_CLAIM] = o.delegation.since;
     }
+    if (o.claims !== undefined && o.claims.size > 0)
+      claims[UPSTREAM_CLAIMS_CLAIM] = claimsObject(o.claims);
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: API_TOKEN_TYP })
       .setIssuer(this.issuer)

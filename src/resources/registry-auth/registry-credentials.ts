@@ -6,6 +6,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import type { SecurityTokenService } from '../sts/security-token-service.js';
 import { TOKEN_USE, type TokenIssuer } from '../../auth/token-issuer.js';
+import { UPSTREAM_CLAIMS_CLAIM, readCarriedClaims } from '../../auth/upstream-claims.js';
 import type { UsageRecorder } from '../../auth/usage-recorder.js';
 
 /**
@@ -16,6 +17,8 @@ import type { UsageRecorder } from '../../auth/usage-recorder.js';
  *   `registry-login`; never a registry access token this server issued);
  * - a workload's OIDC token, with the identity's uid as the username: it is exchanged at
  *   the STS exactly as `/sts/exchange?aud=<service>&identity=<uid>` would.
+ * Each way, the principal carries the verified upstream token's claims (`token.claims` of
+ * a binding's condition, which the token server evaluates per repository), and only those.
  */
 export class RegistryCredentials {
   constructor(
@@ -47,14 +50,19 @@ export class RegistryCredentials {
       try {
         // Only what the STS issued for the registry: the token server's own access tokens
         // are never credentials, or one would buy the next, wider one, forever.
-        const { sub } = await this.tokens.verifyFor(
+        const payload = await this.tokens.verifyFor(
           password,
           this.service,
           TOKEN_USE.registryLogin,
         );
-        if (isValidUidp(sub)) {
-          this.usage?.identityUsed(sub);
-          return Object.freeze({ kind: 'identity', uid: sub });
+        const claims = readCarriedClaims(payload[UPSTREAM_CLAIMS_CLAIM]);
+        if (isValidUidp(payload.sub) && claims !== null) {
+          this.usage?.identityUsed(payload.sub);
+          return Object.freeze({
+            kind: 'identity',
+            uid: payload.sub,
+            ...(claims === undefined ? {} : { claims }),
+          });
         }
       } catch {
         /* answered below */
@@ -64,14 +72,16 @@ export class RegistryCredentials {
     if (!isValidUidp(username)) {
       throw unauthenticated('a workload token needs the identity uid as the username');
     }
+    let claims;
     try {
-      await this.sts.exchange(password, { aud: [this.service], identity: username });
+      // The exchange's judgement without signing a token nobody would read.
+      ({ claims } = await this.sts.assume(password, username));
     } catch (e) {
       // A token that may not assume the identity is, to the registry, bad credentials.
       if (isRpcError(e) && e.code !== Code.UNAVAILABLE)
         throw unauthenticated('the registry credentials are not valid');
       throw e;
     }
-    return Object.freeze({ kind: 'identity', uid: username });
+    return Object.freeze({ kind: 'identity', uid: username, claims });
   }
 }

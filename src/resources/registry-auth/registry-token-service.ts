@@ -1,4 +1,4 @@
-import type { Authorizer } from '../../auth/authorizer.js';
+import type { Authorizer, RequestContext } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import { invalidField } from '../../core/rpc-error.js';
@@ -64,12 +64,21 @@ const NEEDS: Record<RepoAction, Capability[]> = {
   delete: ['manifest.delete', 'tag.delete'],
 };
 
+/** `resource.type` of a conditional binding's condition, decided at the token server. */
+export const REGISTRY_RESOURCE_TYPE = 'repository';
+
 /**
  * The registry's token server (Distribution token authentication, spec §5.5): for each
  * requested scope, the token's `access` lists exactly the actions the caller's
  * capabilities allow on that repository's group, decided by the same Authorizer as every
  * API call. Anonymous callers and callers without any matching capability get a token
  * with empty access; the registry then answers them 401/403 itself.
+ *
+ * A conditional binding grants an action where its condition holds for that repository:
+ * `resource.type` is `repository`, `resource.name` the requested registry path (docs/
+ * registry.md), `request.capability` each capability the action needs, `token.claims`
+ * the caller's token's upstream claims. It is decided once, at signing: the token lives
+ * at most REGISTRY_TOKEN_TTL_S, so a condition on `request.time` holds for that long.
  */
 export class RegistryTokenService {
   readonly service: string;
@@ -137,7 +146,11 @@ export class RegistryTokenService {
       this.d.repos.locate(tx, path.groupUid, path.repoName),
     );
     if (!group) return none;
-    return this.grantable(p, wanted, repoUid ?? path.groupUid, repoUid !== undefined);
+    const ctx: RequestContext = {
+      resource: { type: REGISTRY_RESOURCE_TYPE, name: s.name },
+      ...(p.kind === 'identity' && p.claims !== undefined ? { claims: p.claims } : {}),
+    };
+    return this.grantable(p, wanted, repoUid ?? path.groupUid, repoUid !== undefined, ctx);
   }
 
   /**
@@ -149,6 +162,7 @@ export class RegistryTokenService {
     wanted: ReadonlySet<RepoAction>,
     at: string,
     repoExists: boolean,
+    ctx: RequestContext,
   ): Promise<Map<string, number>> {
     const granted = new Map<string, number>();
     for (const action of REPO_ACTIONS) {
@@ -158,7 +172,7 @@ export class RegistryTokenService {
         action === 'push' && !repoExists ? [...NEEDS.push, 'repo.create' as const] : NEEDS[action];
       let until: number | undefined = Infinity;
       for (const cap of needs) {
-        const held = await this.d.authz.heldUntil(p, cap, at);
+        const held = await this.d.authz.heldUntil(p, cap, at, ctx);
         until = held === undefined || until === undefined ? undefined : Math.min(until, held);
       }
       if (until !== undefined) granted.set(action, until);

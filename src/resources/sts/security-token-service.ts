@@ -24,6 +24,12 @@ import type { Identity } from '../identities/identity.js';
 import { ISSUER_UNAVAILABLE, type RemoteKeySets } from '../../auth/remote-key-sets.js';
 import { explainLifetime, livesTooLong } from './token-lifetime.js';
 import {
+  UPSTREAM_CLAIMS_CLAIM,
+  carriedClaims,
+  claimsObject,
+  type UpstreamClaims,
+} from '../../auth/upstream-claims.js';
+import {
   API_TOKEN_TTL_S,
   CLOCK_SKEW_S,
   TOKEN_USE,
@@ -116,9 +122,9 @@ export class SecurityTokenService {
       .map((a) => a.trim().replace(/\/+$/, ''))
       .filter(Boolean);
     const audience = this.audienceOf(auds);
-    const { uid, act } = await this.assume(upstream, req.identity);
-    if (audience !== this.issuer.audience) return this.signForOther(audience, uid, act);
-    return this.issuer.sign(uid, act);
+    const { uid, act, claims } = await this.assume(upstream, req.identity);
+    if (audience !== this.issuer.audience) return this.signForOther(audience, uid, act, claims);
+    return this.issuer.sign(uid, act, { claims });
   }
 
   /**
@@ -126,13 +132,14 @@ export class SecurityTokenService {
    * identity `identityUid`, by exactly the rules of `exchange` (the token endpoint's
    * token exchange calls this, and signs its own narrower token). Records the identity as
    * seen, as an exchange does.
-   * @returns the identity, the upstream token as the actor, and the upstream's `exp`.
+   * @returns the identity, the upstream token as the actor, the upstream's `exp`, and the
+   *   claims of the verified token an API token carries (auth/upstream-claims.ts).
    * @throws RpcError as `exchange` (INVALID_ARGUMENT names `identity`).
    */
   async assume(
     upstream: string,
     identityUid: string | undefined,
-  ): Promise<{ uid: string; act: Actor; exp: number }> {
+  ): Promise<{ uid: string; act: Actor; exp: number; claims: UpstreamClaims }> {
     const req = { identity: identityUid };
     if (!req.identity || !isValidUidp(req.identity))
       throw invalidField('identity', 'must be the uid of an identity');
@@ -175,8 +182,8 @@ export class SecurityTokenService {
       sub: String(payload.sub),
       ...(payload.aud === undefined ? {} : { aud: payload.aud }),
     };
-    // jose's jwtVerify has required a numeric exp.
-    return { uid: identity.uid, act, exp: payload.exp! };
+    // jose's jwtVerify has required a numeric exp. Only the verified payload is carried.
+    return { uid: identity.uid, act, exp: payload.exp!, claims: carriedClaims(payload) };
   }
 
   /**
@@ -320,16 +327,18 @@ export class SecurityTokenService {
     return first;
   }
 
+  /** A registry-login token carries the upstream claims too: the token server reads them. */
   private async signForOther(
     audience: string,
     uid: string,
     act: Actor,
+    claims: UpstreamClaims,
   ): Promise<{ token: string; expiry: Date }> {
     const { token, expiry } = await this.issuer.signFor(
       TOKEN_USE.registryLogin,
       audience,
       uid,
-      { act },
+      { act, ...(claims.size === 0 ? {} : { [UPSTREAM_CLAIMS_CLAIM]: claimsObject(claims) }) },
       API_TOKEN_TTL_S,
     );
     return { token, expiry };
