@@ -12,14 +12,8 @@ import {
 } from '../../auth/delegation.js';
 import { CAPABILITIES, type Capability } from '../../auth/capabilities.js';
 import type { Principal, TokenRestriction } from '../../auth/principal.js';
-import type { ResourceAccessTokens, VerifiedResourceToken } from '../../auth/resource-access-tokens.js';
 import type { RevokedTokens } from '../../auth/revoked-tokens.js';
-import {
-  API_TOKEN_TTL_S,
-  type Actor,
-  type ApiTokenOptions,
-  type TokenIssuer,
-} from '../../auth/token-issuer.js';
+import { API_TOKEN_TTL_S, type Actor, type TokenIssuer } from '../../auth/token-issuer.js';
 import type { UpstreamClaims } from '../../auth/upstream-claims.js';
 import { Code } from '../../core/rpc-code.js';
 import { isRpcError } from '../../core/rpc-error.js';
@@ -56,11 +50,6 @@ export interface OAuthServiceDeps {
   delegations?: DelegationPolicies;
   /** Where a revocation is recorded (who revoked which token of which identity). */
   audit?: ChangeRecorder;
-  /**
-   * `ARBOR_OAUTH_RESOURCE_SERVERS`: the other resource servers tokens may be for (RFC 8707),
-   * and their tokens' signer (RFC 9068). Absent: every resource URI is invalid_target.
-   */
-  resourceServers?: { uris: readonly string[]; tokens: ResourceAccessTokens };
   now?: () => number;
 }
 
@@ -123,7 +112,7 @@ export class OAuthService {
    *   pass through (the door answers them as temporarily_unavailable).
    */
   async exchange(form: URLSearchParams): Promise<IssuedToken> {
-    const req = parseTokenRequest(form, this.d.issuer.audience, this.d.resourceServers?.uris);
+    const req = parseTokenRequest(form, this.d.issuer.audience);
     const subject =
       req.subjectKind === 'workload'
         ? await this.workload(req.subjectToken, req.identity)
@@ -152,11 +141,7 @@ export class OAuthService {
     if (req.resources !== undefined && groups !== undefined)
       await this.requireTargets(sp, groups, scope);
     const act = delegation ? actClaim(this.d.issuer.issuer, delegation.actors) : subject.act;
-    const sign = (o: ApiTokenOptions) =>
-      req.target === undefined
-        ? this.d.issuer.sign(subject.uid, act, o)
-        : this.signForResource(req.target, subject.uid, o);
-    const { token, expiry } = await sign({
+    const { token, expiry } = await this.d.issuer.sign(subject.uid, act, {
       ...(scope === undefined ? {} : { scope }),
       ...(groups === undefined ? {} : { groups: [...groups] }),
       parents,
@@ -428,8 +413,8 @@ export class OAuthService {
   async introspect(caller: Principal, form: URLSearchParams): Promise<Introspection> {
     const token = requiredToken(form);
     const t = await this.liveToken(token);
-    if (t === undefined) return this.introspectResourceToken(caller, token);
-    if (!(await this.mayHandle(caller, t, 'identity.list'))) return { active: false };
+    if (t === undefined || !(await this.mayHandle(caller, t, 'identity.list')))
+      return { active: false };
     const r = t.restriction;
     return {
       active: true,
@@ -458,8 +443,12 @@ export class OAuthService {
     const hint = single(form, 'token_type_hint');
     if (hint === 'refresh_token')
       throw new OAuthError('unsupported_token_type', 'Arbor issues no refresh tokens');
-    const t = await this.verifiedAnyToken(token);
-    if (t === undefined) return;
+    let t: VerifiedApiToken;
+    try {
+      t = await this.d.apiTokens.verified(token);
+    } catch {
+      return;
+    }
     if (t.jti === undefined || t.exp * 1000 <= this.now()) return;
     if (!(await this.mayHandle(caller, t, 'identity.update')))
       throw new OAuthError('unauthorized_client', 'the caller may not revoke this token');
@@ -485,94 +474,6 @@ export class OAuthService {
   ): Promise<boolean> {
     if (caller.kind === 'identity' && caller.uid === t.uid) return true;
     return this.d.authz.can(caller, cap, t.uid);
-  }
-
-  /**
-   * An access token for a resource server (RFC 9068), for `resource` as configured: the
-   * same subject, narrowing, lifetime and parents as an API token would have, `aud` that
-   * server, and `client_id` who asked (the current actor when delegated, else the subject:
-   * Arbor authenticates no OAuth clients, so a form's `client_id` is never believed).
-   */
-  private signForResource(resource: string, subject: string, o: ApiTokenOptions) {
-    const actors = o.delegation?.actors;
-    return this.d.resourceServers!.tokens.sign(resource, subject, {
-      clientId: actors?.[0] ?? subject,
-      ttlS: o.ttlS ?? API_TOKEN_TTL_S,
-      ...(o.scope === undefined ? {} : { scope: o.scope }),
-      ...(o.groups === undefined ? {} : { groups: o.groups }),
-      ...(o.parents === undefined ? {} : { parents: o.parents }),
-      ...(actors === undefined
-        ? {}
-        : { act: actClaim(this.d.issuer.issuer, actors), delegation: o.delegation }),
-    });
-  }
-
-  /** A token of ours for a configured resource server, live by the API token's rules. */
-  private async liveResourceToken(token: string): Promise<VerifiedResourceToken | undefined> {
-    const rs = this.d.resourceServers;
-    const v = rs && (await rs.tokens.verify(token, rs.uris));
-    if (v === undefined) return undefined;
-    const t = v.token;
-    if (t.exp * 1000 <= this.now()) return undefined;
-    for (const jti of t.revokedBy) if (await this.d.revoked.isRevoked(jti)) return undefined;
-    const restriction = await this.d.apiTokens.restrictionNow(t, this.now());
-    if (restriction === null) return undefined;
-    return restriction === t.restriction ? v : { ...v, token: { ...t, restriction } };
-  }
-
-  /**
-   * RFC 7662 for a resource server's token: what `caller` may learn of it, by the rule for
-   * API tokens; `caller` undefined is the token presenting itself (introspectOwn).
-   */
-  private async introspectResourceToken(
-    caller: Principal | undefined,
-    token: string,
-  ): Promise<Introspection> {
-    const v = await this.liveResourceToken(token);
-    if (v === undefined) return { active: false };
-    const t = v.token;
-    if (caller !== undefined && !(await this.mayHandle(caller, t, 'identity.list')))
-      return { active: false };
-    const r = t.restriction;
-    return {
-      active: true,
-      token_type: 'Bearer',
-      iss: this.d.issuer.issuer,
-      aud: v.aud,
-      sub: t.uid,
-      client_id: v.clientId,
-      exp: t.exp,
-      ...(t.iat === undefined ? {} : { iat: t.iat }),
-      ...(t.jti === undefined ? {} : { jti: t.jti }),
-      ...(r?.scope === undefined ? {} : { scope: [...r.scope].sort().join(' ') }),
-      ...(r?.resources === undefined ? {} : { arbor_groups: [...r.resources] }),
-      ...(r?.actors === undefined ? {} : { act: actClaim(this.d.issuer.issuer, r.actors) }),
-    };
-  }
-
-  /**
-   * Introspection by a resource server holding nothing of Arbor's but the token it was
-   * given: a live token for a configured resource server, presented as the bearer
-   * credential and as `token` alike, learns what it says of itself (and that it is still
-   * live: not revoked, its delegation still allowed). Nothing else may introspect this
-   * way. @returns undefined when this is not such a call (the door then refuses the
-   * caller as unauthenticated).
-   */
-  async introspectOwn(bearer: string, form: URLSearchParams): Promise<Introspection | undefined> {
-    const token = requiredToken(form);
-    if (token !== bearer) return undefined;
-    const own = await this.introspectResourceToken(undefined, token);
-    return own.active ? own : undefined;
-  }
-
-  /** An API token's claims, or a resource server's token's, verified (revoked or not). */
-  private async verifiedAnyToken(token: string): Promise<VerifiedApiToken | undefined> {
-    try {
-      return await this.d.apiTokens.verified(token);
-    } catch {
-      const rs = this.d.resourceServers;
-      return rs && (await rs.tokens.verify(token, rs.uris))?.token;
-    }
   }
 }
 
