@@ -93,6 +93,8 @@ export interface Config {
    * The metrics port stays plain HTTP either way.
    */
   tls: Readonly<TlsFiles> | undefined;
+  /** With TLS: how its session tickets are sealed and rotated (src/tls-ticket-keys.ts). */
+  tlsTickets: Readonly<TlsTickets>;
   /** How long a connection may take to send a request, and what an HTTP/2 session may hold. */
   http: Readonly<HttpLimits>;
   /** `grpc.health.v1.Health/Watch` streams open at once in this process; more are refused. */
@@ -133,6 +135,16 @@ export interface HttpLimits {
 export interface TlsFiles {
   certFile: string;
   keyFile: string;
+}
+
+/**
+ * TLS session tickets, shared by every worker: the key of one `rotationMs` period seals the
+ * tickets issued in it and opens them for one more; `keyFile` (ARBOR_TLS_TICKET_KEY_FILE)
+ * is the operator's secret they are derived from, else the primary generates them.
+ */
+export interface TlsTickets {
+  rotationMs: number;
+  keyFile: string | undefined;
 }
 
 export { ConfigError };
@@ -296,6 +308,10 @@ export const environmentSchema = z.object({
     .optional(),
   ARBOR_TLS_CERT_FILE: z.string().optional(),
   ARBOR_TLS_KEY_FILE: z.string().optional(),
+  // Session tickets (docs/operations.md, "TLS session resumption"): a day at most, the
+  // longest a ticket key should live (RFC 8446 §4.6.1 allows a week; guidance is a day).
+  ARBOR_TLS_TICKET_ROTATION_SECONDS: integer(3600, 1, 86_400),
+  ARBOR_TLS_TICKET_KEY_FILE: z.string().optional(),
   ARBOR_HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 1),
   ARBOR_HTTP_REQUEST_TIMEOUT_MS: integer(60_000, 1),
   // Above the 60 s idle timeout of the common cloud load balancers.
@@ -406,6 +422,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
           certFile: resolve(e.ARBOR_TLS_CERT_FILE),
           keyFile: resolve(e.ARBOR_TLS_KEY_FILE),
         });
+  if (e.ARBOR_TLS_TICKET_KEY_FILE !== undefined && tls === undefined) {
+    throw new ConfigError('ARBOR_TLS_TICKET_KEY_FILE is set only with ARBOR_TLS_CERT_FILE');
+  }
   // With TLS the port answers https only, so the default issuer (and token audience) is too.
   const scheme = tls ? 'https' : 'http';
   const inPod = e.KUBERNETES_SERVICE_HOST !== undefined;
@@ -455,6 +474,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     lastUsedResolutionMs: e.ARBOR_LAST_USED_RESOLUTION_MS,
     workers: e.ARBOR_WORKERS,
     tls,
+    tlsTickets: Object.freeze({
+      rotationMs: e.ARBOR_TLS_TICKET_ROTATION_SECONDS * 1000,
+      keyFile:
+        e.ARBOR_TLS_TICKET_KEY_FILE === undefined
+          ? undefined
+          : resolve(e.ARBOR_TLS_TICKET_KEY_FILE),
+    }),
     http: httpLimitsOf(e),
     healthWatchMax: e.ARBOR_GRPC_HEALTH_WATCH_MAX,
     budgets: budgetsOf(e),

@@ -12,16 +12,20 @@ import { migrateLatest } from './db/migrate.js';
 import { serverSecret } from './db/secrets.js';
 import { databaseFailure, listenFailure } from './startup-error.js';
 import { readTlsFiles } from './tls-files.js';
+import { ticketKeySource, type TicketKeyRing } from './tls-ticket-keys.js';
+import { shareTicketKeys, ticketKeysFromPrimary } from './tls-ticket-sharing.js';
 
 /**
  * Serves the API in this process until a signal stops it (cli/serve.ts). `prepared`, when
  * given, resolves once the primary has migrated: the worker binds its port and answers its
- * probes first, and composes only then.
+ * probes first, and composes only then. `tickets`, with TLS in a worker: the TLS session
+ * ticket keys the primary shares with every worker.
  */
 export type ServeOne = (
   opts?: ComposeOptions,
   prepared?: Promise<void>,
   onServing?: () => void,
+  tickets?: TicketKeyRing,
 ) => Promise<void>;
 
 /** A worker asks once it listens for the answer; the primary answers once migrated. */
@@ -85,7 +89,9 @@ export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<
       // Asked only now that the answer has a listener: a message sent earlier would be lost.
       process.send?.(WAITING);
     });
-    return serveOne({ migrate: false, logger }, prepared, () => process.send?.(SERVING));
+    // Before the port is bound: every ticket this worker seals, another can open.
+    const tickets = config.tls ? await ticketKeysFromPrimary() : undefined;
+    return serveOne({ migrate: false, logger }, prepared, () => process.send?.(SERVING), tickets);
   }
   const config = loadConfig();
   // The keys (and PGlite) live there: an odd DATA_DIR stops the command, not a worker loop.
@@ -95,6 +101,10 @@ export async function serveCommand(serveOne: ServeOne, args: string[]): Promise<
   if (workers === 1) return serveOne();
   // A bad TLS file is a configuration error of the whole command, not a crash loop of workers.
   if (config.tls) readTlsFiles(config.tls);
+  // Likewise a bad ticket key file. The primary holds the ticket keys and hands them to the
+  // workers (src/tls-ticket-sharing.ts): a worker replaced after a crash opens the tickets
+  // the one before it sealed, and every worker opens every other's.
+  if (config.tls) shareTicketKeys(ticketKeySource(config.tlsTickets), logger);
   // Workers start at once, so the port answers its probes (liveness 200, startup 503) during
   // a long migration; they compose when told the one migration run is done.
   // A port taken is the operator's to fix, not a crash loop of workers that cannot bind.

@@ -19,6 +19,7 @@ import { ApiMetrics } from '../metrics/api-metrics.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { databaseFailure, listenFailure } from '../startup-error.js';
 import { readTlsFiles, reloadTls } from '../tls-files.js';
+import { TicketKeyRing, rotateTicketKeys, ticketKeySource } from '../tls-ticket-keys.js';
 import { outputDrained, writeOutput } from '../stdio-output.js';
 import { startTracing, type StopTracing } from '../tracing/start-tracing.js';
 import { packageVersion } from './package-version.js';
@@ -63,6 +64,7 @@ export async function serveCommand(
   opts: ComposeOptions = {},
   prepared?: Promise<void>,
   onServing?: () => void,
+  sharedTickets?: TicketKeyRing,
 ): Promise<void> {
   const config = loadConfig();
   // Before anything uses it (keys, the lock, PGlite): an odd DATA_DIR is one clear line.
@@ -74,6 +76,8 @@ export async function serveCommand(
   const life = new Lifecycle();
   // Read before the port is bound: a bad file stops the process rather than serving without.
   const tls = config.tls ? readTlsFiles(config.tls) : undefined;
+  // A cluster worker's come from the primary; one process rotates its own (never written).
+  const tickets = tls ? (sharedTickets ?? ownTicketKeys(config)) : undefined;
   // PGlite: take the data directory before binding the port, so a second server refuses
   // with the owner's pid and touches nothing (db/data-dir-lock.ts).
   const lock =
@@ -82,7 +86,14 @@ export async function serveCommand(
   const server = new ArborListener(life.listener as unknown as NodeHandlerFn, {
     limits: config.http,
     ...(tls ? { tls } : {}),
+    ...(tickets
+      ? { tickets: { ring: tickets, lifetimeSeconds: config.tlsTickets.rotationMs / 1000 } }
+      : {}),
   });
+  if (tickets && !tickets.graceful)
+    logger.warn(
+      'this Node has no TLS ticket key callback: tickets resume until the next key rotation only',
+    );
   answerClientErrors(server.http1);
   // Keep-alive sockets would hold shutdown open; bound how long they may idle.
   server.keepAliveTimeout = 5_000;
@@ -150,6 +161,16 @@ export async function serveCommand(
   server.streams = handler.tryStream;
   onServing?.();
   startServing(arbor, config, logger, localUrl(server, config.host, tls !== undefined), signIn);
+}
+
+/**
+ * A single process's ticket keys: rotated on its own clock (src/tls-ticket-keys.ts).
+ * @throws ConfigError for a bad ARBOR_TLS_TICKET_KEY_FILE.
+ */
+function ownTicketKeys(config: Readonly<Config>): TicketKeyRing {
+  const ring = new TicketKeyRing();
+  rotateTicketKeys(ticketKeySource(config.tlsTickets), (set) => ring.set(set));
+  return ring;
 }
 
 /** What a shutdown lets go of, in order. */

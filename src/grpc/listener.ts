@@ -13,6 +13,7 @@ import {
   type StreamTaker,
 } from './grpc-handler.js';
 import { SessionBudget, setBudget } from './session-budget.js';
+import type { TicketKeyRing } from '../tls-ticket-keys.js';
 
 /** What every HTTP/2 connection opens with (RFC 9113 §3.4); no HTTP/1 request can. */
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -27,6 +28,12 @@ export interface ListenerOptions {
    * knowledge (h2c), told apart by the HTTP/2 connection preface.
    */
   tls?: { key: string | Buffer; cert: string | Buffer };
+  /**
+   * With `tls`: the session-ticket keys this process shares with the other workers
+   * (src/tls-ticket-keys.ts), and how long a ticket lives; without, Node's own per-process
+   * key, which no other worker can open, and its 5-minute tickets.
+   */
+  tickets?: { ring: TicketKeyRing; lifetimeSeconds: number };
   /**
    * Offered every HTTP/2 stream before the handler is; what it leaves (answers false) the
    * handler gets as a compat request and response, as if it were the only listener.
@@ -49,6 +56,7 @@ export class ArborListener extends net.Server {
   private readonly sockets = new Set<Duplex>();
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   private readonly secure: tls.Server | undefined;
+  private readonly tickets: TicketKeyRing | undefined;
   /** {@link ListenerOptions.streams}; may be set later (`serve` sets it once the app serves). */
   streams: StreamTaker | undefined;
 
@@ -111,9 +119,12 @@ export class ArborListener extends net.Server {
           ALPNProtocols: ['h2', 'http/1.1'],
           // A handshake is part of the head: as slow a peer gets as little time.
           handshakeTimeout: limits.headersTimeoutMs,
+          ...this.sessionOptions(opts.tickets?.lifetimeSeconds),
         })
       : undefined;
     const secure = this.secure;
+    this.tickets = opts.tickets?.ring;
+    if (secure) this.tickets?.install(secure);
     secure?.on('secureConnection', (t: tls.TLSSocket) => this.hand(t, t.alpnProtocol === 'h2'));
     secure?.on('tlsClientError', (_e: Error, t: tls.TLSSocket) => t.destroy());
     this.on('connection', (socket: net.Socket) => {
@@ -131,7 +142,21 @@ export class ArborListener extends net.Server {
    */
   setSecureContext(pair: { key: string | Buffer; cert: string | Buffer }): void {
     if (!this.secure) throw new Error('this listener serves cleartext: there is no TLS to reload');
-    this.secure.setSecureContext({ key: pair.key, cert: pair.cert });
+    this.secure.setSecureContext({ key: pair.key, cert: pair.cert, ...this.sessionOptions() });
+    // Node made a new context, with keys of its own: the shared ones are put back.
+    this.tickets?.install(this.secure);
+  }
+
+  /**
+   * What a resumed session must match: the session id context is Node's hash of the command
+   * line unless given, which a worker shares but a reload must not recompute differently,
+   * so it is fixed. The lifetime Node keeps across reloads once given.
+   */
+  private sessionOptions(lifetimeSeconds?: number): tls.TlsOptions {
+    return {
+      sessionIdContext: 'arbor-api',
+      ...(lifetimeSeconds === undefined ? {} : { sessionTimeout: lifetimeSeconds }),
+    };
   }
 
   private hand(socket: Duplex, h2: boolean): void {
