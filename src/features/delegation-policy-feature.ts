@@ -1,4 +1,5 @@
 import { mountDelegationPolicyRoutes } from '../api/routes/delegation-policy-routes.js';
+import { mountDelegationPolicyRpcs } from '../grpc/delegation-policy-rpcs.js';
 import { KnexDelegationPolicyStore } from '../db/stores/delegation-policy-store.js';
 import { DelegationPolicyService } from '../resources/delegation/delegation-policy-service.js';
 import { defineFeature } from './feature.js';
@@ -6,7 +7,8 @@ import { defineFeature } from './feature.js';
 /**
  * Delegation policies: who may act for an identity at the token endpoint (RFC 8693
  * `actor_token`). An attribute of identities, not a kind of its own: REST's
- * `identities:getDelegationPolicy` and `:setDelegationPolicy`.
+ * `identities:getDelegationPolicy` and `:setDelegationPolicy`, gRPC's IdentitiesService
+ * GetDelegationPolicy and SetDelegationPolicy.
  */
 export const delegationPolicyFeature = defineFeature({
   key: 'delegationPolicies',
@@ -22,7 +24,8 @@ export const delegationPolicyFeature = defineFeature({
     return {
       service,
       rest: (t, bodyLimit) => mountDelegationPolicyRoutes(t, service, bodyLimit),
-      grpc: () => undefined,
+      // IdentitiesService is the core's (grpc/routes.ts): the feature adds two of its methods.
+      grpc: (router, auth) => mountDelegationPolicyRpcs(router, auth, service),
     };
   },
 });

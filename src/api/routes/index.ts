@@ -9,6 +9,7 @@ import { mountAdminRoutes } from './admin-routes.js';
 import { mountAccessRoutes } from './access-routes.js';
 import { mountNameRoutes } from './name-routes.js';
 import { mountSimulateRoute } from './simulate-route.js';
+import { mountConditionRoutes } from './condition-routes.js';
 // @route-imports
 
 /** Every authenticated API route of the core, v2beta1 and v1 (features mount their own). */
@@ -22,5 +23,6 @@ export function mountApiRoutes(t: RouteTarget, s: Services, bodyLimit: number): 
   mountAccessRoutes(t, s.access, s.tokenTester, bodyLimit, s.unusedAccess);
   mountNameRoutes(t, s.names);
   mountSimulateRoute(t, s.accessSimulator, bodyLimit);
+  mountConditionRoutes(t, bodyLimit);
   // @routes
 }

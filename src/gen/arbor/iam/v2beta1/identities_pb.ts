@@ -20,7 +20,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_identities: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiJhcmJvci9pYW0vdjJiZXRhMS9pZGVudGl0aWVzLnByb3RvEhFhcmJvci5pYW0udjJiZXRhMSK4AgoISWRlbnRpdHkSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSMgoObGFzdF9zZWVuX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NyZWF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoLY2xhaW1fbWF0Y2gYFCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoEjIKC3N0YXRpY19rZXlzGBUgASgLMh0uYXJib3IuaWFtLnYyYmV0YTEuU3RhdGljS2V5cyK+AgoKQ2xhaW1NYXRjaBITCgZpc3N1ZXIYASABKAlIAIgBARIbCg5pc3N1ZXJfcGF0dGVybhgCIAEoCUgBiAEBEhQKB3N1YmplY3QYAyABKAlIAogBARIcCg9zdWJqZWN0X3BhdHRlcm4YBCABKAlIA4gBARIVCghhdWRpZW5jZRgFIAEoCUgEiAEBEjkKBmNsYWltcxgHIAMoCzIpLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2guQ2xhaW1zRW50cnkaLQoLQ2xhaW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdfaXNzdWVyQhEKD19pc3N1ZXJfcGF0dGVybkIKCghfc3ViamVjdEISChBfc3ViamVjdF9wYXR0ZXJuQgsKCV9hdWRpZW5jZSJ3CgpTdGF0aWNLZXlzEg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhMKC2lzc3Vlcl9rZXlzGAMgASgJEjMKD2V4cGlyYXRpb25fdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoVQ3JlYXRlSWRlbnRpdHlSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRItCghpZGVudGl0eRgCIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5IiYKFlJlc29sdmVJZGVudGl0eVJlcXVlc3QSDAoEcGF0aBgBIAEoCSIhChJHZXRJZGVudGl0eVJlcXVlc3QSCwoDdWlkGAEgASgJItQBChVMaXN0SWRlbnRpdGllc1JlcXVlc3QSLgoEdWlkcBgBIAEoCzIgLmFyYm9yLmNvbW1vbi52MmJldGExLlVJRFBGaWx0ZXISEQoEbmFtZRgCIAEoCUgAiAEBEhgKC25hbWVfcHJlZml4GAMgASgJSAGIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIHCgVfbmFtZUIOCgxfbmFtZV9wcmVmaXgiiAEKFkxpc3RJZGVudGl0aWVzUmVzcG9uc2USLwoKaWRlbnRpdGllcxgBIAMoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFIncKFVVwZGF0ZUlkZW50aXR5UmVxdWVzdBItCghpZGVudGl0eRgBIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5Ei8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayIkChVEZWxldGVJZGVudGl0eVJlcXVlc3QSCwoDdWlkGAEgASgJMq4EChFJZGVudGl0aWVzU2VydmljZRJXCg5DcmVhdGVJZGVudGl0eRIoLmFyYm9yLmlhbS52MmJldGExLkNyZWF0ZUlkZW50aXR5UmVxdWVzdBobLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5ElEKC0dldElkZW50aXR5EiUuYXJib3IuaWFtLnYyYmV0YTEuR2V0SWRlbnRpdHlSZXF1ZXN0GhsuYXJib3IuaWFtLnYyYmV0YTEuSWRlbnRpdHkSZQoOTGlzdElkZW50aXRpZXMSKC5hcmJvci5pYW0udjJiZXRhMS5MaXN0SWRlbnRpdGllc1JlcXVlc3QaKS5hcmJvci5pYW0udjJiZXRhMS5MaXN0SWRlbnRpdGllc1Jlc3BvbnNlElcKDlVwZGF0ZUlkZW50aXR5EiguYXJib3IuaWFtLnYyYmV0YTEuVXBkYXRlSWRlbnRpdHlSZXF1ZXN0GhsuYXJib3IuaWFtLnYyYmV0YTEuSWRlbnRpdHkSUgoORGVsZXRlSWRlbnRpdHkSKC5hcmJvci5pYW0udjJiZXRhMS5EZWxldGVJZGVudGl0eVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkSWQoPUmVzb2x2ZUlkZW50aXR5EikuYXJib3IuaWFtLnYyYmV0YTEuUmVzb2x2ZUlkZW50aXR5UmVxdWVzdBobLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5YgZwcm90bzM',
+    'CiJhcmJvci9pYW0vdjJiZXRhMS9pZGVudGl0aWVzLnByb3RvEhFhcmJvci5pYW0udjJiZXRhMSK4AgoISWRlbnRpdHkSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSMgoObGFzdF9zZWVuX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NyZWF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoLY2xhaW1fbWF0Y2gYFCABKAsyHS5hcmJvci5pYW0udjJiZXRhMS5DbGFpbU1hdGNoEjIKC3N0YXRpY19rZXlzGBUgASgLMh0uYXJib3IuaWFtLnYyYmV0YTEuU3RhdGljS2V5cyK+AgoKQ2xhaW1NYXRjaBITCgZpc3N1ZXIYASABKAlIAIgBARIbCg5pc3N1ZXJfcGF0dGVybhgCIAEoCUgBiAEBEhQKB3N1YmplY3QYAyABKAlIAogBARIcCg9zdWJqZWN0X3BhdHRlcm4YBCABKAlIA4gBARIVCghhdWRpZW5jZRgFIAEoCUgEiAEBEjkKBmNsYWltcxgHIAMoCzIpLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2guQ2xhaW1zRW50cnkaLQoLQ2xhaW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdfaXNzdWVyQhEKD19pc3N1ZXJfcGF0dGVybkIKCghfc3ViamVjdEISChBfc3ViamVjdF9wYXR0ZXJuQgsKCV9hdWRpZW5jZSJ3CgpTdGF0aWNLZXlzEg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhMKC2lzc3Vlcl9rZXlzGAMgASgJEjMKD2V4cGlyYXRpb25fdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoVQ3JlYXRlSWRlbnRpdHlSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRItCghpZGVudGl0eRgCIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5IiYKFlJlc29sdmVJZGVudGl0eVJlcXVlc3QSDAoEcGF0aBgBIAEoCSIhChJHZXRJZGVudGl0eVJlcXVlc3QSCwoDdWlkGAEgASgJItQBChVMaXN0SWRlbnRpdGllc1JlcXVlc3QSLgoEdWlkcBgBIAEoCzIgLmFyYm9yLmNvbW1vbi52MmJldGExLlVJRFBGaWx0ZXISEQoEbmFtZRgCIAEoCUgAiAEBEhgKC25hbWVfcHJlZml4GAMgASgJSAGIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIHCgVfbmFtZUIOCgxfbmFtZV9wcmVmaXgiiAEKFkxpc3RJZGVudGl0aWVzUmVzcG9uc2USLwoKaWRlbnRpdGllcxgBIAMoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFIncKFVVwZGF0ZUlkZW50aXR5UmVxdWVzdBItCghpZGVudGl0eRgBIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5Ei8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayIkChVEZWxldGVJZGVudGl0eVJlcXVlc3QSCwoDdWlkGAEgASgJIq0BChBEZWxlZ2F0aW9uUG9saWN5EhQKDGlkZW50aXR5X3VpZBgBIAEoCRIOCgZhY3RvcnMYAiADKAkSFAoMY2FwYWJpbGl0aWVzGAMgAygJEhwKFG1heF9saWZldGltZV9zZWNvbmRzGAQgASgFEg4KBnNldF9ieRgFIAEoCRIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiMgoaR2V0RGVsZWdhdGlvblBvbGljeVJlcXVlc3QSFAoMaWRlbnRpdHlfdWlkGAEgASgJIpQBChpTZXREZWxlZ2F0aW9uUG9saWN5UmVxdWVzdBIUCgxpZGVudGl0eV91aWQYASABKAkSDgoGYWN0b3JzGAIgAygJEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIhChRtYXhfbGlmZXRpbWVfc2Vjb25kcxgEIAEoBUgAiAEBQhcKFV9tYXhfbGlmZXRpbWVfc2Vjb25kczKEBgoRSWRlbnRpdGllc1NlcnZpY2USVwoOQ3JlYXRlSWRlbnRpdHkSKC5hcmJvci5pYW0udjJiZXRhMS5DcmVhdGVJZGVudGl0eVJlcXVlc3QaGy5hcmJvci5pYW0udjJiZXRhMS5JZGVudGl0eRJRCgtHZXRJZGVudGl0eRIlLmFyYm9yLmlhbS52MmJldGExLkdldElkZW50aXR5UmVxdWVzdBobLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5EmUKDkxpc3RJZGVudGl0aWVzEiguYXJib3IuaWFtLnYyYmV0YTEuTGlzdElkZW50aXRpZXNSZXF1ZXN0GikuYXJib3IuaWFtLnYyYmV0YTEuTGlzdElkZW50aXRpZXNSZXNwb25zZRJXCg5VcGRhdGVJZGVudGl0eRIoLmFyYm9yLmlhbS52MmJldGExLlVwZGF0ZUlkZW50aXR5UmVxdWVzdBobLmFyYm9yLmlhbS52MmJldGExLklkZW50aXR5ElIKDkRlbGV0ZUlkZW50aXR5EiguYXJib3IuaWFtLnYyYmV0YTEuRGVsZXRlSWRlbnRpdHlSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5ElkKD1Jlc29sdmVJZGVudGl0eRIpLmFyYm9yLmlhbS52MmJldGExLlJlc29sdmVJZGVudGl0eVJlcXVlc3QaGy5hcmJvci5pYW0udjJiZXRhMS5JZGVudGl0eRJpChNHZXREZWxlZ2F0aW9uUG9saWN5Ei0uYXJib3IuaWFtLnYyYmV0YTEuR2V0RGVsZWdhdGlvblBvbGljeVJlcXVlc3QaIy5hcmJvci5pYW0udjJiZXRhMS5EZWxlZ2F0aW9uUG9saWN5EmkKE1NldERlbGVnYXRpb25Qb2xpY3kSLS5hcmJvci5pYW0udjJiZXRhMS5TZXREZWxlZ2F0aW9uUG9saWN5UmVxdWVzdBojLmFyYm9yLmlhbS52MmJldGExLkRlbGVnYXRpb25Qb2xpY3liBnByb3RvMw',
     [
       file_arbor_common_v2beta1_uidp,
       file_google_protobuf_empty,
@@ -364,6 +364,120 @@ export const DeleteIdentityRequestSchema: GenMessage<DeleteIdentityRequest> =
   messageDesc(file_arbor_iam_v2beta1_identities, 9);
 
 /**
+ * An identity's delegation policy (docs/oauth.md, Delegation): a ceiling, never a grant.
+ *
+ * @generated from message arbor.iam.v2beta1.DelegationPolicy
+ */
+export type DelegationPolicy = Message<'arbor.iam.v2beta1.DelegationPolicy'> & {
+  /**
+   * Output only: the identity acted for.
+   *
+   * @generated from field: string identity_uid = 1;
+   */
+  identityUid: string;
+
+  /**
+   * The identities (uids) that may act for it, sorted.
+   *
+   * @generated from field: repeated string actors = 2;
+   */
+  actors: string[];
+
+  /**
+   * At most these capabilities, whatever the identity holds, sorted.
+   *
+   * @generated from field: repeated string capabilities = 3;
+   */
+  capabilities: string[];
+
+  /**
+   * How long a delegation lasts at most from its start (each token at most an hour).
+   *
+   * @generated from field: int32 max_lifetime_seconds = 4;
+   */
+  maxLifetimeSeconds: number;
+
+  /**
+   * Output only: who set it last (an identity uid, `admin`, `system:<name>`).
+   *
+   * @generated from field: string set_by = 5;
+   */
+  setBy: string;
+
+  /**
+   * Output only.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 6;
+   */
+  updateTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.DelegationPolicy.
+ * Use `create(DelegationPolicySchema)` to create a new message.
+ */
+export const DelegationPolicySchema: GenMessage<DelegationPolicy> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_identities, 10);
+
+/**
+ * @generated from message arbor.iam.v2beta1.GetDelegationPolicyRequest
+ */
+export type GetDelegationPolicyRequest = Message<'arbor.iam.v2beta1.GetDelegationPolicyRequest'> & {
+  /**
+   * @generated from field: string identity_uid = 1;
+   */
+  identityUid: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.GetDelegationPolicyRequest.
+ * Use `create(GetDelegationPolicyRequestSchema)` to create a new message.
+ */
+export const GetDelegationPolicyRequestSchema: GenMessage<GetDelegationPolicyRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_identities, 11);
+
+/**
+ * @generated from message arbor.iam.v2beta1.SetDelegationPolicyRequest
+ */
+export type SetDelegationPolicyRequest = Message<'arbor.iam.v2beta1.SetDelegationPolicyRequest'> & {
+  /**
+   * @generated from field: string identity_uid = 1;
+   */
+  identityUid: string;
+
+  /**
+   * 1–32 identity uids; none removes the policy.
+   *
+   * @generated from field: repeated string actors = 2;
+   */
+  actors: string[];
+
+  /**
+   * Names of the capability catalogue; at least one unless removing.
+   *
+   * @generated from field: repeated string capabilities = 3;
+   */
+  capabilities: string[];
+
+  /**
+   * 60–86400; absent: 3600.
+   *
+   * @generated from field: optional int32 max_lifetime_seconds = 4;
+   */
+  maxLifetimeSeconds?: number | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.SetDelegationPolicyRequest.
+ * Use `create(SetDelegationPolicyRequestSchema)` to create a new message.
+ */
+export const SetDelegationPolicyRequestSchema: GenMessage<SetDelegationPolicyRequest> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_identities, 12);
+
+/**
  * Identities that people and workloads assume.
  *
  * @generated from service arbor.iam.v2beta1.IdentitiesService
@@ -422,5 +536,28 @@ export const IdentitiesService: GenService<{
     methodKind: 'unary';
     input: typeof ResolveIdentityRequestSchema;
     output: typeof IdentitySchema;
+  };
+  /**
+   * Which identities may act for the identity at the token endpoint (`actor_token`), as
+   * REST's `identities:getDelegationPolicy`: for whoever may update the identity
+   * (identity.update); NOT_FOUND when it has none, or the caller cannot see the identity.
+   *
+   * @generated from rpc arbor.iam.v2beta1.IdentitiesService.GetDelegationPolicy
+   */
+  getDelegationPolicy: {
+    methodKind: 'unary';
+    input: typeof GetDelegationPolicyRequestSchema;
+    output: typeof DelegationPolicySchema;
+  };
+  /**
+   * Set the policy, as REST's `identities:setDelegationPolicy`; no `actors` removes it (the
+   * answer is then an empty DelegationPolicy). A delegated token may set none.
+   *
+   * @generated from rpc arbor.iam.v2beta1.IdentitiesService.SetDelegationPolicy
+   */
+  setDelegationPolicy: {
+    methodKind: 'unary';
+    input: typeof SetDelegationPolicyRequestSchema;
+    output: typeof DelegationPolicySchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_arbor_iam_v2beta1_identities, 0);
