@@ -11,6 +11,32 @@ export const auditEventV2Schema = z
     id: z.string(),
     time: timestampSchema,
     actor: z.string().meta({ description: '`identity:<uid>`, `admin` or `system:<name>`.' }),
+    actorPath: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'On a change made with a delegated token: the actor (the subject the token acts ' +
+          'for) as a path of names, where the caller may see that identity.',
+      }),
+    actors: z
+      .array(
+        z.object({
+          uid: uidSchema,
+          path: z
+            .string()
+            .optional()
+            .meta({ description: 'Its path of names, where the caller may see it.' }),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          'On a change made with a delegated token (RFC 8693 `actor_token`, docs/oauth.md): ' +
+          "the identities that acted for `actor`, as the token's `act` claim nests them " +
+          "(the one the actor's delegation policy names first, then who acts for that one). " +
+          'Absent for every other change.',
+      }),
     door: z.enum(['rest', 'grpc', 'reconciler', 'sts', 'cli', 'system']),
     requestId: z.string().optional(),
     credential: z
@@ -71,6 +97,8 @@ export function auditEventV2(e: AuditEvent): AuditEventV2 {
     id: e.id,
     time: ts(e.time),
     actor: e.actor,
+    ...(e.actorPaths?.actor === undefined ? {} : { actorPath: e.actorPaths.actor }),
+    ...(e.actors === null ? {} : { actors: e.actors.map((uid) => actorV2(uid, e)) }),
     door: e.door,
     ...(e.requestId !== null ? { requestId: e.requestId } : {}),
     ...(e.credential !== null ? { credential: e.credential } : {}),
@@ -85,4 +113,9 @@ export function auditEventV2(e: AuditEvent): AuditEventV2 {
     ...(e.cause !== null ? { cause: e.cause } : {}),
     ...(e.cascaded.length > 0 ? { cascaded: e.cascaded } : {}),
   };
+}
+
+function actorV2(uid: string, e: AuditEvent): { uid: string; path?: string } {
+  const path = e.actorPaths?.actors.get(uid);
+  return path === undefined ? { uid } : { uid, path };
 }

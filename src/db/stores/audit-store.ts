@@ -16,6 +16,8 @@ export interface AuditRow {
   occurred_at: Date;
   actor: string;
   actor_kind: AuditEvent['actorKind'];
+  /** NULL but for a delegated token's changes (migration 0033). */
+  actors: string[] | null;
   door: AuditEvent['door'];
   request_id: string | null;
   credential: string | null;
@@ -37,6 +39,7 @@ export const AUDIT_COLUMNS = [
   'occurred_at',
   'actor',
   'actor_kind',
+  'actors',
   'door',
   'request_id',
   'credential',
@@ -58,6 +61,7 @@ export function toAuditEvent(r: AuditRow): AuditEvent {
     time: r.occurred_at,
     actor: r.actor,
     actorKind: r.actor_kind,
+    actors: r.actors,
     door: r.door,
     requestId: r.request_id,
     credential: r.credential,
@@ -100,6 +104,7 @@ export class KnexAuditStore implements AuditStore {
         occurred_at: e.time,
         actor: e.actor,
         actor_kind: e.actorKind,
+        actors: json(e.actors),
         door: e.door,
         request_id: e.requestId,
         credential: e.credential,

@@ -36,6 +36,12 @@ export interface AuditEvent {
   /** `identity:<uid>`, `admin` or `system:<name>` (describePrincipal). */
   actor: string;
   actorKind: 'admin' | 'system' | 'identity';
+  /**
+   * A change made with a delegated token (docs/oauth.md, Delegation): the identities (uids)
+   * that acted for `actor`, the token's subject, as its `act` claim nests them: the one the
+   * subject's policy names first, then who acts for that one. null for every other change.
+   */
+  actors: string[] | null;
   door: Door;
   requestId: string | null;
   /** Fingerprint of the token acted through (sha256, 16 hex), never the token. */
@@ -56,6 +62,15 @@ export interface AuditEvent {
   cascaded: CascadedChange[];
   /** Answers only: the resource's path of names, where it has a name the reader may see. */
   resourcePath?: string;
+  /** Answers only: the paths of `actor` (an identity) and of each of `actors`, where seen. */
+  actorPaths?: ActorPaths;
+}
+
+/** The paths of names of a record's actor and actors, each where the reader may see it. */
+export interface ActorPaths {
+  actor?: string;
+  /** By uid (an actor the reader may not see is not there). */
+  actors: ReadonlyMap<string, string>;
 }
 
 /**

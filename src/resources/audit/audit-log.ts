@@ -107,6 +107,8 @@ export class AuditLog implements ChangeRecorder {
       time,
       actor: describePrincipal(p),
       actorKind: p.kind,
+      // Copied: the principal's list is frozen and the record outlives the request.
+      actors: p.kind === 'identity' && p.restriction?.actors ? [...p.restriction.actors] : null,
       door: p.via?.door ?? (p.kind === 'system' ? 'reconciler' : 'rest'),
       requestId: p.via?.requestId ?? null,
       credential: p.via?.credential ?? null,

@@ -17,6 +17,11 @@ export interface CloudEvent {
   arboractor: string;
   arbordoor: string;
   arboroperation: string;
+  /**
+   * A change made with a delegated token: the uids that acted for `arboractor`, space
+   * separated, as the token's `act` nests them (the audit record's `actors`).
+   */
+  arboractors?: string;
   /** Why a change nobody asked for directly was made (`IDENTITY_DELETED`, `EXPIRED`). */
   arborreason?: string;
   /** The uid of the resource whose change carried this one along (the deleted identity). */
@@ -42,6 +47,7 @@ export function toCloudEvent(e: AuditEvent, source: string): CloudEvent {
     arboractor: e.actor,
     arbordoor: e.door,
     arboroperation: e.operation,
+    ...(e.actors === null ? {} : { arboractors: e.actors.join(' ') }),
     ...(e.cause ? { arborreason: e.cause.reason } : {}),
     ...(e.cause?.resourceUid !== undefined ? { arborcausesubject: e.cause.resourceUid } : {}),
   };
