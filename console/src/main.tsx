@@ -20,6 +20,8 @@ import { IdentitiesView } from './views/identities';
 import { IdentityView } from './views/identity';
 import { RolesView } from './views/roles';
 import { BuilderView } from './views/builder';
+import { ConditionsView } from './views/conditions';
+import { SessionsView } from './views/sessions';
 import { FindingsView } from './views/findings';
 import { GroupView } from './views/group';
 import { RequestsView } from './views/requests';
@@ -54,6 +56,8 @@ const PAGES: Record<string, (route: Route, place: string) => preact.JSX.Element>
   audit: (r, place) => <AuditView key={place} query={r.query} />,
   requests: (r, place) => <RequestsView key={place} query={r.query} />,
   unused: (r, place) => <FindingsView key={place} query={r.query} />,
+  conditions: (_r, place) => <ConditionsView key={place} />,
+  sessions: (_r, place) => <SessionsView key={place} />,
 };
 
 function View({ route }: { route: Route }) {

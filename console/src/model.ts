@@ -37,6 +37,8 @@ export interface RoleBinding {
   expireTime?: string;
   /** A scheduled binding: it grants from this instant on. */
   notBefore?: string;
+  /** A conditional binding: it grants only on a decision for which the expression holds. */
+  condition?: { expression: string; title?: string; description?: string };
 }
 
 export const ROOT_UID = /^[0-9a-f]{40}$/;

@@ -3,6 +3,7 @@ import { listPage, post } from '../api';
 import type { Role } from '../model';
 import { Picker, type Picked } from '../picker';
 import { fromLocalInput, windowSpan } from '../time';
+import { ConditionText, type BindingCondition } from '../condition';
 import { ErrorBox, Field, useAction, useLoad } from '../ui';
 import { ReviewDialog } from './access-delta';
 
@@ -46,6 +47,9 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
   // Local wall-clock times as typed (datetime-local), sent as instants; empty: from now, never.
   const [starts, setStarts] = useState('');
   const [expires, setExpires] = useState('');
+  // An optional condition (docs/api.md, "Conditional role bindings"): sent only when an
+  // expression is typed; the server checks it and names the position of any fault.
+  const [condition, setCondition] = useState<BindingCondition>({ expression: '' });
   const notBefore = fromLocalInput(starts);
   const expireTime = fromLocalInput(expires);
   // The binding under review, frozen when Bind is pressed: what is reviewed is what is made.
@@ -64,6 +68,7 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
               role,
               ...(notBefore ? { notBefore } : {}),
               ...(expireTime ? { expireTime } : {}),
+              ...(condition.expression.trim() ? { condition: conditionBody(condition) } : {}),
             });
         }}
       >
@@ -86,6 +91,7 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
           value={expires}
           onInput={setExpires}
         />
+        <ConditionFields value={condition} onChange={setCondition} />
         <button type="submit" disabled={!identity || !role}>
           Bind
         </button>
@@ -112,8 +118,10 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
               roleUid: reviewing.role.uid,
               ...(reviewing.notBefore ? { notBefore: reviewing.notBefore } : {}),
               ...(reviewing.expireTime ? { expireTime: reviewing.expireTime } : {}),
+              ...(reviewing.condition ? { condition: reviewing.condition } : {}),
             });
             setReviewing(undefined);
+            setCondition({ expression: '' });
             setIdentity(undefined);
             setRole(undefined);
             setStarts('');
@@ -125,6 +133,7 @@ export function BindRole(props: { group: string; groupName: string; onBound: () 
           {groupName || 'this group'} and everything below it
           {reviewing.notBefore || reviewing.expireTime ? `, ${windowSpan(reviewing)}` : ''}.
           {reviewing.notBefore ? ' Until it starts it grants nothing.' : ''}
+          <ConditionNote condition={reviewing.condition} />
         </ReviewDialog>
       ) : null}
     </>
@@ -137,6 +146,73 @@ interface Binding {
   role: Picked;
   notBefore?: string;
   expireTime?: string;
+  condition?: BindingCondition;
+}
+
+/** What the review says of a conditional binding; nothing for an unconditional one. */
+function ConditionNote({ condition }: { condition: BindingCondition | undefined }) {
+  if (!condition) return null;
+  return (
+    <>
+      {' '}
+      It grants only where its condition holds: <ConditionText condition={condition} />. The preview
+      below counts it as if it always held.
+    </>
+  );
+}
+
+/** The condition as the create takes it: the expression as typed, empty title/description left out. */
+function conditionBody(c: BindingCondition): BindingCondition {
+  return {
+    expression: c.expression,
+    ...(c.title?.trim() ? { title: c.title.trim() } : {}),
+    ...(c.description?.trim() ? { description: c.description.trim() } : {}),
+  };
+}
+
+/**
+ * A binding's optional condition, folded away until wanted: its expression (CEL, checked by
+ * the server at create), a title and a description for people. The Conditions view tests one.
+ */
+function ConditionFields(props: {
+  value: BindingCondition;
+  onChange: (c: BindingCondition) => void;
+}) {
+  const { value, onChange } = props;
+  return (
+    <details class="condition-fields">
+      <summary>Condition (optional)</summary>
+      <label class="field">
+        <span>Expression (CEL)</span>
+        <textarea
+          name="conditionExpression"
+          rows={2}
+          spellcheck={false}
+          maxLength={1000}
+          value={value.expression}
+          placeholder='request.time.getHours("Europe/Berlin") < 18'
+          onInput={(e) =>
+            onChange({ ...value, expression: (e.currentTarget as HTMLTextAreaElement).value })
+          }
+        />
+      </label>
+      <Field
+        label="Condition title"
+        name="conditionTitle"
+        value={value.title ?? ''}
+        onInput={(title) => onChange({ ...value, title })}
+      />
+      <Field
+        label="Condition description"
+        name="conditionDescription"
+        value={value.description ?? ''}
+        onInput={(description) => onChange({ ...value, description })}
+      />
+      <p class="hint">
+        <a href="#/conditions">Test an expression</a> before binding with it.
+      </p>
+    </details>
+  );
 }
 
 /** A local date and time (the browser's picker), empty when not given. */

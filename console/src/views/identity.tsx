@@ -7,6 +7,7 @@ import { PagedList, RowsTable, usePaged } from '../paged';
 import { CopyUid, ErrorBox, Section, useLoad } from '../ui';
 import { Timeline } from './audit';
 import { BindingWindow } from '../binding-window';
+import { ConditionText } from '../condition';
 import { ago, localTime } from '../time';
 
 interface IdentityRead extends Identity {
@@ -124,7 +125,10 @@ function Bindings({ uid }: { uid: string }) {
       <p class="hint">Only bindings at groups where you may list role bindings are shown.</p>
       <PagedList paged={page} count={(d) => plural(d.totalCount, 'role binding')}>
         {(d) => (
-          <RowsTable labelledBy="identity-bindings-h" headers={['Role', 'Group', 'Window']}>
+          <RowsTable
+            labelledBy="identity-bindings-h"
+            headers={['Role', 'Group', 'Window', 'Condition']}
+          >
             {d.items.map((b) => (
               <tr key={b.uid} data-uid={b.uid}>
                 <td>
@@ -137,6 +141,9 @@ function Bindings({ uid }: { uid: string }) {
                 </td>
                 <td>
                   <BindingWindow b={b} />
+                </td>
+                <td>
+                  <ConditionText condition={b.condition} />
                 </td>
               </tr>
             ))}
