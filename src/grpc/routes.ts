@@ -2,7 +2,13 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Authenticator } from '../auth/authenticator.js';
 import { bearerToken } from '../auth/authenticator.js';
 import type { SecurityTokenService } from '../resources/sts/security-token-service.js';
-import { checkResultV2, groupAccessV2, holderV2, testTokenAnswerV2 } from '../wire/access-wire.js';
+import {
+  accessExtrasV2,
+  checkResultV2,
+  groupAccessV2,
+  holderV2,
+  testTokenAnswerV2,
+} from '../wire/access-wire.js';
 import { MAX_TEST_TOKEN_BODY_BYTES } from '../resources/sts/token-tester.js';
 import { toBinary } from '@bufbuild/protobuf';
 import { invalidField } from '../core/rpc-error.js';
@@ -126,6 +132,8 @@ function mountAccess(router: GrpcRouter, d: GrpcRouteDeps): void {
     // A who-can or what-can answer that counts only part of the path says so.
     ...(p.partial ? { partial: true } : {}),
     ...(p.countedFrom !== undefined ? { countedFrom: p.countedFrom } : {}),
+    // Who-can's conditional holders and delegations, what-can's actingFor (REST's fields).
+    ...(accessExtrasV2(p) as Record<string, JsonValue>),
   });
   router.jsonRpc(m.whoCan, async (req, ctx) => {
     const q = parseListRequest(listQueryOf(bodyOf(m.whoCan.input, req) as JsonValue), WHO_CAN_LIST);

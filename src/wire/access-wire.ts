@@ -1,10 +1,14 @@
 import { z } from 'zod';
 import { CAPABILITIES } from '../auth/capabilities.js';
 import type {
+  AccessExtras,
+  ActingFor,
   CheckResult,
+  ConditionalGrant,
   GrantProof,
   GroupAccess,
   Holder,
+  HolderDelegation,
   PendingGrant,
 } from '../resources/access/access.js';
 import type { TokenTestAnswer } from '../resources/sts/token-tester.js';
@@ -67,6 +71,19 @@ const explainedConditionSchema = z
   })
   .meta({ description: "A conditional binding's condition, evaluated for this check." });
 
+/** A binding's condition as stored, where nothing evaluates it (who-can, what-can). */
+const whenSchema = z
+  .object({
+    expression: z.string(),
+    title: z.string().optional(),
+    description: z.string().optional(),
+  })
+  .meta({
+    description:
+      "A conditional binding's condition (CEL), not evaluated: the binding grants only on a " +
+      'decision where it holds.',
+  });
+
 export const grantProofSchema = z
   .object({
     bindingUid: uidSchema,
@@ -78,8 +95,26 @@ export const grantProofSchema = z
     groupPath: pathField('The group the binding is bound at'),
     rolePath: pathField('The role (a built-in: its name)'),
     condition: explainedConditionSchema.optional(),
+    when: whenSchema.optional(),
   })
   .meta({ description: 'A role binding that grants the asked capability at the asked group.' });
+
+const actingForShape = {
+  identityUid: uidSchema.meta({ description: 'The subject the delegated token acts for.' }),
+  actors: z.array(uidSchema).meta({
+    description: 'The identities acting for it (RFC 8693 `act`), the current actor first.',
+  }),
+  capabilities: z.array(capability).meta({
+    description:
+      "What the token may use now: its scope narrowed by the chain's delegation policies.",
+  }),
+};
+
+const actingForDescription =
+  'Present when the caller is a delegated token ("as actor for subject"): the subject, the ' +
+  'actor chain and what the token may use now. Absent for any other caller.';
+
+export const actingForSchema = z.object(actingForShape).meta({ description: actingForDescription });
 
 export const heldBindingSchema = z
   .object({
@@ -143,6 +178,17 @@ export const checkResultSchema = z
           'here but whose condition did not hold for this check (each with its evaluation); ' +
           'they would grant if it held. Absent when there are none.',
       }),
+    actingFor: z
+      .object({
+        ...actingForShape,
+        capabilityInScope: z.boolean().meta({
+          description:
+            'Whether the asked capability is among `capabilities`: an allowed answer with ' +
+            'this false is held by the subject but not usable through this token.',
+        }),
+      })
+      .optional()
+      .meta({ description: actingForDescription }),
     ...coverageShape,
   })
   .meta({
@@ -163,22 +209,118 @@ export const holderSchema = z
   })
   .meta({ description: 'An identity holding the capability at the group, and why.' });
 
+export const holderDelegationSchema = z
+  .object({
+    identityUid: uidSchema.meta({ description: 'The holder whose delegation policy this is.' }),
+    actors: z.array(uidSchema).meta({ description: 'The identities that may act for it.' }),
+    capabilities: z.array(capability).meta({
+      description: 'What a delegated token may hold at most (the asked capability among them).',
+    }),
+    maxLifetimeSeconds: z.int().meta({ description: 'How long a delegation lasts at most.' }),
+  })
+  .meta({
+    description:
+      "A holder's delegation policy: identities that may act for it with the asked capability.",
+  });
+
+/** Who-can's fields beside its page (each absent when there is nothing to say). */
+export const whoCanExtrasShape = {
+  conditionalHolders: z
+    .array(holderSchema)
+    .optional()
+    .meta({
+      description:
+        'First page only: the identities holding the capability at the group only by ' +
+        'conditional bindings the caller may list (each grant with its condition, `when`), ' +
+        'by uid, at most 100. Not holders: not in `identities` nor `totalCount`.',
+    }),
+  conditionalHoldersTruncated: z
+    .literal(true)
+    .optional()
+    .meta({ description: 'Present (true) when there are more than `conditionalHolders` shows.' }),
+  delegations: z
+    .array(holderDelegationSchema)
+    .optional()
+    .meta({
+      description:
+        "The delegation policies of this page's holders (and conditional holders) whose " +
+        'capabilities include the asked one, where the caller may read the policy ' +
+        '(`identity.update` on the holder). Absent when none.',
+    }),
+};
+
+/** What-can's field beside its page. */
+export const whatCanExtrasShape = {
+  actingFor: actingForSchema.optional(),
+};
+
+/** Who-can's and what-can's extras as the wire has them (proto3 JSON, REST alike). */
+export function accessExtrasV2(x: AccessExtras): Record<string, unknown> {
+  return {
+    ...(x.conditionalHolders ? { conditionalHolders: x.conditionalHolders.map(holderV2) } : {}),
+    ...(x.conditionalHoldersTruncated ? { conditionalHoldersTruncated: true } : {}),
+    ...(x.delegations ? { delegations: x.delegations.map(delegationV2) } : {}),
+    ...(x.actingFor ? { actingFor: actingForV2(x.actingFor) } : {}),
+  };
+}
+
+const delegationV2 = (d: HolderDelegation) => ({
+  identityUid: d.identityUid,
+  actors: [...d.actors],
+  capabilities: [...d.capabilities],
+  maxLifetimeSeconds: d.maxLifetimeSeconds,
+});
+
+const actingForV2 = (a: ActingFor) => ({
+  identityUid: a.identityUid,
+  actors: [...a.actors],
+  capabilities: [...a.capabilities],
+});
+
 export const groupAccessSchema = z
   .object({
     groupUid: uidSchema,
     groupPath: pathField('The group'),
-    bindings: z.array(
-      z.object({ bindingUid: uidSchema, role: roleRef, rolePath: pathField('The role') }),
-    ),
-    capabilities: z.array(capability).meta({ description: 'What the bindings here grant.' }),
-    effectiveCapabilities: z.array(capability).meta({
-      description: 'What the identity holds here and everywhere below: these and those inherited.',
+    bindings: z
+      .array(z.object({ bindingUid: uidSchema, role: roleRef, rolePath: pathField('The role') }))
+      .meta({ description: 'The unconditional bindings here (conditional ones: `conditional`).' }),
+    capabilities: z.array(capability).meta({
+      description: 'What the bindings here grant (unconditional bindings only).',
     }),
+    effectiveCapabilities: z.array(capability).meta({
+      description:
+        'What the identity holds here and everywhere below: these and those inherited ' +
+        '(unconditional bindings only).',
+    }),
+    conditional: z
+      .array(
+        z.object({
+          bindingUid: uidSchema,
+          role: roleRef,
+          rolePath: pathField('The role'),
+          when: whenSchema,
+          capabilities: z.array(capability).meta({
+            description: 'What it grants (here and below) on a decision where `when` holds.',
+          }),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          'The conditional bindings here, apart from `bindings`: none of what they grant is ' +
+          'in `capabilities` or `effectiveCapabilities`. Absent when there are none.',
+      }),
     ...coverageShape,
   })
   .meta({ description: 'What an identity holds at a group it is bound at.' });
 
-const proof = (g: GrantProof) => ({ ...g, role: { ...g.role }, path: [...g.path] });
+const proof = (g: GrantProof) => ({
+  ...g,
+  role: { ...g.role },
+  path: [...g.path],
+  ...(g.condition ? { condition: { ...g.condition, values: { ...g.condition.values } } } : {}),
+  ...(g.when ? { when: { ...g.when } } : {}),
+});
 
 const pendingGrant = (g: PendingGrant) => ({
   ...proof(g),
@@ -187,12 +329,16 @@ const pendingGrant = (g: PendingGrant) => ({
 });
 
 export function checkResultV2(r: CheckResult): z.output<typeof checkResultSchema> {
-  const { pending, ...rest } = r;
+  const { pending, conditional, actingFor, ...rest } = r;
   return {
     ...rest,
     grants: r.grants.map(proof),
     nearest: r.nearest.map((h) => ({ ...proof(h), roleCapabilities: [...h.roleCapabilities] })),
     ...(pending ? { pending: pending.map(pendingGrant) } : {}),
+    ...(conditional ? { conditional: conditional.map(proof) } : {}),
+    ...(actingFor
+      ? { actingFor: { ...actingForV2(actingFor), capabilityInScope: actingFor.capabilityInScope } }
+      : {}),
   };
 }
 
@@ -204,8 +350,16 @@ export function holderV2(h: Holder): z.output<typeof holderSchema> {
   };
 }
 
+const conditionalGrantV2 = (c: ConditionalGrant) => ({
+  ...c,
+  role: { ...c.role },
+  when: { ...c.when },
+  capabilities: [...c.capabilities],
+});
+
 export function groupAccessV2(g: GroupAccess): z.output<typeof groupAccessSchema> {
-  return { ...g };
+  const { conditional, ...rest } = g;
+  return { ...rest, ...(conditional ? { conditional: conditional.map(conditionalGrantV2) } : {}) };
 }
 
 export const clauseResultSchema = z

@@ -11,6 +11,9 @@ import {
   coverageShape,
   groupAccessSchema,
   groupAccessV2,
+  whatCanExtrasShape,
+  whoCanExtrasShape,
+  accessExtrasV2,
   holderSchema,
   holderV2,
   testTokenAnswerV2,
@@ -87,7 +90,10 @@ function list<T>(
     /** Filters the list cannot go without. */
     required: readonly string[];
     toWire: (item: T) => unknown;
-    /** The fields by which the answer may say it is partial (`partial`, `countedFrom`). */
+    /**
+     * The fields beside the page: by which the answer may say it is partial (`partial`,
+     * `countedFrom`), and who-can's and what-can's own (AccessExtras).
+     */
     coverage?: z.ZodRawShape;
   },
   run: (p: Principal, q: ReturnType<typeof parseListRequest>) => Promise<AccessPage<T>>,
@@ -100,6 +106,7 @@ function list<T>(
         ...listAnswer(o.plural, page, o.toWire),
         ...(page.partial ? { partial: true } : {}),
         ...(page.countedFrom !== undefined ? { countedFrom: page.countedFrom } : {}),
+        ...accessExtrasV2(page),
       }),
     };
   };
@@ -256,7 +263,12 @@ function mountAccessLists(t: RouteTarget, s: AccessService): void {
       summary: 'Who holds a capability at a group',
       description:
         'The identities holding `capability` at `group` (both required), by uid, each with ' +
-        `its granting bindings. ${EXPLAIN}`,
+        'its granting bindings. Conditional bindings make no holder (a list has no request ' +
+        'to decide a condition on): the first page lists those who hold it by them alone ' +
+        'apart, in `conditionalHolders`, each grant with its condition (`when`). ' +
+        '`delegations`: the delegation policies of the listed holders that let someone act ' +
+        'for them with the capability, where the caller may read them (`identity.update`). ' +
+        `${EXPLAIN}`,
       spec: WHO_CAN_LIST,
       plural: 'identities',
       name: 'WhoCanResponse',
@@ -264,7 +276,7 @@ function mountAccessLists(t: RouteTarget, s: AccessService): void {
       example: { group: EXAMPLE_UIDS.folder, capability: 'groups.list', page_size: 20 },
       required: ['group', 'capability'],
       toWire: holderV2,
-      coverage: coverageShape,
+      coverage: { ...coverageShape, ...whoCanExtrasShape },
     },
     (p, q) => s.whoCan(p, q),
   );
@@ -276,7 +288,9 @@ function mountAccessLists(t: RouteTarget, s: AccessService): void {
       summary: 'What an identity holds, group by group',
       description:
         'One item per group the identity (default: the caller) is bound at: the roles bound ' +
-        `there, what they grant, and what the identity holds there and below. ${EXPLAIN}`,
+        'there, what they grant, and what the identity holds there and below; conditional ' +
+        'bindings apart (`conditional`, each with its condition). A delegated caller is told ' +
+        `whom it acts for and through whom (\`actingFor\`). ${EXPLAIN}`,
       spec: WHAT_CAN_LIST,
       plural: 'groups',
       name: 'WhatCanResponse',
@@ -292,6 +306,7 @@ function mountAccessLists(t: RouteTarget, s: AccessService): void {
             "organization's root; any organization for a root-level identity). Decided from " +
             "the caller's own grants. Each group says the same of its `effectiveCapabilities`.",
         }),
+        ...whatCanExtrasShape,
       },
     },
     (p, q) => s.whatCan(p, q),

@@ -7,6 +7,7 @@ import {
   type BindingGrant,
   type CheckFacts,
   type SeenBy,
+  type StoredDelegation,
 } from '../../resources/access/access-store.js';
 import type { PageQuery, StorePage } from '../../resources/list-types.js';
 import { whereVisible } from '../keyset.js';
@@ -51,6 +52,8 @@ const LIVE = `(${UNEXPIRED} AND (rb.not_before IS NULL OR rb.not_before <= now()
  * list has none (fail closed: a conditional binding is not counted as granting).
  */
 const LIVE_UNCONDITIONAL = `(${LIVE} AND NOT rb.conditional)`;
+/** Who-can lists the conditional ones apart, each with its condition. */
+const LIVE_CONDITIONAL = `(${LIVE} AND rb.conditional)`;
 
 const SELECT = `SELECT ${BINDING_COLUMNS} FROM ${BINDING_FROM}`;
 
@@ -208,18 +211,78 @@ export class KnexAccessStore implements AccessStore {
       ])) as BindingRow[];
     return found.map(toGrant);
   }
+
+  async conditionalGranting(
+    tx: Tx,
+    groupUid: string,
+    cap: Capability,
+    seen: SeenBy,
+    limit: number,
+  ): Promise<{ bindings: BindingGrant[]; more: boolean }> {
+    // Those who hold it unconditionally (as the caller counts them) are who-can's holders.
+    const unconditional = granting(tx, groupUid, cap, seen).select('rb.identity_uid');
+    const who = (await onPath(tx, groupUid, cap, seen, LIVE_CONDITIONAL)
+      .whereNotIn('rb.identity_uid', unconditional)
+      .distinct('rb.identity_uid')
+      .orderBy('rb.identity_uid', 'asc')
+      .limit(limit + 1)) as { identity_uid: string }[];
+    const uids = who.slice(0, limit).map((r) => r.identity_uid);
+    if (uids.length === 0) return { bindings: [], more: false };
+    const found = (await onPath(tx, groupUid, cap, seen, LIVE_CONDITIONAL)
+      .whereIn('rb.identity_uid', uids)
+      .select(kx(tx).raw(BINDING_COLUMNS))
+      .orderBy([
+        { column: 'rb.identity_uid', order: 'asc' },
+        { column: 'rb.uid', order: 'asc' },
+      ])) as BindingRow[];
+    return { bindings: found.map(toGrant), more: who.length > limit };
+  }
+
+  async delegationPolicies(tx: Tx, identityUids: readonly string[]): Promise<StoredDelegation[]> {
+    if (identityUids.length === 0) return [];
+    const found = (await kx(tx)('delegation_policies')
+      .whereIn('identity_uid', [...identityUids])
+      .select('identity_uid', 'actors', 'capabilities', 'max_lifetime_seconds')
+      .orderBy('identity_uid', 'asc')) as {
+      identity_uid: string;
+      actors: string[] | string;
+      capabilities: string[] | string;
+      max_lifetime_seconds: number;
+    }[];
+    return found.map((r) => ({
+      identityUid: r.identity_uid,
+      actors: jsonList(r.actors),
+      capabilities: jsonList(r.capabilities) as Capability[],
+      maxLifetimeSeconds: r.max_lifetime_seconds,
+    }));
+  }
 }
+
+/** jsonb arrives parsed from node-postgres, and may arrive as text elsewhere (pglite). */
+const jsonList = (v: string[] | string): string[] =>
+  typeof v === 'string' ? (JSON.parse(v) as string[]) : v;
 
 /**
  * Live bindings at `groupUid` or above whose role holds `cap`, that count for the caller:
  * its own, or where it may list role bindings, of identities it may list (or itself).
  */
 function granting(tx: Tx, groupUid: string, cap: Capability, seen: SeenBy): Knex.QueryBuilder {
+  return onPath(tx, groupUid, cap, seen, LIVE_UNCONDITIONAL);
+}
+
+/** `granting`'s bindings, of the kind `which` keeps (unconditional or conditional). */
+function onPath(
+  tx: Tx,
+  groupUid: string,
+  cap: Capability,
+  seen: SeenBy,
+  which: string,
+): Knex.QueryBuilder {
   const q = kx(tx)('role_bindings as rb')
     .join('roles as r', 'r.uid', 'rb.role_uid')
     .whereIn('rb.parent_uid', ancestryOf(groupUid))
     .whereRaw('r.capabilities @> ?::jsonb', [JSON.stringify([cap])])
-    .whereRaw(LIVE_UNCONDITIONAL);
+    .whereRaw(which);
   return visibleTo(q, seen);
 }
 

@@ -1,6 +1,7 @@
 import { isLive, type Authorizer } from '../../auth/authorizer.js';
 import { spanEvent } from '../../tracing/spans.js';
 import type { Capability } from '../../auth/capabilities.js';
+import type { Condition } from '../../auth/condition.js';
 import { isRestricted, type Principal } from '../../auth/principal.js';
 import type { ListRequest } from '../../core/list-request.js';
 import { invalidField, notFound } from '../../core/rpc-error.js';
@@ -17,7 +18,12 @@ import { parseInput } from '../validate.js';
 import {
   WHAT_CAN_LIST,
   WHO_CAN_LIST,
+  type AccessExtras,
+  type ActingFor,
   type CheckRequest,
+  type ConditionalGrant,
+  type ConditionalHolder,
+  type HolderDelegation,
   type CheckResult,
   type Coverage,
   type ExplainedCondition,
@@ -70,7 +76,10 @@ function live(all: BindingGrant[]): BindingGrant[] {
 }
 
 /** A page of an access list, and how much of the path its answer counts. */
-export type AccessPage<T> = ListPage<T> & Coverage;
+export type AccessPage<T> = ListPage<T> & Coverage & AccessExtras;
+
+/** At most this many conditional holders a who-can answer lists (on its first page). */
+export const MAX_CONDITIONAL_HOLDERS = 100;
 
 /** The groups from `from` down to `to` (which is `from` or below it), both included. */
 export function pathDown(from: string, to: string): string[] {
@@ -152,6 +161,20 @@ export class AccessService {
   }
 
   /**
+   * "As X for Y": a delegated caller's subject, actor chain and what it may use now, all
+   * from its own principal (the authenticator narrowed its scope by the chain's policies
+   * on this request), so saying it reads nothing and reveals nothing it does not hold.
+   */
+  private actingFor(p: Principal): ActingFor | undefined {
+    if (p.kind !== 'identity' || p.restriction?.actors === undefined) return undefined;
+    return {
+      identityUid: p.uid,
+      actors: [...p.restriction.actors],
+      capabilities: sorted(p.restriction.scope ?? []),
+    };
+  }
+
+  /**
    * The identities holding `capability` at `group` by a binding the caller may list (or
    * its own), by uid.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (a group the caller cannot list).
@@ -187,7 +210,69 @@ export class AccessService {
       undefined,
       seenKey,
     );
-    return { ...page, items: await this.named.holders(p, page.items), ...coverage };
+    const conditional =
+      req.pageToken === undefined ? await this.conditionalHolders(p, group, cap, seen) : undefined;
+    const delegations = await this.delegations(p, cap, [
+      ...page.items.map((h) => h.identityUid),
+      ...(conditional?.holders ?? []).map((h) => h.identityUid),
+    ]);
+    return {
+      ...page,
+      items: await this.named.holders(p, page.items),
+      ...coverage,
+      ...(conditional !== undefined && conditional.holders.length > 0
+        ? { conditionalHolders: await this.named.holders(p, conditional.holders) }
+        : {}),
+      ...(conditional?.more ? { conditionalHoldersTruncated: true as const } : {}),
+      ...(delegations.length > 0 ? { delegations } : {}),
+    };
+  }
+
+  /**
+   * Who holds `cap` at `group` by conditional bindings alone, from the bindings that count
+   * for the caller (as who-can's holders): a condition is decided per request and a list
+   * has none, so they are not holders, but a reviewer must see them. At most
+   * MAX_CONDITIONAL_HOLDERS, by uid (one read of identities, one of their bindings).
+   */
+  private async conditionalHolders(
+    p: Principal,
+    group: string,
+    cap: Capability,
+    seen: SeenBy,
+  ): Promise<{ holders: ConditionalHolder[]; more: boolean }> {
+    const { bindings, more } = await this.d.uow.read((tx) =>
+      this.d.access.conditionalGranting(tx, group, cap, seen, MAX_CONDITIONAL_HOLDERS),
+    );
+    const byIdentity = new Map<string, BindingGrant[]>();
+    for (const b of bindings)
+      byIdentity.set(b.identityUid, [...(byIdentity.get(b.identityUid) ?? []), b]);
+    const holders: ConditionalHolder[] = [];
+    for (const [identityUid, held] of byIdentity) {
+      const proofs = await this.proofs(p, held, group);
+      holders.push({ identityUid, grants: proofs.map((g) => ({ ...g, when: whenOf(held, g) })) });
+    }
+    return { holders, more };
+  }
+
+  /**
+   * The delegation policies of `holders` that let someone act for them with `cap`: only
+   * those the caller could read itself (`identity.update` on the holder, as the policy's
+   * Get takes), decided before the read, so a policy it may not read is never read.
+   * One read for the page (at most its holders).
+   */
+  private async delegations(
+    p: Principal,
+    cap: Capability,
+    holders: readonly string[],
+  ): Promise<HolderDelegation[]> {
+    const readable: string[] = [];
+    for (const uid of new Set(holders))
+      if (await this.d.authz.can(p, 'identity.update', uid)) readable.push(uid);
+    if (readable.length === 0) return [];
+    const policies = await this.d.uow.read((tx) => this.d.access.delegationPolicies(tx, readable));
+    return policies
+      .filter((d) => d.capabilities.includes(cap))
+      .map((d) => ({ ...d, actors: [...d.actors], capabilities: [...d.capabilities] }));
   }
 
   /**
@@ -252,10 +337,17 @@ export class AccessService {
     );
     const groups = [...new Set(bindings.map((b) => b.groupUid))];
     const whole = this.isSelf(p, identityUid) || this.d.authz.isSuperuser(p);
+    // A conditional binding grants only on a decision where its condition holds: listed
+    // apart, never among what the identity holds.
+    const unconditional = bindings.filter((b) => b.condition === undefined);
     const items: GroupAccess[] = [];
     for (const groupUid of groups) {
-      const here = bindings.filter((b) => b.groupUid === groupUid);
-      const reaching = bindings.filter((b) => isSelfOrBelow(b.groupUid, groupUid));
+      const here = unconditional.filter((b) => b.groupUid === groupUid);
+      const reaching = unconditional.filter((b) => isSelfOrBelow(b.groupUid, groupUid));
+      const conditional = await this.conditionalGrants(
+        p,
+        bindings.filter((b) => b.groupUid === groupUid && b.condition !== undefined),
+      );
       items.push({
         groupUid,
         bindings: await Promise.all(
@@ -266,6 +358,7 @@ export class AccessService {
         ),
         capabilities: sorted(here.flatMap((b) => b.capabilities)),
         effectiveCapabilities: sorted(reaching.flatMap((b) => b.capabilities)),
+        ...(conditional.length > 0 ? { conditional } : {}),
         ...(whole ? {} : await this.coverage(p, groupUid)),
       });
     }
@@ -276,12 +369,51 @@ export class AccessService {
       (q) => Promise.resolve(pageInMemory(items, (i) => i.groupUid, q)),
       () => true,
     );
-    const named = { ...page, items: await this.named.groups(p, page.items) };
+    const actingFor = this.actingFor(p);
+    const named = {
+      ...page,
+      items: await this.conditionalPaths(p, await this.named.groups(p, page.items)),
+      ...(actingFor === undefined ? {} : { actingFor }),
+    };
     // The list is whole only where the caller may list every binding the identity may
     // hold: in its organization, or anywhere for a root-level identity (bound in any).
     if (whole || (!isRootUid(identityUid) && !(await this.coverage(p, identityUid)).partial))
       return named;
     return { ...named, partial: true };
+  }
+
+  /** Conditional bindings at one group as what-can lists them, by binding uid. */
+  private async conditionalGrants(
+    p: Principal,
+    bindings: readonly BindingGrant[],
+  ): Promise<ConditionalGrant[]> {
+    const out: ConditionalGrant[] = [];
+    for (const b of [...bindings].sort((x, y) => (x.uid < y.uid ? -1 : 1)))
+      out.push({
+        bindingUid: b.uid,
+        role: await visibleRoleRef(this.d.authz, p, b.role),
+        when: conditionOnly(b.condition!),
+        capabilities: sorted(b.capabilities),
+      });
+    return out;
+  }
+
+  /** The roles of a page's conditional grants as paths of names (one read for the page). */
+  private async conditionalPaths(p: Principal, gs: GroupAccess[]): Promise<GroupAccess[]> {
+    const roles = gs.flatMap((g) => (g.conditional ?? []).map((c) => c.role.uid));
+    if (this.d.paths === undefined || roles.length === 0) return gs;
+    const paths = await this.d.paths.of(p, { roles });
+    return gs.map((g) =>
+      g.conditional === undefined
+        ? g
+        : {
+            ...g,
+            conditional: g.conditional.map((c) => {
+              const rolePath = paths.role(c.role.uid);
+              return rolePath === undefined ? c : { ...c, rolePath };
+            }),
+          },
+    );
   }
 
   /**
@@ -393,9 +525,17 @@ export class AccessService {
       nearest,
       ...(pending.length > 0 ? { pending } : {}),
       ...(conditional.length > 0 ? { conditional } : {}),
+      ...this.checkActingFor(p, t.capability),
       // An identity's own bindings all count when it asks about itself: whole.
       ...(this.isSelf(p, t.identityUid) ? {} : await this.coverage(p, t.groupUid)),
     };
+  }
+
+  private checkActingFor(p: Principal, cap: Capability): Pick<CheckResult, 'actingFor'> {
+    const a = this.actingFor(p);
+    return a === undefined
+      ? {}
+      : { actingFor: { ...a, capabilityInScope: a.capabilities.includes(cap) } };
   }
 
   /** Those of `counted` not started at `now` that would grant `t`, soonest first. */
@@ -509,6 +649,22 @@ export class AccessService {
  */
 function answerable(groupExists: boolean, listable: boolean): boolean {
   return groupExists || !listable;
+}
+
+/** The condition of the binding behind proof `g` (the `i`th of `proofs(held)`, by uid). */
+function whenOf(held: readonly BindingGrant[], g: GrantProof): Condition {
+  const b = held.find((h) => h.uid === g.bindingUid);
+  if (b?.condition === undefined) throw new Error(`binding ${g.bindingUid} has no condition`);
+  return conditionOnly(b.condition);
+}
+
+/** A stored condition as answers show it: its text, title and description alone. */
+function conditionOnly(c: Condition): Condition {
+  return {
+    expression: c.expression,
+    ...(c.title === undefined ? {} : { title: c.title }),
+    ...(c.description === undefined ? {} : { description: c.description }),
+  };
 }
 
 /** Access lists are keyed by the asked group or identity, not by a subtree. */

@@ -88,4 +88,27 @@ export interface AccessStore {
     seen: SeenBy,
     identityUids: readonly string[],
   ): Promise<BindingGrant[]>;
+  /**
+   * The live conditional bindings at `groupUid` or above whose role holds `cap`, that count
+   * for the caller (`seen`), of the first `limit` identities (by uid) that hold `cap` there
+   * only by such bindings (none unconditional that counts for the caller), by identity then
+   * uid; `more` when there are further such identities.
+   */
+  conditionalGranting(
+    tx: Tx,
+    groupUid: string,
+    cap: Capability,
+    seen: SeenBy,
+    limit: number,
+  ): Promise<{ bindings: BindingGrant[]; more: boolean }>;
+  /** The delegation policies of `identityUids` (those that have one), by identity uid. */
+  delegationPolicies(tx: Tx, identityUids: readonly string[]): Promise<StoredDelegation[]>;
+}
+
+/** A delegation policy as access answers show it (resources/delegation holds the record). */
+export interface StoredDelegation {
+  identityUid: string;
+  actors: string[];
+  capabilities: Capability[];
+  maxLifetimeSeconds: number;
 }

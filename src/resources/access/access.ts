@@ -1,5 +1,5 @@
 import type { Capability } from '../../auth/capabilities.js';
-import type { ConditionValue } from '../../auth/condition.js';
+import type { Condition, ConditionValue } from '../../auth/condition.js';
 import type { ListSpec } from '../../core/list-request.js';
 import type { RoleRef } from '../roles/role.js';
 
@@ -17,6 +17,11 @@ export interface GrantProof {
   rolePath?: string;
   /** A conditional binding's condition, as evaluated for this check (see CheckResult). */
   condition?: ExplainedCondition;
+  /**
+   * A conditional binding's condition where nothing evaluates it (who-can, what-can: a
+   * list has no request to decide it on).
+   */
+  when?: Condition;
 }
 
 /** A binding's condition with its result for one check and the values it read. */
@@ -102,6 +107,44 @@ export interface CheckResult extends Coverage, AskedPaths {
    * would grant if it held. Absent when none.
    */
   conditional?: GrantProof[];
+  /** The caller is a delegated token: whom it acts for and through whom (see ActingFor). */
+  actingFor?: ActingFor & {
+    /** Whether the asked capability is among those the delegated token may use now. */
+    capabilityInScope: boolean;
+  };
+}
+
+/**
+ * "As X for Y": the caller is a delegated token (RFC 8693 `act`), so what it asks is
+ * answered for its subject, and acted on through its actors.
+ */
+export interface ActingFor {
+  /** The subject the token acts for. */
+  identityUid: string;
+  /** The actor chain, the current actor first. */
+  actors: string[];
+  /** What the token may use now: its scope narrowed by the chain's policies, sorted. */
+  capabilities: Capability[];
+}
+
+/** An identity holding the asked capability at the asked group only by conditional bindings. */
+export interface ConditionalHolder {
+  identityUid: string;
+  identityPath?: string;
+  /** Its conditional bindings that would grant, each with its condition (`when`). */
+  grants: GrantProof[];
+}
+
+/**
+ * A holder's delegation policy: who may act for it with (at most) the asked capability,
+ * as the policy's own Get shows it.
+ */
+export interface HolderDelegation {
+  /** The holder whose policy this is. */
+  identityUid: string;
+  actors: string[];
+  capabilities: Capability[];
+  maxLifetimeSeconds: number;
 }
 
 /** An identity that holds the asked capability at the asked group. */
@@ -126,6 +169,32 @@ export interface GroupAccess extends Coverage {
    * (partial: only from groups at or below `countedFrom`).
    */
   effectiveCapabilities: Capability[];
+  /**
+   * The conditional bindings here, apart: each grants its capabilities only on a decision
+   * where its condition holds, so none is among `capabilities`. Absent when none.
+   */
+  conditional?: ConditionalGrant[];
+}
+
+/** A conditional binding at a group, with what it grants when its condition holds. */
+export interface ConditionalGrant {
+  bindingUid: string;
+  role: RoleRef;
+  rolePath?: string;
+  when: Condition;
+  capabilities: Capability[];
+}
+
+/** What who-can and what-can answer beside their page (each absent when there is none). */
+export interface AccessExtras {
+  /** Who-can: the holders by conditional bindings alone (first page only; see whoCan). */
+  conditionalHolders?: ConditionalHolder[];
+  /** Who-can: there are more conditional holders than `conditionalHolders` shows. */
+  conditionalHoldersTruncated?: true;
+  /** Who-can: the delegation policies of the page's holders that the caller may read. */
+  delegations?: HolderDelegation[];
+  /** What-can: the caller is a delegated token. */
+  actingFor?: ActingFor;
 }
 
 export const MAX_BATCH_CHECKS = 100;

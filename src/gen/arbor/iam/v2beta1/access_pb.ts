@@ -6,7 +6,7 @@ import type { GenFile, GenMessage, GenService } from '@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from '@bufbuild/protobuf/codegenv2';
 import type { ClaimMatch } from './identities_pb.js';
 import { file_arbor_iam_v2beta1_identities } from './identities_pb.js';
-import type { RoleBindingRole } from './role_bindings_pb.js';
+import type { RoleBindingCondition, RoleBindingRole } from './role_bindings_pb.js';
 import { file_arbor_iam_v2beta1_role_bindings } from './role_bindings_pb.js';
 import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import {
@@ -21,7 +21,7 @@ import type { JsonObject, Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_access: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkIsIBCgpHcmFudFByb29mEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGgi3gEKC0hlbGRCaW5kaW5nEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSGQoRcm9sZV9jYXBhYmlsaXRpZXMYBSADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGgi1wEKDFBlbmRpbmdHcmFudBITCgtiaW5kaW5nX3VpZBgBIAEoCRIwCgRyb2xlGAIgASgLMiIuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdSb2xlEhEKCWdyb3VwX3VpZBgDIAEoCRIMCgRwYXRoGAQgAygJEi4KCm5vdF9iZWZvcmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKXAwoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhoKDWlkZW50aXR5X3BhdGgYFCABKAlIAIgBARIXCgpncm91cF9wYXRoGBUgASgJSAGIAQESEgoKY2FwYWJpbGl0eRgCIAEoCRIRCglncm91cF91aWQYAyABKAkSDwoHYWxsb3dlZBgEIAEoCBItCgZncmFudHMYBSADKAsyHS5hcmJvci5pYW0udjJiZXRhMS5HcmFudFByb29mEi8KB25lYXJlc3QYBiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5IZWxkQmluZGluZxIUCgdwYXJ0aWFsGAcgASgISAKIAQESGQoMY291bnRlZF9mcm9tGAggASgJSAOIAQESMAoHcGVuZGluZxgJIAMoCzIfLmFyYm9yLmlhbS52MmJldGExLlBlbmRpbmdHcmFudEIQCg5faWRlbnRpdHlfcGF0aEINCgtfZ3JvdXBfcGF0aEIKCghfcGFydGlhbEIPCg1fY291bnRlZF9mcm9tIlAKF0JhdGNoQ2hlY2tBY2Nlc3NSZXF1ZXN0EjUKBmNoZWNrcxgBIAMoCzIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdCJRChhCYXRjaENoZWNrQWNjZXNzUmVzcG9uc2USNQoHcmVzdWx0cxgBIAMoCzIkLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0InkKDVdob0NhblJlcXVlc3QSDQoFZ3JvdXAYASABKAkSEgoKY2FwYWJpbGl0eRgCIAEoCRIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCRIQCghvcmRlcl9ieRgMIAEoCRIMCgRza2lwGA0gASgFIoEBCgxBY2Nlc3NIb2xkZXISFAoMaWRlbnRpdHlfdWlkGAEgASgJEi0KBmdyYW50cxgCIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YSGgoNaWRlbnRpdHlfcGF0aBgUIAEoCUgAiAEBQhAKDl9pZGVudGl0eV9wYXRoItIBCg5XaG9DYW5SZXNwb25zZRIzCgppZGVudGl0aWVzGAEgAygLMh8uYXJib3IuaWFtLnYyYmV0YTEuQWNjZXNzSG9sZGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFEhQKB3BhcnRpYWwYBSABKAhIAIgBARIZCgxjb3VudGVkX2Zyb20YBiABKAlIAYgBAUIKCghfcGFydGlhbEIPCg1fY291bnRlZF9mcm9tInsKDldoYXRDYW5SZXF1ZXN0EhUKCGlkZW50aXR5GAEgASgJSACIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUILCglfaWRlbnRpdHkieAoJQm91bmRSb2xlEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSFgoJcm9sZV9wYXRoGBQgASgJSACIAQFCDAoKX3JvbGVfcGF0aCL8AQoLR3JvdXBBY2Nlc3MSEQoJZ3JvdXBfdWlkGAEgASgJEi4KCGJpbmRpbmdzGAIgAygLMhwuYXJib3IuaWFtLnYyYmV0YTEuQm91bmRSb2xlEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIeChZlZmZlY3RpdmVfY2FwYWJpbGl0aWVzGAQgAygJEhQKB3BhcnRpYWwYBSABKAhIAIgBARIZCgxjb3VudGVkX2Zyb20YBiABKAlIAYgBARIXCgpncm91cF9wYXRoGBQgASgJSAKIAQFCCgoIX3BhcnRpYWxCDwoNX2NvdW50ZWRfZnJvbUINCgtfZ3JvdXBfcGF0aCKiAQoPV2hhdENhblJlc3BvbnNlEi4KBmdyb3VwcxgBIAMoCzIeLmFyYm9yLmlhbS52MmJldGExLkdyb3VwQWNjZXNzEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFEhQKB3BhcnRpYWwYBSABKAhIAIgBAUIKCghfcGFydGlhbCLWAQoQVGVzdFRva2VuUmVxdWVzdBIPCgV0b2tlbhgBIAEoCUgAEikKBmNsYWltcxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIABIWCgxpZGVudGl0eV91aWQYAyABKAlIARI0CgtjbGFpbV9tYXRjaBgEIAEoCzIdLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2hIARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCUIHCgVpbnB1dEIICgZ0YXJnZXQiPQoLVG9rZW5DbGF1c2USDgoGY2xhdXNlGAEgASgJEg4KBnBhc3NlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkimwEKD1Rva2VuVGVzdFJlc3VsdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARIVCg1pZGVudGl0eV9uYW1lGAIgASgJEhQKDHdvdWxkX2Fzc3VtZRgDIAEoCBIvCgdjbGF1c2VzGAQgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5DbGF1c2VCDwoNX2lkZW50aXR5X3VpZCJhChFUZXN0VG9rZW5SZXNwb25zZRIzCgdyZXN1bHRzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5UZXN0UmVzdWx0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLbAQoUU2ltdWxhdGVkUm9sZUJpbmRpbmcSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGlkZW50aXR5X3VpZBgCIAEoCRIQCghyb2xlX3VpZBgDIAEoCRI0CgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIzCgpub3RfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg4KDF9leHBpcmVfdGltZUINCgtfbm90X2JlZm9yZSIeCg9TaW11bGF0ZWREZWxldGUSCwoDdWlkGAEgASgJIjgKE1NpbXVsYXRlZFJvbGVVcGRhdGUSCwoDdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLgAgoPU2ltdWxhdGVkQ2hhbmdlEkYKE2NyZWF0ZV9yb2xlX2JpbmRpbmcYASABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRSb2xlQmluZGluZ0gAEkEKE2RlbGV0ZV9yb2xlX2JpbmRpbmcYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI9Cgt1cGRhdGVfcm9sZRgDIAEoCzImLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVVcGRhdGVIABI9Cg9kZWxldGVfaWRlbnRpdHkYBCABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI6CgxkZWxldGVfZ3JvdXAYBSABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIAEIICgZjaGFuZ2UihAEKFVNpbXVsYXRlQWNjZXNzUmVxdWVzdBIzCgdjaGFuZ2VzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkQ2hhbmdlEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEg8KB2V4cGxhaW4YDCABKAgiYgoNQ2hhbmdlVmVyZGljdBINCgVpbmRleBgBIAEoBRIPCgdhcHBsaWVkGAIgASgIEhEKCXBlcm1pdHRlZBgDIAEoCBITCgZyZWFzb24YBCABKAlIAIgBAUIJCgdfcmVhc29uItkCCg5TaW11bGF0ZWRHcmFudBIYCgtiaW5kaW5nX3VpZBgBIAEoCUgAiAEBEhkKDGNoYW5nZV9pbmRleBgCIAEoBUgBiAEBEjAKBHJvbGUYAyABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAQgASgJEgwKBHBhdGgYBSADKAkSNAoLZXhwaXJlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESMwoKbm90X2JlZm9yZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBARIUCgxjYXBhYmlsaXRpZXMYCCADKAlCDgoMX2JpbmRpbmdfdWlkQg8KDV9jaGFuZ2VfaW5kZXhCDgoMX2V4cGlyZV90aW1lQg0KC19ub3RfYmVmb3JlIjMKCE5hbWVkUmVmEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBhdGgYAyABKAkiOQoOVW5jaGFuZ2VkQmVsb3cSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLHAgoLQWNjZXNzRGVsdGESLQoIaWRlbnRpdHkYASABKAsyGy5hcmJvci5pYW0udjJiZXRhMS5OYW1lZFJlZhIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhQKDGNhcGFiaWxpdGllcxgIIAMoCRI6Cg91bmNoYW5nZWRfYmVsb3cYCSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5VbmNoYW5nZWRCZWxvd0oECAIQA0oECAcQCFIKY2FwYWJpbGl0eSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMitgEKE1VudXNlZEFjY2Vzc1JlcXVlc3QSEgoFZ3JvdXAYASABKAlIAIgBARITCgZ3aW5kb3cYAiABKAlIAYgBARIRCgRraW5kGAMgASgJSAKIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIICgZfZ3JvdXBCCQoHX3dpbmRvd0IHCgVfa2luZCLvAgoTVW51c2VkQWNjZXNzRmluZGluZxIMCgRraW5kGAEgASgJEgsKA3VpZBgCIAEoCRIWCglncm91cF91aWQYAyABKAlIAIgBARIUCgxpZGVudGl0eV91aWQYBCABKAkSFQoIcm9sZV91aWQYBSABKAlIAYgBARIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF91c2VkX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9leHBpcmVfYmluZGluZ3MYCSADKAkSLgoKbm90X2JlZm9yZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDAoKX2dyb3VwX3VpZEILCglfcm9sZV91aWQijwEKFFVudXNlZEFjY2Vzc1Jlc3BvbnNlEjgKCGZpbmRpbmdzGAEgAygLMiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzRmluZGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBTKZBQoNQWNjZXNzU2VydmljZRJaCgtDaGVja0FjY2VzcxIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdBokLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0EmsKEEJhdGNoQ2hlY2tBY2Nlc3MSKi5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRJNCgZXaG9DYW4SIC5hcmJvci5pYW0udjJiZXRhMS5XaG9DYW5SZXF1ZXN0GiEuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVzcG9uc2USUAoHV2hhdENhbhIhLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXF1ZXN0GiIuYXJib3IuaWFtLnYyYmV0YTEuV2hhdENhblJlc3BvbnNlElYKCVRlc3RUb2tlbhIjLmFyYm9yLmlhbS52MmJldGExLlRlc3RUb2tlblJlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXNwb25zZRJlCg5TaW11bGF0ZUFjY2VzcxIoLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVxdWVzdBopLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVzcG9uc2USXwoMVW51c2VkQWNjZXNzEiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzUmVxdWVzdBonLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
+    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkItQCCgpHcmFudFByb29mEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBEj0KCWNvbmRpdGlvbhgWIAEoCzIlLmFyYm9yLmlhbS52MmJldGExLkV4cGxhaW5lZENvbmRpdGlvbkgCiAEBEjoKBHdoZW4YFyABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ0NvbmRpdGlvbkgDiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGhCDAoKX2NvbmRpdGlvbkIHCgVfd2hlbiLHAQoSRXhwbGFpbmVkQ29uZGl0aW9uEhIKCmV4cHJlc3Npb24YASABKAkSEgoFdGl0bGUYAiABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgBiAEBEg4KBnJlc3VsdBgEIAEoCBInCgZ2YWx1ZXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKBWVycm9yGAYgASgJSAKIAQFCCAoGX3RpdGxlQg4KDF9kZXNjcmlwdGlvbkIICgZfZXJyb3IigQEKCUFjdGluZ0ZvchIUCgxpZGVudGl0eV91aWQYASABKAkSDgoGYWN0b3JzGAIgAygJEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIgChNjYXBhYmlsaXR5X2luX3Njb3BlGAQgASgISACIAQFCFgoUX2NhcGFiaWxpdHlfaW5fc2NvcGUi3gEKC0hlbGRCaW5kaW5nEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSGQoRcm9sZV9jYXBhYmlsaXRpZXMYBSADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGgi1wEKDFBlbmRpbmdHcmFudBITCgtiaW5kaW5nX3VpZBgBIAEoCRIwCgRyb2xlGAIgASgLMiIuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdSb2xlEhEKCWdyb3VwX3VpZBgDIAEoCRIMCgRwYXRoGAQgAygJEi4KCm5vdF9iZWZvcmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKRBAoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhoKDWlkZW50aXR5X3BhdGgYFCABKAlIAIgBARIXCgpncm91cF9wYXRoGBUgASgJSAGIAQESEgoKY2FwYWJpbGl0eRgCIAEoCRIRCglncm91cF91aWQYAyABKAkSDwoHYWxsb3dlZBgEIAEoCBItCgZncmFudHMYBSADKAsyHS5hcmJvci5pYW0udjJiZXRhMS5HcmFudFByb29mEi8KB25lYXJlc3QYBiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5IZWxkQmluZGluZxIUCgdwYXJ0aWFsGAcgASgISAKIAQESGQoMY291bnRlZF9mcm9tGAggASgJSAOIAQESMAoHcGVuZGluZxgJIAMoCzIfLmFyYm9yLmlhbS52MmJldGExLlBlbmRpbmdHcmFudBIyCgtjb25kaXRpb25hbBgKIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YSNQoKYWN0aW5nX2ZvchgLIAEoCzIcLmFyYm9yLmlhbS52MmJldGExLkFjdGluZ0ZvckgEiAEBQhAKDl9pZGVudGl0eV9wYXRoQg0KC19ncm91cF9wYXRoQgoKCF9wYXJ0aWFsQg8KDV9jb3VudGVkX2Zyb21CDQoLX2FjdGluZ19mb3IiUAoXQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QSNQoGY2hlY2tzGAEgAygLMiUuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXF1ZXN0IlEKGEJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRI1CgdyZXN1bHRzGAEgAygLMiQuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXN1bHQieQoNV2hvQ2FuUmVxdWVzdBINCgVncm91cBgBIAEoCRISCgpjYXBhYmlsaXR5GAIgASgJEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAUigQEKDEFjY2Vzc0hvbGRlchIUCgxpZGVudGl0eV91aWQYASABKAkSLQoGZ3JhbnRzGAIgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZhIaCg1pZGVudGl0eV9wYXRoGBQgASgJSACIAQFCEAoOX2lkZW50aXR5X3BhdGgimAMKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUSFAoHcGFydGlhbBgFIAEoCEgAiAEBEhkKDGNvdW50ZWRfZnJvbRgGIAEoCUgBiAEBEjwKE2NvbmRpdGlvbmFsX2hvbGRlcnMYByADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISKgodY29uZGl0aW9uYWxfaG9sZGVyc190cnVuY2F0ZWQYCCABKAhIAogBARI4CgtkZWxlZ2F0aW9ucxgJIAMoCzIjLmFyYm9yLmlhbS52MmJldGExLkhvbGRlckRlbGVnYXRpb25CCgoIX3BhcnRpYWxCDwoNX2NvdW50ZWRfZnJvbUIgCh5fY29uZGl0aW9uYWxfaG9sZGVyc190cnVuY2F0ZWQibAoQSG9sZGVyRGVsZWdhdGlvbhIUCgxpZGVudGl0eV91aWQYASABKAkSDgoGYWN0b3JzGAIgAygJEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIcChRtYXhfbGlmZXRpbWVfc2Vjb25kcxgEIAEoBSJ7Cg5XaGF0Q2FuUmVxdWVzdBIVCghpZGVudGl0eRgBIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAVCCwoJX2lkZW50aXR5IngKCUJvdW5kUm9sZRITCgtiaW5kaW5nX3VpZBgBIAEoCRIwCgRyb2xlGAIgASgLMiIuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdSb2xlEhYKCXJvbGVfcGF0aBgUIAEoCUgAiAEBQgwKCl9yb2xlX3BhdGgitgIKC0dyb3VwQWNjZXNzEhEKCWdyb3VwX3VpZBgBIAEoCRIuCghiaW5kaW5ncxgCIAMoCzIcLmFyYm9yLmlhbS52MmJldGExLkJvdW5kUm9sZRIUCgxjYXBhYmlsaXRpZXMYAyADKAkSHgoWZWZmZWN0aXZlX2NhcGFiaWxpdGllcxgEIAMoCRIUCgdwYXJ0aWFsGAUgASgISACIAQESGQoMY291bnRlZF9mcm9tGAYgASgJSAGIAQESFwoKZ3JvdXBfcGF0aBgUIAEoCUgCiAEBEjgKC2NvbmRpdGlvbmFsGAcgAygLMiMuYXJib3IuaWFtLnYyYmV0YTEuQ29uZGl0aW9uYWxHcmFudEIKCghfcGFydGlhbEIPCg1fY291bnRlZF9mcm9tQg0KC19ncm91cF9wYXRoIswBChBDb25kaXRpb25hbEdyYW50EhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSNQoEd2hlbhgDIAEoCzInLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nQ29uZGl0aW9uEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIWCglyb2xlX3BhdGgYFCABKAlIAIgBAUIMCgpfcm9sZV9wYXRoIugBCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUSFAoHcGFydGlhbBgFIAEoCEgAiAEBEjUKCmFjdGluZ19mb3IYBiABKAsyHC5hcmJvci5pYW0udjJiZXRhMS5BY3RpbmdGb3JIAYgBAUIKCghfcGFydGlhbEINCgtfYWN0aW5nX2ZvciLWAQoQVGVzdFRva2VuUmVxdWVzdBIPCgV0b2tlbhgBIAEoCUgAEikKBmNsYWltcxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIABIWCgxpZGVudGl0eV91aWQYAyABKAlIARI0CgtjbGFpbV9tYXRjaBgEIAEoCzIdLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2hIARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCUIHCgVpbnB1dEIICgZ0YXJnZXQiPQoLVG9rZW5DbGF1c2USDgoGY2xhdXNlGAEgASgJEg4KBnBhc3NlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkimwEKD1Rva2VuVGVzdFJlc3VsdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARIVCg1pZGVudGl0eV9uYW1lGAIgASgJEhQKDHdvdWxkX2Fzc3VtZRgDIAEoCBIvCgdjbGF1c2VzGAQgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5DbGF1c2VCDwoNX2lkZW50aXR5X3VpZCJhChFUZXN0VG9rZW5SZXNwb25zZRIzCgdyZXN1bHRzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5UZXN0UmVzdWx0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLbAQoUU2ltdWxhdGVkUm9sZUJpbmRpbmcSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGlkZW50aXR5X3VpZBgCIAEoCRIQCghyb2xlX3VpZBgDIAEoCRI0CgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIzCgpub3RfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg4KDF9leHBpcmVfdGltZUINCgtfbm90X2JlZm9yZSIeCg9TaW11bGF0ZWREZWxldGUSCwoDdWlkGAEgASgJIjgKE1NpbXVsYXRlZFJvbGVVcGRhdGUSCwoDdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLgAgoPU2ltdWxhdGVkQ2hhbmdlEkYKE2NyZWF0ZV9yb2xlX2JpbmRpbmcYASABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRSb2xlQmluZGluZ0gAEkEKE2RlbGV0ZV9yb2xlX2JpbmRpbmcYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI9Cgt1cGRhdGVfcm9sZRgDIAEoCzImLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVVcGRhdGVIABI9Cg9kZWxldGVfaWRlbnRpdHkYBCABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI6CgxkZWxldGVfZ3JvdXAYBSABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIAEIICgZjaGFuZ2UihAEKFVNpbXVsYXRlQWNjZXNzUmVxdWVzdBIzCgdjaGFuZ2VzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkQ2hhbmdlEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEg8KB2V4cGxhaW4YDCABKAgiYgoNQ2hhbmdlVmVyZGljdBINCgVpbmRleBgBIAEoBRIPCgdhcHBsaWVkGAIgASgIEhEKCXBlcm1pdHRlZBgDIAEoCBITCgZyZWFzb24YBCABKAlIAIgBAUIJCgdfcmVhc29uItkCCg5TaW11bGF0ZWRHcmFudBIYCgtiaW5kaW5nX3VpZBgBIAEoCUgAiAEBEhkKDGNoYW5nZV9pbmRleBgCIAEoBUgBiAEBEjAKBHJvbGUYAyABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAQgASgJEgwKBHBhdGgYBSADKAkSNAoLZXhwaXJlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESMwoKbm90X2JlZm9yZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBARIUCgxjYXBhYmlsaXRpZXMYCCADKAlCDgoMX2JpbmRpbmdfdWlkQg8KDV9jaGFuZ2VfaW5kZXhCDgoMX2V4cGlyZV90aW1lQg0KC19ub3RfYmVmb3JlIjMKCE5hbWVkUmVmEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBhdGgYAyABKAkiOQoOVW5jaGFuZ2VkQmVsb3cSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLHAgoLQWNjZXNzRGVsdGESLQoIaWRlbnRpdHkYASABKAsyGy5hcmJvci5pYW0udjJiZXRhMS5OYW1lZFJlZhIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhQKDGNhcGFiaWxpdGllcxgIIAMoCRI6Cg91bmNoYW5nZWRfYmVsb3cYCSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5VbmNoYW5nZWRCZWxvd0oECAIQA0oECAcQCFIKY2FwYWJpbGl0eSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMitgEKE1VudXNlZEFjY2Vzc1JlcXVlc3QSEgoFZ3JvdXAYASABKAlIAIgBARITCgZ3aW5kb3cYAiABKAlIAYgBARIRCgRraW5kGAMgASgJSAKIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIICgZfZ3JvdXBCCQoHX3dpbmRvd0IHCgVfa2luZCLvAgoTVW51c2VkQWNjZXNzRmluZGluZxIMCgRraW5kGAEgASgJEgsKA3VpZBgCIAEoCRIWCglncm91cF91aWQYAyABKAlIAIgBARIUCgxpZGVudGl0eV91aWQYBCABKAkSFQoIcm9sZV91aWQYBSABKAlIAYgBARIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF91c2VkX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9leHBpcmVfYmluZGluZ3MYCSADKAkSLgoKbm90X2JlZm9yZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDAoKX2dyb3VwX3VpZEILCglfcm9sZV91aWQijwEKFFVudXNlZEFjY2Vzc1Jlc3BvbnNlEjgKCGZpbmRpbmdzGAEgAygLMiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzRmluZGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBTKZBQoNQWNjZXNzU2VydmljZRJaCgtDaGVja0FjY2VzcxIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdBokLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0EmsKEEJhdGNoQ2hlY2tBY2Nlc3MSKi5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRJNCgZXaG9DYW4SIC5hcmJvci5pYW0udjJiZXRhMS5XaG9DYW5SZXF1ZXN0GiEuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVzcG9uc2USUAoHV2hhdENhbhIhLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXF1ZXN0GiIuYXJib3IuaWFtLnYyYmV0YTEuV2hhdENhblJlc3BvbnNlElYKCVRlc3RUb2tlbhIjLmFyYm9yLmlhbS52MmJldGExLlRlc3RUb2tlblJlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXNwb25zZRJlCg5TaW11bGF0ZUFjY2VzcxIoLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVxdWVzdBopLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVzcG9uc2USXwoMVW51c2VkQWNjZXNzEiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzUmVxdWVzdBonLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
     [
       file_arbor_iam_v2beta1_identities,
       file_arbor_iam_v2beta1_role_bindings,
@@ -102,6 +102,20 @@ export type GrantProof = Message<'arbor.iam.v2beta1.GrantProof'> & {
    * @generated from field: optional string role_path = 21;
    */
   rolePath?: string | undefined;
+
+  /**
+   * A conditional binding's condition as evaluated for this check (check answers).
+   *
+   * @generated from field: optional arbor.iam.v2beta1.ExplainedCondition condition = 22;
+   */
+  condition?: ExplainedCondition | undefined;
+
+  /**
+   * A conditional binding's condition, not evaluated (who-can's conditional holders).
+   *
+   * @generated from field: optional arbor.iam.v2beta1.RoleBindingCondition when = 23;
+   */
+  when?: RoleBindingCondition | undefined;
 };
 
 /**
@@ -111,6 +125,100 @@ export type GrantProof = Message<'arbor.iam.v2beta1.GrantProof'> & {
 export const GrantProofSchema: GenMessage<GrantProof> =
   /*@__PURE__*/
   messageDesc(file_arbor_iam_v2beta1_access, 1);
+
+/**
+ * A conditional binding's condition with its result for one check and the values it read.
+ *
+ * @generated from message arbor.iam.v2beta1.ExplainedCondition
+ */
+export type ExplainedCondition = Message<'arbor.iam.v2beta1.ExplainedCondition'> & {
+  /**
+   * @generated from field: string expression = 1;
+   */
+  expression: string;
+
+  /**
+   * @generated from field: optional string title = 2;
+   */
+  title?: string | undefined;
+
+  /**
+   * @generated from field: optional string description = 3;
+   */
+  description?: string | undefined;
+
+  /**
+   * Whether the condition held for this check.
+   *
+   * @generated from field: bool result = 4;
+   */
+  result: boolean;
+
+  /**
+   * Each variable the expression read (resource.group.path, ...), with its value.
+   *
+   * @generated from field: google.protobuf.Struct values = 5;
+   */
+  values?: JsonObject | undefined;
+
+  /**
+   * Why it did not evaluate (then result is false), with the position.
+   *
+   * @generated from field: optional string error = 6;
+   */
+  error?: string | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.ExplainedCondition.
+ * Use `create(ExplainedConditionSchema)` to create a new message.
+ */
+export const ExplainedConditionSchema: GenMessage<ExplainedCondition> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 2);
+
+/**
+ * "As actor for subject": the caller is a delegated token (RFC 8693 act).
+ *
+ * @generated from message arbor.iam.v2beta1.ActingFor
+ */
+export type ActingFor = Message<'arbor.iam.v2beta1.ActingFor'> & {
+  /**
+   * The subject the delegated token acts for.
+   *
+   * @generated from field: string identity_uid = 1;
+   */
+  identityUid: string;
+
+  /**
+   * The identities acting for it, the current actor first.
+   *
+   * @generated from field: repeated string actors = 2;
+   */
+  actors: string[];
+
+  /**
+   * What the token may use now: its scope narrowed by the chain's delegation policies.
+   *
+   * @generated from field: repeated string capabilities = 3;
+   */
+  capabilities: string[];
+
+  /**
+   * Check answers only: whether the asked capability is among capabilities.
+   *
+   * @generated from field: optional bool capability_in_scope = 4;
+   */
+  capabilityInScope?: boolean | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.ActingFor.
+ * Use `create(ActingForSchema)` to create a new message.
+ */
+export const ActingForSchema: GenMessage<ActingFor> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 3);
 
 /**
  * A role binding the identity holds at the asked group or above that does not grant the
@@ -170,7 +278,7 @@ export type HeldBinding = Message<'arbor.iam.v2beta1.HeldBinding'> & {
  */
 export const HeldBindingSchema: GenMessage<HeldBinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 2);
+  messageDesc(file_arbor_iam_v2beta1_access, 4);
 
 /**
  * A scheduled role binding that has not started: it would grant the asked capability at
@@ -224,7 +332,7 @@ export type PendingGrant = Message<'arbor.iam.v2beta1.PendingGrant'> & {
  */
 export const PendingGrantSchema: GenMessage<PendingGrant> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 3);
+  messageDesc(file_arbor_iam_v2beta1_access, 5);
 
 /**
  * @generated from message arbor.iam.v2beta1.CheckAccessResult
@@ -300,6 +408,21 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
    * @generated from field: repeated arbor.iam.v2beta1.PendingGrant pending = 9;
    */
   pending: PendingGrant[];
+
+  /**
+   * When denied: the conditional bindings the caller may list that hold the capability here
+   * but whose condition did not hold for this check (each with its evaluation).
+   *
+   * @generated from field: repeated arbor.iam.v2beta1.GrantProof conditional = 10;
+   */
+  conditional: GrantProof[];
+
+  /**
+   * Present when the caller is a delegated token.
+   *
+   * @generated from field: optional arbor.iam.v2beta1.ActingFor acting_for = 11;
+   */
+  actingFor?: ActingFor | undefined;
 };
 
 /**
@@ -308,7 +431,7 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
  */
 export const CheckAccessResultSchema: GenMessage<CheckAccessResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 4);
+  messageDesc(file_arbor_iam_v2beta1_access, 6);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessRequest
@@ -326,7 +449,7 @@ export type BatchCheckAccessRequest = Message<'arbor.iam.v2beta1.BatchCheckAcces
  */
 export const BatchCheckAccessRequestSchema: GenMessage<BatchCheckAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 5);
+  messageDesc(file_arbor_iam_v2beta1_access, 7);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessResponse
@@ -344,7 +467,7 @@ export type BatchCheckAccessResponse = Message<'arbor.iam.v2beta1.BatchCheckAcce
  */
 export const BatchCheckAccessResponseSchema: GenMessage<BatchCheckAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 6);
+  messageDesc(file_arbor_iam_v2beta1_access, 8);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanRequest
@@ -395,7 +518,7 @@ export type WhoCanRequest = Message<'arbor.iam.v2beta1.WhoCanRequest'> & {
  */
 export const WhoCanRequestSchema: GenMessage<WhoCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 7);
+  messageDesc(file_arbor_iam_v2beta1_access, 9);
 
 /**
  * An identity holding the capability at the group, and why.
@@ -428,7 +551,7 @@ export type AccessHolder = Message<'arbor.iam.v2beta1.AccessHolder'> & {
  */
 export const AccessHolderSchema: GenMessage<AccessHolder> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 8);
+  messageDesc(file_arbor_iam_v2beta1_access, 10);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanResponse
@@ -470,6 +593,30 @@ export type WhoCanResponse = Message<'arbor.iam.v2beta1.WhoCanResponse'> & {
    * @generated from field: optional string counted_from = 6;
    */
   countedFrom?: string | undefined;
+
+  /**
+   * First page only: the identities holding the capability only by conditional bindings the
+   * caller may list (each grant with its condition, when), by uid, at most 100. Not
+   * holders: not in identities nor total_count.
+   *
+   * @generated from field: repeated arbor.iam.v2beta1.AccessHolder conditional_holders = 7;
+   */
+  conditionalHolders: AccessHolder[];
+
+  /**
+   * Present (true) when there are more conditional holders than conditional_holders shows.
+   *
+   * @generated from field: optional bool conditional_holders_truncated = 8;
+   */
+  conditionalHoldersTruncated?: boolean | undefined;
+
+  /**
+   * The delegation policies of the listed holders whose capabilities include the asked
+   * one, where the caller may read the policy (identity.update on the holder).
+   *
+   * @generated from field: repeated arbor.iam.v2beta1.HolderDelegation delegations = 9;
+   */
+  delegations: HolderDelegation[];
 };
 
 /**
@@ -478,7 +625,44 @@ export type WhoCanResponse = Message<'arbor.iam.v2beta1.WhoCanResponse'> & {
  */
 export const WhoCanResponseSchema: GenMessage<WhoCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 9);
+  messageDesc(file_arbor_iam_v2beta1_access, 11);
+
+/**
+ * A holder's delegation policy: identities that may act for it with the asked capability.
+ *
+ * @generated from message arbor.iam.v2beta1.HolderDelegation
+ */
+export type HolderDelegation = Message<'arbor.iam.v2beta1.HolderDelegation'> & {
+  /**
+   * The holder whose policy this is.
+   *
+   * @generated from field: string identity_uid = 1;
+   */
+  identityUid: string;
+
+  /**
+   * @generated from field: repeated string actors = 2;
+   */
+  actors: string[];
+
+  /**
+   * @generated from field: repeated string capabilities = 3;
+   */
+  capabilities: string[];
+
+  /**
+   * @generated from field: int32 max_lifetime_seconds = 4;
+   */
+  maxLifetimeSeconds: number;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.HolderDelegation.
+ * Use `create(HolderDelegationSchema)` to create a new message.
+ */
+export const HolderDelegationSchema: GenMessage<HolderDelegation> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 12);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanRequest
@@ -522,7 +706,7 @@ export type WhatCanRequest = Message<'arbor.iam.v2beta1.WhatCanRequest'> & {
  */
 export const WhatCanRequestSchema: GenMessage<WhatCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 10);
+  messageDesc(file_arbor_iam_v2beta1_access, 13);
 
 /**
  * A role bound at a group, by binding.
@@ -555,7 +739,7 @@ export type BoundRole = Message<'arbor.iam.v2beta1.BoundRole'> & {
  */
 export const BoundRoleSchema: GenMessage<BoundRole> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 11);
+  messageDesc(file_arbor_iam_v2beta1_access, 14);
 
 /**
  * What an identity holds at a group it is bound at.
@@ -612,6 +796,14 @@ export type GroupAccess = Message<'arbor.iam.v2beta1.GroupAccess'> & {
    * @generated from field: optional string group_path = 20;
    */
   groupPath?: string | undefined;
+
+  /**
+   * The conditional bindings here, apart: none of what they grant is in capabilities or
+   * effective_capabilities.
+   *
+   * @generated from field: repeated arbor.iam.v2beta1.ConditionalGrant conditional = 7;
+   */
+  conditional: ConditionalGrant[];
 };
 
 /**
@@ -620,7 +812,47 @@ export type GroupAccess = Message<'arbor.iam.v2beta1.GroupAccess'> & {
  */
 export const GroupAccessSchema: GenMessage<GroupAccess> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 12);
+  messageDesc(file_arbor_iam_v2beta1_access, 15);
+
+/**
+ * A conditional binding at a group, with what it grants where its condition holds.
+ *
+ * @generated from message arbor.iam.v2beta1.ConditionalGrant
+ */
+export type ConditionalGrant = Message<'arbor.iam.v2beta1.ConditionalGrant'> & {
+  /**
+   * @generated from field: string binding_uid = 1;
+   */
+  bindingUid: string;
+
+  /**
+   * @generated from field: arbor.iam.v2beta1.RoleBindingRole role = 2;
+   */
+  role?: RoleBindingRole | undefined;
+
+  /**
+   * @generated from field: arbor.iam.v2beta1.RoleBindingCondition when = 3;
+   */
+  when?: RoleBindingCondition | undefined;
+
+  /**
+   * @generated from field: repeated string capabilities = 4;
+   */
+  capabilities: string[];
+
+  /**
+   * @generated from field: optional string role_path = 20;
+   */
+  rolePath?: string | undefined;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.ConditionalGrant.
+ * Use `create(ConditionalGrantSchema)` to create a new message.
+ */
+export const ConditionalGrantSchema: GenMessage<ConditionalGrant> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 16);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanResponse
@@ -654,6 +886,13 @@ export type WhatCanResponse = Message<'arbor.iam.v2beta1.WhatCanResponse'> & {
    * @generated from field: optional bool partial = 5;
    */
   partial?: boolean | undefined;
+
+  /**
+   * Present when the caller is a delegated token.
+   *
+   * @generated from field: optional arbor.iam.v2beta1.ActingFor acting_for = 6;
+   */
+  actingFor?: ActingFor | undefined;
 };
 
 /**
@@ -662,7 +901,7 @@ export type WhatCanResponse = Message<'arbor.iam.v2beta1.WhatCanResponse'> & {
  */
 export const WhatCanResponseSchema: GenMessage<WhatCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 13);
+  messageDesc(file_arbor_iam_v2beta1_access, 17);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenRequest
@@ -739,7 +978,7 @@ export type TestTokenRequest = Message<'arbor.iam.v2beta1.TestTokenRequest'> & {
  */
 export const TestTokenRequestSchema: GenMessage<TestTokenRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 14);
+  messageDesc(file_arbor_iam_v2beta1_access, 18);
 
 /**
  * One clause of the exchange, judged on the token or claims.
@@ -773,7 +1012,7 @@ export type TokenClause = Message<'arbor.iam.v2beta1.TokenClause'> & {
  */
 export const TokenClauseSchema: GenMessage<TokenClause> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 15);
+  messageDesc(file_arbor_iam_v2beta1_access, 19);
 
 /**
  * Whether a token would assume one identity, and why.
@@ -810,7 +1049,7 @@ export type TokenTestResult = Message<'arbor.iam.v2beta1.TokenTestResult'> & {
  */
 export const TokenTestResultSchema: GenMessage<TokenTestResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 16);
+  messageDesc(file_arbor_iam_v2beta1_access, 20);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenResponse
@@ -833,7 +1072,7 @@ export type TestTokenResponse = Message<'arbor.iam.v2beta1.TestTokenResponse'> &
  */
 export const TestTokenResponseSchema: GenMessage<TestTokenResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 17);
+  messageDesc(file_arbor_iam_v2beta1_access, 21);
 
 /**
  * A role binding the change set creates.
@@ -878,7 +1117,7 @@ export type SimulatedRoleBinding = Message<'arbor.iam.v2beta1.SimulatedRoleBindi
  */
 export const SimulatedRoleBindingSchema: GenMessage<SimulatedRoleBinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 18);
+  messageDesc(file_arbor_iam_v2beta1_access, 22);
 
 /**
  * Something the change set deletes, by uid.
@@ -898,7 +1137,7 @@ export type SimulatedDelete = Message<'arbor.iam.v2beta1.SimulatedDelete'> & {
  */
 export const SimulatedDeleteSchema: GenMessage<SimulatedDelete> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 19);
+  messageDesc(file_arbor_iam_v2beta1_access, 23);
 
 /**
  * A custom role's capabilities, replaced.
@@ -923,7 +1162,7 @@ export type SimulatedRoleUpdate = Message<'arbor.iam.v2beta1.SimulatedRoleUpdate
  */
 export const SimulatedRoleUpdateSchema: GenMessage<SimulatedRoleUpdate> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 20);
+  messageDesc(file_arbor_iam_v2beta1_access, 24);
 
 /**
  * One change: exactly one of these.
@@ -983,7 +1222,7 @@ export type SimulatedChange = Message<'arbor.iam.v2beta1.SimulatedChange'> & {
  */
 export const SimulatedChangeSchema: GenMessage<SimulatedChange> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 21);
+  messageDesc(file_arbor_iam_v2beta1_access, 25);
 
 /**
  * @generated from message arbor.iam.v2beta1.SimulateAccessRequest
@@ -1024,7 +1263,7 @@ export type SimulateAccessRequest = Message<'arbor.iam.v2beta1.SimulateAccessReq
  */
 export const SimulateAccessRequestSchema: GenMessage<SimulateAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 22);
+  messageDesc(file_arbor_iam_v2beta1_access, 26);
 
 /**
  * What became of one change.
@@ -1065,7 +1304,7 @@ export type ChangeVerdict = Message<'arbor.iam.v2beta1.ChangeVerdict'> & {
  */
 export const ChangeVerdictSchema: GenMessage<ChangeVerdict> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 23);
+  messageDesc(file_arbor_iam_v2beta1_access, 27);
 
 /**
  * A binding granting the capability at the delta's group, before or after.
@@ -1128,7 +1367,7 @@ export type SimulatedGrant = Message<'arbor.iam.v2beta1.SimulatedGrant'> & {
  */
 export const SimulatedGrantSchema: GenMessage<SimulatedGrant> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 24);
+  messageDesc(file_arbor_iam_v2beta1_access, 28);
 
 /**
  * A uid with its name and path of names (`acme/platform/ci`, from the top of what the
@@ -1159,7 +1398,7 @@ export type NamedRef = Message<'arbor.iam.v2beta1.NamedRef'> & {
  */
 export const NamedRefSchema: GenMessage<NamedRef> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 25);
+  messageDesc(file_arbor_iam_v2beta1_access, 29);
 
 /**
  * A group strictly below an entry's group where some of its capabilities do not change.
@@ -1184,7 +1423,7 @@ export type UnchangedBelow = Message<'arbor.iam.v2beta1.UnchangedBelow'> & {
  */
 export const UnchangedBelowSchema: GenMessage<UnchangedBelow> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 26);
+  messageDesc(file_arbor_iam_v2beta1_access, 30);
 
 /**
  * One identity gaining (or losing) some capabilities at a group and below it: one entry per
@@ -1241,7 +1480,7 @@ export type AccessDelta = Message<'arbor.iam.v2beta1.AccessDelta'> & {
  */
 export const AccessDeltaSchema: GenMessage<AccessDelta> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 27);
+  messageDesc(file_arbor_iam_v2beta1_access, 31);
 
 /**
  * @generated from message arbor.iam.v2beta1.SimulateAccessResponse
@@ -1274,7 +1513,7 @@ export type SimulateAccessResponse = Message<'arbor.iam.v2beta1.SimulateAccessRe
  */
 export const SimulateAccessResponseSchema: GenMessage<SimulateAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 28);
+  messageDesc(file_arbor_iam_v2beta1_access, 32);
 
 /**
  * @generated from message arbor.iam.v2beta1.UnusedAccessRequest
@@ -1332,7 +1571,7 @@ export type UnusedAccessRequest = Message<'arbor.iam.v2beta1.UnusedAccessRequest
  */
 export const UnusedAccessRequestSchema: GenMessage<UnusedAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 29);
+  messageDesc(file_arbor_iam_v2beta1_access, 33);
 
 /**
  * A live role binding that granted no decision, or an identity that did not authenticate,
@@ -1415,7 +1654,7 @@ export type UnusedAccessFinding = Message<'arbor.iam.v2beta1.UnusedAccessFinding
  */
 export const UnusedAccessFindingSchema: GenMessage<UnusedAccessFinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 30);
+  messageDesc(file_arbor_iam_v2beta1_access, 34);
 
 /**
  * @generated from message arbor.iam.v2beta1.UnusedAccessResponse
@@ -1448,7 +1687,7 @@ export type UnusedAccessResponse = Message<'arbor.iam.v2beta1.UnusedAccessRespon
  */
 export const UnusedAccessResponseSchema: GenMessage<UnusedAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 31);
+  messageDesc(file_arbor_iam_v2beta1_access, 35);
 
 /**
  * Access you can explain: check with a proof, who can, what can. An answer counts only the
