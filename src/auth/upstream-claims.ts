@@ -17,7 +17,7 @@
  *   is already taken (a claim literally named so came first) is dropped;
  * - the token's own bookkeeping is dropped: `aud`, `exp`, `iat`, `nbf`, `jti` (the API
  *   token has its own) and `act`, `may_act` (the upstream's delegation, not Arbor's);
- *   `iss` and `sub` are kept, and come first;
+ *   `iss` and `sub` are kept, and come first (in that order);
  * - names of at most MAX_CLAIM_NAME_CHARS characters; at most MAX_UPSTREAM_CLAIMS claims
  *   and MAX_UPSTREAM_CLAIMS_BYTES bytes of JSON, kept in the token's order until a bound
  *   is reached, the rest dropped.
@@ -79,7 +79,8 @@ export function carriedClaims(payload: Readonly<Record<string, unknown>>): Upstr
   };
   const top = Object.entries(payload).filter(([k]) => !DROPPED.has(k));
   const first = (k: string) => k === 'iss' || k === 'sub';
-  walk('', [...top.filter(([k]) => first(k)), ...top.filter(([k]) => !first(k))], 1);
+  const head = [...top.filter(([k]) => k === 'iss'), ...top.filter(([k]) => k === 'sub')];
+  walk('', [...head, ...top.filter(([k]) => !first(k))], 1);
   return out;
 }
 
