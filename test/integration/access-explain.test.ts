@@ -1,6 +1,6 @@
 import test from 'ava';
 import { AccessService } from '../../src/gen/arbor/iam/v2beta1/access_pb.js';
-import type { GrpcTestServer } from '../helpers/grpc-server.js';
+import type { GrpcReply, GrpcTestServer } from '../helpers/grpc-server.js';
 import { createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
 import {
   ACCESS,
@@ -101,7 +101,13 @@ function bare(v: unknown): unknown {
   return out;
 }
 
-/** A GET list query's gRPC request: the same filters. */
+/** A gRPC call's answer; a failed call fails the test with its status. */
+function json(r: GrpcReply): any {
+  if (!r.ok) throw new Error(`gRPC call failed: ${JSON.stringify(r)}`);
+  return r.json;
+}
+
+/** The REST query string of a list's filters (the gRPC request takes them as fields). */
 const query = (q: Record<string, string>) =>
   Object.entries(q)
     .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
@@ -125,7 +131,7 @@ test('check: a condition is explained the same on REST and gRPC, held and not', 
     );
     const grpc = await s.grpcAdmin.call(AccessService, 'CheckAccess', ask);
     t.true(grpc.ok, JSON.stringify(grpc));
-    t.deepEqual(bare(grpc.json), bare(rest.body), 'the gRPC answer is the REST answer');
+    t.deepEqual(bare(json(grpc)), bare(rest.body), 'the gRPC answer is the REST answer');
   }
 });
 
@@ -145,7 +151,7 @@ test('who-can: conditional holders apart, with their condition; REST and gRPC al
   t.is(rest.body.conditionalHolders[0].grants[0].bindingUid, condBinding);
   const grpc = await s.grpcAdmin.call(AccessService, 'WhoCan', q);
   t.true(grpc.ok, JSON.stringify(grpc));
-  t.deepEqual(bare(grpc.json), bare(rest.body));
+  t.deepEqual(bare(json(grpc)), bare(rest.body));
   // A later page does not repeat them.
   const first = await s.admin.get(`${A}:whoCan?${query({ ...q, page_size: '1' })}`);
   t.truthy(first.body.nextPageToken);
@@ -167,7 +173,7 @@ test('who-can: delegation policies of holders, with their cap and lifetime', asy
   const rest = await s.admin.get(`${A}:whoCan?${query(q)}`);
   t.deepEqual(rest.body.delegations, [want]);
   const grpc = await s.grpcAdmin.call(AccessService, 'WhoCan', q);
-  t.deepEqual(grpc.json.delegations, [want]);
+  t.deepEqual(json(grpc).delegations, [want]);
   // A capability the policy does not let anyone act with: no delegation to show.
   const other = await s.admin.get(`${A}:whoCan?${query({ ...q, capability: 'repo.list' })}`);
   t.is(other.body.delegations, undefined);
@@ -185,7 +191,7 @@ test('what-can: conditional grants apart from what is held', async (t) => {
   t.deepEqual(atOrg.conditional[0].capabilities, ['groups.list', 'repo.list']);
   const grpc = await s.grpcAdmin.call(AccessService, 'WhatCan', { identity: cond });
   t.true(grpc.ok, JSON.stringify(grpc));
-  t.deepEqual(bare(grpc.json), bare(rest.body));
+  t.deepEqual(bare(json(grpc)), bare(rest.body));
 });
 
 test('delegated caller: check and what-can answer as the actor for the subject', async (t) => {
@@ -211,11 +217,11 @@ test('delegated caller: check and what-can answer as the actor for the subject',
       capability: 'repo.list',
       groupUid: folder,
     });
-    t.deepEqual(bare(viaGrpc.json), bare(beyond.body));
+    t.deepEqual(bare(json(viaGrpc)), bare(beyond.body));
     const what = await rest.get(`${A}:whatCan`);
     t.is(what.status, 200, JSON.stringify(what.body));
     t.deepEqual(what.body.actingFor, acting);
-    t.deepEqual((await grpc.call(AccessService, 'WhatCan', {})).json.actingFor, acting);
+    t.deepEqual(json(await grpc.call(AccessService, 'WhatCan', {})).actingFor, acting);
   } finally {
     grpc.close();
   }
@@ -263,7 +269,7 @@ test('attack: a caller learns no conditional binding nor delegation policy it ma
     capability: 'groups.list',
   });
   listerGrpc.close();
-  t.deepEqual(g.json.delegations ?? [], []);
+  t.deepEqual(json(g).delegations ?? [], []);
   // The outsider owns the sibling (it may update identities there, none of them ci) and
   // lists bindings there only: the org's conditional binding is not its to learn.
   const outsiderToken = await apiToken(outsider, 'sub-outsider');
@@ -289,6 +295,6 @@ test('attack: a caller learns no conditional binding nor delegation policy it ma
     capability: 'repo.list',
   });
   outsiderGrpc.close();
-  t.deepEqual(viaGrpc.json.conditionalHolders ?? [], []);
-  t.false(JSON.stringify(viaGrpc.json).includes(cond));
+  t.deepEqual(json(viaGrpc).conditionalHolders ?? [], []);
+  t.false(JSON.stringify(json(viaGrpc)).includes(cond));
 });
