@@ -54,6 +54,19 @@ export function ConditionText({ condition }: { condition: BindingCondition | und
   );
 }
 
+/**
+ * A conditional binding's condition under its role, in a binding table: "only if …". Nothing
+ * for an unconditional binding, so a table of plain bindings is no wider for it.
+ */
+export function ConditionLine({ condition }: { condition: BindingCondition | undefined }) {
+  if (!condition) return null;
+  return (
+    <div class="condition-line">
+      Only if: <ConditionText condition={condition} />
+    </div>
+  );
+}
+
 /** A claim's value as typed: JSON where it parses as JSON (7, true, ["a"]), else the text. */
 export function claimValue(text: string): unknown {
   const t = text.trim();

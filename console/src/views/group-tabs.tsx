@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { listPage } from '../api';
-import { ConditionText } from '../condition';
+import { ConditionLine } from '../condition';
 import { BindingWindow } from '../binding-window';
 import { useCan } from '../can';
 import type { Identity, Named, RoleBinding } from '../model';
@@ -152,11 +152,18 @@ function BindingsTab({ uid, name }: TabProps) {
             <a href={href('identity', b.identity.uid)}>{b.identity.name || b.identity.uid}</a>
           ),
         },
-        { header: 'Role', cell: (b) => b.role.name || b.role.uid },
+        // A conditional binding grants only where its condition holds: never shown as plain.
+        {
+          header: 'Role',
+          cell: (b) => (
+            <>
+              {b.role.name || b.role.uid}
+              <ConditionLine condition={b.condition} />
+            </>
+          ),
+        },
         // "starts in 2 hours" / "expires in 3 days": a scheduled binding never looks live.
         { header: 'Window', cell: (b) => <BindingWindow b={b} /> },
-        // A conditional binding grants only where its condition holds: never shown as plain.
-        { header: 'Condition', cell: (b) => <ConditionText condition={b.condition} /> },
         // Only where the caller may read the audit: else it leads to "0 changes".
         ...(can('audit.list')
           ? [

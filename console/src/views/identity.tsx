@@ -7,7 +7,7 @@ import { PagedList, RowsTable, usePaged } from '../paged';
 import { CopyUid, ErrorBox, Section, useLoad } from '../ui';
 import { Timeline } from './audit';
 import { BindingWindow } from '../binding-window';
-import { ConditionText } from '../condition';
+import { ConditionLine } from '../condition';
 import { ago, localTime } from '../time';
 
 interface IdentityRead extends Identity {
@@ -125,25 +125,20 @@ function Bindings({ uid }: { uid: string }) {
       <p class="hint">Only bindings at groups where you may list role bindings are shown.</p>
       <PagedList paged={page} count={(d) => plural(d.totalCount, 'role binding')}>
         {(d) => (
-          <RowsTable
-            labelledBy="identity-bindings-h"
-            headers={['Role', 'Group', 'Window', 'Condition']}
-          >
+          <RowsTable labelledBy="identity-bindings-h" headers={['Role', 'Group', 'Window']}>
             {d.items.map((b) => (
               <tr key={b.uid} data-uid={b.uid}>
                 <td>
                   <a href={href('roles', '', { name: b.role.name || undefined })}>
                     {b.role.name || b.role.uid}
                   </a>
+                  <ConditionLine condition={b.condition} />
                 </td>
                 <td>
                   <GroupPath uid={b.group.uid} />
                 </td>
                 <td>
                   <BindingWindow b={b} />
-                </td>
-                <td>
-                  <ConditionText condition={b.condition} />
                 </td>
               </tr>
             ))}

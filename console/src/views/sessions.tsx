@@ -61,15 +61,15 @@ export function SessionsView() {
         </p>
         <PagedList paged={page} count={(d) => plural(d.totalCount, 'live token')}>
           {(d) => (
-            <RowsTable
-              labelledBy="sessions-h"
-              headers={['Token', 'Identity', 'Scope', 'Issued', 'Expires', 'Action']}
-            >
+            <RowsTable labelledBy="sessions-h" headers={['Token', 'Identity', 'Expires', 'Action']}>
               {d.items.map((s) => (
                 <tr key={s.jti} data-jti={s.jti}>
                   <td>
                     <Uid uid={s.jti} />
                     {s.jti === mine ? <strong> (this console)</strong> : null}
+                    <div class="hint">
+                      {s.scope ? `scope: ${s.scope.join(', ')}` : 'unrestricted'}
+                    </div>
                     {s.parentJti ? (
                       <span class="hint">
                         {' '}
@@ -86,12 +86,12 @@ export function SessionsView() {
                       </span>
                     ) : null}
                   </td>
-                  <td>{s.scope ? s.scope.join(', ') : 'unrestricted'}</td>
-                  <td>
-                    <When iso={s.issueTime} />
-                  </td>
                   <td>
                     <When iso={s.expireTime} />
+                    <span class="hint">
+                      {' '}
+                      (issued <When iso={s.issueTime} />)
+                    </span>
                   </td>
                   <td>
                     <button
