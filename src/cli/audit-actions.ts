@@ -73,6 +73,20 @@ async function resourceLabel(names: NameBook, e: Item): Promise<string> {
     : `${who} asks ${what} at ${where}`;
 }
 
+/**
+ * What the ACTOR column reads: the actor's name; for a change made with a delegated token,
+ * the chain as it happened, "agent for person" (`acme/agent for acme/ci`; a longer chain:
+ * who acted for the one acting for the subject first), each by the path the API gave.
+ */
+async function actorLabel(names: NameBook, e: Item): Promise<string> {
+  const subject = str(e.actorPath) || (await names.actor(str(e.actor)));
+  if (!Array.isArray(e.actors)) return subject;
+  const actors = await Promise.all(
+    (e.actors as Item[]).map(async (a) => str(a.path) || (await names.identityPath(str(a.uid)))),
+  );
+  return [...actors.reverse(), subject].join(' for ');
+}
+
 /** Flags → the audit API's query: only the filters that API has (docs/cli.md, "audit"). */
 function auditQuery(resource: string | undefined, o: Opts): Record<string, string> {
   const q: Record<string, string> = {};
@@ -144,7 +158,7 @@ export async function auditCommand(args: unknown[], o: Opts): Promise<number> {
     const shown = await Promise.all(
       items.map(async (e) => ({
         ...e,
-        actorName: await names.actor(str(e.actor)),
+        actorName: await actorLabel(names, e),
         resourceName: await resourceLabel(names, e),
       })),
     );

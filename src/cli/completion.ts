@@ -29,13 +29,20 @@ function table(cmd: Command, path: string[] = [], out = new Map<string, string[]
  */
 const NAME_FLAGS: ReadonlyArray<[readonly string[], string]> = [
   [['--parent', '--children-of', '--descendants-of', '--group'], 'groups'],
-  [['--identity', '--as'], 'identities'],
+  [['--identity', '--as', '--actor'], 'identities'],
   [['--role', '--default-role'], 'roles'],
 ];
 const verbs = (kind: string) => ['get', 'update', 'delete', 'rm'].map((v) => `${kind} ${v}`);
 const NAME_ARGUMENTS: ReadonlyArray<[readonly string[], string]> = [
   [[...verbs('groups'), 'tree'], 'groups'],
-  [[...verbs('identities'), 'identities test-token'], 'identities'],
+  [
+    [
+      ...verbs('identities'),
+      'identities test-token',
+      ...['get', 'set', 'clear'].map((v) => `identities delegation-policy ${v}`),
+    ],
+    'identities',
+  ],
   [verbs('roles'), 'roles'],
   [['can-i', 'who-can'], 'capabilities'],
 ];

@@ -1,5 +1,6 @@
 import { Option, type Command } from './commander.js';
 import { registerAccessCommands } from './access-commands.js';
+import { registerDelegationCommands } from './delegation-commands.js';
 import { registerRequestCommands } from './request-commands.js';
 import { registerReviewCommands } from './review-commands.js';
 import { apiUrlOption, outputOption, registerResourceCommands } from './resource-commands.js';
@@ -7,9 +8,9 @@ import { registerSimulateCommand } from './simulate-commands.js';
 
 /**
  * The commands people use every day over the API (like `kubectl get`): one per resource
- * kind, `tree`, `whoami`, `can-i`, `who-can`, `what-can`, `identities test-token`, `audit`,
- * `capabilities`, `version`, and the hidden `__complete` that shell completion asks for uids.
- * Each action loads its module only when run.
+ * kind, `tree`, `whoami`, `can-i`, `who-can`, `what-can`, `identities test-token`,
+ * `identities delegation-policy`, `audit`, `capabilities`, `version`, and the hidden
+ * `__complete` that shell completion asks for uids. Each action loads its module only when run.
  */
 export function registerEverydayCommands(
   program: Command,
@@ -17,6 +18,7 @@ export function registerEverydayCommands(
 ): void {
   registerResourceCommands(program, wantedKind);
   registerAccessCommands(program);
+  registerDelegationCommands(program);
   registerRequestCommands(program);
   registerReviewCommands(program);
   registerSimulateCommand(program);
