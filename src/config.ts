@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { budgetVariables, budgetsOf, type BudgetConfig } from './budget-config.js';
+import { canonicalResourceUri, parseResourceServers } from './core/resource-uri.js';
 
 /** Typed, frozen configuration, read from the environment once at start-up. */
 export interface Config {
@@ -42,6 +43,11 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** The container registry's service name (`aud` of its tokens); unset → no token server. */
   registryService: string | undefined;
+  /**
+   * `ARBOR_OAUTH_RESOURCE_SERVERS`: the resource servers (absolute URIs, RFC 8707) the token
+   * endpoint issues JWT access tokens for (RFC 9068; docs/oauth-clients.md); empty → none.
+   */
+  oauthResourceServers: readonly string[];
   /** Bearer token the registry sends with its notifications; unset → no notification endpoint. */
   registryNotifyToken: string | undefined;
   /** The server-level OIDC provider people sign in with (spec §5.2); unset → none. */
@@ -275,6 +281,16 @@ export const environmentSchema = z.object({
   ARBOR_SECRET_KEY: z.string().optional(),
   ARBOR_SECRET_KEYS_DIR: z.string().optional(),
   ARBOR_REGISTRY_SERVICE: z.string().optional(),
+  // Resource servers the token endpoint issues for (docs/oauth-clients.md).
+  ARBOR_OAUTH_RESOURCE_SERVERS: z
+    .string()
+    .transform((v, ctx) => {
+      const r = parseResourceServers(v);
+      if (typeof r === 'string') ctx.addIssue({ code: 'custom', message: r });
+      return typeof r === 'string' ? z.NEVER : r;
+    })
+    .optional()
+    .transform((v) => v ?? Object.freeze([] as string[])),
   ARBOR_REGISTRY_NOTIFY_TOKEN: z
     .string()
     .min(16, { error: 'must be at least 16 characters' })
@@ -404,6 +420,26 @@ function isDevelopmentRun(e: Environment, inPod: boolean, loginIssuer: string | 
   );
 }
 
+/**
+ * A token for a resource server must never be one for Arbor's own API, nor for the
+ * registry's token server: its `aud` is what keeps it from being used there.
+ */
+function checkResourceServers(
+  servers: readonly string[],
+  issuerUrl: string,
+  registryService: string | undefined,
+): void {
+  const own = [issuerUrl, registryService].flatMap((u) => {
+    const c = u === undefined ? undefined : canonicalResourceUri(u);
+    return c === undefined ? (u === undefined ? [] : [u]) : [c];
+  });
+  for (const s of servers)
+    if (own.includes(canonicalResourceUri(s)!) || own.includes(s))
+      throw new ConfigError(
+        `ARBOR_OAUTH_RESOURCE_SERVERS must not name Arbor's own API or registry service, not "${s}"`,
+      );
+}
+
 /** @throws ConfigError with a message naming the variable at fault. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const e = parseEnvironment(env);
@@ -428,6 +464,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   // With TLS the port answers https only, so the default issuer (and token audience) is too.
   const scheme = tls ? 'https' : 'http';
   const inPod = e.KUBERNETES_SERVICE_HOST !== undefined;
+  const issuerUrl = (e.ARBOR_ISSUER_URL ?? `${scheme}://localhost:${e.PORT}`).replace(/\/+$/, '');
+  checkResourceServers(e.ARBOR_OAUTH_RESOURCE_SERVERS, issuerUrl, e.ARBOR_REGISTRY_SERVICE);
   const devSignIn = isDevelopmentRun(e, inPod, loginIssuer);
   return Object.freeze({
     port: e.PORT,
@@ -441,7 +479,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     readCache: e.ARBOR_READ_CACHE,
     databaseListenUrl: e.DATABASE_LISTEN_URL,
     signingKeysDir: resolve(e.ARBOR_SIGNING_KEYS_DIR ?? `${dataDir}/keys`),
-    issuerUrl: (e.ARBOR_ISSUER_URL ?? `${scheme}://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    issuerUrl,
     adminToken: e.ARBOR_ADMIN_TOKEN,
     allowInsecureIssuers: e.ARBOR_ALLOW_INSECURE_ISSUERS,
     logLevel: e.LOG_LEVEL,
@@ -453,6 +491,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     shutdownTimeoutMs: e.ARBOR_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     registryService: e.ARBOR_REGISTRY_SERVICE,
     registryNotifyToken: e.ARBOR_REGISTRY_NOTIFY_TOKEN,
+    oauthResourceServers: e.ARBOR_OAUTH_RESOURCE_SERVERS,
     loginIssuer,
     loginClientId: e.ARBOR_LOGIN_CLIENT_ID,
     consoleDir: e.ARBOR_CONSOLE_DIR === undefined ? undefined : resolve(e.ARBOR_CONSOLE_DIR),

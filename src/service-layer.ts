@@ -7,6 +7,8 @@ import { SecretBox } from './auth/secret-box.js';
 import type { SignInToken } from './auth/sign-in-token.js';
 import { loadSecretKeys } from './auth/secret-keys.js';
 import { loadSigningKeys } from './auth/signing-keys.js';
+import { ResourceAccessTokens } from './auth/resource-access-tokens.js';
+import { ResourceServerTokens } from './resources/oauth/resource-server-tokens.js';
 import { TOKEN_USE, TokenIssuer } from './auth/token-issuer.js';
 import type { UsageRecorder } from './auth/usage-recorder.js';
 import type { RevokedTokens } from './auth/revoked-tokens.js';
@@ -130,11 +132,10 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
     loginIssuer && loginClientId ? { issuer: loginIssuer, clientId: loginClientId } : undefined;
   const { features, ...base } = await resourceServices(f, authz, serverLogin);
   await sealClientSecrets(base, f.logger);
-  const tokens = new TokenIssuer(
-    f.config.issuerUrl,
-    f.config.issuerUrl,
-    await loadSigningKeys(f.config.signingKeysDir),
-  );
+  const signingKeys = await loadSigningKeys(f.config.signingKeysDir);
+  const tokens = new TokenIssuer(f.config.issuerUrl, f.config.issuerUrl, signingKeys);
+  // Tokens for the other resource servers are signed with the same keys (one JWKS).
+  const resourceTokens = new ResourceAccessTokens(f.config.issuerUrl, signingKeys);
   const { sts, people, tokenTester } = tokenServices(f, authz, base, tokens, serverLogin);
   // Names answer through the Gets, so a resolved name is the resource its Get answers.
   const names = new NameResolver({
@@ -161,7 +162,15 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
     delegations,
   );
   const authenticator = new ChainAuthenticator(f.config.adminToken, apiTokens, f.signInToken);
-  const oauth = oauthOf(f, authz, { tokens, sts, apiTokens, revoked, names, delegations });
+  const oauth = oauthOf(f, authz, {
+    tokens,
+    resourceTokens,
+    sts,
+    apiTokens,
+    revoked,
+    names,
+    delegations,
+  });
   // Every API token signed is recorded (in batches, off the request path) for sessions.
   const recorder = new IssuedTokenRecorder();
   tokens.onSigned = (t) => recorder.issued(t);
@@ -340,6 +349,7 @@ function oauthOf(
   authz: Authorizer,
   t: {
     tokens: TokenIssuer;
+    resourceTokens: ResourceAccessTokens;
     sts: SecurityTokenService;
     apiTokens: ApiTokenAuthenticator;
     revoked: RevokedTokens;
@@ -358,6 +368,12 @@ function oauthOf(
     names: t.names,
     delegations: t.delegations,
     audit: f.audit,
+    resourceServers: new ResourceServerTokens({
+      uris: f.config.oauthResourceServers,
+      tokens: t.resourceTokens,
+      revoked: t.revoked,
+      apiTokens: t.apiTokens,
+    }),
   });
 }
 

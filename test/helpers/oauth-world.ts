@@ -31,12 +31,13 @@ export interface OAuthWorld {
 
 let w: OAuthWorld;
 
-/** Start the world the helpers below work in (one per test file). */
-export async function startOAuthWorld(): Promise<OAuthWorld> {
+/** Start the world the helpers below work in (one per test file); `env` adds to its config. */
+export async function startOAuthWorld(env: Record<string, string> = {}): Promise<OAuthWorld> {
   const s = await startGrpcServer({
     ARBOR_ALLOW_INSECURE_ISSUERS: 'true',
     ARBOR_ISSUER_URL: ISSUER,
     ARBOR_REGISTRY_SERVICE: SERVICE,
+    ...env,
   });
   const issuer = await TestIssuer.start();
   const org = await createGroup(s.admin, 'oauth-org');

@@ -33,10 +33,21 @@ const tokenRequestSchema = z.object({
   scope: z.string().optional().meta({
     description: 'Capabilities, space separated: the token holds at most these.',
   }),
-  resource: z.array(z.string()).max(16).optional().meta({
-    description: 'Groups (uid or path), repeated: the token holds grants only there.',
+  resource: z
+    .array(z.string())
+    .max(16)
+    .optional()
+    .meta({
+      description:
+        'Repeated. A group (uid or path): the token holds grants only there. An absolute URI ' +
+        '(RFC 8707): the resource server the token is for, Arbor’s API address or one of ' +
+        'ARBOR_OAUTH_RESOURCE_SERVERS (then an RFC 9068 JWT access token with that `aud`, ' +
+        'which Arbor’s API refuses); any other URI is invalid_target.',
+    }),
+  audience: z.string().optional().meta({
+    description:
+      "Arbor's API address or one of ARBOR_OAUTH_RESOURCE_SERVERS, if given (as a URI resource).",
   }),
-  audience: z.string().optional().meta({ description: "Arbor's API address, if given." }),
   actor_token: z
     .string()
     .max(8192)
@@ -166,14 +177,24 @@ export function mountOAuthRoutes(
       'Introspect an API token (RFC 7662)',
       'Authenticate with `Authorization: Bearer` (any Arbor token). The token’s own identity, ' +
         'the admin, or a caller holding identity.list on its identity learns of it; anyone ' +
-        'else, and any unknown, expired or revoked token, gets `{"active":false}`.',
+        'else, and any unknown, expired or revoked token, gets `{"active":false}`. A token ' +
+        'for another resource server (ARBOR_OAUTH_RESOURCE_SERVERS) may also be sent as both ' +
+        'the bearer credential and `token`: a live one learns of itself (its `aud`, ' +
+        '`client_id`, …); it authenticates nothing else.',
       { name: 'OAuthTokenForm', schema: tokenFormSchema, example: { token: 'eyJ…' } },
       { name: 'OAuthIntrospection', schema: introspectionSchema, description: 'What is known.' },
       'bearer',
     ),
     (ctx) =>
       answer(ctx, async () => {
-        const caller = await callerOf(ctx, authenticator);
+        let caller: Principal;
+        try {
+          caller = await callerOf(ctx, authenticator);
+        } catch (e) {
+          const own = await ownIntrospection(ctx, oauth, e);
+          ctx.remove('WWW-Authenticate');
+          return own;
+        }
         return oauth.introspect(caller, await formOf(ctx));
       }),
   );
@@ -302,6 +323,20 @@ async function callerOf(ctx: Context, authenticator: Authenticator): Promise<Pri
     }
     throw e;
   }
+}
+
+/**
+ * A resource server's token introspecting itself (OAuthService.introspectOwn), after the
+ * authenticator refused it as a credential of Arbor's API. @throws `refusal` (the
+ * authenticator's invalid_client) for anything else.
+ */
+async function ownIntrospection(ctx: Context, oauth: OAuthService, refusal: unknown) {
+  const bearer = /^Bearer ([\x21-\x7e]{1,8192})$/i.exec(ctx.get('authorization'))?.[1];
+  if (!(refusal instanceof OAuthError) || refusal.error !== 'invalid_client' || !bearer)
+    throw refusal;
+  const own = await oauth.introspectOwn(bearer, await formOf(ctx));
+  if (own === undefined) throw refusal;
+  return own;
 }
 
 /** Run `work`, answering its result or its OAuth error, never cached (RFC 6749 §5.1). */

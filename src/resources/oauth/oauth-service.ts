@@ -13,7 +13,12 @@ import {
 import { CAPABILITIES, type Capability } from '../../auth/capabilities.js';
 import type { Principal, TokenRestriction } from '../../auth/principal.js';
 import type { RevokedTokens } from '../../auth/revoked-tokens.js';
-import { API_TOKEN_TTL_S, type Actor, type TokenIssuer } from '../../auth/token-issuer.js';
+import {
+  API_TOKEN_TTL_S,
+  type Actor,
+  type ApiTokenOptions,
+  type TokenIssuer,
+} from '../../auth/token-issuer.js';
 import type { UpstreamClaims } from '../../auth/upstream-claims.js';
 import { Code } from '../../core/rpc-code.js';
 import { isRpcError } from '../../core/rpc-error.js';
@@ -28,6 +33,7 @@ import {
   type IssuedToken as RecordedToken,
 } from './issued-token.js';
 import { OAuthError } from './oauth-error.js';
+import type { ResourceServerTokens } from './resource-server-tokens.js';
 import type { RevocationStore } from './revocation-store.js';
 import {
   parseTokenRequest,
@@ -50,6 +56,11 @@ export interface OAuthServiceDeps {
   delegations?: DelegationPolicies;
   /** Where a revocation is recorded (who revoked which token of which identity). */
   audit?: ChangeRecorder;
+  /**
+   * Tokens for the other resource servers (`ARBOR_OAUTH_RESOURCE_SERVERS`, RFC 8707 and
+   * RFC 9068). Absent: every resource URI but Arbor's API is invalid_target.
+   */
+  resourceServers?: ResourceServerTokens;
   now?: () => number;
 }
 
@@ -112,7 +123,7 @@ export class OAuthService {
    *   pass through (the door answers them as temporarily_unavailable).
    */
   async exchange(form: URLSearchParams): Promise<IssuedToken> {
-    const req = parseTokenRequest(form, this.d.issuer.audience);
+    const req = parseTokenRequest(form, this.d.issuer.audience, this.d.resourceServers?.uris);
     const subject =
       req.subjectKind === 'workload'
         ? await this.workload(req.subjectToken, req.identity)
@@ -141,7 +152,11 @@ export class OAuthService {
     if (req.resources !== undefined && groups !== undefined)
       await this.requireTargets(sp, groups, scope);
     const act = delegation ? actClaim(this.d.issuer.issuer, delegation.actors) : subject.act;
-    const { token, expiry } = await this.d.issuer.sign(subject.uid, act, {
+    const sign = (o: ApiTokenOptions) =>
+      req.target === undefined
+        ? this.d.issuer.sign(subject.uid, act, o)
+        : this.d.resourceServers!.sign(req.target, subject.uid, o);
+    const { token, expiry } = await sign({
       ...(scope === undefined ? {} : { scope }),
       ...(groups === undefined ? {} : { groups: [...groups] }),
       parents,
@@ -413,8 +428,8 @@ export class OAuthService {
   async introspect(caller: Principal, form: URLSearchParams): Promise<Introspection> {
     const token = requiredToken(form);
     const t = await this.liveToken(token);
-    if (t === undefined || !(await this.mayHandle(caller, t, 'identity.list')))
-      return { active: false };
+    if (t === undefined) return this.introspectResourceToken(caller, token);
+    if (!(await this.mayHandle(caller, t, 'identity.list'))) return { active: false };
     const r = t.restriction;
     return {
       active: true,
@@ -443,12 +458,8 @@ export class OAuthService {
     const hint = single(form, 'token_type_hint');
     if (hint === 'refresh_token')
       throw new OAuthError('unsupported_token_type', 'Arbor issues no refresh tokens');
-    let t: VerifiedApiToken;
-    try {
-      t = await this.d.apiTokens.verified(token);
-    } catch {
-      return;
-    }
+    const t = await this.verifiedAnyToken(token);
+    if (t === undefined) return;
     if (t.jti === undefined || t.exp * 1000 <= this.now()) return;
     if (!(await this.mayHandle(caller, t, 'identity.update')))
       throw new OAuthError('unauthorized_client', 'the caller may not revoke this token');
@@ -474,6 +485,37 @@ export class OAuthService {
   ): Promise<boolean> {
     if (caller.kind === 'identity' && caller.uid === t.uid) return true;
     return this.d.authz.can(caller, cap, t.uid);
+  }
+
+  /** RFC 7662 for a resource server's token, by the rule for API tokens. */
+  private async introspectResourceToken(caller: Principal, token: string): Promise<Introspection> {
+    const v = await this.d.resourceServers?.live(token);
+    if (v === undefined || !(await this.mayHandle(caller, v.token, 'identity.list')))
+      return { active: false };
+    return this.d.resourceServers!.introspection(v);
+  }
+
+  /**
+   * Introspection by a resource server holding nothing of Arbor's but the token it was
+   * given: a live token for a configured resource server, sent as the bearer credential
+   * and as `token` alike, learns what it says of itself and that it is still live (not
+   * revoked, its delegation still allowed). Nothing else introspects this way.
+   * @returns undefined when this is not such a call (the door then refuses the caller).
+   */
+  async introspectOwn(bearer: string, form: URLSearchParams): Promise<Introspection | undefined> {
+    const token = requiredToken(form);
+    if (token !== bearer) return undefined;
+    const v = await this.d.resourceServers?.live(token);
+    return v && this.d.resourceServers!.introspection(v);
+  }
+
+  /** An API token's claims, or a resource server's token's, verified (revoked or not). */
+  private async verifiedAnyToken(token: string): Promise<VerifiedApiToken | undefined> {
+    try {
+      return await this.d.apiTokens.verified(token);
+    } catch {
+      return this.d.resourceServers?.verified(token);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import { isCapability, type Capability } from '../../auth/capabilities.js';
-import { MAX_TOKEN_GROUPS, MAX_TOKEN_SCOPE } from '../../auth/api-token-authenticator.js';
+import { MAX_TOKEN_SCOPE } from '../../auth/api-token-authenticator.js';
 import { OAuthError } from './oauth-error.js';
+import { tokenTarget } from './resource-target.js';
 
 export const GRANT_TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const TOKEN_TYPE = {
@@ -17,6 +18,11 @@ export interface TokenExchangeRequest {
   identity: string | undefined;
   scope: Capability[] | undefined;
   resources: string[] | undefined;
+  /**
+   * The resource server the token is for (RFC 8707 `resource` or RFC 8693 `audience`, one
+   * of ARBOR_OAUTH_RESOURCE_SERVERS as configured); undefined: Arbor's own API.
+   */
+  target: string | undefined;
   /** RFC 8693's actor: who acts for the subject (delegation, docs/oauth.md). */
   actor: ActorRequest | undefined;
 }
@@ -67,7 +73,11 @@ export function single(form: URLSearchParams, name: string, max = MAX_VALUE_CHAR
  * A token exchange request (RFC 8693 §2.1) from its form, every input bounded.
  * @throws OAuthError invalid_request, unsupported_grant_type, invalid_scope, invalid_target.
  */
-export function parseTokenRequest(form: URLSearchParams, audience: string): TokenExchangeRequest {
+export function parseTokenRequest(
+  form: URLSearchParams,
+  audience: string,
+  resourceServers: readonly string[] = [],
+): TokenExchangeRequest {
   for (const name of new Set(form.keys())) {
     if (!KNOWN.has(name)) throw new OAuthError('invalid_request', `unknown parameter ${name}`);
     if (!REPEATABLE.has(name) && form.getAll(name).length > 1)
@@ -91,18 +101,19 @@ export function parseTokenRequest(form: URLSearchParams, audience: string): Toke
       'invalid_request',
       `requested_token_type must be ${TOKEN_TYPE.accessToken}`,
     );
-  const audiences = form.getAll('audience');
-  if (audiences.length > MAX_TOKEN_GROUPS)
-    throw new OAuthError('invalid_request', `at most ${MAX_TOKEN_GROUPS} audience values`);
-  for (const a of audiences)
-    if (a.replace(/\/+$/, '') !== audience)
-      throw new OAuthError('invalid_target', `audience must be ${audience}`);
+  const target = tokenTarget(
+    form.getAll('resource'),
+    form.getAll('audience'),
+    audience,
+    resourceServers,
+  );
   return {
     subjectToken,
     subjectKind,
     identity: single(form, 'identity'),
     scope: scopeOf(single(form, 'scope', MAX_SCOPE_CHARS)),
-    resources: resourcesOf(form.getAll('resource')),
+    resources: target.groups,
+    target: target.server,
     actor: actorOf(form),
   };
 }
@@ -149,14 +160,4 @@ function scopeOf(scope: string | undefined): Capability[] | undefined {
   if (unknown !== undefined)
     throw new OAuthError('invalid_scope', `${unknown.slice(0, 64)} is not a capability`);
   return (words as Capability[]).sort();
-}
-
-function resourcesOf(all: string[]): string[] | undefined {
-  if (all.length === 0) return undefined;
-  if (all.length > MAX_TOKEN_GROUPS)
-    throw new OAuthError('invalid_target', `at most ${MAX_TOKEN_GROUPS} resources`);
-  for (const r of all)
-    if (r === '' || r.length > MAX_VALUE_CHARS)
-      throw new OAuthError('invalid_target', 'a resource is a group uid or path');
-  return [...new Set(all)];
 }
