@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { CAPABILITIES } from '../auth/capabilities.js';
-import type { SimulateAnswer, SimulatedGrant } from '../resources/access/simulate.js';
+import type {
+  DelegationAllowed,
+  SimulateAnswer,
+  SimulatedGrant,
+} from '../resources/access/simulate.js';
+import { bindingConditionSchema } from './role-binding-wire.js';
 import { timestampSchema, ts } from './time.js';
 import { uidSchema } from './uid-schema.js';
 
@@ -70,6 +75,7 @@ export const simulatedGrantSchema = z
     capabilities: z.array(z.enum(CAPABILITIES)).meta({
       description: "Which of the delta's capabilities this binding grants at the delta's group.",
     }),
+    condition: bindingConditionSchema.optional(),
   })
   .meta({ description: "A binding that grants the capability at the delta's group." });
 
@@ -104,6 +110,13 @@ export const accessDeltaSchema = z
           'because another grant bound there holds them before and after (the tops only), ' +
           'each with those capabilities.',
       }),
+    condition: bindingConditionSchema.optional().meta({
+      description:
+        'A conditional entry: the capabilities are gained (or lost) only when this ' +
+        'condition holds, by conditional bindings (one entry per condition); absent: ' +
+        'unconditionally. A conditional binding never counts towards an unconditional ' +
+        'entry, nor where the capability is held unconditionally before or after.',
+    }),
   })
   .meta({
     description:
@@ -111,10 +124,46 @@ export const accessDeltaSchema = z
       'it, except beneath `unchangedBelow`: one entry per identity, group and effect.',
   });
 
+const delegationAllowedSchema = z
+  .object({
+    capabilities: z.array(z.enum(CAPABILITIES)).meta({
+      description:
+        "At most these capabilities (a delegated token holds at most the subject's own too).",
+    }),
+    maxLifetimeSeconds: z.number().int().meta({
+      description: 'How long one delegation lasts at most from its start.',
+    }),
+  })
+  .meta({ description: 'What the policy allows the actor.' });
+
+export const delegationDeltaSchema = z
+  .object({
+    subject: named('identity acted for (whose delegation policy changes)'),
+    actor: named('identity that may (or may no longer) act for it'),
+    effect: z.enum(['GAIN', 'LOSE', 'CHANGE']).meta({
+      description:
+        'GAIN: the actor may act for the subject after the set and not before; LOSE the ' +
+        'other way round; CHANGE: it may both before and after, with another cap.',
+    }),
+    before: delegationAllowedSchema.optional().meta({ description: 'Absent for a GAIN.' }),
+    after: delegationAllowedSchema.optional().meta({ description: 'Absent for a LOSE.' }),
+  })
+  .meta({
+    description:
+      'One actor gaining, losing or keeping with another cap the ability to act for an ' +
+      'identity (its delegation policy), shown only for identities whose policy the caller ' +
+      'may read (it may list and update them).',
+  });
+
 export const simulateResponseSchema = z.object({
   changes: z.array(changeVerdictSchema).meta({ description: 'One verdict per change, in order.' }),
   deltas: z.array(accessDeltaSchema).meta({
     description: 'One page of the delta, by identity uid, group uid and effect.',
+  }),
+  delegationDeltas: z.array(delegationDeltaSchema).meta({
+    description:
+      "The page's delegation entries, by subject and actor uid: they come after every " +
+      'access entry, in the same pages (`totalCount` counts both).',
   }),
   nextPageToken: z.string().optional().meta({ description: 'The next page, if any.' }),
   totalCount: z
@@ -132,6 +181,12 @@ const grantV2 = (g: SimulatedGrant): z.output<typeof simulatedGrantSchema> => ({
   ...(g.expireTime === undefined ? {} : { expireTime: ts(g.expireTime) }),
   ...(g.notBefore === undefined ? {} : { notBefore: ts(g.notBefore) }),
   capabilities: [...g.capabilities],
+  ...(g.condition === undefined ? {} : { condition: { ...g.condition } }),
+});
+
+const allowedV2 = (a: DelegationAllowed) => ({
+  capabilities: [...a.capabilities],
+  maxLifetimeSeconds: a.maxLifetimeSeconds,
 });
 
 export function simulateAnswerV2(a: SimulateAnswer): z.output<typeof simulateResponseSchema> {
@@ -148,6 +203,14 @@ export function simulateAnswerV2(a: SimulateAnswer): z.output<typeof simulateRes
         groupUid: u.groupUid,
         capabilities: [...u.capabilities],
       })),
+      ...(d.condition === undefined ? {} : { condition: { ...d.condition } }),
+    })),
+    delegationDeltas: a.delegationDeltas.map((d) => ({
+      subject: { ...d.subject },
+      actor: { ...d.actor },
+      effect: d.effect,
+      ...(d.before === undefined ? {} : { before: allowedV2(d.before) }),
+      ...(d.after === undefined ? {} : { after: allowedV2(d.after) }),
     })),
     ...(a.nextPageToken ? { nextPageToken: a.nextPageToken } : {}),
     totalCount: a.totalCount,

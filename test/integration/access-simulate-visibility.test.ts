@@ -110,8 +110,8 @@ test.serial('deleteGroup of a hidden organization costs what a missing uid costs
     { index: 0, applied: false, permitted: false, reason: 'group not found' },
   ]);
   // A fixed handful of statements, none of them per identity or binding of what is hidden.
-  // BEGIN, the timeout, three reads, COMMIT.
-  t.true(h.statements.length <= 6, h.statements.join('\n'));
+  // BEGIN, the timeout, four reads (the last, delegation policies), COMMIT.
+  t.true(h.statements.length <= 7, h.statements.join('\n'));
   await alike(t, [{ deleteGroup: { uid: hiddenOrg } }], [{ deleteGroup: { uid: missingBelow() } }]);
 });
 
@@ -267,5 +267,61 @@ test.serial(
     });
     t.deepEqual(answer.changes, [{ index: 0, applied: true, permitted: true }]);
     t.true(answer.deltas.some((d) => d.identity.uid === hiddenIdentity && d.effect === 'LOSE'));
+  },
+);
+
+test.serial(
+  "a hidden identity's delegation policy costs what a missing one's costs: nothing of it shows",
+  async (t) => {
+    // The hidden identity lets the caller itself act for it: the caller still learns nothing.
+    const set = await s.admin.post('/iam/v2beta1/identities:setDelegationPolicy', {
+      identityUid: hiddenIdentity,
+      actors: [caller],
+      capabilities: ['repo.list'],
+    });
+    t.is(set.status, 200, JSON.stringify(set.body));
+    try {
+      for (const change of [
+        { actors: [] },
+        { actors: [caller], capabilities: ['repo.list', 'groups.list'] },
+      ]) {
+        const h = await alike(
+          t,
+          [{ setDelegationPolicy: { identityUid: hiddenIdentity, ...change } }],
+          [{ setDelegationPolicy: { identityUid: missingBelow(), ...change } }],
+        );
+        t.deepEqual(h.answer.changes, [
+          { index: 0, applied: false, permitted: false, reason: 'identity not found' },
+        ]);
+        t.deepEqual(h.answer.delegationDeltas, []);
+        t.is(h.answer.totalCount, '0');
+      }
+      // Nor by deleting the hidden identity, or the group it is in.
+      const d = await alike(
+        t,
+        [{ deleteIdentity: { uid: hiddenIdentity } }],
+        [{ deleteIdentity: { uid: missingBelow() } }],
+      );
+      t.deepEqual(d.answer.delegationDeltas, []);
+      const g = await alike(
+        t,
+        [{ deleteGroup: { uid: hiddenOrg } }],
+        [{ deleteGroup: { uid: missingRoot } }],
+      );
+      t.deepEqual(g.answer.delegationDeltas, []);
+      // The admin sees the same change as a loss: there was something to hide.
+      const admin = await s.arbor.services.accessSimulator.simulate(ADMIN, {
+        changes: [{ setDelegationPolicy: { identityUid: hiddenIdentity, actors: [] } }],
+      });
+      t.deepEqual(
+        admin.delegationDeltas.map((x) => [x.subject.uid, x.actor.uid, x.effect]),
+        [[hiddenIdentity, caller, 'LOSE']],
+      );
+    } finally {
+      await s.admin.post('/iam/v2beta1/identities:setDelegationPolicy', {
+        identityUid: hiddenIdentity,
+        actors: [],
+      });
+    }
   },
 );

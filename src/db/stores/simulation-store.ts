@@ -1,7 +1,9 @@
 import { resourceExhausted } from '../../core/rpc-error.js';
 import type { Visibility } from '../../core/visibility.js';
+import type { Capability } from '../../auth/capabilities.js';
 import type {
   GroupFacts,
+  PolicyFacts,
   RoleFacts,
   SimulatedBindingFacts,
   SimulationAsk,
@@ -83,6 +85,16 @@ const BINDINGS = `
    WHERE rb.identity_uid IN ${IN('?')}
    LIMIT ?`;
 
+/** The delegation policies of the identities touched, where the caller may read them. */
+const POLICIES = `
+  SELECT identity_uid, actors, capabilities, max_lifetime_seconds FROM delegation_policies
+   WHERE identity_uid IN ${IN('?')}
+     AND ${within('identity_uid', '?')} AND ${within('identity_uid', '?')}`;
+
+/** jsonb arrives parsed from node-postgres, and may arrive as text elsewhere. */
+const strings = (v: unknown): string[] =>
+  typeof v === 'string' ? (JSON.parse(v) as string[]) : (v as string[]);
+
 const NAMES = `
   SELECT uid, name FROM groups WHERE uid IN ${IN('?')}
   UNION ALL SELECT uid, name FROM identities WHERE uid IN ${IN('?')}`;
@@ -124,8 +136,32 @@ export class KnexSimulationStore implements SimulationStore {
       throw resourceExhausted(
         `the change set touches more than ${limits.bindings} role bindings, the most one simulation reads`,
       );
+    const policies = (
+      (await k.raw(POLICIES, [
+        list(touched.map((r) => r.uid)),
+        ...twice(scopes(ask.policies.listed)),
+        ...twice(scopes(ask.policies.updated)),
+      ])) as {
+        rows: {
+          identity_uid: string;
+          actors: unknown;
+          capabilities: unknown;
+          max_lifetime_seconds: number;
+        }[];
+      }
+    ).rows;
     return {
       now: named.now.getTime(),
+      policies: new Map(
+        policies.map((r): [string, PolicyFacts] => [
+          r.identity_uid,
+          {
+            actors: strings(r.actors),
+            capabilities: strings(r.capabilities) as Capability[],
+            maxLifetimeSeconds: r.max_lifetime_seconds,
+          },
+        ]),
+      ),
       groups: new Map(
         named.groups.map((g) => [
           g.uid,

@@ -18,7 +18,10 @@ export interface WorldBinding {
   startsAt?: number;
   /** The Kubernetes object managing it; absent or null: none (one the set creates). */
   managedBy?: string | null;
-  /** A conditional binding's condition: a simulation counts it as granting nothing. */
+  /**
+   * A conditional binding's condition: it grants nothing unconditionally, and its own
+   * deltas are conditional ones (`identityDelta`).
+   */
   condition?: Condition;
 }
 
@@ -32,6 +35,8 @@ export interface RawDelta {
   before: WorldBinding[];
   after: WorldBinding[];
   unchangedBelow: string[];
+  /** A conditional delta: held (or no longer held) only when this condition holds. */
+  condition?: Condition;
 }
 
 /** One identity's bindings as the authorizer's grants, indexed by the group they are at. */
@@ -43,8 +48,6 @@ class GrantIndex {
     private readonly now: number,
   ) {
     for (const b of bindings) {
-      // Decided per request, which a simulation has none of: fail closed, as who-can.
-      if (b.condition !== undefined) continue;
       const grant: Grant = {
         scope: b.groupUid,
         capabilities: new Set(b.capabilities),
@@ -116,11 +119,77 @@ function below(tops: readonly string[], uid: string): string[] {
   return out;
 }
 
+/** A condition's identity: two bindings with the same one grant under the same decisions. */
+export const conditionKey = (c: Condition): string =>
+  JSON.stringify([c.expression, c.title ?? '', c.description ?? '']);
+
 /**
- * What changes for one identity between two sets of its bindings, at `now`. Where it holds
- * a capability is a union of subtrees; the groups that gain it are exactly the tops after
- * that were not held before (a group below one held before was held too), each with the
- * tops before beneath it as holes, and the other way round for what it loses.
+ * The changes between two indexes of one identity's holdings: where `after` holds a
+ * capability that `before` does not (GAIN), or the other way round (LOSE). Where it holds a
+ * capability is a union of subtrees; the groups that gain it are exactly the tops after that
+ * were not held before (a group below one held before was held too), each with the tops
+ * before beneath it as holes, and the other way round for what it loses.
+ */
+function between(
+  identityUid: string,
+  before: GrantIndex,
+  after: GrantIndex,
+  effects: ReadonlySet<DeltaEffect>,
+  condition: Condition | undefined,
+): RawDelta[] {
+  const caps = [...new Set([...before.capabilities(), ...after.capabilities()])].sort();
+  const out: RawDelta[] = [];
+  const tagged = condition === undefined ? {} : { condition };
+  for (const capability of caps) {
+    const tops0 = before.tops(capability);
+    const tops1 = after.tops(capability);
+    if (effects.has('GAIN'))
+      for (const g of tops1)
+        if (!before.holds(capability, g))
+          out.push({
+            identityUid,
+            capability,
+            groupUid: g,
+            effect: 'GAIN',
+            before: [],
+            after: after.granting(capability, g).sort(byKey),
+            unchangedBelow: below(tops0, g),
+            ...tagged,
+          });
+    if (effects.has('LOSE'))
+      for (const g of tops0)
+        if (!after.holds(capability, g))
+          out.push({
+            identityUid,
+            capability,
+            groupUid: g,
+            effect: 'LOSE',
+            before: before.granting(capability, g).sort(byKey),
+            after: [],
+            unchangedBelow: below(tops1, g),
+            ...tagged,
+          });
+  }
+  return out;
+}
+
+const GAIN: ReadonlySet<DeltaEffect> = new Set(['GAIN']);
+const LOSE: ReadonlySet<DeltaEffect> = new Set(['LOSE']);
+const BOTH: ReadonlySet<DeltaEffect> = new Set(['GAIN', 'LOSE']);
+
+/**
+ * What changes for one identity between two sets of its bindings, at `now`.
+ *
+ * Unconditional deltas count only unconditional bindings: a condition is decided per
+ * request, which a simulation has none of (fail closed, as who-can).
+ *
+ * Conditional deltas, one set per distinct condition C: the identity gains a capability at
+ * a group "when C" where, after, a binding with C grants it there, and before none did,
+ * and it is held there unconditionally neither before nor after (an unconditional change
+ * is already said; a conditional grant where the unconditional one stays adds nothing).
+ * Each held set is a union of subtrees, so the GAINs when C are the tops of what C grants
+ * after that are held by none of (C before, unconditional before, unconditional after),
+ * with the tops of those beneath as holes; a LOSE when C the other way round.
  */
 export function identityDelta(
   identityUid: string,
@@ -128,35 +197,40 @@ export function identityDelta(
   afterBindings: readonly WorldBinding[],
   now: number,
 ): RawDelta[] {
-  const before = new GrantIndex(beforeBindings, now);
-  const after = new GrantIndex(afterBindings, now);
-  const caps = [...new Set([...before.capabilities(), ...after.capabilities()])].sort();
-  const out: RawDelta[] = [];
-  for (const capability of caps) {
-    const tops0 = before.tops(capability);
-    const tops1 = after.tops(capability);
-    for (const g of tops1)
-      if (!before.holds(capability, g))
-        out.push({
-          identityUid,
-          capability,
-          groupUid: g,
-          effect: 'GAIN',
-          before: [],
-          after: after.granting(capability, g).sort(byKey),
-          unchangedBelow: below(tops0, g),
-        });
-    for (const g of tops0)
-      if (!after.holds(capability, g))
-        out.push({
-          identityUid,
-          capability,
-          groupUid: g,
-          effect: 'LOSE',
-          before: before.granting(capability, g).sort(byKey),
-          after: [],
-          unchangedBelow: below(tops1, g),
-        });
+  const plain = (bs: readonly WorldBinding[]) => bs.filter((b) => b.condition === undefined);
+  const u0 = plain(beforeBindings);
+  const u1 = plain(afterBindings);
+  const out = between(
+    identityUid,
+    new GrantIndex(u0, now),
+    new GrantIndex(u1, now),
+    BOTH,
+    undefined,
+  );
+  const conditions = new Map<string, Condition>();
+  for (const b of [...beforeBindings, ...afterBindings])
+    if (b.condition !== undefined) conditions.set(conditionKey(b.condition), b.condition);
+  for (const [key, condition] of [...conditions].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const under = (bs: readonly WorldBinding[]) =>
+      bs.filter((b) => b.condition !== undefined && conditionKey(b.condition) === key);
+    const c0 = under(beforeBindings);
+    const c1 = under(afterBindings);
+    out.push(
+      ...between(
+        identityUid,
+        new GrantIndex([...c0, ...u0, ...u1], now),
+        new GrantIndex(c1, now),
+        GAIN,
+        condition,
+      ),
+      ...between(
+        identityUid,
+        new GrantIndex(c0, now),
+        new GrantIndex([...c1, ...u0, ...u1], now),
+        LOSE,
+        condition,
+      ),
+    );
   }
   return out;
 }

@@ -1,5 +1,6 @@
 import type { Authorizer, Grant } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
+import type { Condition } from '../../auth/condition.js';
 import { isRestricted, type Principal } from '../../auth/principal.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ListRequest } from '../../core/list-request.js';
 import { queryFingerprint } from '../../core/page-token.js';
@@ -22,7 +23,7 @@ import { requireRoleUpdatable } from '../roles/role-service.js';
 import type { RoleRef } from '../roles/role.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput } from '../validate.js';
-import { identityDelta, type RawDelta, type WorldBinding } from './access-delta.js';
+import { conditionKey, identityDelta, type RawDelta, type WorldBinding } from './access-delta.js';
 import { pathDown } from './access-service.js';
 import { pageInMemory } from './page-in-memory.js';
 import {
@@ -33,12 +34,22 @@ import {
   type AccessChange,
   type AccessDelta,
   type ChangeVerdict,
+  type DelegationDelta,
   type PathRef,
   type SimulateAnswer,
   type SimulatedGrant,
 } from './simulate.js';
-import { simulateSchema, type SimulateRequest } from './simulate-input.js';
+import {
+  requireConditionsCompile,
+  simulateSchema,
+  type SimulateRequest,
+} from './simulate-input.js';
 import { SimulatedWorld, type Sight } from './simulated-world.js';
+import {
+  delegationEntries,
+  requirePolicySettable,
+  type RawDelegation,
+} from './simulate-delegation.js';
 import type { SimulationAsk, SimulationStore } from './simulation-store.js';
 
 export interface AccessSimulatorDeps {
@@ -52,6 +63,8 @@ export interface AccessSimulatorDeps {
 interface CallerSight extends Sight {
   /** Where an identity it may not list is referable (absent: it may list every one). */
   referable?: BoundWithin;
+  /** Where it may read delegation policies: list and update the identity. */
+  policies: SimulationAsk['policies'];
   self?: string;
   key: string;
 }
@@ -59,30 +72,46 @@ interface CallerSight extends Sight {
 const sees = (v: Visibility, uid: string): boolean =>
   v.kind === 'all' || v.scopes.some((s) => isSelfOrBelow(s, uid));
 
-/** One identity's deltas at one group in one direction: one entry of the answer. */
+/**
+ * One identity's deltas at one group in one direction, unconditional or under one
+ * condition: one entry of the answer.
+ */
 interface RawEntry {
+  kind: 'access';
   identityUid: string;
   groupUid: string;
   effect: RawDelta['effect'];
+  condition?: Condition;
   deltas: RawDelta[];
 }
 
-/** An entry's sort key: identity, group, effect. */
-const keyOf = (e: RawEntry): string => `${e.identityUid}\0${e.groupUid}\0${e.effect}`;
+type AnyEntry = RawEntry | RawDelegation;
 
-/** The deltas grouped per identity, group and effect (capabilities in order within each). */
+/**
+ * An entry's sort key: identity, group, effect, then the condition (unconditional first);
+ * delegation entries after every access entry (`~` sorts after a uid's characters).
+ */
+const keyOf = (e: AnyEntry): string =>
+  e.kind === 'access'
+    ? `${e.identityUid}\0${e.groupUid}\0${e.effect}\0${e.condition ? conditionKey(e.condition) : ''}`
+    : `~${e.subject}\0${e.actor}`;
+
+/** The deltas grouped per identity, group, effect and condition (capabilities in order). */
 function entriesOf(raw: readonly RawDelta[]): RawEntry[] {
   const out = new Map<string, RawEntry>();
   for (const d of raw) {
-    const key = `${d.identityUid}\0${d.groupUid}\0${d.effect}`;
-    const e = out.get(key) ?? {
+    const e: RawEntry = {
+      kind: 'access',
       identityUid: d.identityUid,
       groupUid: d.groupUid,
       effect: d.effect,
+      ...(d.condition === undefined ? {} : { condition: d.condition }),
       deltas: [],
     };
-    e.deltas.push(d);
-    out.set(key, e);
+    const key = keyOf(e);
+    const had = out.get(key) ?? e;
+    had.deltas.push(d);
+    out.set(key, had);
   }
   return [...out.values()];
 }
@@ -125,10 +154,13 @@ export class AccessSimulator {
   /** @throws RpcError INVALID_ARGUMENT (the body, or a page token of another change set). */
   async simulate(p: Principal, body: Record<string, unknown>): Promise<SimulateAnswer> {
     const req = parseInput(simulateSchema, body);
+    // The schema checked each capability against the catalogue (setDelegationPolicy's).
+    const changeSet = req.changes as AccessChange[];
+    requireConditionsCompile(changeSet);
     // What the caller may see is decided before anything is read: the snapshot reads only
     // the facts of what it may see, so a hidden uid costs what a missing one does.
     const sight = await this.sightOf(p);
-    const ask = askOf(req.changes, sight);
+    const ask = askOf(changeSet, sight);
     return this.d.uow.snapshot(
       async (tx) => {
         const facts = await this.d.simulation.read(tx, ask, {
@@ -137,7 +169,7 @@ export class AccessSimulator {
         });
         const now = facts.now;
         const world = new SimulatedWorld(facts, sight);
-        const changes = await this.applyAll(p, req.changes, world, now);
+        const changes = await this.applyAll(p, changeSet, world, now);
         const counts = (b: WorldBinding) =>
           b.identityUid === sight.self ||
           (b.uid === undefined ? sight.bindingsAt(b.groupUid) : sight.binding(b.uid));
@@ -146,11 +178,21 @@ export class AccessSimulator {
         const raw: RawDelta[] = [];
         for (const id of new Set([...before.keys(), ...after.keys()]))
           raw.push(...identityDelta(id, before.get(id) ?? [], after.get(id) ?? [], now));
-        const page = await this.page(req, entriesOf(raw), sight.key);
+        const page = await this.page(
+          req,
+          [...entriesOf(raw), ...delegationEntries(facts.policies, world.policies())],
+          sight.key,
+        );
         // The names of the page's identities and groups and of their ancestors (a page's
         // entries, times the tree's bounded depth): only the visible ones are ever shown.
         const names = await this.d.simulation.names(tx, [
-          ...new Set(page.items.flatMap((e) => [e.identityUid, e.groupUid].flatMap(ancestryOf))),
+          ...new Set(
+            page.items.flatMap((e) =>
+              (e.kind === 'access' ? [e.identityUid, e.groupUid] : [e.subject, e.actor]).flatMap(
+                ancestryOf,
+              ),
+            ),
+          ),
         ]);
         const named = (uid: string, visible: boolean): PathRef => {
           if (!visible) return { uid, name: '', path: '' };
@@ -163,19 +205,31 @@ export class AccessSimulator {
           return { uid, name: up[0]!, path: up.reverse().join('/') };
         };
         const deltas: AccessDelta[] = [];
+        const delegationDeltas: DelegationDelta[] = [];
+        const identityRef = (uid: string) => named(uid, uid === sight.self || sight.identity(uid));
         for (const e of page.items)
-          deltas.push(
-            await this.shape(p, e, req.explain === true, {
-              identity: named(
-                e.identityUid,
-                e.identityUid === sight.self || sight.identity(e.identityUid),
-              ),
-              group: named(e.groupUid, sight.group(e.groupUid)),
-            }),
-          );
+          if (e.kind === 'delegation')
+            delegationDeltas.push({
+              subject: identityRef(e.subject),
+              actor: identityRef(e.actor),
+              effect: e.effect,
+              ...(e.before ? { before: e.before } : {}),
+              ...(e.after ? { after: e.after } : {}),
+            });
+          else
+            deltas.push(
+              await this.shape(p, e, req.explain === true, {
+                identity: named(
+                  e.identityUid,
+                  e.identityUid === sight.self || sight.identity(e.identityUid),
+                ),
+                group: named(e.groupUid, sight.group(e.groupUid)),
+              }),
+            );
         return {
           changes,
           deltas,
+          delegationDeltas,
           ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
           totalCount: page.totalCount,
         };
@@ -253,7 +307,9 @@ export class AccessSimulator {
         const b = w.binding(c.deleteRoleBinding.uid);
         if (b !== undefined) await requireBindingDeletable(a, p, bindingFacts(b));
       } else if ('updateRole' in c) await requireRoleUpdatable(a, p, c.updateRole);
-      else if ('deleteIdentity' in c)
+      else if ('setDelegationPolicy' in c) {
+        await requirePolicySettable(a, p, c.setDelegationPolicy.identityUid);
+      } else if ('deleteIdentity' in c)
         await requireIdentityDeletable(
           a,
           p,
@@ -297,16 +353,19 @@ export class AccessSimulator {
         binding: all,
         bindingsAt: all,
         binds: all,
+        policy: all,
+        policies: { listed: { kind: 'all' }, updated: { kind: 'all' } },
         key: 'all',
       };
     }
     // A down-scoped token sees its identity's own only as far as its grants list them.
     const self = p.kind === 'identity' && !isRestricted(p) ? p.uid : undefined;
-    const [groups, identities, roles, referable] = await Promise.all([
+    const [groups, identities, roles, referable, updates] = await Promise.all([
       a.visibility(p, 'groups.list'),
       a.visibility(p, 'identity.list'),
       a.visibility(p, 'roles.list'),
       referableWithin(a, p),
+      a.visibility(p, 'identity.update'),
     ]);
     const bindings = referable.seen;
     return {
@@ -316,9 +375,11 @@ export class AccessSimulator {
       binding: (uid) => sees(bindings, uid),
       bindingsAt: (uid) => sees(bindings, uid),
       binds: (uid) => sees(referable.at, uid),
+      policy: (uid) => sees(identities, uid) && sees(updates, uid),
       referable,
+      policies: { listed: identities, updated: updates },
       ...(self === undefined ? {} : { self }),
-      key: JSON.stringify({ self, groups, identities, roles, bindings }),
+      key: JSON.stringify({ self, groups, identities, roles, bindings, updates }),
     };
   }
 
@@ -329,9 +390,9 @@ export class AccessSimulator {
    */
   private page(
     req: SimulateRequest,
-    raw: RawEntry[],
+    raw: AnyEntry[],
     viewKey: string,
-  ): Promise<ListPage<RawEntry>> {
+  ): Promise<ListPage<AnyEntry>> {
     const size = req.pageSize ? Math.min(req.pageSize, MAX_PAGE_SIZE) : DEFAULT_PAGE_SIZE;
     const list: ListRequest = {
       pageSize: size,
@@ -382,6 +443,7 @@ export class AccessSimulator {
           ...(b.expiresAt === undefined ? {} : { expireTime: new Date(b.expiresAt) }),
           ...(b.startsAt === undefined ? {} : { notBefore: new Date(b.startsAt) }),
           capabilities,
+          ...(b.condition === undefined ? {} : { condition: b.condition }),
         })),
       );
     };
@@ -394,6 +456,7 @@ export class AccessSimulator {
       unchangedBelow: [...holes]
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([groupUid, capabilities]) => ({ groupUid, capabilities })),
+      ...(e.condition === undefined ? {} : { condition: e.condition }),
     };
   }
 
@@ -440,6 +503,9 @@ function askOf(changes: readonly AccessChange[], sight: CallerSight): Simulation
     } else if ('deleteIdentity' in c) {
       const uid = c.deleteIdentity.uid;
       seen(identities, uid, sight.identity(uid));
+    } else if ('setDelegationPolicy' in c) {
+      const uid = c.setDelegationPolicy.identityUid;
+      seen(identities, uid, sight.identity(uid));
     } else {
       const uid = c.deleteGroup.uid;
       seen(groups, uid, sight.group(uid));
@@ -453,6 +519,7 @@ function askOf(changes: readonly AccessChange[], sight: CallerSight): Simulation
     bindings: [...bindings],
     editedRoles: [...editedRoles],
     deletedGroups: [...deletedGroups],
+    policies: sight.policies,
     ...(sight.referable === undefined || referred.size === 0
       ? {}
       : { referred: { identities: [...referred], within: sight.referable } }),

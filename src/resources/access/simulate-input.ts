@@ -1,9 +1,13 @@
 import { z } from 'zod';
+import { compileCondition, ConditionError } from '../../auth/condition.js';
+import { invalidField } from '../../core/rpc-error.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../core/list-request.js';
 import { isValidUidp } from '../../core/uidp.js';
 import { instantSchema } from '../instant-input.js';
+import { delegationSetSchema } from '../delegation/delegation-policy.js';
+import { conditionSchema } from '../role-bindings/role-binding-input.js';
 import { capabilitiesSchema } from '../roles/role-input.js';
-import { MAX_SIMULATED_CHANGES } from './simulate.js';
+import { MAX_SIMULATED_CHANGES, type AccessChange } from './simulate.js';
 
 const uid = (name: string) =>
   z
@@ -31,6 +35,8 @@ const changeSchema = z.union([
         roleUid: uid('roleUid'),
         expireTime: expireTime.optional(),
         notBefore: notBefore.optional(),
+        // Checked against the environment by the simulator, as the real create checks it.
+        condition: conditionSchema.optional(),
       })
       // An empty window is no binding at all: the real create refuses it the same way.
       .refine((b) => !b.notBefore || !b.expireTime || b.notBefore < b.expireTime, {
@@ -40,7 +46,8 @@ const changeSchema = z.union([
       .meta({
         description:
           'A role binding created at groupUid, as RoleBinding create takes it: it grants ' +
-          'from notBefore (inclusive; absent or past: at once) until expireTime (exclusive).',
+          'from notBefore (inclusive; absent or past: at once) until expireTime (exclusive); ' +
+          'with a condition, only when it holds (its deltas are conditional ones).',
       }),
   }),
   z.strictObject({ deleteRoleBinding: byUid('role binding deleted') }),
@@ -52,6 +59,13 @@ const changeSchema = z.union([
   z.strictObject({ deleteIdentity: byUid('identity deleted, with its bindings') }),
   z.strictObject({
     deleteGroup: byUid('group deleted, with everything below it (a cascading delete)'),
+  }),
+  z.strictObject({
+    setDelegationPolicy: delegationSetSchema.meta({
+      description:
+        "An identity's delegation policy set, as identities:setDelegationPolicy takes it " +
+        '(`actors: []` removes it).',
+    }),
   }),
 ]);
 
@@ -89,3 +103,21 @@ export const simulateSchema = z.strictObject({
 });
 
 export type SimulateRequest = z.output<typeof simulateSchema>;
+
+/**
+ * A change set's conditions are checked as the real create checks them, before anything
+ * is read: the whole set is refused, naming the change and the fault's position.
+ * @throws RpcError INVALID_ARGUMENT on `changes.<i>.createRoleBinding.condition.expression`.
+ */
+export function requireConditionsCompile(changes: readonly AccessChange[]): void {
+  for (const [i, c] of changes.entries()) {
+    if (!('createRoleBinding' in c) || c.createRoleBinding.condition === undefined) continue;
+    try {
+      compileCondition(c.createRoleBinding.condition.expression);
+    } catch (err) {
+      if (err instanceof ConditionError)
+        throw invalidField(`changes.${i}.createRoleBinding.condition.expression`, err.message);
+      throw err;
+    }
+  }
+}

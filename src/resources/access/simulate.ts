@@ -1,4 +1,5 @@
 import type { Capability } from '../../auth/capabilities.js';
+import type { Condition } from '../../auth/condition.js';
 import type { ListSpec } from '../../core/list-request.js';
 import type { RoleRef } from '../roles/role.js';
 
@@ -13,12 +14,23 @@ export type AccessChange =
         expireTime?: Date;
         /** From this instant the binding would grant (a scheduled grant); absent: at once. */
         notBefore?: Date;
+        /** A conditional binding (checked as create checks it): its deltas are conditional. */
+        condition?: Condition;
       };
     }
   | { deleteRoleBinding: { uid: string } }
   | { updateRole: { uid: string; capabilities: Capability[] } }
   | { deleteIdentity: { uid: string } }
-  | { deleteGroup: { uid: string } };
+  | { deleteGroup: { uid: string } }
+  | {
+      /** As `identities:setDelegationPolicy` takes it; `actors: []` removes the policy. */
+      setDelegationPolicy: {
+        identityUid: string;
+        actors: string[];
+        capabilities?: Capability[];
+        maxLifetimeSeconds?: number;
+      };
+    };
 
 /**
  * The bounds of one simulation's work. Changes are input (more is INVALID_ARGUMENT); the
@@ -74,6 +86,8 @@ export interface SimulatedGrant {
   notBefore?: Date;
   /** Which of the delta's capabilities this binding grants at its group (the proof of each). */
   capabilities: Capability[];
+  /** A conditional binding's condition. */
+  condition?: Condition;
 }
 
 export type DeltaEffect = 'GAIN' | 'LOSE';
@@ -114,12 +128,46 @@ export interface AccessDelta {
    * before and after, by a grant bound there), tops only, with those capabilities.
    */
   unchangedBelow: UnchangedBelow[];
+  /**
+   * A conditional delta: the capabilities are gained (or lost) only when this condition
+   * holds, by conditional bindings; absent: unconditionally. Conditional bindings never
+   * count towards an unconditional delta.
+   */
+  condition?: Condition;
+}
+
+/** What a delegation policy allows one actor, before or after. */
+export interface DelegationAllowed {
+  /** The capabilities a delegated token may hold at most (the subject's grants cap them too). */
+  capabilities: Capability[];
+  maxLifetimeSeconds: number;
+}
+
+export type DelegationEffect = 'GAIN' | 'LOSE' | 'CHANGE';
+
+/**
+ * One actor gaining (or losing) the ability to act for one identity (its delegation policy
+ * naming it), or keeping it with another cap (CHANGE). Shown only for identities whose
+ * policy the caller may read (it may list and update them).
+ */
+export interface DelegationDelta {
+  /** The identity acted for (whose policy changes). */
+  subject: PathRef;
+  /** The identity that may (or may no longer) act for it. */
+  actor: PathRef;
+  effect: DelegationEffect;
+  /** Absent for a GAIN. */
+  before?: DelegationAllowed;
+  /** Absent for a LOSE. */
+  after?: DelegationAllowed;
 }
 
 /** The answer: every change's verdict, and one page of the delta. */
 export interface SimulateAnswer {
   changes: ChangeVerdict[];
   deltas: AccessDelta[];
+  /** The page's delegation entries (paged with `deltas`, after every access entry). */
+  delegationDeltas: DelegationDelta[];
   nextPageToken?: string;
   totalCount: string;
 }

@@ -4,8 +4,12 @@ import { placementViolations } from '../role-bindings/role-binding-input.js';
 import { isBuiltInRole } from '../reference-visibility.js';
 import type { WorldBinding } from './access-delta.js';
 import type { AccessChange } from './simulate.js';
-import type { GroupFacts, RoleFacts } from './simulation-store.js';
+import type { GroupFacts, PolicyFacts, RoleFacts } from './simulation-store.js';
 import { grantWindow } from './access-store.js';
+import { MAX_DELEGATION_LIFETIME_S } from '../delegation/delegation-policy.js';
+
+/** The real set's default lifetime (delegation-policy-service.ts: an hour). */
+const DEFAULT_DELEGATION_LIFETIME_S = 3600;
 
 /** What the snapshot held of everything the change set names that the caller may see. */
 export interface WorldFacts {
@@ -15,6 +19,8 @@ export interface WorldFacts {
   roles: ReadonlyMap<string, RoleFacts>;
   /** Every binding of every identity the change set may touch, by uid. */
   bindings: readonly WorldBinding[];
+  /** The delegation policies of those identities that the caller may read. */
+  policies: ReadonlyMap<string, PolicyFacts>;
 }
 
 /** What the caller may see, decided once from its grants (as `Authorizer.can` would). */
@@ -27,6 +33,8 @@ export interface Sight {
   bindingsAt(groupUid: string): boolean;
   /** Whether the caller may bind at `groupUid` (`role_bindings.create`). */
   binds(groupUid: string): boolean;
+  /** Whether the caller may read (and so set) an identity's delegation policy. */
+  policy(identityUid: string): boolean;
 }
 
 /** Why a change does not count: it names something missing or hidden (alike), or misplaced. */
@@ -45,12 +53,19 @@ export class SimulatedWorld {
   readonly #goneGroups: string[] = [];
   readonly #goneIdentities = new Set<string>();
   readonly #roleCaps = new Map<string, readonly Capability[]>();
+  readonly #policies: Map<string, PolicyFacts>;
 
   constructor(
     private readonly facts: WorldFacts,
     private readonly sight: Sight,
   ) {
     for (const b of facts.bindings) this.#bindings.set(b.uid!, b);
+    this.#policies = new Map(facts.policies);
+  }
+
+  /** The readable delegation policies as they are now, by identity. */
+  policies(): ReadonlyMap<string, PolicyFacts> {
+    return this.#policies;
   }
 
   /** The bindings as they are now (expired and scheduled ones too). */
@@ -128,24 +143,7 @@ export class SimulatedWorld {
    * point of the set) and the caller may see it, and a binding is placed as a create needs.
    */
   applies(c: AccessChange): Applied {
-    if ('createRoleBinding' in c) {
-      const b = c.createRoleBinding;
-      const placement = placementViolations(b.groupUid, b.identityUid, b.roleUid);
-      if (placement.length > 0) return no(placement.map((v) => v.description).join('; '));
-      if (!this.groupHere(b.groupUid)) return no('group not found');
-      if (!this.identityReferable(b.identityUid)) return no('identity not found');
-      if (!this.roleHere(b.roleUid) || this.roleCapabilities(b.roleUid) === undefined)
-        return no('role not found');
-      // One binding per (group, identity, role), expired or not (the real create: ALREADY_EXISTS).
-      for (const x of this.#bindings.values())
-        if (
-          x.groupUid === b.groupUid &&
-          x.identityUid === b.identityUid &&
-          x.role.uid === b.roleUid
-        )
-          return no('the same role binding exists');
-      return ok;
-    }
+    if ('createRoleBinding' in c) return this.bindingApplies(c.createRoleBinding);
     if ('deleteRoleBinding' in c) {
       const uid = c.deleteRoleBinding.uid;
       return this.#bindings.has(uid) && this.sight.binding(uid) ? ok : no('role binding not found');
@@ -156,7 +154,34 @@ export class SimulatedWorld {
     }
     if ('deleteIdentity' in c)
       return this.identityHere(c.deleteIdentity.uid) ? ok : no('identity not found');
+    if ('setDelegationPolicy' in c) return this.policyApplies(c.setDelegationPolicy);
     return this.groupHere(c.deleteGroup.uid) ? ok : no('group not found');
+  }
+
+  /** A created binding applies where a real create would place it, once per triple. */
+  private bindingApplies(b: { groupUid: string; identityUid: string; roleUid: string }): Applied {
+    const placement = placementViolations(b.groupUid, b.identityUid, b.roleUid);
+    if (placement.length > 0) return no(placement.map((v) => v.description).join('; '));
+    if (!this.groupHere(b.groupUid)) return no('group not found');
+    if (!this.identityReferable(b.identityUid)) return no('identity not found');
+    if (!this.roleHere(b.roleUid) || this.roleCapabilities(b.roleUid) === undefined)
+      return no('role not found');
+    // One binding per (group, identity, role), expired or not (the real create: ALREADY_EXISTS).
+    for (const x of this.#bindings.values())
+      if (x.groupUid === b.groupUid && x.identityUid === b.identityUid && x.role.uid === b.roleUid)
+        return no('the same role binding exists');
+    return ok;
+  }
+
+  /** A policy set applies to an identity there whose policy the caller may read. */
+  private policyApplies(c: { identityUid: string; actors: readonly string[] }): Applied {
+    if (!this.identityHere(c.identityUid)) return no('identity not found');
+    // The real set and get need identity.update: what the caller may not read is not read.
+    if (!this.sight.policy(c.identityUid))
+      return no("the caller may not read this identity's delegation policy (identity.update)");
+    if (c.actors.length === 0 && !this.#policies.has(c.identityUid))
+      return no('delegation policy not found');
+    return ok;
   }
 
   /** Apply change `index`, which `applies` said applies. */
@@ -170,6 +195,7 @@ export class SimulatedWorld {
         role: this.facts.roles.get(b.roleUid)!.ref,
         capabilities: this.roleCapabilities(b.roleUid)!,
         ...grantWindow(b.expireTime, b.notBefore),
+        ...(b.condition === undefined ? {} : { condition: b.condition }),
       });
     } else if ('deleteRoleBinding' in c) this.#bindings.delete(c.deleteRoleBinding.uid);
     else if ('updateRole' in c) {
@@ -180,14 +206,31 @@ export class SimulatedWorld {
     } else if ('deleteIdentity' in c) {
       const uid = c.deleteIdentity.uid;
       this.#goneIdentities.add(uid);
+      this.#policies.delete(uid);
       for (const [k, b] of this.#bindings) if (b.identityUid === uid) this.#bindings.delete(k);
+    } else if ('setDelegationPolicy' in c) {
+      const { identityUid, actors, capabilities, maxLifetimeSeconds } = c.setDelegationPolicy;
+      if (actors.length === 0) this.#policies.delete(identityUid);
+      // As the real set stores it (delegation-policy-service.ts): sorted, once each, capped.
+      else
+        this.#policies.set(identityUid, {
+          actors: [...new Set(actors)].sort(),
+          capabilities: [...new Set(capabilities ?? [])].sort(),
+          maxLifetimeSeconds: Math.min(
+            maxLifetimeSeconds ?? DEFAULT_DELEGATION_LIFETIME_S,
+            MAX_DELEGATION_LIFETIME_S,
+          ),
+        });
     } else {
       const uid = c.deleteGroup.uid;
       this.#goneGroups.push(uid);
-      // Everything below goes: bindings there, and identities there with all their bindings.
+      // Everything below goes: bindings there, and identities there with all their bindings
+      // and their delegation policies.
       for (const [k, b] of this.#bindings)
         if (isSelfOrBelow(uid, b.groupUid) || isSelfOrBelow(uid, b.identityUid))
           this.#bindings.delete(k);
+      for (const id of [...this.#policies.keys()])
+        if (isSelfOrBelow(uid, id)) this.#policies.delete(id);
     }
   }
 }

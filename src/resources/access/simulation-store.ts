@@ -1,4 +1,5 @@
 import type { Capability } from '../../auth/capabilities.js';
+import type { Visibility } from '../../core/visibility.js';
 import type { BoundWithin } from '../role-bindings/role-binding-store.js';
 import type { RoleRef } from '../roles/role.js';
 import type { Tx } from '../tx.js';
@@ -48,6 +49,19 @@ export interface SimulationAsk {
    * what makes it referable (`referableWithin`); any other is read as if missing.
    */
   referred?: { identities: readonly string[]; within: BoundWithin };
+  /**
+   * Where the caller may read delegation policies (as `identities:getDelegationPolicy`: it
+   * may list and update the identity): the policies of the identities touched are read
+   * only there; any other reads as none.
+   */
+  policies: { listed: Visibility; updated: Visibility };
+}
+
+/** A delegation policy as a simulation reads it: what it allows. */
+export interface PolicyFacts {
+  actors: readonly string[];
+  capabilities: readonly Capability[];
+  maxLifetimeSeconds: number;
 }
 
 /** How much one simulation may read; past either, RESOURCE_EXHAUSTED. */
@@ -66,6 +80,8 @@ export interface SimulationFacts {
   roles: Map<string, RoleFacts>;
   /** Every binding (expired and scheduled ones too) of every identity touched. */
   bindings: SimulatedBindingFacts[];
+  /** The delegation policies of the identities touched, where the caller may read them. */
+  policies: Map<string, PolicyFacts>;
 }
 
 /**
@@ -77,8 +93,9 @@ export interface SimulationFacts {
  */
 export interface SimulationStore {
   /**
-   * The facts for `ask`, in three statements (named groups and roles with `now()`; the
-   * identities touched; their bindings), each whatever `ask` holds.
+   * The facts for `ask`, in four statements (named groups and roles with `now()`; the
+   * identities touched; their bindings; their readable delegation policies), each
+   * whatever `ask` holds.
    * @throws RpcError RESOURCE_EXHAUSTED past `limits` (naming the bound).
    */
   read(tx: Tx, ask: SimulationAsk, limits: SimulationLimits): Promise<SimulationFacts>;
