@@ -126,8 +126,6 @@ export const conditionTestSchema = z.strictObject({
     .meta({ description: 'The request the expression is evaluated over; absent parts are empty.' }),
 });
 
-export type ConditionTestRequest = z.output<typeof conditionTestSchema>;
-
 /** Where and why the expression failed: a check (refused at create) or an evaluation. */
 export interface ConditionTestError {
   stage: 'check' | 'evaluation';
