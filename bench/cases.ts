@@ -171,6 +171,27 @@ export function loadCases(o: {
       perClient: o.identities.map((id) => ({ path: '/sts/exchange', body: o.exchangeBody(id) })),
     },
   });
+  // The same exchange through the standard token endpoint (RFC 8693): a form with the
+  // workload token in it, instead of in the Authorization header (bench/oauth-bench.ts
+  // compares the two in alternating rounds).
+  cases.push({
+    name: 'oauth.token',
+    label: `the same exchange at /oauth2/token, ${o.identities.length} identities`,
+    arbor: {
+      url: `${o.arborUrl}/oauth2/token`,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      perClient: o.identities.map((id) => ({
+        path: '/oauth2/token',
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token: o.upstream,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:id_token',
+          identity: id,
+        }).toString(),
+      })),
+    },
+  });
   cases.push({
     name: 'registry.token',
     label: "registry token for a pull (crane's request, Basic _token:<API token>), next to STS",

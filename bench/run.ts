@@ -7,7 +7,9 @@
  * (bench/cli-startup.ts): no database, no load. `--only=last-used` alone compares the access
  * check with last-used recording on and off (bench/last-used-bench.ts). `--only=budgets` alone
  * compares the cost budgets on and off (bench/budgets-bench.ts). `--only=tracing` alone
- * compares tracing off and on at 10 % sampling (bench/tracing-bench.ts).
+ * compares tracing off and on at 10 % sampling (bench/tracing-bench.ts). `--only=oauth` alone
+ * compares the token endpoint's exchange with the STS's, and a Get with and without the
+ * revocation check (bench/oauth-bench.ts).
  *
  * Scales (bench/scale.ts): `--quick`, full (default), `--scale=10m` (the tenfold scale: 10,000,100
  * groups, 1,000,000 identities, 1,010,000 bindings in `arbor_bench_10m`, kept whatever its
@@ -361,6 +363,21 @@ if (only?.length === 1 && only[0] === 'budgets') {
   ).benchBudgets({
     seconds: num('seconds', 3),
     rounds: num('rounds', 4),
+    concurrency: num('concurrency', 16),
+    log,
+  });
+  process.exit(0);
+}
+
+// `--only=oauth`: the token endpoint against the STS, and a Get with and without the revocation check (bench/oauth-bench.ts).
+if (only?.length === 1 && only[0] === 'oauth') {
+  const num = (name: string, d: number) =>
+    Number(args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? d);
+  await (
+    await import('./oauth-bench.js')
+  ).benchOAuth({
+    seconds: num('seconds', 3),
+    rounds: num('rounds', 6),
     concurrency: num('concurrency', 16),
     log,
   });
