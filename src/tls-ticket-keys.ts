@@ -47,7 +47,7 @@ const HMAC_BYTES = 32;
 const AES_BYTES = 16;
 const KEY_BYTES = NAME_BYTES + HMAC_BYTES + AES_BYTES;
 /** Below this a key file is too short to be a secret (256 bits). */
-export const TICKET_SECRET_MIN_BYTES = 32;
+const TICKET_SECRET_MIN_BYTES = 32;
 /** A key file is a secret, not a document: more than this is a wrong path. */
 const TICKET_SECRET_MAX_BYTES = 4096;
 const KEY_FILE = 'ARBOR_TLS_TICKET_KEY_FILE';
@@ -60,12 +60,12 @@ function split(bytes: Buffer): TicketKey {
   };
 }
 
-export function generateTicketKey(): TicketKey {
+function generateTicketKey(): TicketKey {
   return split(randomBytes(KEY_BYTES));
 }
 
 /** The key of `period` under `secret`: the same in every process that holds the secret. */
-export function deriveTicketKey(secret: Buffer, period: number): TicketKey {
+function deriveTicketKey(secret: Buffer, period: number): TicketKey {
   const info = `arbor tls session ticket key, period ${period}`;
   return split(Buffer.from(hkdfSync('sha256', secret, 'arbor-tls-tickets', info, KEY_BYTES)));
 }
