@@ -8,6 +8,9 @@
  * server that stalls cannot hide its queue. The STS exchange and the registry token open a
  * new TLS connection per request (a full handshake: no session is resumed), as a client
  * that runs once does; get and check keep their connections, as an SDK's pool does.
+ * `sts.resumed` is the STS exchange on a new connection per request that resumes an earlier
+ * connection's TLS session (a returning client, whose https.Agent keeps its tickets): what
+ * the shared session tickets save over `sts`'s full handshakes.
  * Throughput per Arbor vCPU is answers / Arbor's CPU seconds, read from /proc/<pid>/stat.
  * `--long` runs each paced case for 5 minutes (`--seconds=N` for any other length).
  * Writes bench/results/<date>-<scale>-open-loop.{json,md}.
@@ -31,15 +34,19 @@ import {
   teamUid,
 } from './scale.js';
 import type { Scale } from './scale.js';
+import type { TLSSocket } from 'node:tls';
 
 type Log = (m: string) => void;
+
+/** Connections of a `resume` case whose TLS session was, and was not, resumed. */
+const resumption = { resumed: 0, full: 0 };
 
 /** One HTTPS request; resolves the status (0: the connection failed). */
 function send(base: URL, ca: Buffer, c: OpenCase, body: string | undefined, agent?: https.Agent) {
   return new Promise<number>((ok) => {
     const headers: Record<string, string> = { ...c.headers };
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    if (!agent) headers.connection = 'close';
+    if (c.fresh) headers.connection = 'close';
     const req = https.request(
       {
         host: base.hostname,
@@ -52,6 +59,10 @@ function send(base: URL, ca: Buffer, c: OpenCase, body: string | undefined, agen
         agent: agent ?? false,
       },
       (res) => {
+        if (c.resume) {
+          if ((res.socket as TLSSocket).isSessionReused()) resumption.resumed++;
+          else resumption.full++;
+        }
         res.on('data', () => undefined);
         res.on('end', () => ok(res.statusCode ?? 0));
         res.on('error', () => ok(0));
@@ -72,6 +83,17 @@ const keptAlive = (ca: Buffer, pool: number) =>
   new https.Agent({ keepAlive: true, maxSockets: pool, ca });
 
 /**
+ * The connections of a case: none kept (a full handshake each), none kept but their TLS
+ * sessions kept (a new connection resumes one), or a kept-alive pool.
+ */
+const agentOf = (ca: Buffer, c: OpenCase) =>
+  c.fresh
+    ? c.resume
+      ? new https.Agent({ keepAlive: false, maxCachedSessions: 100, ca })
+      : undefined
+    : keptAlive(ca, c.pool);
+
+/**
  * Closed loop: `CONNECTIONS` clients, one request in flight each, for `seconds`. What the
  * server answers at saturation, and its CPU per answer there.
  */
@@ -83,7 +105,7 @@ async function saturate(
   pid: number,
   db: string,
 ): Promise<RunResult> {
-  const agent = c.fresh ? undefined : keptAlive(ca, c.pool);
+  const agent = agentOf(ca, c);
   const lat: number[] = [];
   let non2xx = 0;
   let errors = 0;
@@ -118,7 +140,7 @@ async function paced(
   pid: number,
   db: string,
 ): Promise<OpenResult> {
-  const agent = c.fresh ? undefined : keptAlive(ca, c.pool);
+  const agent = agentOf(ca, c);
   const total = Math.max(1, Math.round(rate * seconds));
   const lat: number[] = [];
   const fromSend: number[] = [];
@@ -313,6 +335,17 @@ export async function openLoopProfile(o: OpenLoopOptions): Promise<void> {
         pool,
       },
       {
+        name: 'sts.resumed',
+        label: `STS exchange, ${sts.identities.length} identities, a new TLS connection each, its session resumed`,
+        method: 'POST',
+        path: '/sts/exchange',
+        headers: { ...form, authorization: `Bearer ${sts.upstream}` },
+        bodies: sts.identities.map((id) => exchangeBody(arbor!.url, id)),
+        fresh: true,
+        resume: true,
+        pool,
+      },
+      {
         name: 'registry.token',
         label: "registry token for a pull (crane's request), a new TLS connection each",
         method: 'GET',
@@ -347,6 +380,11 @@ export async function openLoopProfile(o: OpenLoopOptions): Promise<void> {
           `others' CPU ${(run.othersCpuShare * 100).toFixed(0)} %` +
           (run.errors + run.non2xx ? `, ${run.non2xx} non-2xx, ${run.errors} failed` : ''),
       );
+      if (oc.resume) {
+        const { resumed, full } = resumption;
+        log(`  TLS sessions resumed on ${resumed} of ${resumed + full} new connections`);
+        if (full > resumed) throw new Error(`${oc.name}: most connections did a full handshake`);
+      }
       out.push({ case: oc, saturation: sat, rate, run });
     }
     const result = { meta: { ...o.meta, seconds, probeSeconds, load, tls: 'P-256' }, cases: out };

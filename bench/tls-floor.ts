@@ -7,10 +7,13 @@
  * as the profile's STS and registry-token cases do. Prints requests per second and the
  * server's CPU per request from /proc: the ceiling those two cases can reach per vCPU, so
  * that a miss of the open-loop STS target can be told apart from what Node's TLS costs.
+ * `--resume`: each new connection resumes an earlier one's TLS session instead (an
+ * https.Agent without keep-alive keeps its sessions): the floor of a returning client.
  */
 import { fork } from 'node:child_process';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { selfSigned } from '../test/helpers/self-signed.js';
 import { procCpuMs } from './load.js';
 
@@ -35,6 +38,10 @@ if (args.includes('--server')) {
   );
 } else {
   const seconds = num('seconds', 10);
+  const resume = args.includes('--resume');
+  // Sessions kept, connections not: every request a new connection that resumes one.
+  const agent = resume ? new https.Agent({ keepAlive: false, maxCachedSessions: 100 }) : false;
+  let resumed = 0;
   const clients = num('clients', 16);
   const pem = selfSigned();
   if (pem === undefined) throw new Error('needs openssl on PATH');
@@ -60,9 +67,10 @@ if (args.includes('--server')) {
           headers: { connection: 'close', 'content-type': 'application/x-www-form-urlencoded' },
           ca: pem.cert,
           servername: 'localhost',
-          agent: false,
+          agent,
         },
         (res) => {
+          if ((res.socket as TLSSocket).isSessionReused()) resumed++;
           res.resume();
           res.on('end', () => ok());
         },
@@ -84,13 +92,17 @@ if (args.includes('--server')) {
       }),
     );
     const wall = (performance.now() - t0) / 1000;
-    return { rps: n / wall, cpuMsPerReq: (cpuMs() - c0) / n };
+    return { rps: n / wall, n, cpuMsPerReq: (cpuMs() - c0) / n };
   };
   try {
     await run(2); // warm-up
+    resumed = 0;
     const r = await run(seconds);
+    const how = resume
+      ? `its session resumed (${((100 * resumed) / r.n).toFixed(0)} %)`
+      : 'a full handshake';
     console.log(
-      `bare node:https ${process.version}, a new TLS connection per request, ${clients} clients: ` +
+      `bare node:https ${process.version}, a new TLS connection per request, ${how}, ${clients} clients: ` +
         `${r.rps.toFixed(0)}/s, server CPU ${r.cpuMsPerReq.toFixed(3)} ms/req = ` +
         `${(1000 / r.cpuMsPerReq).toFixed(0)}/s per vCPU`,
     );
