@@ -1,7 +1,6 @@
 import { isLive, type Authorizer } from '../../auth/authorizer.js';
 import { spanEvent } from '../../tracing/spans.js';
 import type { Capability } from '../../auth/capabilities.js';
-import type { Condition } from '../../auth/condition.js';
 import { isRestricted, type Principal } from '../../auth/principal.js';
 import type { ListRequest } from '../../core/list-request.js';
 import { invalidField, notFound } from '../../core/rpc-error.js';
@@ -19,11 +18,7 @@ import {
   WHAT_CAN_LIST,
   WHO_CAN_LIST,
   type AccessExtras,
-  type ActingFor,
   type CheckRequest,
-  type ConditionalGrant,
-  type ConditionalHolder,
-  type HolderDelegation,
   type CheckResult,
   type Coverage,
   type ExplainedCondition,
@@ -36,6 +31,15 @@ import {
 import { AccessPaths } from './access-paths.js';
 import { batchCheckSchema, capabilitySchema, checkSchema, plainCheck } from './access-input.js';
 import type { AccessStore, BindingGrant, SeenBy } from './access-store.js';
+import {
+  actingForOf,
+  checkActingFor,
+  conditionalGrantsOf,
+  conditionalHolders,
+  readableDelegations,
+  withConditionalRolePaths,
+} from './access-extras.js';
+import { grantProofs } from './grant-proofs.js';
 import { pageInMemory } from './page-in-memory.js';
 import type { CheckCache, RememberedSelfChecks } from './remembered-self-checks.js';
 
@@ -78,14 +82,7 @@ function live(all: BindingGrant[]): BindingGrant[] {
 /** A page of an access list, and how much of the path its answer counts. */
 export type AccessPage<T> = ListPage<T> & Coverage & AccessExtras;
 
-/** At most this many conditional holders a who-can answer lists (on its first page). */
-export const MAX_CONDITIONAL_HOLDERS = 100;
-
-/** The groups from `from` down to `to` (which is `from` or below it), both included. */
-export function pathDown(from: string, to: string): string[] {
-  const down = ancestryOf(to).reverse();
-  return down.slice(down.indexOf(from));
-}
+export { pathDown } from './grant-proofs.js';
 
 const sorted = (caps: Iterable<Capability>): Capability[] => [...new Set(caps)].sort();
 
@@ -161,20 +158,6 @@ export class AccessService {
   }
 
   /**
-   * "As X for Y": a delegated caller's subject, actor chain and what it may use now, all
-   * from its own principal (the authenticator narrowed its scope by the chain's policies
-   * on this request), so saying it reads nothing and reveals nothing it does not hold.
-   */
-  private actingFor(p: Principal): ActingFor | undefined {
-    if (p.kind !== 'identity' || p.restriction?.actors === undefined) return undefined;
-    return {
-      identityUid: p.uid,
-      actors: [...p.restriction.actors],
-      capabilities: sorted(p.restriction.scope ?? []),
-    };
-  }
-
-  /**
    * The identities holding `capability` at `group` by a binding the caller may list (or
    * its own), by uid.
    * @throws RpcError INVALID_ARGUMENT, NOT_FOUND (a group the caller cannot list).
@@ -200,7 +183,7 @@ export class AccessService {
         const items: Holder[] = await Promise.all(
           page.items.map(async (identityUid) => ({
             identityUid,
-            grants: await this.proofs(p, byIdentity.get(identityUid) ?? [], group),
+            grants: await grantProofs(this.d.authz, p, byIdentity.get(identityUid) ?? [], group),
           })),
         );
         return { ...page, items };
@@ -211,8 +194,10 @@ export class AccessService {
       seenKey,
     );
     const conditional =
-      req.pageToken === undefined ? await this.conditionalHolders(p, group, cap, seen) : undefined;
-    const delegations = await this.delegations(p, cap, [
+      req.pageToken === undefined
+        ? await conditionalHolders(this.d, p, group, cap, seen)
+        : undefined;
+    const delegations = await readableDelegations(this.d, p, cap, [
       ...page.items.map((h) => h.identityUid),
       ...(conditional?.holders ?? []).map((h) => h.identityUid),
     ]);
@@ -226,53 +211,6 @@ export class AccessService {
       ...(conditional?.more ? { conditionalHoldersTruncated: true as const } : {}),
       ...(delegations.length > 0 ? { delegations } : {}),
     };
-  }
-
-  /**
-   * Who holds `cap` at `group` by conditional bindings alone, from the bindings that count
-   * for the caller (as who-can's holders): a condition is decided per request and a list
-   * has none, so they are not holders, but a reviewer must see them. At most
-   * MAX_CONDITIONAL_HOLDERS, by uid (one read of identities, one of their bindings).
-   */
-  private async conditionalHolders(
-    p: Principal,
-    group: string,
-    cap: Capability,
-    seen: SeenBy,
-  ): Promise<{ holders: ConditionalHolder[]; more: boolean }> {
-    const { bindings, more } = await this.d.uow.read((tx) =>
-      this.d.access.conditionalGranting(tx, group, cap, seen, MAX_CONDITIONAL_HOLDERS),
-    );
-    const byIdentity = new Map<string, BindingGrant[]>();
-    for (const b of bindings)
-      byIdentity.set(b.identityUid, [...(byIdentity.get(b.identityUid) ?? []), b]);
-    const holders: ConditionalHolder[] = [];
-    for (const [identityUid, held] of byIdentity) {
-      const proofs = await this.proofs(p, held, group);
-      holders.push({ identityUid, grants: proofs.map((g) => ({ ...g, when: whenOf(held, g) })) });
-    }
-    return { holders, more };
-  }
-
-  /**
-   * The delegation policies of `holders` that let someone act for them with `cap`: only
-   * those the caller could read itself (`identity.update` on the holder, as the policy's
-   * Get takes), decided before the read, so a policy it may not read is never read.
-   * One read for the page (at most its holders).
-   */
-  private async delegations(
-    p: Principal,
-    cap: Capability,
-    holders: readonly string[],
-  ): Promise<HolderDelegation[]> {
-    const readable: string[] = [];
-    for (const uid of new Set(holders))
-      if (await this.d.authz.can(p, 'identity.update', uid)) readable.push(uid);
-    if (readable.length === 0) return [];
-    const policies = await this.d.uow.read((tx) => this.d.access.delegationPolicies(tx, readable));
-    return policies
-      .filter((d) => d.capabilities.includes(cap))
-      .map((d) => ({ ...d, actors: [...d.actors], capabilities: [...d.capabilities] }));
   }
 
   /**
@@ -344,7 +282,8 @@ export class AccessService {
     for (const groupUid of groups) {
       const here = unconditional.filter((b) => b.groupUid === groupUid);
       const reaching = unconditional.filter((b) => isSelfOrBelow(b.groupUid, groupUid));
-      const conditional = await this.conditionalGrants(
+      const conditional = await conditionalGrantsOf(
+        this.d.authz,
         p,
         bindings.filter((b) => b.groupUid === groupUid && b.condition !== undefined),
       );
@@ -369,10 +308,14 @@ export class AccessService {
       (q) => Promise.resolve(pageInMemory(items, (i) => i.groupUid, q)),
       () => true,
     );
-    const actingFor = this.actingFor(p);
+    const actingFor = actingForOf(p);
     const named = {
       ...page,
-      items: await this.conditionalPaths(p, await this.named.groups(p, page.items)),
+      items: await withConditionalRolePaths(
+        this.d.paths,
+        p,
+        await this.named.groups(p, page.items),
+      ),
       ...(actingFor === undefined ? {} : { actingFor }),
     };
     // The list is whole only where the caller may list every binding the identity may
@@ -380,40 +323,6 @@ export class AccessService {
     if (whole || (!isRootUid(identityUid) && !(await this.coverage(p, identityUid)).partial))
       return named;
     return { ...named, partial: true };
-  }
-
-  /** Conditional bindings at one group as what-can lists them, by binding uid. */
-  private async conditionalGrants(
-    p: Principal,
-    bindings: readonly BindingGrant[],
-  ): Promise<ConditionalGrant[]> {
-    const out: ConditionalGrant[] = [];
-    for (const b of [...bindings].sort((x, y) => (x.uid < y.uid ? -1 : 1)))
-      out.push({
-        bindingUid: b.uid,
-        role: await visibleRoleRef(this.d.authz, p, b.role),
-        when: conditionOnly(b.condition!),
-        capabilities: sorted(b.capabilities),
-      });
-    return out;
-  }
-
-  /** The roles of a page's conditional grants as paths of names (one read for the page). */
-  private async conditionalPaths(p: Principal, gs: GroupAccess[]): Promise<GroupAccess[]> {
-    const roles = gs.flatMap((g) => (g.conditional ?? []).map((c) => c.role.uid));
-    if (this.d.paths === undefined || roles.length === 0) return gs;
-    const paths = await this.d.paths.of(p, { roles });
-    return gs.map((g) =>
-      g.conditional === undefined
-        ? g
-        : {
-            ...g,
-            conditional: g.conditional.map((c) => {
-              const rolePath = paths.role(c.role.uid);
-              return rolePath === undefined ? c : { ...c, rolePath };
-            }),
-          },
-    );
   }
 
   /**
@@ -502,14 +411,18 @@ export class AccessService {
       const c = explained.get(g.bindingUid);
       return c === undefined ? g : { ...g, condition: c };
     };
-    const grants = (await this.proofs(p, granting, t.groupUid)).map(withCondition);
+    const grants = (await grantProofs(this.d.authz, p, granting, t.groupUid)).map(withCondition);
     const failed = holding.filter((b) => explained.get(b.uid)?.result === false);
     const conditional =
-      grants.length > 0 ? [] : (await this.proofs(p, failed, t.groupUid)).map(withCondition);
+      grants.length > 0
+        ? []
+        : (await grantProofs(this.d.authz, p, failed, t.groupUid)).map(withCondition);
     const nearest: HeldBinding[] = [];
     if (grants.length === 0) {
       const near = [...seen].sort((x, y) => y.groupUid.length - x.groupUid.length);
-      for (const [i, proof] of (await this.proofs(p, near, t.groupUid, false)).entries()) {
+      for (const [i, proof] of (
+        await grantProofs(this.d.authz, p, near, t.groupUid, false)
+      ).entries()) {
         const b = near[i] as BindingGrant;
         const visible = proof.role.name !== '' || isBuiltInRole(b.role.uid);
         nearest.push({ ...proof, roleCapabilities: visible ? sorted(b.capabilities) : [] });
@@ -525,17 +438,10 @@ export class AccessService {
       nearest,
       ...(pending.length > 0 ? { pending } : {}),
       ...(conditional.length > 0 ? { conditional } : {}),
-      ...this.checkActingFor(p, t.capability),
+      ...checkActingFor(p, t.capability),
       // An identity's own bindings all count when it asks about itself: whole.
       ...(this.isSelf(p, t.identityUid) ? {} : await this.coverage(p, t.groupUid)),
     };
-  }
-
-  private checkActingFor(p: Principal, cap: Capability): Pick<CheckResult, 'actingFor'> {
-    const a = this.actingFor(p);
-    return a === undefined
-      ? {}
-      : { actingFor: { ...a, capabilityInScope: a.capabilities.includes(cap) } };
   }
 
   /** Those of `counted` not started at `now` that would grant `t`, soonest first. */
@@ -549,7 +455,7 @@ export class AccessService {
       .filter((b) => b.startsAt !== undefined && b.startsAt > now)
       .filter((b) => b.capabilities.includes(t.capability))
       .sort((x, y) => x.startsAt! - y.startsAt! || (x.uid < y.uid ? -1 : 1));
-    const proofs = await this.proofs(p, later, t.groupUid, false);
+    const proofs = await grantProofs(this.d.authz, p, later, t.groupUid, false);
     return proofs.map((proof, i) => {
       const b = later[i] as BindingGrant;
       return {
@@ -609,35 +515,6 @@ export class AccessService {
     );
     return bindings.filter((_, i) => keep[i]);
   }
-
-  /** Proofs of `granting`, by binding uid (or in the order given, `byUid` false). */
-  private async proofs(
-    p: Principal,
-    granting: BindingGrant[],
-    groupUid: string,
-    byUid = true,
-  ): Promise<GrantProof[]> {
-    const proofs: GrantProof[] = [];
-    const order = byUid
-      ? [...granting].sort((x, y) => (x.uid < y.uid ? -1 : x.uid > y.uid ? 1 : 0))
-      : granting;
-    for (const b of order) {
-      proofs.push({
-        bindingUid: b.uid,
-        role: isBuiltInRole(b.role.uid) ? b.role : await visibleRoleRef(this.d.authz, p, b.role),
-        groupUid: b.groupUid,
-        path: pathDown(b.groupUid, groupUid),
-      });
-      // Only what the answer itself shows the caller: the binding that counted and its path.
-      // (The nearest bindings of a denial, in path order, prove nothing: no proof event.)
-      if (byUid)
-        spanEvent('access.proof', {
-          'arbor.access.binding_uid': b.uid,
-          'arbor.access.path_length': proofs.at(-1)!.path.length,
-        });
-    }
-    return proofs;
-  }
 }
 
 /**
@@ -649,22 +526,6 @@ export class AccessService {
  */
 function answerable(groupExists: boolean, listable: boolean): boolean {
   return groupExists || !listable;
-}
-
-/** The condition of the binding behind proof `g` (the `i`th of `proofs(held)`, by uid). */
-function whenOf(held: readonly BindingGrant[], g: GrantProof): Condition {
-  const b = held.find((h) => h.uid === g.bindingUid);
-  if (b?.condition === undefined) throw new Error(`binding ${g.bindingUid} has no condition`);
-  return conditionOnly(b.condition);
-}
-
-/** A stored condition as answers show it: its text, title and description alone. */
-function conditionOnly(c: Condition): Condition {
-  return {
-    expression: c.expression,
-    ...(c.title === undefined ? {} : { title: c.title }),
-    ...(c.description === undefined ? {} : { description: c.description }),
-  };
 }
 
 /** Access lists are keyed by the asked group or identity, not by a subtree. */

@@ -197,6 +197,9 @@ export interface AccessExtras {
   actingFor?: ActingFor;
 }
 
+/** At most this many conditional holders a who-can answer lists (on its first page). */
+export const MAX_CONDITIONAL_HOLDERS = 100;
+
 export const MAX_BATCH_CHECKS = 100;
 
 /** Who-can: one page of identities, by uid; `group` and `capability` are required. */
