@@ -66,7 +66,7 @@ test.before(async () => {
   await bind(
     pusher,
     await builtinRoleUid(s.admin, 'registry.push'),
-    `${ON_MAIN} && resource.type == "repository" && resource.name.startsWith("${folder}/")`,
+    `${ON_MAIN} && resource.type == "registry.arbor.dev/Repo" && resource.name.startsWith("${folder}/")`,
   );
   await createBinding(s.admin, org, agent, viewer);
   const set = await s.admin.post('/iam/v2beta1/identities:setDelegationPolicy', {

@@ -48,12 +48,12 @@ test("require: REST and gRPC pass the principal's claims; other doors decide wit
 
 test('heldUntil: a conditional grant holds per request context, until its expiry', async (t) => {
   const expression =
-    'token.claims.ref == "refs/heads/main" && resource.type == "repository" && ' +
+    'token.claims.ref == "refs/heads/main" && resource.type == "registry.arbor.dev/Repo" && ' +
     `resource.name.startsWith("${ORG}/") && request.capability == "manifest.create"`;
   const until = T + 600_000;
   const authz = authzFor(expression, until);
   const ctx = (ref: string, name = `${ORG}/app`) => ({
-    resource: { type: 'repository', name },
+    resource: { type: 'registry.arbor.dev/Repo', name },
     claims: new Map([['ref', ref]]),
   });
   const p = who('ignored: heldUntil reads the context it is given');

@@ -2,6 +2,7 @@ import type { Authorizer, RequestContext } from '../../auth/authorizer.js';
 import type { Capability } from '../../auth/capabilities.js';
 import type { Principal } from '../../auth/principal.js';
 import { invalidField } from '../../core/rpc-error.js';
+import { REPO_TYPE } from '../repos/repo.js';
 import type { RepoStore } from '../repos/repo-store.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseRegistryPath } from './registry-path.js';
@@ -64,8 +65,12 @@ const NEEDS: Record<RepoAction, Capability[]> = {
   delete: ['manifest.delete', 'tag.delete'],
 };
 
-/** `resource.type` of a conditional binding's condition, decided at the token server. */
-export const REGISTRY_RESOURCE_TYPE = 'repository';
+/**
+ * `resource.type` of a conditional binding's condition, decided at the token server: the
+ * repository kind's own type, as on the REST and gRPC doors, so that one condition reads
+ * the same wherever a repository is decided.
+ */
+export const REGISTRY_RESOURCE_TYPE = REPO_TYPE;
 
 /**
  * The registry's token server (Distribution token authentication, spec §5.5): for each
