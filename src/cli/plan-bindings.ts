@@ -93,6 +93,8 @@ function createChange(
       roleUid,
       ...(expireTime ? { expireTime } : {}),
       ...(notBefore ? { notBefore } : {}),
+      // A conditional grant is created conditional, and simulated so (plan-simulate.ts).
+      ...(m.spec.condition ? { condition: m.spec.condition } : {}),
     },
     ...(identity.object ? { refs: { identityUid: identity.object } } : {}),
     fields: fieldChanges({
@@ -100,6 +102,7 @@ function createChange(
       role: m.spec.role ?? roleUid,
       ...(m.spec.expireTime ? { expireTime: m.spec.expireTime } : {}),
       ...(m.spec.notBefore ? { notBefore: m.spec.notBefore } : {}),
+      ...(m.spec.condition ? { condition: m.spec.condition.expression } : {}),
     }),
   };
 }

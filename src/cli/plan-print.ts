@@ -49,10 +49,12 @@ function accessLines(a: AccessDelta | undefined): string[] {
     const n = c.capabilities.length;
     const what = n === 1 ? c.capabilities[0] : `${n} capabilities`;
     const list = n === 1 ? '' : `: ${c.capabilities.join(', ')}`;
+    const when = c.when === undefined ? '' : ` when ${c.when}`;
     out.push(
-      `  ${c.effect === 'gain' ? '+' : '-'} ${c.identity} ${c.effect === 'gain' ? 'gains' : 'loses'} ${what} in ${c.group}${list}`,
+      `  ${c.effect === 'gain' ? '+' : '-'} ${c.identity} ${c.effect === 'gain' ? 'gains' : 'loses'} ${what} in ${c.group}${when}${list}`,
     );
   }
+  for (const d of a.delegations ?? []) out.push(`  ${d}`);
   for (const w of a.warnings) out.push(`  note: ${w}`);
   return out;
 }

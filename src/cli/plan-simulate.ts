@@ -2,7 +2,15 @@ import type { Session } from './api-session.js';
 import { CliError } from './cli-errors.js';
 import { parentOf } from './plan-server.js';
 import type { AccessDelta, PlanChange, PlanDraft } from './plan-types.js';
-import { refText, simulate, type SimulateAnswer, type SimulatedChange } from './simulate-call.js';
+import {
+  conditionOf,
+  conditionWords,
+  delegationWords,
+  refText,
+  simulate,
+  type SimulateAnswer,
+  type SimulatedChange,
+} from './simulate-call.js';
 
 type SimChange = SimulatedChange;
 
@@ -32,6 +40,7 @@ function bindingCreate(c: PlanChange): SimChange | undefined {
     return undefined;
   const expireTime = str(c.body?.expireTime);
   const notBefore = str(c.body?.notBefore);
+  const condition = conditionOf(c.body?.condition);
   return {
     createRoleBinding: {
       groupUid,
@@ -39,8 +48,9 @@ function bindingCreate(c: PlanChange): SimChange | undefined {
       roleUid,
       ...(expireTime ? { expireTime } : {}),
       ...(notBefore ? { notBefore } : {}),
+      ...(condition ? { condition } : {}),
     },
-  };
+  } as SimChange;
 }
 
 /**
@@ -101,14 +111,21 @@ export async function simulatePlan(
     else if (!v.permitted)
       warnings.push(`${what}: you may not make this change (${v.reason ?? 'denied'})`);
   }
+  const delegations = (answer.delegationDeltas ?? []).map(delegationWords);
   return {
-    changes: answer.deltas.map((d) => ({
-      effect: d.effect === 'GAIN' ? 'gain' : 'lose',
-      identity: d.identity.name || d.identity.uid,
-      identityPath: d.identity.path,
-      capabilities: [...d.capabilities],
-      group: refText(d.group),
-    })),
+    changes: answer.deltas.map((d) => {
+      const when = conditionOf(d.condition);
+      return {
+        effect: d.effect === 'GAIN' ? 'gain' : 'lose',
+        identity: d.identity.name || d.identity.uid,
+        identityPath: d.identity.path,
+        capabilities: [...d.capabilities],
+        group: refText(d.group),
+        ...(when ? { when: conditionWords(when) } : {}),
+      };
+    }),
+    // Only where there are some: a plan's token digests the delta as shown.
+    ...(delegations.length > 0 ? { delegations } : {}),
     totalCount: Number(answer.totalCount),
     warnings,
   };

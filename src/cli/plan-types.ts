@@ -52,12 +52,16 @@ export interface AccessChange {
   capabilities: string[];
   /** The group's path of names (its uid where the caller may not read it). */
   group: string;
+  /** A conditional change: its condition's title, else its expression (held only when it holds). */
+  when?: string;
 }
 
 export interface AccessDelta {
   /** Set when the delta could not be worked out (why); the field diff stands. */
   unavailable?: string;
   changes: AccessChange[];
+  /** Who gains, loses or changes the ability to act for whom (delegation policies), in words. */
+  delegations?: string[];
   totalCount: number;
   /** What the delta leaves out or warns of: changes not simulated (new objects), refused ones. */
   warnings: string[];

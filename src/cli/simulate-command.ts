@@ -3,6 +3,8 @@ import { call, openSession, type Session } from './api-session.js';
 import { CliError, EXIT } from './cli-errors.js';
 import { resolveUid } from './name-resolver.js';
 import {
+  conditionWords,
+  delegationWords,
   entryWords,
   refText,
   simulate,
@@ -85,7 +87,9 @@ function grantWords(g: SimulatedEntry['before'][number]): string {
   const what = g.bindingUid ? `binding ${g.bindingUid}` : `the new binding`;
   const role = g.role.name || g.role.uid;
   const caps = g.capabilities.length;
-  return `${role} at ${g.groupUid} (${what}; ${caps} of them)`;
+  const c = (g as { condition?: Parameters<typeof conditionWords>[0] }).condition;
+  const when = c ? `; when ${conditionWords(c)}` : '';
+  return `${role} at ${g.groupUid} (${what}; ${caps} of them${when})`;
 }
 
 /** The answer for people: the verdict's warnings, one line per identity and group. */
@@ -95,7 +99,9 @@ function simulateText(a: SimulateAnswer, explain: boolean): string {
     if (!v.applied) out.push(`note: the change is not simulated (${v.reason ?? 'not found'})`);
     else if (!v.permitted) out.push(`note: you may not make this change (${v.reason ?? 'denied'})`);
   }
-  if (a.deltas.length === 0) out.push('No access changes (that you may see).');
+  const delegations = a.delegationDeltas ?? [];
+  if (a.deltas.length === 0 && delegations.length === 0)
+    out.push('No access changes (that you may see).');
   for (const e of a.deltas) {
     out.push(entryWords(e));
     if (!explain) continue;
@@ -107,9 +113,10 @@ function simulateText(a: SimulateAnswer, explain: boolean): string {
     for (const u of e.unchangedBelow)
       out.push(`  unchanged below ${u.groupUid}: ${u.capabilities.join(', ')}`);
   }
+  for (const d of delegations) out.push(delegationWords(d));
   const total = Number(a.totalCount);
-  if (total > a.deltas.length)
-    out.push(`… and ${total - a.deltas.length} more (-o json for all of this page)`);
+  const shown = a.deltas.length + delegations.length;
+  if (total > shown) out.push(`… and ${total - shown} more (-o json for all of this page)`);
   return `${out.join('\n')}\n`;
 }
 
