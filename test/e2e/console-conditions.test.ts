@@ -58,8 +58,8 @@ test('a binding shows its condition: on the group, on the identity; bind with on
   await pick(page, form, 'Identity', 'ad', 'ada');
   await pick(page, form, 'Role', 'edit', 'editor');
   await form.getByText('Condition (optional)').click();
-  await form.getByLabel('Expression (CEL)').fill('request.time.getHours("UTC") < 18');
-  await form.getByLabel('Condition title').fill('before six');
+  await form.getByLabel('Expression (CEL)').fill('request.capability == "repo.push"');
+  await form.getByLabel('Condition title').fill('push only');
   await form.getByRole('button', { name: 'Bind', exact: true }).click();
   const dialog = page.getByRole('dialog', { name: 'Bind editor to ada?' });
   await dialog.getByText('It grants only where its condition holds').waitFor();
@@ -70,16 +70,35 @@ test('a binding shows its condition: on the group, on the identity; bind with on
     (b) => b.condition,
   );
   t.deepEqual(
-    conditions.filter((x) => (x as { title?: string } | undefined)?.title === 'before six'),
-    [{ expression: 'request.time.getHours("UTC") < 18', title: 'before six' }],
+    conditions.filter((x) => (x as { title?: string } | undefined)?.title === 'push only'),
+    [{ expression: 'request.capability == "repo.push"', title: 'push only' }],
   );
-  await table.getByRole('row').filter({ hasText: 'before six' }).waitFor();
+  await table.getByRole('row').filter({ hasText: 'push only' }).waitFor();
 
   await page.goto(`${c.w.s.url}/console/#/identity/${encodeURIComponent(ada)}`);
   const mine = page.getByRole('table', { name: 'Role bindings' });
   await mine.getByText('below conds').waitFor();
   t.regex((await mine.textContent()) ?? '', /resource\.group\.path\.startsWith\("conds\/"\)/);
   await c.noSeriousAxe(t, 'identity with conditional bindings');
+
+  // The access check shows a granting condition, and the conditions that did not hold.
+  await page
+    .getByRole('navigation', { name: 'Views' })
+    .getByRole('link', { name: 'Access', exact: true })
+    .click();
+  const check = page.getByRole('region', { name: 'Check, with the reason' });
+  await pick(page, check, 'Identity', 'ad', 'ada');
+  await pick(page, check, 'Capability', 'groups.li', 'groups.list');
+  await pick(page, check, 'Group', 'su', 'sub');
+  await check.getByRole('button', { name: 'Check' }).click();
+  const granted = check.getByRole('list', { name: 'Granted by' });
+  await granted.getByText('below conds').waitFor();
+  t.regex((await granted.textContent()) ?? '', /Only if: below conds/);
+  await pick(page, check, 'Group', 'con', 'conds');
+  await check.getByRole('button', { name: 'Check' }).click();
+  const notHeld = check.getByRole('list', { name: 'Conditions that did not hold' });
+  await notHeld.getByText('payments team only').waitFor();
+  await c.noSeriousAxe(t, 'access check with conditions');
   t.deepEqual(c.b.incidents, []);
 });
 

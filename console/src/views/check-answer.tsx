@@ -1,4 +1,5 @@
 import { BindingWindow } from '../binding-window';
+import { ConditionLine, type BindingCondition } from '../condition';
 import type { Named } from '../model';
 import { href } from '../route';
 import { NameOf } from '../ui';
@@ -10,6 +11,8 @@ export interface Grant {
   groupUid: string;
   /** From the bound group down to the asked one, both included. */
   path: string[];
+  /** A conditional binding's condition, as this check evaluated it. */
+  condition?: BindingCondition & { result: boolean; error?: string };
 }
 
 /** A binding held on the path that does not grant it (`access:check`'s `nearest`). */
@@ -32,6 +35,8 @@ export interface CheckResult {
   nearest?: Held[];
   /** Scheduled bindings that would grant once started, soonest first; absent: none. */
   pending?: Pending[];
+  /** When denied: conditional bindings that would grant had their condition held. */
+  conditional?: Grant[];
 }
 
 function RoleName({ role }: { role: Named }) {
@@ -48,6 +53,25 @@ function BoundAt({ g }: { g: Grant }) {
   return (
     <>
       <NameOf kind="group" uid={g.groupUid} link={href('group', g.groupUid)} /> ({where(g.path)})
+    </>
+  );
+}
+
+/** The conditional bindings that would grant, had their condition held for this check. */
+function NotHeld({ conditional }: { conditional: Grant[] }) {
+  if (conditional.length === 0) return null;
+  return (
+    <>
+      <p class="reason">These would grant it, but their condition did not hold for this check:</p>
+      <ul class="reasons" aria-label="Conditions that did not hold">
+        {conditional.map((g) => (
+          <li key={g.bindingUid}>
+            role <RoleName role={g.role} /> at <BoundAt g={g} />
+            <ConditionLine condition={g.condition} />
+            {g.condition?.error ? <span class="hint">{g.condition.error}</span> : null}
+          </li>
+        ))}
+      </ul>
     </>
   );
 }
@@ -73,6 +97,7 @@ export function CheckAnswer(props: {
           {r.grants.map((g) => (
             <li key={g.bindingUid}>
               role <RoleName role={g.role} /> bound at <BoundAt g={g} />
+              <ConditionLine condition={g.condition} />
             </li>
           ))}
         </ul>
@@ -85,6 +110,7 @@ export function CheckAnswer(props: {
       <p class="denied">
         Denied: {identityName} may not {r.capability} in {groupName}
       </p>
+      <NotHeld conditional={r.conditional ?? []} />
       {pending.length > 0 ? (
         <>
           <p class="reason">
