@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
@@ -17,6 +18,7 @@ import { OPENSSL_MISSING, selfSigned } from '../helpers/self-signed.js';
 const TOKEN = 'e2e-tls-resume-admin-token-0123456789';
 const pair = selfSigned();
 const maybe = needTool(postgresOnly(test.serial), 'openssl', pair ? undefined : OPENSSL_MISSING);
+const anyDb = needTool(test.serial, 'openssl', pair ? undefined : OPENSSL_MISSING);
 
 interface Visit {
   reused: boolean;
@@ -139,6 +141,61 @@ maybe(
       a.kill();
       rmSync(dir, { recursive: true, force: true });
       await db.close();
+    }
+  },
+);
+
+/** One process on PGlite with TLS and `env`, in a fresh directory holding its files. */
+function startOne(dir: string, name: string, env: Record<string, string>, port: number) {
+  return startArbor(['serve'], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: join(dir, name),
+    DATABASE_URL: '',
+    ARBOR_WORKERS: '1',
+    ARBOR_ADMIN_TOKEN: TOKEN,
+    ARBOR_ISSUER_URL: '',
+    ARBOR_SHUTDOWN_DELAY_SECONDS: '0',
+    ARBOR_TLS_CERT_FILE: join(dir, 'tls.crt'),
+    ARBOR_TLS_KEY_FILE: join(dir, 'tls.key'),
+    ...env,
+  });
+}
+
+anyDb(
+  'serve with ARBOR_TLS_TICKET_KEY_FILE: two replicas resume each other; a readable key file stops the start',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'arbor-tls-tickets-'));
+    writeFileSync(join(dir, 'tls.crt'), pair!.cert);
+    writeFileSync(join(dir, 'tls.key'), pair!.key);
+    const secret = randomBytes(48).toString('base64');
+    const keyFile = join(dir, 'ticket.key');
+    writeFileSync(keyFile, secret, { mode: 0o600 });
+    const env = { ARBOR_TLS_TICKET_KEY_FILE: keyFile };
+    const a = startOne(dir, 'a', env, await freePort());
+    const b = startOne(dir, 'b', env, await freePort());
+    try {
+      await a.waitForLog(/serving at/, 120_000);
+      await b.waitForLog(/serving at/, 120_000);
+      const first = await visit(a);
+      t.is(first.status, '200');
+      t.false(first.reused);
+      const there = await visit(b, first.session);
+      t.true(there.reused, 'the other replica opened the ticket');
+      t.is(there.status, '200');
+      t.false(a.logs().includes(secret) || b.logs().includes(secret), 'the secret is not logged');
+    } finally {
+      a.kill();
+      b.kill();
+    }
+    try {
+      chmodSync(keyFile, 0o644);
+      const bad = startOne(dir, 'c', env, await freePort());
+      t.not(await bad.exited, 0);
+      t.regex(bad.logs(), /ARBOR_TLS_TICKET_KEY_FILE must not be readable by others/);
+      t.false(bad.logs().includes(secret));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   },
 );
