@@ -13,6 +13,8 @@ export interface FlatDelta {
   before: Omit<SimulatedGrant, 'capabilities'>[];
   after: Omit<SimulatedGrant, 'capabilities'>[];
   unchangedBelow: string[];
+  /** A conditional entry's expression; absent: unconditional. */
+  condition?: string;
 }
 
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -41,19 +43,24 @@ export function flatDeltas(pages: readonly SimulateAnswer[]): FlatDelta[] {
         unchangedBelow: d.unchangedBelow
           .filter((u) => u.capabilities.includes(capability))
           .map((u) => u.groupUid),
+        ...(d.condition === undefined ? {} : { condition: d.condition.expression }),
       });
   }
   return out.sort(
     (a, b) =>
       byText(a.identity.uid, b.identity.uid) ||
       byText(a.capability, b.capability) ||
-      byText(a.group.uid, b.group.uid),
+      byText(a.group.uid, b.group.uid) ||
+      byText(a.condition ?? '', b.condition ?? ''),
   );
 }
 
-/** How many entries `deltas` group into: one per identity, group and effect. */
+/** How many entries `deltas` group into: one per identity, group, effect and condition. */
 export function entryCount(
-  deltas: readonly { identity: string; group: string; effect: string }[],
+  deltas: readonly { identity: string; group: string; effect: string; condition?: string }[],
 ): string {
-  return String(new Set(deltas.map((d) => `${d.identity} ${d.group} ${d.effect}`)).size);
+  return String(
+    new Set(deltas.map((d) => JSON.stringify([d.identity, d.group, d.effect, d.condition ?? null])))
+      .size,
+  );
 }

@@ -27,6 +27,12 @@ import {
  *    a created binding whose notBefore is not before its expireTime is refused whole.
  * 7. Only bindings that count for the caller count (access-model rule 4), before and after;
  *    a created binding counts where the caller may list bindings, or when it is its own.
+ * 8. A created binding may carry a condition (`when`, its expression; never evaluated
+ *    here). Unconditional deltas are those of the unconditional bindings alone. For each
+ *    condition C, a GAIN "when C" is a group held after by C's bindings and held before by
+ *    none of C's bindings, the unconditional ones before or the unconditional ones after (a
+ *    point held unconditionally on either side is no conditional change); a LOSE "when C"
+ *    the other way round. Tops and holes as for unconditional deltas, over those sets.
  */
 export type ModelChange =
   | {
@@ -36,6 +42,7 @@ export type ModelChange =
         roleUid: string;
         expireTime?: string;
         notBefore?: string;
+        condition?: { expression: string };
       };
     }
   | { deleteRoleBinding: { uid: string } }
@@ -44,8 +51,10 @@ export type ModelChange =
   | { deleteGroup: { uid: string } };
 
 /** A binding of a simulated world; `key` is its uid, or `#i` for one change i creates. */
-interface SimBinding extends ModelBinding {
+export interface SimBinding extends ModelBinding {
   changeIndex?: number;
+  /** Rule 8: a conditional binding's expression. */
+  when?: string;
 }
 
 /** A grant as a delta cites it; `notBefore` and `expireTime` as ISO strings, when set. */
@@ -65,6 +74,8 @@ export interface ModelDelta {
   before: ModelGrantOf[];
   after: ModelGrantOf[];
   unchangedBelow: string[];
+  /** Rule 8: a conditional delta's expression. */
+  condition?: string;
 }
 
 const covers = (scope: string, uid: string) => uid === scope || uid.startsWith(`${scope}/`);
@@ -110,6 +121,7 @@ function bindOne(
     roleUid: string;
     expireTime?: string;
     notBefore?: string;
+    condition?: { expression: string };
   },
   i: number,
   callerCan: (cap: Capability, uid: string) => boolean,
@@ -135,6 +147,7 @@ function bindOne(
       caps: st.roles.get(b.roleUid)!,
       ...(b.expireTime === undefined ? {} : { end: Date.parse(b.expireTime) }),
       ...(b.notBefore === undefined ? {} : { start: Date.parse(b.notBefore) }),
+      ...(b.condition === undefined ? {} : { when: b.condition.expression }),
     });
   return ok;
 }
@@ -202,7 +215,9 @@ export function simulate(
   now: number,
   capabilities: readonly Capability[],
 ): { applied: boolean[]; deltas: ModelDelta[] } {
-  const callerCan = (cap: Capability, uid: string) => c === 'admin' || can(w, c, cap, uid);
+  // What the caller may see is decided by its unconditional grants alone (rule 8).
+  const sight: ModelWorld = { ...w, bindings: plainOf(w.bindings) };
+  const callerCan = (cap: Capability, uid: string) => c === 'admin' || can(sight, c, cap, uid);
   const st: State = {
     groups: [...w.groups],
     identities: [...w.identities],
@@ -214,11 +229,15 @@ export function simulate(
   const counts = (b: SimBinding) =>
     c === 'admin' ||
     b.identity === c ||
-    can(w, c, 'role_bindings.list', b.changeIndex === undefined ? b.uid : b.group);
+    can(sight, c, 'role_bindings.list', b.changeIndex === undefined ? b.uid : b.group);
   const before = w.bindings.filter(counts);
   const after = bindings.filter(counts);
   return { applied, deltas: deltasOf(w, before, after, capabilities, now) };
 }
+
+/** The unconditional bindings among `bs` (a world's may be conditional ones: rule 8). */
+const plainOf = (bs: readonly ModelBinding[]): ModelBinding[] =>
+  bs.filter((b) => (b as SimBinding).when === undefined);
 
 /** Whether a custom role is still there: custom roles live at the organization. */
 function roleAlive(uid: string, groups: readonly string[], w: ModelWorld): boolean {
@@ -232,6 +251,39 @@ function deltasOf(
   after: readonly SimBinding[],
   capabilities: readonly Capability[],
   now: number,
+): ModelDelta[] {
+  const plain = (bs: readonly SimBinding[]) => bs.filter((b) => b.when === undefined);
+  const under = (bs: readonly SimBinding[], e: string) => bs.filter((b) => b.when === e);
+  const u0 = plain(before);
+  const u1 = plain(after);
+  const out = sidesOf(w, u0, u1, capabilities, now, { gains: u1, loses: u0 });
+  // Rule 8: per condition, what it alone grants against everything else held.
+  const conditions = [...new Set([...before, ...after].flatMap((b) => b.when ?? []))].sort();
+  for (const e of conditions) {
+    const c0 = under(before, e);
+    const c1 = under(after, e);
+    const gains = sidesOf(w, [...c0, ...u0, ...u1], c1, capabilities, now, { gains: c1 });
+    const loses = sidesOf(w, c0, [...c1, ...u0, ...u1], capabilities, now, { loses: c0 });
+    out.push(...[...gains, ...loses].map((d) => ({ ...d, condition: e })));
+  }
+  return out.sort((a, b) => {
+    const ka = `${a.identity}\0${a.capability}\0${a.group}\0${a.condition ?? ''}`;
+    const kb = `${b.identity}\0${b.capability}\0${b.group}\0${b.condition ?? ''}`;
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
+}
+
+/**
+ * The GAINs (where `after` holds and `before` does not, tops only) and LOSEs (the other way
+ * round) asked for, each citing the bindings of `proofs` granting it there.
+ */
+function sidesOf(
+  w: ModelWorld,
+  before: readonly SimBinding[],
+  after: readonly SimBinding[],
+  capabilities: readonly Capability[],
+  now: number,
+  proofs: { gains?: readonly SimBinding[]; loses?: readonly SimBinding[] },
 ): ModelDelta[] {
   const world = (bs: readonly SimBinding[]): ModelWorld => ({ ...w, bindings: [...bs] });
   const w0 = world(before);
@@ -263,32 +315,28 @@ function deltasOf(
             .filter((h) => h.startsWith(`${g}/`) && h0(h) && h1(h))
             .filter((h) => !(h0(parent(h)!) && h1(parent(h)!)))
             .sort();
-        if (top(h1, h0))
+        if (proofs.gains && top(h1, h0))
           out.push({
             identity: id,
             capability: cap,
             group: g,
             effect: 'GAIN',
             before: [],
-            after: grants(after, id, cap, g),
+            after: grants(proofs.gains, id, cap, g),
             unchangedBelow: holes(),
           });
-        if (top(h0, h1))
+        if (proofs.loses && top(h0, h1))
           out.push({
             identity: id,
             capability: cap,
             group: g,
             effect: 'LOSE',
-            before: grants(before, id, cap, g),
+            before: grants(proofs.loses, id, cap, g),
             after: [],
             unchangedBelow: holes(),
           });
       }
-  return out.sort((a, b) => {
-    const ka = `${a.identity}\0${a.capability}\0${a.group}`;
-    const kb = `${b.identity}\0${b.capability}\0${b.group}`;
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
+  return out;
 }
 
 /** Existing bindings by uid first, then created ones by change. */

@@ -48,7 +48,36 @@ const worldArb = modelWorldArb({
   windows: ['always', 'always', 'always', 'ended', 'scheduled', 'started'],
 });
 
-const build = (shape: WorldShape) => buildWorld(s, shape, 'sim');
+/**
+ * The model's world with a few conditional bindings besides (one per condition, where the
+ * real create takes it): conditional deltas have something to lose, and the caller's sight
+ * must not count them (model rule 8).
+ */
+async function build(shape: WorldShape): Promise<model.ModelWorld> {
+  const w = await buildWorld(s, shape, 'sim');
+  const custom = [...w.roles.keys()].filter((r) => !w.builtin.has(r));
+  for (const [i, expression] of CONDITIONS.entries()) {
+    const group = pick(w.groups, 3 * i + 1);
+    const identity = pick(w.identities, i);
+    const role = pick(custom.length > 0 ? custom : [...w.roles.keys()], i);
+    const res = await s.admin.post(`/iam/v2beta1/roleBindings/${group}`, {
+      identityUid: identity,
+      roleUid: role,
+      condition: { expression },
+    });
+    if (res.status !== 200) continue; // the same triple bound already, say
+    const conditional: sim.SimBinding = {
+      uid: (res.body as { uid: string }).uid,
+      group,
+      identity,
+      role,
+      caps: w.roles.get(role)!,
+      when: expression,
+    };
+    w.bindings.push(conditional);
+  }
+  return w;
+}
 
 type ChangeShape =
   | {
@@ -58,11 +87,16 @@ type ChangeShape =
       role: number;
       expiry: 'none' | 'past' | 'future';
       start: Start;
+      /** An index into CONDITIONS, or -1: unconditional. */
+      condition: number;
     }
   | RemovalShape;
 
 /** A created binding's notBefore: none, an hour ago, in half an hour, or far off either way. */
 type Start = 'none' | 'past' | 'future' | 'farPast' | 'farFuture';
+
+/** Two conditions: the simulation never evaluates them, so any two distinct ones will do. */
+const CONDITIONS = ['request.time.getHours() < 12', 'resource.type == "iam.arbor.dev/Group"'];
 
 const START_AT: Record<Exclude<Start, 'none'>, () => string> = {
   past: () => new Date(Date.now() - 2 * 3_600_000).toISOString(),
@@ -79,6 +113,7 @@ const changeArb: fc.Arbitrary<ChangeShape> = changeArbOf(
     role: fc.nat(),
     expiry: fc.constantFrom('none' as const, 'none' as const, 'past' as const, 'future' as const),
     start: fc.constantFrom<Start>('none', 'none', 'none', 'past', 'future', 'farPast', 'farFuture'),
+    condition: fc.constantFrom(-1, -1, -1, 0, 1),
   }),
   POOL,
 );
@@ -100,6 +135,7 @@ function changeOf(w: model.ModelWorld, c: ChangeShape): sim.ModelChange {
           roleUid: pick([...w.roles.keys()], c.role),
           ...(at === 0 ? {} : { expireTime: new Date(Date.now() + at).toISOString() }),
           ...(c.start === 'none' ? {} : { notBefore: START_AT[c.start]() }),
+          ...(c.condition < 0 ? {} : { condition: { expression: CONDITIONS[c.condition]! } }),
         },
       };
     }
@@ -197,6 +233,7 @@ test('access:simulate agrees with the model of the delta on random change sets',
               before: d.before.map(shapeGrant),
               after: d.after.map(shapeGrant),
               unchangedBelow: d.unchangedBelow,
+              ...(d.condition === undefined ? {} : { condition: d.condition }),
             })),
             totals: [...new Set(pages.map((p) => p.totalCount))],
           };
@@ -205,7 +242,10 @@ test('access:simulate agrees with the model of the delta on random change sets',
             scheduledGrants += [...d.before, ...d.after].filter((g) => g.notBefore).length;
           if (want.deltas.length > 0) nonEmpty++;
           notApplied += want.applied.filter((x) => !x).length;
-          for (const d of want.deltas) kinds.set(d.effect, (kinds.get(d.effect) ?? 0) + 1);
+          for (const d of want.deltas) {
+            const kind = d.condition === undefined ? d.effect : `${d.effect} when`;
+            kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+          }
           if (JSON.stringify(real) !== JSON.stringify(want))
             throw new Error(
               `simulate disagrees\ncaller: ${c}\nchanges: ${JSON.stringify(changes)}\nreal:  ${JSON.stringify(real)}\nmodel: ${JSON.stringify(want)}`,
@@ -223,6 +263,9 @@ test('access:simulate agrees with the model of the delta on random change sets',
   // None of the comparisons is idle: deltas of both kinds and refused changes happened.
   t.true(nonEmpty > (sets - refused) / 4);
   t.true((kinds.get('GAIN') ?? 0) > 0 && (kinds.get('LOSE') ?? 0) > 0);
+  // Conditional gains and losses were compared too (a conditional binding the set made,
+  // then lost to a later delete or role edit).
+  t.true((kinds.get('GAIN when') ?? 0) > 0 && (kinds.get('LOSE when') ?? 0) > 0);
   t.true(notApplied > 0);
   // Scheduled grants were cited, and empty windows refused, but not so often as to crowd out
   // the comparisons.
