@@ -99,6 +99,16 @@ test('a binding shows its condition: on the group, on the identity; bind with on
   const notHeld = check.getByRole('list', { name: 'Conditions that did not hold' });
   await notHeld.getByText('payments team only').waitFor();
   await c.noSeriousAxe(t, 'access check with conditions');
+
+  // What-can and who-can show the conditional bindings apart, each with its condition.
+  const q = new URLSearchParams({ identity: ada, group: org, capability: 'groups.list' });
+  await page.goto(`${c.w.s.url}/console/#/access?${q.toString()}`);
+  const what = page.getByRole('table', { name: 'What the identity can do' });
+  await what.getByText('payments team only').waitFor();
+  const who = page.getByRole('list', { name: 'Who can where a condition holds' });
+  await who.getByText('payments team only').waitFor();
+  t.regex((await who.textContent()) ?? '', /ada/);
+  await c.noSeriousAxe(t, 'what-can and who-can with conditions');
   t.deepEqual(c.b.incidents, []);
 });
 

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
-import { listPage, post, type Page } from '../api';
+import { get, listPage, post, withQuery, type Page } from '../api';
 import { useAuditReadable } from '../can';
 import type { Named } from '../model';
 import { Picker, usePicked, type Picked } from '../picker';
 import { go, href } from '../route';
+import { ConditionLine, type BindingCondition } from '../condition';
 import { ErrorBox, NameOf, Section, useAction, useLoad } from '../ui';
 import { CheckAnswer, type CheckResult, type Grant } from './check-answer';
 
@@ -12,10 +13,12 @@ interface GroupAccess {
   bindings: Array<{ bindingUid: string; role: Named }>;
   capabilities: string[];
   effectiveCapabilities?: string[];
+  /** Conditional bindings here: they grant only on a decision where `when` holds. */
+  conditional?: Array<{ bindingUid: string; role: Named; when: BindingCondition }>;
 }
 interface Holder {
   identityUid: string;
-  grants: Grant[];
+  grants: Array<Grant & { when?: BindingCondition }>;
 }
 
 /** Role names of a group's bindings; a role the caller cannot read by its uid. */
@@ -60,7 +63,15 @@ function WhatCan({ identity }: { identity: string }) {
             <td>
               <NameOf kind="group" uid={a.groupUid} link={href('group', a.groupUid)} />
             </td>
-            <td>{roleNames(a.bindings)}</td>
+            <td>
+              {roleNames(a.bindings)}
+              {(a.conditional ?? []).map((b) => (
+                <div key={b.bindingUid}>
+                  {b.role.name || <NameOf kind="role" uid={b.role.uid} />}
+                  <ConditionLine condition={b.when} />
+                </div>
+              ))}
+            </td>
             <td class="caps">{(a.effectiveCapabilities ?? a.capabilities).join(' ')}</td>
           </tr>
         ))}
@@ -69,26 +80,11 @@ function WhatCan({ identity }: { identity: string }) {
   );
 }
 
-function WhoCan({ group, capability }: { group: string; capability: string }) {
-  const page = useLoad<Page<Holder> | undefined>(
-    () =>
-      group && capability
-        ? listPage<Holder>('/iam/v2beta1/access:whoCan', 'identities', {
-            group,
-            capability,
-            page_size: 50,
-          })
-        : Promise.resolve(undefined),
-    [group, capability],
-  );
-  if (!group || !capability) return null;
-  if (page.error) return <ErrorBox error={page.error} />;
-  if (!page.data) return null;
-  if (page.data.items.length === 0)
-    return <p role="status">No one holds {capability} here by a binding you can see.</p>;
+/** Holders, each with the grants through which it holds (a condition under its grant). */
+function Holders({ label, holders }: { label: string; holders: Holder[] }) {
   return (
-    <ul class="holders" aria-label="Who can">
-      {page.data.items.map((h) => (
+    <ul class="holders" aria-label={label}>
+      {holders.map((h) => (
         <li key={h.identityUid}>
           <NameOf
             kind="identity"
@@ -101,11 +97,49 @@ function WhoCan({ group, capability }: { group: string; capability: string }) {
               {i > 0 ? '; ' : ''}
               {g.role.name || <NameOf kind="role" uid={g.role.uid} />} at{' '}
               <NameOf kind="group" uid={g.groupUid} />
+              <ConditionLine condition={g.when} />
             </span>
           ))}
         </li>
       ))}
     </ul>
+  );
+}
+
+interface WhoCanAnswer {
+  identities?: Holder[];
+  conditionalHolders?: Holder[];
+}
+
+function WhoCan({ group, capability }: { group: string; capability: string }) {
+  const page = useLoad<WhoCanAnswer | undefined>(
+    () =>
+      group && capability
+        ? get<WhoCanAnswer>(
+            withQuery('/iam/v2beta1/access:whoCan', { group, capability, page_size: 50 }),
+          )
+        : Promise.resolve(undefined),
+    [group, capability],
+  );
+  if (!group || !capability) return null;
+  if (page.error) return <ErrorBox error={page.error} />;
+  if (!page.data) return null;
+  const holders = page.data.identities ?? [];
+  const conditional = page.data.conditionalHolders ?? [];
+  return (
+    <>
+      {holders.length === 0 ? (
+        <p role="status">No one holds {capability} here by a binding you can see.</p>
+      ) : (
+        <Holders label="Who can" holders={holders} />
+      )}
+      {conditional.length > 0 ? (
+        <>
+          <p>Only where a condition holds:</p>
+          <Holders label="Who can where a condition holds" holders={conditional} />
+        </>
+      ) : null}
+    </>
   );
 }
 
