@@ -21,6 +21,13 @@ import type { Capability } from '../../src/auth/capabilities.js';
  *    may list (anything when asking about itself). Who-can names holders by uid, as a
  *    listed binding does: a holder counts by its bindings alone, whether or not the caller
  *    may list its identity.
+ * 6. A conditional binding grants only on a decision that evaluates its condition (one made
+ *    with a request: REST and gRPC resource reads and writes, the access check) and finds it
+ *    true; everywhere else (a decision without a request, lists, who-can, what-can, the
+ *    caller's own sight) it grants nothing. The check evaluates with its own time and group,
+ *    `resource.type` and `resource.name` "" and no claims. A missing claim is an error;
+ *    `!`, `&&` and `||` carry an error as CEL does (`false && error` is false, `true ||
+ *    error` true, anything else with an error is an error), and an error denies.
  */
 export interface ModelBinding {
   uid: string;
@@ -32,6 +39,79 @@ export interface ModelBinding {
   start?: number;
   /** Epoch ms of `expireTime`; absent: never ends. */
   end?: number;
+  /** Rule 6: the binding's condition; absent: unconditional. */
+  condition?: ModelCondition;
+}
+
+/**
+ * The condition shapes the model knows, each decided here by hand (`decide`), never by the
+ * CEL evaluator it is compared with; `expressionOf` spells one as the binding stores it.
+ */
+export type ModelCondition =
+  | { before: number }
+  | { after: number }
+  | { groupPathStartsWith: string }
+  | { nameStartsWith: string }
+  | { typeIs: string }
+  | { claim: string; equals: string }
+  | { not: ModelCondition }
+  | { and: [ModelCondition, ModelCondition] }
+  | { or: [ModelCondition, ModelCondition] };
+
+/** What a condition is decided over: one decision's request (rule 6). */
+export interface ModelRequest {
+  time: number;
+  /** The path of names, from the organization, of the group the resource is or hangs under. */
+  groupPath: string;
+  type: string;
+  name: string;
+  claims: ReadonlyMap<string, string>;
+}
+
+export function expressionOf(c: ModelCondition): string {
+  const str = (x: string) => JSON.stringify(x);
+  const at = (ms: number) => `timestamp(${str(new Date(ms).toISOString())})`;
+  if ('before' in c) return `request.time < ${at(c.before)}`;
+  if ('after' in c) return `request.time > ${at(c.after)}`;
+  if ('groupPathStartsWith' in c)
+    return `resource.group.path.startsWith(${str(c.groupPathStartsWith)})`;
+  if ('nameStartsWith' in c) return `resource.name.startsWith(${str(c.nameStartsWith)})`;
+  if ('typeIs' in c) return `resource.type == ${str(c.typeIs)}`;
+  if ('claim' in c) return `token.claims.${c.claim} == ${str(c.equals)}`;
+  if ('not' in c) return `!(${expressionOf(c.not)})`;
+  if ('and' in c) return `(${expressionOf(c.and[0])}) && (${expressionOf(c.and[1])})`;
+  return `(${expressionOf(c.or[0])}) || (${expressionOf(c.or[1])})`;
+}
+
+/** Rule 6's three values: true, false, or an error (which denies at the top). */
+function decide(c: ModelCondition, r: ModelRequest): boolean | 'error' {
+  if ('before' in c) return r.time < c.before;
+  if ('after' in c) return r.time > c.after;
+  if ('groupPathStartsWith' in c) return r.groupPath.startsWith(c.groupPathStartsWith);
+  if ('nameStartsWith' in c) return r.name.startsWith(c.nameStartsWith);
+  if ('typeIs' in c) return r.type === c.typeIs;
+  if ('claim' in c) {
+    const v = r.claims.get(c.claim);
+    return v === undefined ? 'error' : v === c.equals;
+  }
+  if ('not' in c) {
+    const v = decide(c.not, r);
+    return v === 'error' ? v : !v;
+  }
+  const [x, y] = ('and' in c ? c.and : c.or).map((d) => decide(d, r));
+  const absorbing = 'and' in c ? false : true;
+  if (x === absorbing || y === absorbing) return absorbing;
+  return x === 'error' || y === 'error' ? 'error' : !absorbing;
+}
+
+/** Rule 6: whether `c` holds for the request `r`. */
+export function holds(c: ModelCondition, r: ModelRequest): boolean {
+  return decide(c, r) === true;
+}
+
+/** Rule 6: whether `b` grants on a decision with the request `r` (or none). */
+function grantsOn(b: ModelBinding, r: ModelRequest | undefined): boolean {
+  return b.condition === undefined || (r !== undefined && holds(b.condition, r));
 }
 
 /** Rule 2: whether `b` grants now. */
@@ -49,6 +129,19 @@ export interface ModelWorld {
   /** Custom roles are defined at the organization: what hangs under it besides groups. */
   roleGroup: string;
   bindings: ModelBinding[];
+  /** Each group's path of names from its organization (rule 6's `resource.group.path`). */
+  groupPaths?: ReadonlyMap<string, string>;
+}
+
+/** The path of names of the group `uid` is or hangs under, nearest (rule 6). */
+export function groupPathOf(w: ModelWorld, uid: string): string {
+  for (let u = uid; u.includes('/'); u = u.slice(0, u.lastIndexOf('/'))) {
+    const p = w.groupPaths?.get(u);
+    if (p !== undefined) return p;
+  }
+  const p = w.groupPaths?.get(uid.split('/')[0]!);
+  if (p === undefined) throw new Error(`the model knows no group path for ${uid}`);
+  return p;
 }
 
 /** `admin`, or an identity by uid. */
@@ -56,10 +149,47 @@ export type Caller = string;
 
 const covers = (scope: string, uid: string) => uid === scope || uid.startsWith(`${scope}/`);
 
-export function can(w: ModelWorld, identity: string, cap: Capability, uid: string): boolean {
+/** Rules 1, 2 and 6: without a request `r`, no conditional binding grants. */
+export function can(
+  w: ModelWorld,
+  identity: string,
+  cap: Capability,
+  uid: string,
+  r?: ModelRequest,
+): boolean {
   return w.bindings.some(
-    (b) => b.identity === identity && live(b) && b.caps.has(cap) && covers(b.group, uid),
+    (b) =>
+      b.identity === identity &&
+      live(b) &&
+      b.caps.has(cap) &&
+      covers(b.group, uid) &&
+      grantsOn(b, r),
   );
+}
+
+/**
+ * Whether a condition decided a decision with the request `r`: `granted` when only a
+ * conditional binding grants it, `denied` when none grants and a conditional binding would
+ * have, had its condition held. For tests that count the decisions conditions made.
+ */
+export function decidedByCondition(
+  w: ModelWorld,
+  identity: string,
+  cap: Capability,
+  uid: string,
+  r: ModelRequest,
+): 'granted' | 'denied' | undefined {
+  if (can(w, identity, cap, uid)) return undefined;
+  if (can(w, identity, cap, uid, r)) return 'granted';
+  const would = w.bindings.some(
+    (b) =>
+      b.identity === identity &&
+      b.condition !== undefined &&
+      live(b) &&
+      b.caps.has(cap) &&
+      covers(b.group, uid),
+  );
+  return would ? 'denied' : undefined;
 }
 
 function callerCan(w: ModelWorld, c: Caller, cap: Capability, uid: string): boolean {
@@ -96,6 +226,7 @@ function granting(
   identity: string,
   cap: Capability,
   group: string,
+  r?: ModelRequest,
 ): ModelGrant[] {
   return w.bindings
     .filter(
@@ -104,7 +235,8 @@ function granting(
         live(b) &&
         b.caps.has(cap) &&
         covers(b.group, group) &&
-        counts(w, c, b),
+        counts(w, c, b) &&
+        grantsOn(b, r),
     )
     .map((b) => ({ bindingUid: b.uid, groupUid: b.group, path: path(b.group, group) }))
     .sort((a, b) => (a.bindingUid < b.bindingUid ? -1 : 1));
@@ -123,7 +255,11 @@ export function check(
     if (!callerCan(w, c, 'identity.list', identity)) return 'not found';
     if (!callerCan(w, c, 'groups.list', group)) return 'not found';
   }
-  const grants = granting(w, c, identity, cap, group);
+  // Rule 6: the check evaluates with its own time and group, and nothing else of a request.
+  const r = w.bindings.some((b) => b.condition !== undefined)
+    ? { time: Date.now(), groupPath: groupPathOf(w, group), type: '', name: '', claims: new Map() }
+    : undefined;
+  const grants = granting(w, c, identity, cap, group, r);
   return { allowed: grants.length > 0, grants };
 }
 
@@ -145,6 +281,8 @@ export interface ModelGroupAccess {
   bindingUids: string[];
   capabilities: Capability[];
   effectiveCapabilities: Capability[];
+  /** Rule 6: the conditional bindings at the group, listed apart from what it holds. */
+  conditionalBindingUids: string[];
 }
 
 export function whatCan(
@@ -153,17 +291,26 @@ export function whatCan(
   identity: string,
 ): 'not found' | ModelGroupAccess[] {
   if (!mayAskAbout(w, c, identity)) return 'not found';
-  const mine = w.bindings.filter((b) => b.identity === identity && live(b) && counts(w, c, b));
-  const groups = [...new Set(mine.map((b) => b.group))].sort();
+  const all = w.bindings.filter((b) => b.identity === identity && live(b) && counts(w, c, b));
+  // Rule 6: what-can is decided without a request, so a conditional binding holds nothing
+  // there: its group is listed, the binding apart (`conditionalBindingUids`).
+  const mine = all.filter((b) => b.condition === undefined);
+  const groups = [...new Set(all.map((b) => b.group))].sort();
   const capsOf = (bs: ModelBinding[]) => [...new Set(bs.flatMap((b) => [...b.caps]))].sort();
-  return groups.map((g) => ({
-    groupUid: g,
-    bindingUids: mine
+  const uidsAt = (bs: ModelBinding[], g: string) =>
+    bs
       .filter((b) => b.group === g)
       .map((b) => b.uid)
-      .sort(),
+      .sort();
+  return groups.map((g) => ({
+    groupUid: g,
+    bindingUids: uidsAt(mine, g),
     capabilities: capsOf(mine.filter((b) => b.group === g)),
     effectiveCapabilities: capsOf(mine.filter((b) => covers(b.group, g))),
+    conditionalBindingUids: uidsAt(
+      all.filter((b) => b.condition !== undefined),
+      g,
+    ),
   }));
 }
 
