@@ -9,7 +9,9 @@
  * compares the cost budgets on and off (bench/budgets-bench.ts). `--only=tracing` alone
  * compares tracing off and on at 10 % sampling (bench/tracing-bench.ts). `--only=oauth` alone
  * compares the token endpoint's exchange with the STS's, and a Get with and without the
- * revocation check (bench/oauth-bench.ts).
+ * revocation check (bench/oauth-bench.ts). `--only=conditions` alone compares a check and a
+ * Get decided by a conditional binding with the same decided by a plain one
+ * (bench/conditions-bench.ts).
  *
  * Scales (bench/scale.ts): `--quick`, full (default), `--scale=10m` (the tenfold scale: 10,000,100
  * groups, 1,000,000 identities, 1,010,000 bindings in `arbor_bench_10m`, kept whatever its
@@ -349,6 +351,21 @@ if (only?.length === 1 && only[0] === 'last-used') {
     seconds: num('seconds', 5),
     rounds: num('rounds', 6),
     concurrency: num('concurrency', 32),
+    log,
+  });
+  process.exit(0);
+}
+
+// `--only=conditions`: a check and a Get decided by a conditional binding against a plain one (bench/conditions-bench.ts).
+if (only?.length === 1 && only[0] === 'conditions') {
+  const num = (name: string, d: number) =>
+    Number(args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? d);
+  await (
+    await import('./conditions-bench.js')
+  ).benchConditions({
+    seconds: num('seconds', 3),
+    rounds: num('rounds', 4),
+    concurrency: num('concurrency', 16),
     log,
   });
   process.exit(0);
