@@ -189,3 +189,29 @@ test('a policy change is checked as the real set checks it', async (t) => {
     'changes.0.setDelegationPolicy.capabilities: at least one capability is required',
   ]);
 });
+
+test('a caller that cannot list the identity learns nothing: its answer is a missing uid’s', async (t) => {
+  const elsewhere = await createGroup(s.admin, 'elsewhere');
+  const outsiderUid = await createIdentity(s.admin, elsewhere, 'outsider');
+  await createBinding(s.admin, elsewhere, outsiderUid, builtinRoleUid('owner'));
+  const outsider = s.client(
+    (await s.arbor.tokens.sign(outsiderUid, { iss: ISSUER, sub: 'sub-outsider' })).token,
+  );
+  const missing = `${folder}/00000000000000ab`;
+  for (const change of [{ actors: [] }, { actors: [outsiderUid], capabilities: ['repo.list'] }]) {
+    const hidden = await outsider.post(SIM, {
+      changes: [{ setDelegationPolicy: { identityUid: alice, ...change } }],
+    });
+    const none = await outsider.post(SIM, {
+      changes: [{ setDelegationPolicy: { identityUid: missing, ...change } }],
+    });
+    t.is(hidden.status, 200, JSON.stringify(hidden.body));
+    t.deepEqual(hidden.body, none.body);
+    t.deepEqual(hidden.body.changes, [
+      { index: 0, applied: false, permitted: false, reason: 'identity not found' },
+    ]);
+  }
+  const gone = await outsider.post(SIM, { changes: [{ deleteGroup: { uid: folder } }] });
+  t.deepEqual(gone.body.delegationDeltas, []);
+  t.deepEqual(gone.body.deltas, []);
+});
