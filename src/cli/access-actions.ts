@@ -7,65 +7,27 @@ import { resolveUid } from './name-resolver.js';
 import { NameBook } from './name-book.js';
 import { printerFor, type OutputFormat } from './printers/printer.js';
 import type { Column, Item } from './resource-kinds.js';
-import { windowText } from './time-left.js';
+import {
+  actingForNote,
+  conditionalHolderRows,
+  conditionalLines,
+  conditionText,
+  delegationLines,
+  partialNote,
+  pendingLines,
+  roleOf,
+  whenText,
+  type ActingFor,
+  type ConditionWords,
+  type Coverage,
+  type PendingProof,
+  type Proof,
+} from './access-notes.js';
 
 type Opts = Record<string, unknown>;
 
 /** `can-i` and `test-token` say "no" with this status (as `kubectl auth can-i` does). */
 export const EXIT_NO = 1;
-
-interface Proof {
-  bindingUid: string;
-  role: { uid: string; name: string };
-  groupUid: string;
-  /** The group's path of names, where the caller may see it (the server's). */
-  groupPath?: string;
-  path: string[];
-}
-
-const roleOf = (p: Proof) => p.role.name || p.role.uid;
-
-/** A scheduled binding that would grant once started (the check answer's `pending`). */
-interface PendingProof extends Proof {
-  notBefore: string;
-  expireTime?: string;
-}
-
-/**
- * Why a check is denied when scheduled bindings would grant: each with when it starts, in
- * the words of the binding list (`starts in 2h, for 8h`) and as the instant (UTC).
- */
-async function pendingLines(names: NameBook, pending: PendingProof[]): Promise<string> {
-  const lines = await Promise.all(
-    pending.map(
-      async (g) =>
-        `  role ${roleOf(g)} bound at ${await names.groupPath(g.groupUid)} (binding ${g.bindingUid})\n` +
-        `    ${windowText(g)} (${g.notBefore})`,
-    ),
-  );
-  return `not yet: ${pending.length === 1 ? 'a binding that grants it has' : 'bindings that grant it have'} not started:\n${lines.join('\n')}\n`;
-}
-
-/** How much of the path an answer counts (the API's `partial` and `countedFrom`). */
-interface Coverage {
-  partial?: boolean;
-  countedFrom?: string;
-}
-
-/**
- * The note for an answer that counts only part of the path, or undefined for a whole one:
- * on standard error, so that JSON and YAML on standard output keep their shape.
- */
-async function partialNote(
-  names: NameBook,
-  c: Coverage,
-  what: string,
-): Promise<string | undefined> {
-  if (c.partial !== true) return undefined;
-  if (c.countedFrom === undefined)
-    return `(partial: only your own bindings are counted; ${what} bound elsewhere are not shown)\n`;
-  return `(partial: ${what} bound above ${await names.groupPath(c.countedFrom)} are not shown)\n`;
-}
 
 /** Every page (or one) of an access list, and whether it says it is partial. */
 async function accessList(
@@ -73,9 +35,10 @@ async function accessList(
   kind: { path: string; plural: string },
   query: Record<string, string>,
   all: boolean,
-): Promise<{ items: Item[]; next?: string; coverage: Coverage }> {
+): Promise<{ items: Item[]; next?: string; coverage: Coverage; extras: AccessExtras }> {
   const items: Item[] = [];
   let token = query.page_token;
+  let extras: AccessExtras | undefined;
   // Every page of one question says the same (the caller's grants decide it): the last read.
   for (;;) {
     const page = await call<Record<string, unknown> & Coverage & { nextPageToken?: string }>(
@@ -85,10 +48,20 @@ async function accessList(
       { params: { query: { ...query, ...(token ? { page_token: token } : {}) } } },
     );
     items.push(...((page[kind.plural] as Item[] | undefined) ?? []));
+    // Conditional holders and delegations come with the first page; actingFor with every one.
+    extras ??= page as AccessExtras;
     token = page.nextPageToken;
     const coverage = { partial: page.partial, countedFrom: page.countedFrom };
-    if (!token || !all) return { items, ...(token ? { next: token } : {}), coverage };
+    if (!token || !all) return { items, ...(token ? { next: token } : {}), coverage, extras };
   }
+}
+
+/** What who-can and what-can answer beside their page. */
+interface AccessExtras {
+  conditionalHolders?: Item[];
+  conditionalHoldersTruncated?: boolean;
+  delegations?: Parameters<typeof delegationLines>[1];
+  actingFor?: ActingFor;
 }
 
 /** A token that is no JWT speaks for no identity: the admin token (or a development run's). */
@@ -122,12 +95,15 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
     groupUid: await resolveUid(s, 'groups', o.group as string),
     ...(typeof o.as === 'string' ? { identityUid: await resolveUid(s, 'identities', o.as) } : {}),
   };
-  const r = await call<{ allowed: boolean; grants: Proof[]; pending?: PendingProof[] } & Coverage>(
-    s,
-    'POST',
-    '/iam/v2beta1/access:check',
-    { body },
-  );
+  const r = await call<
+    {
+      allowed: boolean;
+      grants: Proof[];
+      pending?: PendingProof[];
+      conditional?: Proof[];
+      actingFor?: ActingFor;
+    } & Coverage
+  >(s, 'POST', '/iam/v2beta1/access:check', { body });
   const code = r.allowed ? EXIT.OK : EXIT_NO;
   if (o.output === 'json') process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
   else if (o.output === 'yaml') process.stdout.write(stringify(r));
@@ -139,18 +115,22 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
         r.grants.map(
           async (g) =>
             `  role ${roleOf(g)} bound at ${await names.groupPath(g.groupUid)} (binding ${g.bindingUid})\n` +
-            `    path: ${(await Promise.all(g.path.map((p) => names.groupPath(p)))).join(' > ')}`,
+            `    path: ${(await Promise.all(g.path.map((p) => names.groupPath(p)))).join(' > ')}` +
+            (g.condition ? `\n    ${conditionText(g.condition)}` : ''),
         ),
       );
       process.stdout.write(`granted by:\n${lines.join('\n')}\n`);
     }
     if (o.explain === true && !r.allowed)
       process.stdout.write(
-        r.pending?.length
-          ? await pendingLines(new NameBook(s), r.pending)
-          : 'no binding you can see grants it there or above\n',
+        r.conditional?.length
+          ? await conditionalLines(new NameBook(s), r.conditional)
+          : r.pending?.length
+            ? await pendingLines(new NameBook(s), r.pending)
+            : 'no binding you can see grants it there or above\n',
       );
   }
+  process.stderr.write(await actingForNote(new NameBook(s), r.actingFor));
   const note = await partialNote(new NameBook(s), r, 'bindings');
   if (note) process.stderr.write(note);
   return code;
@@ -203,25 +183,31 @@ export async function whoCan(args: unknown[], o: Opts): Promise<number> {
   ] as const)
     if (typeof o[flag] === 'string') query[key] = o[flag];
   if (o.all === true && query.page_size === undefined) query.page_size = '200';
-  const { items, next, coverage } = await accessList(
+  const { items, next, coverage, extras } = await accessList(
     s,
     { path: '/iam/v2beta1/access:whoCan', plural: 'identities' },
     query,
     o.all === true,
   );
   const format = (o.output ?? 'table') as OutputFormat;
-  if (items.length === 0 && (format === 'table' || format === 'wide'))
-    process.stderr.write('No identity you can see holds it there.\n');
+  const table = format === 'table' || format === 'wide';
+  // A table shows the conditional holders too, each role marked "when …"; JSON, YAML and
+  // names stay the holders alone (the API's `identities`), as scripts count them.
+  const rows = table ? [...items, ...conditionalHolderRows(extras.conditionalHolders)] : items;
+  if (rows.length === 0 && table) process.stderr.write('No identity you can see holds it there.\n');
   // `-o name`: one identity uid a line; a table names identities and groups by path.
   const shown =
     format === 'name'
       ? items.map((i) => ({ uid: i.identityUid }))
-      : format === 'table' || format === 'wide'
-        ? await named(s, items)
+      : table
+        ? await named(s, rows)
         : items;
   process.stdout.write(
     printerFor(format)({ items: shown, single: false, columns: HOLDER_COLUMNS, wide: HOLDER_WIDE }),
   );
+  if (table) process.stdout.write(await delegationLines(new NameBook(s), extras.delegations));
+  if (table && extras.conditionalHoldersTruncated)
+    process.stderr.write('(more identities hold it only conditionally than are shown)\n');
   const note = await partialNote(new NameBook(s), coverage, 'holders');
   if (note) process.stderr.write(note);
   if (next) process.stderr.write(`(more: --page-token ${next}, or --all for every page)\n`);
@@ -256,14 +242,27 @@ interface GroupAccess {
   bindings: { bindingUid: string; role: { uid: string; name: string } }[];
   capabilities: string[];
   effectiveCapabilities: string[];
+  /** Conditional bindings, apart: what they grant is not among the capabilities. */
+  conditional?: {
+    bindingUid: string;
+    role: { uid: string; name: string };
+    when: ConditionWords;
+    capabilities: string[];
+  }[];
 }
+
+/** The roles bound at a group, the conditional ones marked (`reader (when on call)`). */
+const rolesHere = (g: GroupAccess): string =>
+  [
+    ...g.bindings.map((b) => b.role.name || b.role.uid),
+    ...(g.conditional ?? []).map((c) => `${c.role.name || c.role.uid} (${whenText(c.when)})`),
+  ].join(',');
 
 const WHAT_COLUMNS: Column[] = [
   { header: 'GROUP', value: (i) => String(i.groupPath), whole: true },
   {
     header: 'ROLES',
-    value: (i) =>
-      (i as unknown as GroupAccess).bindings.map((b) => b.role.name || b.role.uid).join(','),
+    value: (i) => rolesHere(i as unknown as GroupAccess),
     whole: true,
   },
   {
@@ -276,7 +275,10 @@ const WHAT_COLUMNS: Column[] = [
 const WHAT_WIDE: Column[] = [
   {
     header: 'BINDINGS',
-    value: (i) => (i as unknown as GroupAccess).bindings.map((b) => b.bindingUid).join(','),
+    value: (i) => {
+      const g = i as unknown as GroupAccess;
+      return [...g.bindings, ...(g.conditional ?? [])].map((b) => b.bindingUid).join(',');
+    },
     uid: true,
   },
 ];
@@ -298,7 +300,7 @@ export async function whatCan(_args: unknown[], o: Opts): Promise<number> {
   if (typeof o.pageSize === 'string') query.page_size = o.pageSize;
   if (typeof o.pageToken === 'string') query.page_token = o.pageToken;
   if (o.all === true && query.page_size === undefined) query.page_size = '200';
-  const { items, next, coverage } = await accessList(
+  const { items, next, coverage, extras } = await accessList(
     s,
     { path: '/iam/v2beta1/access:whatCan', plural: 'groups' },
     query,
@@ -330,6 +332,7 @@ export async function whatCan(_args: unknown[], o: Opts): Promise<number> {
     process.stderr.write(
       '(partial: groups and holdings from bindings you may not list are not shown)\n',
     );
+  process.stderr.write(await actingForNote(names, extras.actingFor));
   if (next) process.stderr.write(`(more: --page-token ${next}, or --all for every page)\n`);
   return EXIT.OK;
 }

@@ -1,6 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import { AccessService } from '../../src/gen/arbor/iam/v2beta1/access_pb.js';
+import { runArbor } from '../helpers/cli-run.js';
 import type { GrpcReply, GrpcTestServer } from '../helpers/grpc-server.js';
+import { ADMIN_TOKEN } from '../helpers/server.js';
 import { createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
 import {
   ACCESS,
@@ -297,4 +302,44 @@ test('attack: a caller learns no conditional binding nor delegation policy it ma
   outsiderGrpc.close();
   t.deepEqual(json(viaGrpc).conditionalHolders ?? [], []);
   t.false(JSON.stringify(json(viaGrpc)).includes(cond));
+});
+
+test('CLI: who-can and what-can mark conditional grants "when …"; can-i says as whom for whom', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'arbor-access-explain-'));
+  const arbor = (args: string[], token: string) =>
+    runArbor([...args, '--api', s.url], { HOME: home, ARBOR_TOKEN: token });
+  try {
+    const who = await arbor(['who-can', 'repo.list', '--group', folder], ADMIN_TOKEN);
+    t.is(who.code, 0, who.stderr);
+    const condRow = who.stdout.split('\n').find((l) => l.includes('oauth-org/cond'));
+    t.truthy(condRow, who.stdout);
+    t.true(condRow!.includes('reader (when team only)'), who.stdout);
+    const json = await arbor(
+      ['who-can', 'repo.list', '--group', folder, '-o', 'json'],
+      ADMIN_TOKEN,
+    );
+    t.false(json.stdout.includes(cond), 'JSON stays the holders alone');
+    const held = await arbor(['who-can', 'groups.list', '--group', folder], ADMIN_TOKEN);
+    t.regex(
+      held.stdout,
+      /delegations:\n {2}oauth-org\/agent may act for oauth-org\/ci \(at most .*; 900s a delegation\)/,
+    );
+    const what = await arbor(['what-can', '--as', cond], ADMIN_TOKEN);
+    t.is(what.code, 0, what.stderr);
+    t.true(what.stdout.includes('reader (when team only)'), what.stdout);
+    const token = await delegated();
+    const can = await arbor(['can-i', 'repo.list', '--group', folder], token);
+    t.is(can.code, 0, can.stderr);
+    t.regex(
+      can.stderr,
+      /\(as oauth-org\/agent for oauth-org\/ci; this token may not use the capability asked about\)/,
+    );
+    const whatAs = await arbor(['what-can'], token);
+    t.regex(
+      whatAs.stderr,
+      /\(as oauth-org\/agent for oauth-org\/ci; this token may use groups\.list,/,
+    );
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });
