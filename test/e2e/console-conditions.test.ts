@@ -171,6 +171,20 @@ test('the claim tester says which conditional bindings the claims would satisfy'
   t.is(await verdict('below conds'), 'depends on the resource');
   await c.noSeriousAxe(t, 'claim tester with conditions');
 
+  // The same on the identity's own page, against that identity alone.
+  await page.goto(`${c.w.s.url}/console/#/identity/${encodeURIComponent(ada)}`);
+  const own = page.getByRole('region', { name: 'Claim tester' });
+  await own.getByLabel('A JWT, or its claims as JSON').fill(JSON.stringify(claims));
+  await own.getByRole('button', { name: 'Test' }).click();
+  const ownTable = own.getByRole('table', { name: 'Conditional bindings with these claims' });
+  await ownTable
+    .getByRole('row')
+    .filter({ hasText: 'payments team only' })
+    .getByText('would hold')
+    .waitFor();
+  await c.noSeriousAxe(t, 'claim tester on the identity page');
+  await page.goto(`${c.w.s.url}/console/#/conditions`);
+
   await tester
     .getByLabel('A JWT, or its claims as JSON')
     .fill(JSON.stringify({ ...claims, team: 'web' }));

@@ -6,6 +6,7 @@ import { href } from '../route';
 import { PagedList, RowsTable, usePaged } from '../paged';
 import { CopyUid, ErrorBox, Section, useLoad } from '../ui';
 import { Timeline } from './audit';
+import { ClaimTester } from './claim-tester';
 import { BindingWindow } from '../binding-window';
 import { ConditionLine } from '../condition';
 import { ago, localTime } from '../time';
@@ -57,6 +58,8 @@ export function IdentityView({ uid }: { uid: string }) {
       <ErrorBox error={identity.error} />
       {i ? <About identity={i} /> : null}
       {i ? <Bindings uid={uid} /> : null}
+      {/* A claim-match identity: would a token's claims assume it, and its conditions hold? */}
+      {i?.claimMatch ? <ClaimTester identityUid={uid} /> : null}
       {i ? <AuditTrail identity={i} /> : null}
     </div>
   );
