@@ -18,7 +18,6 @@ export { ConditionError } from './condition-error.js';
 export type {
   CompiledCondition,
   Condition,
-  ConditionInput,
   ConditionResult,
   ConditionValue,
 } from './condition-types.js';
