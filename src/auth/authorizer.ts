@@ -177,13 +177,15 @@ export class Authorizer {
   /**
    * A binding's condition evaluated as a decision on `cap` at `uid` now would evaluate it
    * (the access check API's proof): its result and the values it read. Uses nothing; an
-   * error is a false result with the error, and is logged like a decision's.
+   * error is a false result with the error, and is logged like a decision's. `ctx`: the
+   * request the check asks about (absent: `resource` "" and no claims).
    */
   async explain(
     bindingUid: string,
     expression: string,
     cap: Capability,
     uid: string,
+    ctx: RequestContext = {},
   ): Promise<ConditionResult> {
     let compiled: CompiledCondition;
     try {
@@ -197,8 +199,8 @@ export class Authorizer {
       time: this.now(),
       capability: cap,
       group,
-      resource: { type: '', name: '' },
-      claims: NO_CLAIMS,
+      resource: ctx.resource ?? { type: '', name: '' },
+      claims: ctx.claims ?? NO_CLAIMS,
     });
     if (r.error !== undefined) this.conditions?.log({ bindingUid, expression, error: r.error });
     return r;
