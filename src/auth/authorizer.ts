@@ -164,8 +164,11 @@ export class Authorizer {
       } else {
         if (ctx === undefined || this.conditions === undefined || !covers(g, cap, uid, now))
           continue;
-        group ??= this.conditions.groupOf(uid);
-        if (!this.holds(g.condition, cap, now, await group, ctx)) continue;
+        // The group is looked up only for an expression that may read it, once per decision.
+        const at = g.condition.compiled.readsGroup
+          ? await (group ??= this.conditions.groupOf(uid))
+          : { uid, path: '' };
+        if (!this.holds(g.condition, cap, now, at, ctx)) continue;
       }
       if (this.usage === undefined) return true;
       allowed = true;
@@ -193,7 +196,10 @@ export class Authorizer {
     } catch (err) {
       compiled = brokenCondition(expression, err instanceof Error ? err.message : String(err));
     }
-    const group = await this.conditions?.groupOf(uid);
+    const group =
+      this.conditions === undefined || !compiled.readsGroup
+        ? this.conditions && { uid, path: '' }
+        : await this.conditions.groupOf(uid);
     if (group === undefined) return { result: false, values: {}, error: 'no group at position 0' };
     const r = compiled.evaluate({
       time: this.now(),
@@ -206,7 +212,10 @@ export class Authorizer {
     return r;
   }
 
-  /** Evaluate a grant's condition for one decision; an error is logged and denies. */
+  /**
+   * Evaluate a grant's condition for one decision; an error is logged and denies. `group`:
+   * the resource's group, or, for an expression that does not read it, a stand-in.
+   */
   private holds(
     c: NonNullable<Grant['condition']>,
     cap: Capability,
@@ -222,13 +231,16 @@ export class Authorizer {
       });
       return false;
     }
-    const r = c.compiled.evaluate({
-      time: now,
-      capability: cap,
-      group,
-      resource: ctx.resource ?? { type: '', name: '' },
-      claims: ctx.claims ?? NO_CLAIMS,
-    });
+    const r = c.compiled.evaluate(
+      {
+        time: now,
+        capability: cap,
+        group,
+        resource: ctx.resource ?? { type: '', name: '' },
+        claims: ctx.claims ?? NO_CLAIMS,
+      },
+      { values: false },
+    );
     if (r.error !== undefined)
       this.conditions?.log({
         bindingUid: c.bindingUid,
@@ -262,8 +274,11 @@ export class Authorizer {
       } else {
         if (ctx === undefined || this.conditions === undefined || !covers(g, cap, uid, now))
           continue;
-        group ??= this.conditions.groupOf(uid);
-        if (!this.holds(g.condition, cap, now, await group, ctx)) continue;
+        // The group is looked up only for an expression that may read it, once per decision.
+        const at = g.condition.compiled.readsGroup
+          ? await (group ??= this.conditions.groupOf(uid))
+          : { uid, path: '' };
+        if (!this.holds(g.condition, cap, now, at, ctx)) continue;
       }
       until = Math.max(until ?? 0, g.expiresAt ?? Infinity);
       this.used(g, cap, now);

@@ -4,14 +4,18 @@ import type { ConditionInput, ConditionValue } from './condition-types.js';
 /** At most this many token claims are bound into `token.claims`. */
 const MAX_TOKEN_CLAIMS = 64;
 
-/** The CEL variables of one decision's input, as the planned expression reads them. */
-export function bindings(input: ConditionInput) {
+/**
+ * The CEL variables of one decision's input, as the planned expression reads them, and the
+ * expression's folded constants (condition-fold.ts).
+ */
+export function bindings(input: ConditionInput, constants: Record<string, unknown> = {}) {
   const claims = new Map<string, unknown>();
   for (const [k, v] of input.claims) {
     if (claims.size >= MAX_TOKEN_CLAIMS) break;
     claims.set(k, v);
   }
   return {
+    ...constants,
     request: new Map<string, unknown>([
       ['time', timestampFromMs(input.time)],
       ['capability', input.capability],

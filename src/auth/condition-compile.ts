@@ -3,6 +3,7 @@ import { bindings, valuesRead } from './condition-bindings.js';
 import { ConditionChecker } from './condition-checker.js';
 import { typeName } from './condition-environment.js';
 import { ConditionError } from './condition-error.js';
+import { foldLiterals, readsGroup } from './condition-fold.js';
 import type { CompiledCondition } from './condition-types.js';
 
 /** The longest expression accepted, in characters. */
@@ -20,13 +21,23 @@ const ENV = celEnv({
   },
 });
 
+/** How often an expression was compiled (not answered from the cache): a test's witness. */
+export const compileStats = { compiled: 0 };
+
 /**
- * Parse and check `expression` against the environment, without evaluating it.
+ * Parse and check `expression` against the environment, without evaluating it. Remembered
+ * by its text for the next caller, unless `remember` is false: what any caller may send (the
+ * tester) must not push out what decisions use, nor clear the cache by filling it.
  * @throws ConditionError with the position of the first fault found.
  */
-export function compileCondition(expression: string): CompiledCondition {
+export function compileCondition(
+  expression: string,
+  o: { remember?: boolean } = {},
+): CompiledCondition {
+  const remember = o.remember ?? true;
   const hit = COMPILED.get(expression);
   if (hit !== undefined) return hit;
+  compileStats.compiled++;
   if (expression.length > MAX_CONDITION_LENGTH)
     throw new ConditionError(
       `longer than ${MAX_CONDITION_LENGTH} characters`,
@@ -48,16 +59,22 @@ export function compileCondition(expression: string): CompiledCondition {
     throw new ConditionError(`the result must be bool, not '${typeName(out)}'`, 0);
   if (checker.cost > MAX_CONDITION_COST)
     throw new ConditionError(`costs ${checker.cost}, over the limit of ${MAX_CONDITION_COST}`, 0);
+  if (parsed.expr === undefined) throw new ConditionError('empty expression', 0);
+  const group = readsGroup(parsed.expr);
+  // After checking: the folded names are no variables of the environment.
+  const constants = foldLiterals(ENV, parsed.expr);
   const run = plan(ENV, parsed);
   const reads = [...checker.reads].sort();
   const compiled: CompiledCondition = {
     expression,
     reads,
-    evaluate(input) {
-      const values = valuesRead(reads, input);
+    readsGroup: group,
+    evaluate(input, e = {}) {
+      // Shown only where asked: a decision shows nothing, and skips the work.
+      const values = e.values === false ? {} : valuesRead(reads, input);
       let r: unknown;
       try {
-        r = run(bindings(input));
+        r = run(bindings(input, constants));
       } catch (err) {
         return { result: false, values, error: `evaluation failed: ${String(err)}` };
       }
@@ -70,6 +87,7 @@ export function compileCondition(expression: string): CompiledCondition {
       return { result: r, values };
     },
   };
+  if (!remember) return compiled;
   if (COMPILED.size >= MAX_COMPILED) COMPILED.clear();
   COMPILED.set(expression, compiled);
   return compiled;
@@ -82,6 +100,7 @@ export function brokenCondition(expression: string, message: string): CompiledCo
   return {
     expression,
     reads: [],
+    readsGroup: false,
     evaluate: () => ({ result: false, values: {}, error: `does not compile: ${message}` }),
   };
 }

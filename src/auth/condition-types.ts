@@ -36,5 +36,14 @@ export interface CompiledCondition {
   readonly expression: string;
   /** The dotted variables it reads (`request.time`, `resource.group.path`, …), sorted. */
   readonly reads: readonly string[];
-  evaluate(input: ConditionInput): ConditionResult;
+  /**
+   * Whether it may read the resource's group (`resource.group…`, or `resource` whole): when
+   * false, `input.group` is never read, and a decision need not look the group up.
+   */
+  readonly readsGroup: boolean;
+  /**
+   * `values: false` (a decision, which shows nothing): the result's `values` is `{}`, not
+   * computed. Default true (the check API's proof, the tester).
+   */
+  evaluate(input: ConditionInput, o?: { values?: boolean }): ConditionResult;
 }

@@ -167,7 +167,9 @@ export function testCondition(
   const input = req.input ?? {};
   let compiled: ReturnType<typeof compileCondition>;
   try {
-    compiled = compileCondition(req.expression);
+    // Not remembered: any caller may send any number of distinct texts, which must not push
+    // the bindings' compiled conditions out of the shared cache (nor clear it by filling it).
+    compiled = compileCondition(req.expression, { remember: false });
   } catch (err) {
     if (!(err instanceof ConditionError)) throw err;
     const { message } = splitPosition(err.message);
