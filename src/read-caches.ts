@@ -13,6 +13,7 @@ import type { KnexGrantSource } from './db/stores/grant-source.js';
 import { validUntilOf, type HoldersRead } from './resources/access/access-service.js';
 import type { BindingGrant } from './resources/access/access-store.js';
 import type { Group } from './resources/groups/group.js';
+import type { ConditionGroup } from './resources/names/condition-groups.js';
 
 /**
  * The grant source every decision reads, and the read caches: with a change feed,
@@ -27,6 +28,7 @@ export function readCachesOf(
   groupCache: FeedCache<Group | undefined> | undefined;
   bindingCache: FeedCache<BindingGrant[]> | undefined;
   holdersCache: FeedCache<HoldersRead> | undefined;
+  conditionGroups: FeedCache<ConditionGroup> | undefined;
   readCaches: Record<string, ReadCacheStats>;
 } {
   const ttlGrants = new CachedGrantSource(grantSource);
@@ -36,6 +38,7 @@ export function readCachesOf(
       groupCache: undefined,
       bindingCache: undefined,
       holdersCache: undefined,
+      conditionGroups: undefined,
       readCaches: {},
     };
   const grants = new FeedGrantSource(db.changeFeed, grantSource, ttlGrants);
@@ -48,16 +51,24 @@ export function readCachesOf(
     derived: true,
     validUntil: validUntilOf,
   });
+  // A conditional decision's group path, by resource uid: a path derives from every group
+  // above the resource, so any group change forgets them all.
+  const conditionGroups = new FeedCache<ConditionGroup>(db.changeFeed, 'g', {
+    maxEntries: 10_000,
+    derived: true,
+  });
   return {
     grants,
     groupCache,
     bindingCache,
     holdersCache,
+    conditionGroups,
     readCaches: {
       groups: groupCache.stats,
       grants: grants.cache.stats,
       bindings: bindingCache.stats,
       holders: holdersCache.stats,
+      condition_groups: conditionGroups.stats,
     },
   };
 }

@@ -43,7 +43,7 @@ import { HealthService } from './resources/health-service.js';
 import { IdentityService } from './resources/identities/identity-service.js';
 import { NameResolver } from './resources/names/name-resolver.js';
 import { PathBook } from './resources/names/path-book.js';
-import { conditionDeps } from './resources/names/condition-groups.js';
+import { conditionDeps, type ConditionGroup } from './resources/names/condition-groups.js';
 import type { ListPager } from './resources/list-pager.js';
 import { ManagedGuard } from './resources/managed/managed-guard.js';
 import { ManagedResourceService } from './resources/managed/managed-resource-service.js';
@@ -74,6 +74,8 @@ export interface ServiceFoundation {
   grants: GrantSource;
   groupCache: FeedCache<Group | undefined> | undefined;
   holdersCache: FeedCache<HoldersRead> | undefined;
+  /** A conditional decision's group path, kept while the change feed vouches (read-caches.ts). */
+  conditionGroups: FeedCache<ConditionGroup> | undefined;
   checkCache: CheckCache | undefined;
   selfChecks: RememberedSelfChecks | undefined;
   /** Where every write records itself (NO_AUDIT only when compose() was told `audit: false`). */
@@ -125,7 +127,7 @@ export async function serviceLayer(f: ServiceFoundation): Promise<ServiceLayer> 
     f.grants,
     f.clock,
     f.usage,
-    conditionDeps(f.uow, f.stores.names, f.logger),
+    conditionDeps(f.uow, f.stores.names, f.logger, f.conditionGroups),
   );
   const { loginIssuer, loginClientId } = f.config;
   const serverLogin =
