@@ -84,7 +84,31 @@ async function adminCanI(s: Session, group: string, o: Opts): Promise<number> {
   return EXIT.OK;
 }
 
-/** `arbor can-i CAP --group G [--as IDENTITY] [--explain]`: yes (exit 0) or no (exit 1). */
+/**
+ * The request a check asks about (`--resource-type`, `--resource-name`, `--claim k=v`), as
+ * the check's `resource` and `claims`: conditional bindings are evaluated with them.
+ */
+function askedRequest(o: Opts): { resource?: { type: string; name: string }; claims?: object } {
+  const type = o.resourceType as string | undefined;
+  const name = o.resourceName as string | undefined;
+  const claims: Record<string, string> = {};
+  for (const p of (o.claim as string[] | undefined) ?? []) {
+    const eq = p.indexOf('=');
+    if (eq <= 0) throw new CliError(`--claim takes name=value, not "${p}"`, EXIT.USAGE);
+    claims[p.slice(0, eq)] = p.slice(eq + 1);
+  }
+  return {
+    ...(type !== undefined || name !== undefined
+      ? { resource: { type: type ?? '', name: name ?? '' } }
+      : {}),
+    ...(o.claim !== undefined ? { claims } : {}),
+  };
+}
+
+/**
+ * `arbor can-i CAP --group G [--as IDENTITY] [--explain] [--resource-type T]
+ * [--resource-name N] [--claim k=v]…`: yes (exit 0) or no (exit 1).
+ */
 export async function canI(args: unknown[], o: Opts): Promise<number> {
   requireCapability(args[0] as string);
   const s = await openSession(o.api as string | undefined);
@@ -94,6 +118,7 @@ export async function canI(args: unknown[], o: Opts): Promise<number> {
     capability: args[0] as string,
     groupUid: await resolveUid(s, 'groups', o.group as string),
     ...(typeof o.as === 'string' ? { identityUid: await resolveUid(s, 'identities', o.as) } : {}),
+    ...askedRequest(o),
   };
   const r = await call<
     {

@@ -1,4 +1,5 @@
 import { Option, type Command } from './commander.js';
+import { repeat } from './argv-command.js';
 import { apiUrlOption, outputOption } from './resource-commands.js';
 
 type Opts = Record<string, unknown>;
@@ -12,12 +13,30 @@ const act =
     process.exitCode = await actions[name](cmd.processedArgs as unknown[], cmd.opts<Opts>());
   };
 
+/** The request a check asks about: conditional bindings are evaluated with it. */
+function askedRequestOptions(cmd: Command): void {
+  cmd
+    .option(
+      '--resource-type <type>',
+      'the request asked about: resource.type for conditional bindings (e.g. repository)',
+    )
+    .option(
+      '--resource-name <name>',
+      'the request asked about: resource.name for conditional bindings (e.g. a repository path)',
+    )
+    .option(
+      '--claim <name=value>',
+      'the request asked about: a token claim (a string) for conditional bindings (repeatable)',
+      repeat,
+    );
+}
+
 /**
  * `arbor can-i`, `arbor who-can` and `arbor identities test-token`: the access questions
  * (check with a proof, who-can, the claim tester) from a terminal or a script.
  */
 export function registerAccessCommands(program: Command): void {
-  program
+  const canI = program
     .command('can-i')
     .description('may you (or --as an identity) use a capability at a group? prints yes or no')
     .argument('<capability>', 'a capability, e.g. groups.list')
@@ -33,6 +52,7 @@ export function registerAccessCommands(program: Command): void {
     .addOption(apiUrlOption())
     .addHelpText('after', '\nExit status: 0 for yes, 1 for no; failures as for every command.')
     .action(act('canI'));
+  askedRequestOptions(canI);
 
   program
     .command('who-can')

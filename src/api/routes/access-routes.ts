@@ -48,6 +48,12 @@ const EXPLAIN =
   'as its Get is; an identity asking about itself at a group it may not list is ' +
   'answered from its own bindings on the path alone, whether that group exists or not.';
 
+const ASKED =
+  'A check may name the request it asks about (`resource`, `claims` as an API token carries ' +
+  'them): each conditional binding is then evaluated with them, and its proof shows the ' +
+  'result and the values read. A question only: it changes nothing the caller may do, and ' +
+  'shows only the bindings it would show without them.';
+
 const exampleCheck = {
   identityUid: EXAMPLE_UIDS.identity,
   capability: 'groups.list',
@@ -202,12 +208,23 @@ function mountChecks(t: RouteTarget, s: AccessService, bodyLimit: number): void 
       summary: 'Can an identity do this here, and why?',
       description:
         'Allowed or denied, with every binding that grants it: binding uid, role, the group ' +
-        `it is bound at and the path from there down to the asked group. ${EXPLAIN}`,
+        `it is bound at and the path from there down to the asked group. ${EXPLAIN} ${ASKED}`,
       requestBody: {
         mediaType: 'application/json',
         schema: { name: 'CheckAccessRequest', schema: checkSchema, io: 'input' },
         required: true,
-        examples: { example: { summary: 'Ask about an identity', value: exampleCheck } },
+        examples: {
+          example: { summary: 'Ask about an identity', value: exampleCheck },
+          request: {
+            summary: 'Ask about a request (a push with its token claims)',
+            value: {
+              ...exampleCheck,
+              capability: 'manifest.create',
+              resource: { type: 'repository', name: `${EXAMPLE_UIDS.folder}/app` },
+              claims: { ref: 'refs/heads/feature', repository: 'acme/platform' },
+            },
+          },
+        },
       },
       response: {
         status: 200,

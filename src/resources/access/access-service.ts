@@ -30,6 +30,7 @@ import {
 } from './access.js';
 import { AccessPaths } from './access-paths.js';
 import { batchCheckSchema, capabilitySchema, checkSchema, plainCheck } from './access-input.js';
+import { asksAbout, explainAsked } from './asked-request.js';
 import type { AccessStore, BindingGrant, SeenBy } from './access-store.js';
 import {
   actingForOf,
@@ -121,9 +122,11 @@ export class AccessService {
     const req = plainCheck(body) ?? parseInput(checkSchema, body);
     const identityUid = this.identityOrSelf(p, req.identityUid, 'identityUid');
     const self = this.isSelf(p, identityUid);
-    const known = self
-      ? this.d.selfChecks?.lookup(identityUid, req.groupUid, req.capability)
-      : undefined;
+    // A check naming a request is answered afresh: what is remembered answers without one.
+    const known =
+      self && !asksAbout(req)
+        ? this.d.selfChecks?.lookup(identityUid, req.groupUid, req.capability)
+        : undefined;
     // The proof walk's steps as events on the request's span (tracing on): their times show
     // which step a slow check spent its time in.
     spanEvent('access.remembered', { 'arbor.access.hit': known !== undefined });
@@ -392,7 +395,7 @@ export class AccessService {
    */
   private async answer(
     p: Principal,
-    t: Required<CheckRequest>,
+    t: CheckRequest & { identityUid: string },
     unexpired: BindingGrant[],
   ): Promise<CheckResult> {
     const now = Date.now();
@@ -401,11 +404,9 @@ export class AccessService {
     const holding = seen.filter((b) => b.capabilities.includes(t.capability));
     // A conditional binding grants here only where its condition holds for this check.
     const explained = new Map<string, ExplainedCondition>();
-    for (const b of holding) {
-      if (b.condition === undefined) continue;
-      const r = await this.d.authz.explain(b.uid, b.condition.expression, t.capability, t.groupUid);
-      explained.set(b.uid, { ...b.condition, ...r });
-    }
+    for (const b of holding)
+      if (b.condition !== undefined)
+        explained.set(b.uid, await explainAsked(this.d.authz, b.uid, b.condition, t));
     const granting = holding.filter((b) => explained.get(b.uid)?.result !== false);
     const withCondition = (g: GrantProof): GrantProof => {
       const c = explained.get(g.bindingUid);
@@ -448,7 +449,7 @@ export class AccessService {
   private async pendingGrants(
     p: Principal,
     counted: BindingGrant[],
-    t: Required<CheckRequest>,
+    t: CheckRequest & { identityUid: string },
     now: number,
   ): Promise<PendingGrant[]> {
     const later = counted

@@ -75,6 +75,12 @@ export interface CheckRequest {
   identityUid?: string;
   capability: Capability;
   groupUid: string;
+  /**
+   * The request asked about, for conditional bindings' `resource` and `token.claims`
+   * (absent: "" and none). Evaluated in the proof only; never what the caller may do.
+   */
+  resource?: { type: string; name: string };
+  claims?: Record<string, string | number | boolean>;
 }
 
 /** The asked identity and group as paths of names, each where the caller may see it. */

@@ -8,7 +8,7 @@ import type { ClaimMatch } from './identities_pb.js';
 import { file_arbor_iam_v2beta1_identities } from './identities_pb.js';
 import type { RoleBindingCondition, RoleBindingRole } from './role_bindings_pb.js';
 import { file_arbor_iam_v2beta1_role_bindings } from './role_bindings_pb.js';
-import type { Timestamp } from '@bufbuild/protobuf/wkt';
+import type { Timestamp, Value } from '@bufbuild/protobuf/wkt';
 import {
   file_google_protobuf_struct,
   file_google_protobuf_timestamp,
@@ -21,7 +21,7 @@ import type { JsonObject, Message } from '@bufbuild/protobuf';
 export const file_arbor_iam_v2beta1_access: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExImcKEkNoZWNrQWNjZXNzUmVxdWVzdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARISCgpjYXBhYmlsaXR5GAIgASgJEhEKCWdyb3VwX3VpZBgDIAEoCUIPCg1faWRlbnRpdHlfdWlkItQCCgpHcmFudFByb29mEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBEj0KCWNvbmRpdGlvbhgWIAEoCzIlLmFyYm9yLmlhbS52MmJldGExLkV4cGxhaW5lZENvbmRpdGlvbkgCiAEBEjoKBHdoZW4YFyABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ0NvbmRpdGlvbkgDiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGhCDAoKX2NvbmRpdGlvbkIHCgVfd2hlbiLHAQoSRXhwbGFpbmVkQ29uZGl0aW9uEhIKCmV4cHJlc3Npb24YASABKAkSEgoFdGl0bGUYAiABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgBiAEBEg4KBnJlc3VsdBgEIAEoCBInCgZ2YWx1ZXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKBWVycm9yGAYgASgJSAKIAQFCCAoGX3RpdGxlQg4KDF9kZXNjcmlwdGlvbkIICgZfZXJyb3IigQEKCUFjdGluZ0ZvchIUCgxpZGVudGl0eV91aWQYASABKAkSDgoGYWN0b3JzGAIgAygJEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIgChNjYXBhYmlsaXR5X2luX3Njb3BlGAQgASgISACIAQFCFgoUX2NhcGFiaWxpdHlfaW5fc2NvcGUi3gEKC0hlbGRCaW5kaW5nEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSGQoRcm9sZV9jYXBhYmlsaXRpZXMYBSADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGgi1wEKDFBlbmRpbmdHcmFudBITCgtiaW5kaW5nX3VpZBgBIAEoCRIwCgRyb2xlGAIgASgLMiIuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdSb2xlEhEKCWdyb3VwX3VpZBgDIAEoCRIMCgRwYXRoGAQgAygJEi4KCm5vdF9iZWZvcmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKRBAoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhoKDWlkZW50aXR5X3BhdGgYFCABKAlIAIgBARIXCgpncm91cF9wYXRoGBUgASgJSAGIAQESEgoKY2FwYWJpbGl0eRgCIAEoCRIRCglncm91cF91aWQYAyABKAkSDwoHYWxsb3dlZBgEIAEoCBItCgZncmFudHMYBSADKAsyHS5hcmJvci5pYW0udjJiZXRhMS5HcmFudFByb29mEi8KB25lYXJlc3QYBiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5IZWxkQmluZGluZxIUCgdwYXJ0aWFsGAcgASgISAKIAQESGQoMY291bnRlZF9mcm9tGAggASgJSAOIAQESMAoHcGVuZGluZxgJIAMoCzIfLmFyYm9yLmlhbS52MmJldGExLlBlbmRpbmdHcmFudBIyCgtjb25kaXRpb25hbBgKIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YSNQoKYWN0aW5nX2ZvchgLIAEoCzIcLmFyYm9yLmlhbS52MmJldGExLkFjdGluZ0ZvckgEiAEBQhAKDl9pZGVudGl0eV9wYXRoQg0KC19ncm91cF9wYXRoQgoKCF9wYXJ0aWFsQg8KDV9jb3VudGVkX2Zyb21CDQoLX2FjdGluZ19mb3IiUAoXQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QSNQoGY2hlY2tzGAEgAygLMiUuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXF1ZXN0IlEKGEJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRI1CgdyZXN1bHRzGAEgAygLMiQuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXN1bHQieQoNV2hvQ2FuUmVxdWVzdBINCgVncm91cBgBIAEoCRISCgpjYXBhYmlsaXR5GAIgASgJEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAUigQEKDEFjY2Vzc0hvbGRlchIUCgxpZGVudGl0eV91aWQYASABKAkSLQoGZ3JhbnRzGAIgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZhIaCg1pZGVudGl0eV9wYXRoGBQgASgJSACIAQFCEAoOX2lkZW50aXR5X3BhdGgimAMKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUSFAoHcGFydGlhbBgFIAEoCEgAiAEBEhkKDGNvdW50ZWRfZnJvbRgGIAEoCUgBiAEBEjwKE2NvbmRpdGlvbmFsX2hvbGRlcnMYByADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISKgodY29uZGl0aW9uYWxfaG9sZGVyc190cnVuY2F0ZWQYCCABKAhIAogBARI4CgtkZWxlZ2F0aW9ucxgJIAMoCzIjLmFyYm9yLmlhbS52MmJldGExLkhvbGRlckRlbGVnYXRpb25CCgoIX3BhcnRpYWxCDwoNX2NvdW50ZWRfZnJvbUIgCh5fY29uZGl0aW9uYWxfaG9sZGVyc190cnVuY2F0ZWQibAoQSG9sZGVyRGVsZWdhdGlvbhIUCgxpZGVudGl0eV91aWQYASABKAkSDgoGYWN0b3JzGAIgAygJEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIcChRtYXhfbGlmZXRpbWVfc2Vjb25kcxgEIAEoBSJ7Cg5XaGF0Q2FuUmVxdWVzdBIVCghpZGVudGl0eRgBIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAVCCwoJX2lkZW50aXR5IngKCUJvdW5kUm9sZRITCgtiaW5kaW5nX3VpZBgBIAEoCRIwCgRyb2xlGAIgASgLMiIuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdSb2xlEhYKCXJvbGVfcGF0aBgUIAEoCUgAiAEBQgwKCl9yb2xlX3BhdGgitgIKC0dyb3VwQWNjZXNzEhEKCWdyb3VwX3VpZBgBIAEoCRIuCghiaW5kaW5ncxgCIAMoCzIcLmFyYm9yLmlhbS52MmJldGExLkJvdW5kUm9sZRIUCgxjYXBhYmlsaXRpZXMYAyADKAkSHgoWZWZmZWN0aXZlX2NhcGFiaWxpdGllcxgEIAMoCRIUCgdwYXJ0aWFsGAUgASgISACIAQESGQoMY291bnRlZF9mcm9tGAYgASgJSAGIAQESFwoKZ3JvdXBfcGF0aBgUIAEoCUgCiAEBEjgKC2NvbmRpdGlvbmFsGAcgAygLMiMuYXJib3IuaWFtLnYyYmV0YTEuQ29uZGl0aW9uYWxHcmFudEIKCghfcGFydGlhbEIPCg1fY291bnRlZF9mcm9tQg0KC19ncm91cF9wYXRoIswBChBDb25kaXRpb25hbEdyYW50EhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSNQoEd2hlbhgDIAEoCzInLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nQ29uZGl0aW9uEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIWCglyb2xlX3BhdGgYFCABKAlIAIgBAUIMCgpfcm9sZV9wYXRoIugBCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUSFAoHcGFydGlhbBgFIAEoCEgAiAEBEjUKCmFjdGluZ19mb3IYBiABKAsyHC5hcmJvci5pYW0udjJiZXRhMS5BY3RpbmdGb3JIAYgBAUIKCghfcGFydGlhbEINCgtfYWN0aW5nX2ZvciLWAQoQVGVzdFRva2VuUmVxdWVzdBIPCgV0b2tlbhgBIAEoCUgAEikKBmNsYWltcxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIABIWCgxpZGVudGl0eV91aWQYAyABKAlIARI0CgtjbGFpbV9tYXRjaBgEIAEoCzIdLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2hIARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCUIHCgVpbnB1dEIICgZ0YXJnZXQiPQoLVG9rZW5DbGF1c2USDgoGY2xhdXNlGAEgASgJEg4KBnBhc3NlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkimwEKD1Rva2VuVGVzdFJlc3VsdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARIVCg1pZGVudGl0eV9uYW1lGAIgASgJEhQKDHdvdWxkX2Fzc3VtZRgDIAEoCBIvCgdjbGF1c2VzGAQgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5DbGF1c2VCDwoNX2lkZW50aXR5X3VpZCJhChFUZXN0VG9rZW5SZXNwb25zZRIzCgdyZXN1bHRzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5UZXN0UmVzdWx0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLbAQoUU2ltdWxhdGVkUm9sZUJpbmRpbmcSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGlkZW50aXR5X3VpZBgCIAEoCRIQCghyb2xlX3VpZBgDIAEoCRI0CgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIzCgpub3RfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg4KDF9leHBpcmVfdGltZUINCgtfbm90X2JlZm9yZSIeCg9TaW11bGF0ZWREZWxldGUSCwoDdWlkGAEgASgJIjgKE1NpbXVsYXRlZFJvbGVVcGRhdGUSCwoDdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLgAgoPU2ltdWxhdGVkQ2hhbmdlEkYKE2NyZWF0ZV9yb2xlX2JpbmRpbmcYASABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRSb2xlQmluZGluZ0gAEkEKE2RlbGV0ZV9yb2xlX2JpbmRpbmcYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI9Cgt1cGRhdGVfcm9sZRgDIAEoCzImLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVVcGRhdGVIABI9Cg9kZWxldGVfaWRlbnRpdHkYBCABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI6CgxkZWxldGVfZ3JvdXAYBSABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIAEIICgZjaGFuZ2UihAEKFVNpbXVsYXRlQWNjZXNzUmVxdWVzdBIzCgdjaGFuZ2VzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkQ2hhbmdlEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEg8KB2V4cGxhaW4YDCABKAgiYgoNQ2hhbmdlVmVyZGljdBINCgVpbmRleBgBIAEoBRIPCgdhcHBsaWVkGAIgASgIEhEKCXBlcm1pdHRlZBgDIAEoCBITCgZyZWFzb24YBCABKAlIAIgBAUIJCgdfcmVhc29uItkCCg5TaW11bGF0ZWRHcmFudBIYCgtiaW5kaW5nX3VpZBgBIAEoCUgAiAEBEhkKDGNoYW5nZV9pbmRleBgCIAEoBUgBiAEBEjAKBHJvbGUYAyABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAQgASgJEgwKBHBhdGgYBSADKAkSNAoLZXhwaXJlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESMwoKbm90X2JlZm9yZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBARIUCgxjYXBhYmlsaXRpZXMYCCADKAlCDgoMX2JpbmRpbmdfdWlkQg8KDV9jaGFuZ2VfaW5kZXhCDgoMX2V4cGlyZV90aW1lQg0KC19ub3RfYmVmb3JlIjMKCE5hbWVkUmVmEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBhdGgYAyABKAkiOQoOVW5jaGFuZ2VkQmVsb3cSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLHAgoLQWNjZXNzRGVsdGESLQoIaWRlbnRpdHkYASABKAsyGy5hcmJvci5pYW0udjJiZXRhMS5OYW1lZFJlZhIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhQKDGNhcGFiaWxpdGllcxgIIAMoCRI6Cg91bmNoYW5nZWRfYmVsb3cYCSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5VbmNoYW5nZWRCZWxvd0oECAIQA0oECAcQCFIKY2FwYWJpbGl0eSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMitgEKE1VudXNlZEFjY2Vzc1JlcXVlc3QSEgoFZ3JvdXAYASABKAlIAIgBARITCgZ3aW5kb3cYAiABKAlIAYgBARIRCgRraW5kGAMgASgJSAKIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIICgZfZ3JvdXBCCQoHX3dpbmRvd0IHCgVfa2luZCLvAgoTVW51c2VkQWNjZXNzRmluZGluZxIMCgRraW5kGAEgASgJEgsKA3VpZBgCIAEoCRIWCglncm91cF91aWQYAyABKAlIAIgBARIUCgxpZGVudGl0eV91aWQYBCABKAkSFQoIcm9sZV91aWQYBSABKAlIAYgBARIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF91c2VkX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9leHBpcmVfYmluZGluZ3MYCSADKAkSLgoKbm90X2JlZm9yZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDAoKX2dyb3VwX3VpZEILCglfcm9sZV91aWQijwEKFFVudXNlZEFjY2Vzc1Jlc3BvbnNlEjgKCGZpbmRpbmdzGAEgAygLMiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzRmluZGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBTKZBQoNQWNjZXNzU2VydmljZRJaCgtDaGVja0FjY2VzcxIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdBokLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0EmsKEEJhdGNoQ2hlY2tBY2Nlc3MSKi5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRJNCgZXaG9DYW4SIC5hcmJvci5pYW0udjJiZXRhMS5XaG9DYW5SZXF1ZXN0GiEuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVzcG9uc2USUAoHV2hhdENhbhIhLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXF1ZXN0GiIuYXJib3IuaWFtLnYyYmV0YTEuV2hhdENhblJlc3BvbnNlElYKCVRlc3RUb2tlbhIjLmFyYm9yLmlhbS52MmJldGExLlRlc3RUb2tlblJlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXNwb25zZRJlCg5TaW11bGF0ZUFjY2VzcxIoLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVxdWVzdBopLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVzcG9uc2USXwoMVW51c2VkQWNjZXNzEiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzUmVxdWVzdBonLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
+    'Ch5hcmJvci9pYW0vdjJiZXRhMS9hY2Nlc3MucHJvdG8SEWFyYm9yLmlhbS52MmJldGExIrkCChJDaGVja0FjY2Vzc1JlcXVlc3QSGQoMaWRlbnRpdHlfdWlkGAEgASgJSACIAQESEgoKY2FwYWJpbGl0eRgCIAEoCRIRCglncm91cF91aWQYAyABKAkSOQoIcmVzb3VyY2UYBCABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5DaGVja2VkUmVzb3VyY2VIAYgBARJBCgZjbGFpbXMYBSADKAsyMS5hcmJvci5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1JlcXVlc3QuQ2xhaW1zRW50cnkaRQoLQ2xhaW1zRW50cnkSCwoDa2V5GAEgASgJEiUKBXZhbHVlGAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlOgI4AUIPCg1faWRlbnRpdHlfdWlkQgsKCV9yZXNvdXJjZSItCg9DaGVja2VkUmVzb3VyY2USDAoEdHlwZRgBIAEoCRIMCgRuYW1lGAIgASgJItQCCgpHcmFudFByb29mEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBEj0KCWNvbmRpdGlvbhgWIAEoCzIlLmFyYm9yLmlhbS52MmJldGExLkV4cGxhaW5lZENvbmRpdGlvbkgCiAEBEjoKBHdoZW4YFyABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ0NvbmRpdGlvbkgDiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGhCDAoKX2NvbmRpdGlvbkIHCgVfd2hlbiLHAQoSRXhwbGFpbmVkQ29uZGl0aW9uEhIKCmV4cHJlc3Npb24YASABKAkSEgoFdGl0bGUYAiABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgBiAEBEg4KBnJlc3VsdBgEIAEoCBInCgZ2YWx1ZXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKBWVycm9yGAYgASgJSAKIAQFCCAoGX3RpdGxlQg4KDF9kZXNjcmlwdGlvbkIICgZfZXJyb3IigQEKCUFjdGluZ0ZvchIUCgxpZGVudGl0eV91aWQYASABKAkSDgoGYWN0b3JzGAIgAygJEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIgChNjYXBhYmlsaXR5X2luX3Njb3BlGAQgASgISACIAQFCFgoUX2NhcGFiaWxpdHlfaW5fc2NvcGUi3gEKC0hlbGRCaW5kaW5nEhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAMgASgJEgwKBHBhdGgYBCADKAkSGQoRcm9sZV9jYXBhYmlsaXRpZXMYBSADKAkSFwoKZ3JvdXBfcGF0aBgUIAEoCUgAiAEBEhYKCXJvbGVfcGF0aBgVIAEoCUgBiAEBQg0KC19ncm91cF9wYXRoQgwKCl9yb2xlX3BhdGgi1wEKDFBlbmRpbmdHcmFudBITCgtiaW5kaW5nX3VpZBgBIAEoCRIwCgRyb2xlGAIgASgLMiIuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdSb2xlEhEKCWdyb3VwX3VpZBgDIAEoCRIMCgRwYXRoGAQgAygJEi4KCm5vdF9iZWZvcmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKRBAoRQ2hlY2tBY2Nlc3NSZXN1bHQSFAoMaWRlbnRpdHlfdWlkGAEgASgJEhoKDWlkZW50aXR5X3BhdGgYFCABKAlIAIgBARIXCgpncm91cF9wYXRoGBUgASgJSAGIAQESEgoKY2FwYWJpbGl0eRgCIAEoCRIRCglncm91cF91aWQYAyABKAkSDwoHYWxsb3dlZBgEIAEoCBItCgZncmFudHMYBSADKAsyHS5hcmJvci5pYW0udjJiZXRhMS5HcmFudFByb29mEi8KB25lYXJlc3QYBiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5IZWxkQmluZGluZxIUCgdwYXJ0aWFsGAcgASgISAKIAQESGQoMY291bnRlZF9mcm9tGAggASgJSAOIAQESMAoHcGVuZGluZxgJIAMoCzIfLmFyYm9yLmlhbS52MmJldGExLlBlbmRpbmdHcmFudBIyCgtjb25kaXRpb25hbBgKIAMoCzIdLmFyYm9yLmlhbS52MmJldGExLkdyYW50UHJvb2YSNQoKYWN0aW5nX2ZvchgLIAEoCzIcLmFyYm9yLmlhbS52MmJldGExLkFjdGluZ0ZvckgEiAEBQhAKDl9pZGVudGl0eV9wYXRoQg0KC19ncm91cF9wYXRoQgoKCF9wYXJ0aWFsQg8KDV9jb3VudGVkX2Zyb21CDQoLX2FjdGluZ19mb3IiUAoXQmF0Y2hDaGVja0FjY2Vzc1JlcXVlc3QSNQoGY2hlY2tzGAEgAygLMiUuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXF1ZXN0IlEKGEJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRI1CgdyZXN1bHRzGAEgAygLMiQuYXJib3IuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXN1bHQieQoNV2hvQ2FuUmVxdWVzdBINCgVncm91cBgBIAEoCRISCgpjYXBhYmlsaXR5GAIgASgJEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAUigQEKDEFjY2Vzc0hvbGRlchIUCgxpZGVudGl0eV91aWQYASABKAkSLQoGZ3JhbnRzGAIgAygLMh0uYXJib3IuaWFtLnYyYmV0YTEuR3JhbnRQcm9vZhIaCg1pZGVudGl0eV9wYXRoGBQgASgJSACIAQFCEAoOX2lkZW50aXR5X3BhdGgimAMKDldob0NhblJlc3BvbnNlEjMKCmlkZW50aXRpZXMYASADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUSFAoHcGFydGlhbBgFIAEoCEgAiAEBEhkKDGNvdW50ZWRfZnJvbRgGIAEoCUgBiAEBEjwKE2NvbmRpdGlvbmFsX2hvbGRlcnMYByADKAsyHy5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NIb2xkZXISKgodY29uZGl0aW9uYWxfaG9sZGVyc190cnVuY2F0ZWQYCCABKAhIAogBARI4CgtkZWxlZ2F0aW9ucxgJIAMoCzIjLmFyYm9yLmlhbS52MmJldGExLkhvbGRlckRlbGVnYXRpb25CCgoIX3BhcnRpYWxCDwoNX2NvdW50ZWRfZnJvbUIgCh5fY29uZGl0aW9uYWxfaG9sZGVyc190cnVuY2F0ZWQibAoQSG9sZGVyRGVsZWdhdGlvbhIUCgxpZGVudGl0eV91aWQYASABKAkSDgoGYWN0b3JzGAIgAygJEhQKDGNhcGFiaWxpdGllcxgDIAMoCRIcChRtYXhfbGlmZXRpbWVfc2Vjb25kcxgEIAEoBSJ7Cg5XaGF0Q2FuUmVxdWVzdBIVCghpZGVudGl0eRgBIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEhAKCG9yZGVyX2J5GAwgASgJEgwKBHNraXAYDSABKAVCCwoJX2lkZW50aXR5IngKCUJvdW5kUm9sZRITCgtiaW5kaW5nX3VpZBgBIAEoCRIwCgRyb2xlGAIgASgLMiIuYXJib3IuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdSb2xlEhYKCXJvbGVfcGF0aBgUIAEoCUgAiAEBQgwKCl9yb2xlX3BhdGgitgIKC0dyb3VwQWNjZXNzEhEKCWdyb3VwX3VpZBgBIAEoCRIuCghiaW5kaW5ncxgCIAMoCzIcLmFyYm9yLmlhbS52MmJldGExLkJvdW5kUm9sZRIUCgxjYXBhYmlsaXRpZXMYAyADKAkSHgoWZWZmZWN0aXZlX2NhcGFiaWxpdGllcxgEIAMoCRIUCgdwYXJ0aWFsGAUgASgISACIAQESGQoMY291bnRlZF9mcm9tGAYgASgJSAGIAQESFwoKZ3JvdXBfcGF0aBgUIAEoCUgCiAEBEjgKC2NvbmRpdGlvbmFsGAcgAygLMiMuYXJib3IuaWFtLnYyYmV0YTEuQ29uZGl0aW9uYWxHcmFudEIKCghfcGFydGlhbEIPCg1fY291bnRlZF9mcm9tQg0KC19ncm91cF9wYXRoIswBChBDb25kaXRpb25hbEdyYW50EhMKC2JpbmRpbmdfdWlkGAEgASgJEjAKBHJvbGUYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSNQoEd2hlbhgDIAEoCzInLmFyYm9yLmlhbS52MmJldGExLlJvbGVCaW5kaW5nQ29uZGl0aW9uEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIWCglyb2xlX3BhdGgYFCABKAlIAIgBAUIMCgpfcm9sZV9wYXRoIugBCg9XaGF0Q2FuUmVzcG9uc2USLgoGZ3JvdXBzGAEgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuR3JvdXBBY2Nlc3MSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAUSFAoHcGFydGlhbBgFIAEoCEgAiAEBEjUKCmFjdGluZ19mb3IYBiABKAsyHC5hcmJvci5pYW0udjJiZXRhMS5BY3RpbmdGb3JIAYgBAUIKCghfcGFydGlhbEINCgtfYWN0aW5nX2ZvciLWAQoQVGVzdFRva2VuUmVxdWVzdBIPCgV0b2tlbhgBIAEoCUgAEikKBmNsYWltcxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIABIWCgxpZGVudGl0eV91aWQYAyABKAlIARI0CgtjbGFpbV9tYXRjaBgEIAEoCzIdLmFyYm9yLmlhbS52MmJldGExLkNsYWltTWF0Y2hIARIRCglwYWdlX3NpemUYCiABKAUSEgoKcGFnZV90b2tlbhgLIAEoCUIHCgVpbnB1dEIICgZ0YXJnZXQiPQoLVG9rZW5DbGF1c2USDgoGY2xhdXNlGAEgASgJEg4KBnBhc3NlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkimwEKD1Rva2VuVGVzdFJlc3VsdBIZCgxpZGVudGl0eV91aWQYASABKAlIAIgBARIVCg1pZGVudGl0eV9uYW1lGAIgASgJEhQKDHdvdWxkX2Fzc3VtZRgDIAEoCBIvCgdjbGF1c2VzGAQgAygLMh4uYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5DbGF1c2VCDwoNX2lkZW50aXR5X3VpZCJhChFUZXN0VG9rZW5SZXNwb25zZRIzCgdyZXN1bHRzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuVG9rZW5UZXN0UmVzdWx0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLbAQoUU2ltdWxhdGVkUm9sZUJpbmRpbmcSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGlkZW50aXR5X3VpZBgCIAEoCRIQCghyb2xlX3VpZBgDIAEoCRI0CgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIzCgpub3RfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg4KDF9leHBpcmVfdGltZUINCgtfbm90X2JlZm9yZSIeCg9TaW11bGF0ZWREZWxldGUSCwoDdWlkGAEgASgJIjgKE1NpbXVsYXRlZFJvbGVVcGRhdGUSCwoDdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLgAgoPU2ltdWxhdGVkQ2hhbmdlEkYKE2NyZWF0ZV9yb2xlX2JpbmRpbmcYASABKAsyJy5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRSb2xlQmluZGluZ0gAEkEKE2RlbGV0ZV9yb2xlX2JpbmRpbmcYAiABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI9Cgt1cGRhdGVfcm9sZRgDIAEoCzImLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZFJvbGVVcGRhdGVIABI9Cg9kZWxldGVfaWRlbnRpdHkYBCABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIABI6CgxkZWxldGVfZ3JvdXAYBSABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWREZWxldGVIAEIICgZjaGFuZ2UihAEKFVNpbXVsYXRlQWNjZXNzUmVxdWVzdBIzCgdjaGFuZ2VzGAEgAygLMiIuYXJib3IuaWFtLnYyYmV0YTEuU2ltdWxhdGVkQ2hhbmdlEhEKCXBhZ2Vfc2l6ZRgKIAEoBRISCgpwYWdlX3Rva2VuGAsgASgJEg8KB2V4cGxhaW4YDCABKAgiYgoNQ2hhbmdlVmVyZGljdBINCgVpbmRleBgBIAEoBRIPCgdhcHBsaWVkGAIgASgIEhEKCXBlcm1pdHRlZBgDIAEoCBITCgZyZWFzb24YBCABKAlIAIgBAUIJCgdfcmVhc29uItkCCg5TaW11bGF0ZWRHcmFudBIYCgtiaW5kaW5nX3VpZBgBIAEoCUgAiAEBEhkKDGNoYW5nZV9pbmRleBgCIAEoBUgBiAEBEjAKBHJvbGUYAyABKAsyIi5hcmJvci5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSEQoJZ3JvdXBfdWlkGAQgASgJEgwKBHBhdGgYBSADKAkSNAoLZXhwaXJlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESMwoKbm90X2JlZm9yZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIA4gBARIUCgxjYXBhYmlsaXRpZXMYCCADKAlCDgoMX2JpbmRpbmdfdWlkQg8KDV9jaGFuZ2VfaW5kZXhCDgoMX2V4cGlyZV90aW1lQg0KC19ub3RfYmVmb3JlIjMKCE5hbWVkUmVmEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHBhdGgYAyABKAkiOQoOVW5jaGFuZ2VkQmVsb3cSEQoJZ3JvdXBfdWlkGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCSLHAgoLQWNjZXNzRGVsdGESLQoIaWRlbnRpdHkYASABKAsyGy5hcmJvci5pYW0udjJiZXRhMS5OYW1lZFJlZhIqCgVncm91cBgDIAEoCzIbLmFyYm9yLmlhbS52MmJldGExLk5hbWVkUmVmEg4KBmVmZmVjdBgEIAEoCRIxCgZiZWZvcmUYBSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5TaW11bGF0ZWRHcmFudBIwCgVhZnRlchgGIAMoCzIhLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlZEdyYW50EhQKDGNhcGFiaWxpdGllcxgIIAMoCRI6Cg91bmNoYW5nZWRfYmVsb3cYCSADKAsyIS5hcmJvci5pYW0udjJiZXRhMS5VbmNoYW5nZWRCZWxvd0oECAIQA0oECAcQCFIKY2FwYWJpbGl0eSKpAQoWU2ltdWxhdGVBY2Nlc3NSZXNwb25zZRIxCgdjaGFuZ2VzGAEgAygLMiAuYXJib3IuaWFtLnYyYmV0YTEuQ2hhbmdlVmVyZGljdBIuCgZkZWx0YXMYAiADKAsyHi5hcmJvci5pYW0udjJiZXRhMS5BY2Nlc3NEZWx0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSEwoLdG90YWxfY291bnQYBCABKAMitgEKE1VudXNlZEFjY2Vzc1JlcXVlc3QSEgoFZ3JvdXAYASABKAlIAIgBARITCgZ3aW5kb3cYAiABKAlIAYgBARIRCgRraW5kGAMgASgJSAKIAQESEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBUIICgZfZ3JvdXBCCQoHX3dpbmRvd0IHCgVfa2luZCLvAgoTVW51c2VkQWNjZXNzRmluZGluZxIMCgRraW5kGAEgASgJEgsKA3VpZBgCIAEoCRIWCglncm91cF91aWQYAyABKAlIAIgBARIUCgxpZGVudGl0eV91aWQYBCABKAkSFQoIcm9sZV91aWQYBSABKAlIAYgBARIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF91c2VkX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9leHBpcmVfYmluZGluZ3MYCSADKAkSLgoKbm90X2JlZm9yZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDAoKX2dyb3VwX3VpZEILCglfcm9sZV91aWQijwEKFFVudXNlZEFjY2Vzc1Jlc3BvbnNlEjgKCGZpbmRpbmdzGAEgAygLMiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzRmluZGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBTKZBQoNQWNjZXNzU2VydmljZRJaCgtDaGVja0FjY2VzcxIlLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdBokLmFyYm9yLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzdWx0EmsKEEJhdGNoQ2hlY2tBY2Nlc3MSKi5hcmJvci5pYW0udjJiZXRhMS5CYXRjaENoZWNrQWNjZXNzUmVxdWVzdBorLmFyYm9yLmlhbS52MmJldGExLkJhdGNoQ2hlY2tBY2Nlc3NSZXNwb25zZRJNCgZXaG9DYW4SIC5hcmJvci5pYW0udjJiZXRhMS5XaG9DYW5SZXF1ZXN0GiEuYXJib3IuaWFtLnYyYmV0YTEuV2hvQ2FuUmVzcG9uc2USUAoHV2hhdENhbhIhLmFyYm9yLmlhbS52MmJldGExLldoYXRDYW5SZXF1ZXN0GiIuYXJib3IuaWFtLnYyYmV0YTEuV2hhdENhblJlc3BvbnNlElYKCVRlc3RUb2tlbhIjLmFyYm9yLmlhbS52MmJldGExLlRlc3RUb2tlblJlcXVlc3QaJC5hcmJvci5pYW0udjJiZXRhMS5UZXN0VG9rZW5SZXNwb25zZRJlCg5TaW11bGF0ZUFjY2VzcxIoLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVxdWVzdBopLmFyYm9yLmlhbS52MmJldGExLlNpbXVsYXRlQWNjZXNzUmVzcG9uc2USXwoMVW51c2VkQWNjZXNzEiYuYXJib3IuaWFtLnYyYmV0YTEuVW51c2VkQWNjZXNzUmVxdWVzdBonLmFyYm9yLmlhbS52MmJldGExLlVudXNlZEFjY2Vzc1Jlc3BvbnNlYgZwcm90bzM',
     [
       file_arbor_iam_v2beta1_identities,
       file_arbor_iam_v2beta1_role_bindings,
@@ -50,6 +50,23 @@ export type CheckAccessRequest = Message<'arbor.iam.v2beta1.CheckAccessRequest'>
    * @generated from field: string group_uid = 3;
    */
   groupUid: string;
+
+  /**
+   * The request the check asks about: each conditional binding's condition is evaluated
+   * with it as `resource` (absent: type and name ""). A question only: it grants nothing.
+   *
+   * @generated from field: optional arbor.iam.v2beta1.CheckedResource resource = 4;
+   */
+  resource?: CheckedResource | undefined;
+
+  /**
+   * The upstream claims of the request asked about, as an API token carries them (flat
+   * dotted names to strings, booleans or numbers; at most 64 claims and 4 KiB): evaluated
+   * as `token.claims`. Absent: none. Any other value is INVALID_ARGUMENT.
+   *
+   * @generated from field: map<string, google.protobuf.Value> claims = 5;
+   */
+  claims: { [key: string]: Value };
 };
 
 /**
@@ -59,6 +76,35 @@ export type CheckAccessRequest = Message<'arbor.iam.v2beta1.CheckAccessRequest'>
 export const CheckAccessRequestSchema: GenMessage<CheckAccessRequest> =
   /*@__PURE__*/
   messageDesc(file_arbor_iam_v2beta1_access, 0);
+
+/**
+ * A resource a check asks about (`resource.type`, `resource.name` of a condition).
+ *
+ * @generated from message arbor.iam.v2beta1.CheckedResource
+ */
+export type CheckedResource = Message<'arbor.iam.v2beta1.CheckedResource'> & {
+  /**
+   * At most 256 characters (e.g. `repository`).
+   *
+   * @generated from field: string type = 1;
+   */
+  type: string;
+
+  /**
+   * At most 1,024 characters (e.g. a repository path).
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message arbor.iam.v2beta1.CheckedResource.
+ * Use `create(CheckedResourceSchema)` to create a new message.
+ */
+export const CheckedResourceSchema: GenMessage<CheckedResource> =
+  /*@__PURE__*/
+  messageDesc(file_arbor_iam_v2beta1_access, 1);
 
 /**
  * A role binding that grants the asked capability at the asked group.
@@ -124,7 +170,7 @@ export type GrantProof = Message<'arbor.iam.v2beta1.GrantProof'> & {
  */
 export const GrantProofSchema: GenMessage<GrantProof> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 1);
+  messageDesc(file_arbor_iam_v2beta1_access, 2);
 
 /**
  * A conditional binding's condition with its result for one check and the values it read.
@@ -175,7 +221,7 @@ export type ExplainedCondition = Message<'arbor.iam.v2beta1.ExplainedCondition'>
  */
 export const ExplainedConditionSchema: GenMessage<ExplainedCondition> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 2);
+  messageDesc(file_arbor_iam_v2beta1_access, 3);
 
 /**
  * "As actor for subject": the caller is a delegated token (RFC 8693 act).
@@ -218,7 +264,7 @@ export type ActingFor = Message<'arbor.iam.v2beta1.ActingFor'> & {
  */
 export const ActingForSchema: GenMessage<ActingFor> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 3);
+  messageDesc(file_arbor_iam_v2beta1_access, 4);
 
 /**
  * A role binding the identity holds at the asked group or above that does not grant the
@@ -278,7 +324,7 @@ export type HeldBinding = Message<'arbor.iam.v2beta1.HeldBinding'> & {
  */
 export const HeldBindingSchema: GenMessage<HeldBinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 4);
+  messageDesc(file_arbor_iam_v2beta1_access, 5);
 
 /**
  * A scheduled role binding that has not started: it would grant the asked capability at
@@ -332,7 +378,7 @@ export type PendingGrant = Message<'arbor.iam.v2beta1.PendingGrant'> & {
  */
 export const PendingGrantSchema: GenMessage<PendingGrant> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 5);
+  messageDesc(file_arbor_iam_v2beta1_access, 6);
 
 /**
  * @generated from message arbor.iam.v2beta1.CheckAccessResult
@@ -431,7 +477,7 @@ export type CheckAccessResult = Message<'arbor.iam.v2beta1.CheckAccessResult'> &
  */
 export const CheckAccessResultSchema: GenMessage<CheckAccessResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 6);
+  messageDesc(file_arbor_iam_v2beta1_access, 7);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessRequest
@@ -449,7 +495,7 @@ export type BatchCheckAccessRequest = Message<'arbor.iam.v2beta1.BatchCheckAcces
  */
 export const BatchCheckAccessRequestSchema: GenMessage<BatchCheckAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 7);
+  messageDesc(file_arbor_iam_v2beta1_access, 8);
 
 /**
  * @generated from message arbor.iam.v2beta1.BatchCheckAccessResponse
@@ -467,7 +513,7 @@ export type BatchCheckAccessResponse = Message<'arbor.iam.v2beta1.BatchCheckAcce
  */
 export const BatchCheckAccessResponseSchema: GenMessage<BatchCheckAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 8);
+  messageDesc(file_arbor_iam_v2beta1_access, 9);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanRequest
@@ -518,7 +564,7 @@ export type WhoCanRequest = Message<'arbor.iam.v2beta1.WhoCanRequest'> & {
  */
 export const WhoCanRequestSchema: GenMessage<WhoCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 9);
+  messageDesc(file_arbor_iam_v2beta1_access, 10);
 
 /**
  * An identity holding the capability at the group, and why.
@@ -551,7 +597,7 @@ export type AccessHolder = Message<'arbor.iam.v2beta1.AccessHolder'> & {
  */
 export const AccessHolderSchema: GenMessage<AccessHolder> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 10);
+  messageDesc(file_arbor_iam_v2beta1_access, 11);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhoCanResponse
@@ -625,7 +671,7 @@ export type WhoCanResponse = Message<'arbor.iam.v2beta1.WhoCanResponse'> & {
  */
 export const WhoCanResponseSchema: GenMessage<WhoCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 11);
+  messageDesc(file_arbor_iam_v2beta1_access, 12);
 
 /**
  * A holder's delegation policy: identities that may act for it with the asked capability.
@@ -662,7 +708,7 @@ export type HolderDelegation = Message<'arbor.iam.v2beta1.HolderDelegation'> & {
  */
 export const HolderDelegationSchema: GenMessage<HolderDelegation> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 12);
+  messageDesc(file_arbor_iam_v2beta1_access, 13);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanRequest
@@ -706,7 +752,7 @@ export type WhatCanRequest = Message<'arbor.iam.v2beta1.WhatCanRequest'> & {
  */
 export const WhatCanRequestSchema: GenMessage<WhatCanRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 13);
+  messageDesc(file_arbor_iam_v2beta1_access, 14);
 
 /**
  * A role bound at a group, by binding.
@@ -739,7 +785,7 @@ export type BoundRole = Message<'arbor.iam.v2beta1.BoundRole'> & {
  */
 export const BoundRoleSchema: GenMessage<BoundRole> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 14);
+  messageDesc(file_arbor_iam_v2beta1_access, 15);
 
 /**
  * What an identity holds at a group it is bound at.
@@ -812,7 +858,7 @@ export type GroupAccess = Message<'arbor.iam.v2beta1.GroupAccess'> & {
  */
 export const GroupAccessSchema: GenMessage<GroupAccess> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 15);
+  messageDesc(file_arbor_iam_v2beta1_access, 16);
 
 /**
  * A conditional binding at a group, with what it grants where its condition holds.
@@ -852,7 +898,7 @@ export type ConditionalGrant = Message<'arbor.iam.v2beta1.ConditionalGrant'> & {
  */
 export const ConditionalGrantSchema: GenMessage<ConditionalGrant> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 16);
+  messageDesc(file_arbor_iam_v2beta1_access, 17);
 
 /**
  * @generated from message arbor.iam.v2beta1.WhatCanResponse
@@ -901,7 +947,7 @@ export type WhatCanResponse = Message<'arbor.iam.v2beta1.WhatCanResponse'> & {
  */
 export const WhatCanResponseSchema: GenMessage<WhatCanResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 17);
+  messageDesc(file_arbor_iam_v2beta1_access, 18);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenRequest
@@ -978,7 +1024,7 @@ export type TestTokenRequest = Message<'arbor.iam.v2beta1.TestTokenRequest'> & {
  */
 export const TestTokenRequestSchema: GenMessage<TestTokenRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 18);
+  messageDesc(file_arbor_iam_v2beta1_access, 19);
 
 /**
  * One clause of the exchange, judged on the token or claims.
@@ -1012,7 +1058,7 @@ export type TokenClause = Message<'arbor.iam.v2beta1.TokenClause'> & {
  */
 export const TokenClauseSchema: GenMessage<TokenClause> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 19);
+  messageDesc(file_arbor_iam_v2beta1_access, 20);
 
 /**
  * Whether a token would assume one identity, and why.
@@ -1049,7 +1095,7 @@ export type TokenTestResult = Message<'arbor.iam.v2beta1.TokenTestResult'> & {
  */
 export const TokenTestResultSchema: GenMessage<TokenTestResult> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 20);
+  messageDesc(file_arbor_iam_v2beta1_access, 21);
 
 /**
  * @generated from message arbor.iam.v2beta1.TestTokenResponse
@@ -1072,7 +1118,7 @@ export type TestTokenResponse = Message<'arbor.iam.v2beta1.TestTokenResponse'> &
  */
 export const TestTokenResponseSchema: GenMessage<TestTokenResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 21);
+  messageDesc(file_arbor_iam_v2beta1_access, 22);
 
 /**
  * A role binding the change set creates.
@@ -1117,7 +1163,7 @@ export type SimulatedRoleBinding = Message<'arbor.iam.v2beta1.SimulatedRoleBindi
  */
 export const SimulatedRoleBindingSchema: GenMessage<SimulatedRoleBinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 22);
+  messageDesc(file_arbor_iam_v2beta1_access, 23);
 
 /**
  * Something the change set deletes, by uid.
@@ -1137,7 +1183,7 @@ export type SimulatedDelete = Message<'arbor.iam.v2beta1.SimulatedDelete'> & {
  */
 export const SimulatedDeleteSchema: GenMessage<SimulatedDelete> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 23);
+  messageDesc(file_arbor_iam_v2beta1_access, 24);
 
 /**
  * A custom role's capabilities, replaced.
@@ -1162,7 +1208,7 @@ export type SimulatedRoleUpdate = Message<'arbor.iam.v2beta1.SimulatedRoleUpdate
  */
 export const SimulatedRoleUpdateSchema: GenMessage<SimulatedRoleUpdate> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 24);
+  messageDesc(file_arbor_iam_v2beta1_access, 25);
 
 /**
  * One change: exactly one of these.
@@ -1222,7 +1268,7 @@ export type SimulatedChange = Message<'arbor.iam.v2beta1.SimulatedChange'> & {
  */
 export const SimulatedChangeSchema: GenMessage<SimulatedChange> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 25);
+  messageDesc(file_arbor_iam_v2beta1_access, 26);
 
 /**
  * @generated from message arbor.iam.v2beta1.SimulateAccessRequest
@@ -1263,7 +1309,7 @@ export type SimulateAccessRequest = Message<'arbor.iam.v2beta1.SimulateAccessReq
  */
 export const SimulateAccessRequestSchema: GenMessage<SimulateAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 26);
+  messageDesc(file_arbor_iam_v2beta1_access, 27);
 
 /**
  * What became of one change.
@@ -1304,7 +1350,7 @@ export type ChangeVerdict = Message<'arbor.iam.v2beta1.ChangeVerdict'> & {
  */
 export const ChangeVerdictSchema: GenMessage<ChangeVerdict> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 27);
+  messageDesc(file_arbor_iam_v2beta1_access, 28);
 
 /**
  * A binding granting the capability at the delta's group, before or after.
@@ -1367,7 +1413,7 @@ export type SimulatedGrant = Message<'arbor.iam.v2beta1.SimulatedGrant'> & {
  */
 export const SimulatedGrantSchema: GenMessage<SimulatedGrant> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 28);
+  messageDesc(file_arbor_iam_v2beta1_access, 29);
 
 /**
  * A uid with its name and path of names (`acme/platform/ci`, from the top of what the
@@ -1398,7 +1444,7 @@ export type NamedRef = Message<'arbor.iam.v2beta1.NamedRef'> & {
  */
 export const NamedRefSchema: GenMessage<NamedRef> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 29);
+  messageDesc(file_arbor_iam_v2beta1_access, 30);
 
 /**
  * A group strictly below an entry's group where some of its capabilities do not change.
@@ -1423,7 +1469,7 @@ export type UnchangedBelow = Message<'arbor.iam.v2beta1.UnchangedBelow'> & {
  */
 export const UnchangedBelowSchema: GenMessage<UnchangedBelow> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 30);
+  messageDesc(file_arbor_iam_v2beta1_access, 31);
 
 /**
  * One identity gaining (or losing) some capabilities at a group and below it: one entry per
@@ -1480,7 +1526,7 @@ export type AccessDelta = Message<'arbor.iam.v2beta1.AccessDelta'> & {
  */
 export const AccessDeltaSchema: GenMessage<AccessDelta> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 31);
+  messageDesc(file_arbor_iam_v2beta1_access, 32);
 
 /**
  * @generated from message arbor.iam.v2beta1.SimulateAccessResponse
@@ -1513,7 +1559,7 @@ export type SimulateAccessResponse = Message<'arbor.iam.v2beta1.SimulateAccessRe
  */
 export const SimulateAccessResponseSchema: GenMessage<SimulateAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 32);
+  messageDesc(file_arbor_iam_v2beta1_access, 33);
 
 /**
  * @generated from message arbor.iam.v2beta1.UnusedAccessRequest
@@ -1571,7 +1617,7 @@ export type UnusedAccessRequest = Message<'arbor.iam.v2beta1.UnusedAccessRequest
  */
 export const UnusedAccessRequestSchema: GenMessage<UnusedAccessRequest> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 33);
+  messageDesc(file_arbor_iam_v2beta1_access, 34);
 
 /**
  * A live role binding that granted no decision, or an identity that did not authenticate,
@@ -1654,7 +1700,7 @@ export type UnusedAccessFinding = Message<'arbor.iam.v2beta1.UnusedAccessFinding
  */
 export const UnusedAccessFindingSchema: GenMessage<UnusedAccessFinding> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 34);
+  messageDesc(file_arbor_iam_v2beta1_access, 35);
 
 /**
  * @generated from message arbor.iam.v2beta1.UnusedAccessResponse
@@ -1687,7 +1733,7 @@ export type UnusedAccessResponse = Message<'arbor.iam.v2beta1.UnusedAccessRespon
  */
 export const UnusedAccessResponseSchema: GenMessage<UnusedAccessResponse> =
   /*@__PURE__*/
-  messageDesc(file_arbor_iam_v2beta1_access, 35);
+  messageDesc(file_arbor_iam_v2beta1_access, 36);
 
 /**
  * Access you can explain: check with a proof, who can, what can. An answer counts only the
