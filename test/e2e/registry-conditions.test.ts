@@ -196,3 +196,38 @@ maybe('the check API shows the condition and the values it read', async (t) => {
   t.true('token.claims' in (c?.values ?? {}), JSON.stringify(c));
   t.true('resource.name' in (c?.values ?? {}), JSON.stringify(c));
 });
+
+maybe('a check naming the refused push (its claims and repository) shows why', async (t) => {
+  // The claims the STS would carry for the dev build's token, and the path crane pushed to.
+  const q = new URLSearchParams({ aud: s.arbor.config.issuerUrl, identity: ci });
+  const sts = await s.client(await workload('refs/heads/dev')).get(`/sts/exchange?${q.toString()}`);
+  t.is(sts.status, 200);
+  const claims = decodeJwt(sts.body.token as string).arbor_claims as Record<string, unknown>;
+  const ask = (c: Record<string, unknown>, name: string) =>
+    s.admin.post('/iam/v2beta1/access:check', {
+      identityUid: ci,
+      capability: 'manifest.create',
+      groupUid: images,
+      resource: { type: 'repository', name },
+      claims: c,
+    });
+  const refused = await ask(claims, `${images}/app`);
+  t.is(refused.status, 200, JSON.stringify(refused.body));
+  t.false(refused.body.allowed);
+  t.like(refused.body.conditional?.[0]?.condition, {
+    expression,
+    result: false,
+    values: { 'token.claims': { ref: 'refs/heads/dev' } },
+  });
+  // The same question for main: the push it admitted.
+  const admitted = await ask({ ...claims, ref: MAIN }, `${images}/app`);
+  t.true(admitted.body.allowed, JSON.stringify(admitted.body));
+  t.like(admitted.body.grants?.[0]?.condition, { result: true });
+  // Main, outside platform/images: the refused tools push, with the name it read.
+  const outside = await ask({ ...claims, ref: MAIN }, `${tools_}/app`);
+  t.false(outside.body.allowed);
+  t.like(outside.body.conditional?.[0]?.condition, {
+    result: false,
+    values: { 'resource.name': `${tools_}/app` },
+  });
+});
