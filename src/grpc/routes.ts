@@ -167,8 +167,22 @@ function mountAccess(router: GrpcRouter, d: GrpcRouteDeps): void {
     const p = await who(ctx);
     const answer = await d.services.accessSimulator.simulate(
       p,
-      bodyOf(SimulateAccessRequestSchema, req),
+      withRemovals(bodyOf(SimulateAccessRequestSchema, req)),
     );
     return simulateAnswerV2(answer) as JsonValue;
   });
+}
+
+/**
+ * proto3 leaves an empty list out of its JSON: a set_delegation_policy change without
+ * actors is REST's `actors: []`, a removal (as SetDelegationPolicy reads it).
+ */
+function withRemovals(body: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(body.changes)) return body;
+  const changes: unknown[] = body.changes.map((c: unknown) => {
+    if (typeof c !== 'object' || c === null || !('setDelegationPolicy' in c)) return c;
+    const set = (c as { setDelegationPolicy: object }).setDelegationPolicy;
+    return { ...c, setDelegationPolicy: { actors: [], ...set } };
+  });
+  return { ...body, changes };
 }
