@@ -643,7 +643,7 @@ export interface paths {
     put?: never;
     /**
      * Can an identity do this here, and why?
-     * @description Allowed or denied, with every binding that grants it: binding uid, role, the group it is bound at and the path from there down to the asked group. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
+     * @description Allowed or denied, with every binding that grants it: binding uid, role, the group it is bound at and the path from there down to the asked group. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not. A check may name the request it asks about (`resource`, `claims` as an API token carries them): each conditional binding is then evaluated with them, and its proof shows the result and the values read. A question only: it changes nothing the caller may do, and shows only the bindings it would show without them.
      */
     post: operations['iam.access.check'];
     delete?: never;
@@ -721,7 +721,7 @@ export interface paths {
     };
     /**
      * What an identity holds, group by group
-     * @description One item per group the identity (default: the caller) is bound at: the roles bound there, what they grant, and what the identity holds there and below. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
+     * @description One item per group the identity (default: the caller) is bound at: the roles bound there, what they grant, and what the identity holds there and below; conditional bindings apart (`conditional`, each with its condition). A delegated caller is told whom it acts for and through whom (`actingFor`). An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     get: operations['iam.access.whatCan'];
     put?: never;
@@ -741,7 +741,7 @@ export interface paths {
     };
     /**
      * Who holds a capability at a group
-     * @description The identities holding `capability` at `group` (both required), by uid, each with its granting bindings. An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
+     * @description The identities holding `capability` at `group` (both required), by uid, each with its granting bindings. Conditional bindings make no holder (a list has no request to decide a condition on): the first page lists those who hold it by them alone apart, in `conditionalHolders`, each grant with its condition (`when`). `delegations`: the delegation policies of the listed holders that let someone act for them with the capability, where the caller may read them (`identity.update`). An answer counts only the role bindings the caller may list (`role_bindings.list` where they are bound; all of them for the admin token, and its own for an identity asking about itself), about identities it may list and at groups it may list (anything for itself). Where the caller may not list bindings at the organization's root, the answer says so: `partial: true`, with `countedFrom` the topmost group on the path from which it counts bindings (bindings above it are left out). Who-can names, by uid, every holder whose binding the caller may list, even one whose identity it may not list. Expired bindings grant nothing. An identity or group the caller cannot see, or a group that does not exist (deleted), is NOT_FOUND as its Get is; an identity asking about itself at a group it may not list is answered from its own bindings on the path alone, whether that group exists or not.
      */
     get: operations['iam.access.whoCan'];
     put?: never;
@@ -1058,6 +1058,26 @@ export interface paths {
      * @description Field-mask update: see `updateMask`.
      */
     patch: operations['iam.accountAssociations.update'];
+    trace?: never;
+  };
+  '/iam/v2beta1/conditions:evaluate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Evaluate a role binding's condition on a described request (a tester)
+     * @description Checks `expression` as a role binding’s `condition.expression` is checked at create, then evaluates it, as the authorizer would, over `input`: `request.time` (default now), `request.capability`, `resource.group` (`uid` and `path` taken as given), `resource.type`, `resource.name` and `token.claims`; absent parts are empty. **Nothing is read or written**: no stored data is consulted, so the answer says nothing about any resource, and any authenticated caller may ask. A fault in the expression is an answer (`error` with its `stage` and `position`), not a refusal; a malformed body, an expression over 1,000 characters, more than 64 claims or a claim value over 2,048 characters of JSON is INVALID_ARGUMENT.
+     */
+    post: operations['iam.conditions.evaluate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/iam/v2beta1/groupInvites': {
@@ -1511,7 +1531,7 @@ export interface paths {
     put?: never;
     /**
      * Introspect an API token (RFC 7662)
-     * @description Authenticate with `Authorization: Bearer` (any Arbor token). The token’s own identity, the admin, or a caller holding identity.list on its identity learns of it; anyone else, and any unknown, expired or revoked token, gets `{"active":false}`.
+     * @description Authenticate with `Authorization: Bearer` (any Arbor token). The token’s own identity, the admin, or a caller holding identity.list on its identity learns of it; anyone else, and any unknown, expired or revoked token, gets `{"active":false}`. A token for another resource server (ARBOR_OAUTH_RESOURCE_SERVERS) may also be sent as both the bearer credential and `token`: a live one learns of itself (its `aud`, `client_id`, …); it authenticates nothing else.
      */
     post: operations['oauth.introspect'];
     delete?: never;
@@ -1864,6 +1884,12 @@ export interface components {
           };
           /** @description Why it did not evaluate (then result is false), with the position. */
           error?: string;
+        };
+        /** @description A conditional binding's condition (CEL), not evaluated: the binding grants only on a decision where it holds. */
+        when?: {
+          expression: string;
+          title?: string;
+          description?: string;
         };
       }[];
     };
@@ -2377,6 +2403,14 @@ export interface components {
       time: string;
       /** @description `identity:<uid>`, `admin` or `system:<name>`. */
       actor: string;
+      /** @description On a change made with a delegated token: the actor (the subject the token acts for) as a path of names, where the caller may see that identity. */
+      actorPath?: string;
+      /** @description On a change made with a delegated token (RFC 8693 `actor_token`, docs/oauth.md): the identities that acted for `actor`, as the token's `act` claim nests them (the one the actor's delegation policy names first, then who acts for that one). Absent for every other change. */
+      actors?: {
+        uid: string;
+        /** @description Its path of names, where the caller may see it. */
+        path?: string;
+      }[];
       /** @enum {string} */
       door: 'rest' | 'grpc' | 'reconciler' | 'sts' | 'cli' | 'system';
       requestId?: string;
@@ -2437,6 +2471,17 @@ export interface components {
       identityUid?: string;
       capability: string;
       groupUid: string;
+      /** @description The resource of the request the check asks about: each conditional binding is evaluated with it as `resource`. A question only: it grants nothing. Absent: "" and "". */
+      resource?: {
+        /** @description resource.type as the condition reads it (e.g. `repository`). */
+        type: string;
+        /** @description resource.name as the condition reads it (e.g. a repository path). */
+        name: string;
+      };
+      /** @description The upstream claims of the request the check asks about, as an API token carries them (flat dotted names to strings, booleans or numbers; at most 64 claims and 4 KiB): each conditional binding is evaluated with them as `token.claims`. A question only: it grants nothing. Absent: none. */
+      claims?: {
+        [key: string]: string | boolean | number;
+      };
     };
     /** @description Whether the identity holds the capability at the group, counting only the bindings the caller may list (all of them for the identity itself). */
     CheckAccessResult: {
@@ -2526,6 +2571,12 @@ export interface components {
           /** @description Why it did not evaluate (then result is false), with the position. */
           error?: string;
         };
+        /** @description A conditional binding's condition (CEL), not evaluated: the binding grants only on a decision where it holds. */
+        when?: {
+          expression: string;
+          title?: string;
+          description?: string;
+        };
       }[];
       /** @description When denied, why: the bindings the identity holds on the group's uid path that the caller may list (as who-can counts them), nearest the group first, none of which grants the capability. Empty when allowed. */
       nearest: {
@@ -2557,6 +2608,12 @@ export interface components {
           };
           /** @description Why it did not evaluate (then result is false), with the position. */
           error?: string;
+        };
+        /** @description A conditional binding's condition (CEL), not evaluated: the binding grants only on a decision where it holds. */
+        when?: {
+          expression: string;
+          title?: string;
+          description?: string;
         };
         /** @description What the role grants; empty where the caller may not list the role. */
         roleCapabilities: (
@@ -2639,6 +2696,12 @@ export interface components {
           /** @description Why it did not evaluate (then result is false), with the position. */
           error?: string;
         };
+        /** @description A conditional binding's condition (CEL), not evaluated: the binding grants only on a decision where it holds. */
+        when?: {
+          expression: string;
+          title?: string;
+          description?: string;
+        };
         /**
          * Format: date-time
          * @description When the binding starts to grant.
@@ -2683,7 +2746,71 @@ export interface components {
           /** @description Why it did not evaluate (then result is false), with the position. */
           error?: string;
         };
+        /** @description A conditional binding's condition (CEL), not evaluated: the binding grants only on a decision where it holds. */
+        when?: {
+          expression: string;
+          title?: string;
+          description?: string;
+        };
       }[];
+      /** @description Present when the caller is a delegated token ("as actor for subject"): the subject, the actor chain and what the token may use now. Absent for any other caller. */
+      actingFor?: {
+        /** @description The subject the delegated token acts for. */
+        identityUid: string;
+        /** @description The identities acting for it (RFC 8693 `act`), the current actor first. */
+        actors: string[];
+        /** @description What the token may use now: its scope narrowed by the chain's delegation policies. */
+        capabilities: (
+          | 'groups.create'
+          | 'groups.update'
+          | 'groups.list'
+          | 'groups.delete'
+          | 'group_invites.create'
+          | 'group_invites.list'
+          | 'group_invites.delete'
+          | 'roles.create'
+          | 'roles.update'
+          | 'roles.list'
+          | 'roles.delete'
+          | 'role_bindings.create'
+          | 'role_bindings.update'
+          | 'role_bindings.list'
+          | 'role_bindings.delete'
+          | 'account_associations.create'
+          | 'account_associations.update'
+          | 'account_associations.list'
+          | 'account_associations.delete'
+          | 'identity.create'
+          | 'identity.update'
+          | 'identity.list'
+          | 'identity.delete'
+          | 'identity_providers.create'
+          | 'identity_providers.update'
+          | 'identity_providers.list'
+          | 'identity_providers.delete'
+          | 'repo.create'
+          | 'repo.update'
+          | 'repo.list'
+          | 'repo.delete'
+          | 'repo.blobs.get'
+          | 'tag.create'
+          | 'tag.update'
+          | 'tag.list'
+          | 'tag.delete'
+          | 'manifest.create'
+          | 'manifest.update'
+          | 'manifest.list'
+          | 'manifest.delete'
+          | 'advisories.list'
+          | 'audit.list'
+          | 'subscriptions.create'
+          | 'subscriptions.update'
+          | 'subscriptions.list'
+          | 'subscriptions.delete'
+        )[];
+        /** @description Whether the asked capability is among `capabilities`: an allowed answer with this false is held by the subject but not usable through this token. */
+        capabilityInScope: boolean;
+      };
       /**
        * @description Present (true) when the answer may leave out bindings: the caller may not list role bindings at the organization's root, so bindings above `countedFrom` are not counted. Decided from the caller's own grants, not from whether anything is left out. Absent: the answer counts every binding on the path.
        * @constant
@@ -2739,6 +2866,59 @@ export interface components {
         [key: string]: string;
       };
     };
+    EvaluateConditionRequest: {
+      /** @description The CEL expression, as a binding’s `condition.expression` takes it. */
+      expression: string;
+      /** @description The request the expression is evaluated over; absent parts are empty. */
+      input?: {
+        /**
+         * Format: date-time
+         * @description `request.time` (default: now).
+         * @example 2026-01-31T12:00:00Z
+         */
+        time?: string;
+        /** @description `request.capability` */
+        capability?: string;
+        group?: {
+          /** @description `resource.group.uid`, as given */
+          uid?: string;
+          /** @description `resource.group.path`, as given */
+          path?: string;
+        };
+        resource?: {
+          /** @description `resource.type` */
+          type?: string;
+          /** @description `resource.name` */
+          name?: string;
+        };
+        /** @description `token.claims`: up to 64 claims, each a JSON value of at most 2048 characters, nested at most 8 deep. */
+        claims?: {
+          [key: string]: unknown;
+        };
+      };
+    };
+    /** @description A condition's result over the described request. */
+    EvaluateConditionResponse: {
+      /** @description Whether the expression holds for the input (false when it failed). */
+      result: boolean;
+      /** @description The variables the expression reads (`request.time`, `resource.group.path`, …), sorted; empty when it does not check. */
+      reads: string[];
+      /** @description Each variable read, with the value it had for this input. */
+      values: {
+        [key: string]: unknown;
+      };
+      /** @description Why it did not hold as an answer: absent when it evaluated. */
+      error?: {
+        /**
+         * @description `check`: the expression would be refused at create (syntax, unknown name, type, cost); `evaluation`: it checks but failed on this input (a missing claim, a failed conversion), which the authorizer treats as a denial.
+         * @enum {string}
+         */
+        stage: 'check' | 'evaluation';
+        message: string;
+        /** @description The 0-based character offset into the expression. */
+        position: number;
+      };
+    };
     ExchangeRequest: {
       /** @description Arbor's address (ARBOR_ISSUER_URL), or the registry service name. */
       aud: string | string[];
@@ -2788,6 +2968,7 @@ export interface components {
       groupUid: string;
       /** @description The group as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
       groupPath?: string;
+      /** @description The unconditional bindings here (conditional ones: `conditional`). */
       bindings: {
         bindingUid: string;
         /** @description The role; name and description only where the caller may list it. */
@@ -2799,7 +2980,7 @@ export interface components {
         /** @description The role as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
         rolePath?: string;
       }[];
-      /** @description What the bindings here grant. */
+      /** @description What the bindings here grant (unconditional bindings only). */
       capabilities: (
         | 'groups.create'
         | 'groups.update'
@@ -2848,7 +3029,7 @@ export interface components {
         | 'subscriptions.list'
         | 'subscriptions.delete'
       )[];
-      /** @description What the identity holds here and everywhere below: these and those inherited. */
+      /** @description What the identity holds here and everywhere below: these and those inherited (unconditional bindings only). */
       effectiveCapabilities: (
         | 'groups.create'
         | 'groups.update'
@@ -2897,6 +3078,73 @@ export interface components {
         | 'subscriptions.list'
         | 'subscriptions.delete'
       )[];
+      /** @description The conditional bindings here, apart from `bindings`: none of what they grant is in `capabilities` or `effectiveCapabilities`. Absent when there are none. */
+      conditional?: {
+        bindingUid: string;
+        /** @description The role; name and description only where the caller may list it. */
+        role: {
+          uid: string;
+          name: string;
+          description: string;
+        };
+        /** @description The role as a path of names (`acme/platform/ci`), starting where the caller's view of the tree starts; absent where the caller may not see it. */
+        rolePath?: string;
+        /** @description A conditional binding's condition (CEL), not evaluated: the binding grants only on a decision where it holds. */
+        when: {
+          expression: string;
+          title?: string;
+          description?: string;
+        };
+        /** @description What it grants (here and below) on a decision where `when` holds. */
+        capabilities: (
+          | 'groups.create'
+          | 'groups.update'
+          | 'groups.list'
+          | 'groups.delete'
+          | 'group_invites.create'
+          | 'group_invites.list'
+          | 'group_invites.delete'
+          | 'roles.create'
+          | 'roles.update'
+          | 'roles.list'
+          | 'roles.delete'
+          | 'role_bindings.create'
+          | 'role_bindings.update'
+          | 'role_bindings.list'
+          | 'role_bindings.delete'
+          | 'account_associations.create'
+          | 'account_associations.update'
+          | 'account_associations.list'
+          | 'account_associations.delete'
+          | 'identity.create'
+          | 'identity.update'
+          | 'identity.list'
+          | 'identity.delete'
+          | 'identity_providers.create'
+          | 'identity_providers.update'
+          | 'identity_providers.list'
+          | 'identity_providers.delete'
+          | 'repo.create'
+          | 'repo.update'
+          | 'repo.list'
+          | 'repo.delete'
+          | 'repo.blobs.get'
+          | 'tag.create'
+          | 'tag.update'
+          | 'tag.list'
+          | 'tag.delete'
+          | 'manifest.create'
+          | 'manifest.update'
+          | 'manifest.list'
+          | 'manifest.delete'
+          | 'advisories.list'
+          | 'audit.list'
+          | 'subscriptions.create'
+          | 'subscriptions.update'
+          | 'subscriptions.list'
+          | 'subscriptions.delete'
+        )[];
+      }[];
       /**
        * @description Present (true) when the answer may leave out bindings: the caller may not list role bindings at the organization's root, so bindings above `countedFrom` are not counted. Decided from the caller's own grants, not from whether anything is left out. Absent: the answer counts every binding on the path.
        * @constant
@@ -3575,9 +3823,9 @@ export interface components {
       identity?: string;
       /** @description Capabilities, space separated: the token holds at most these. */
       scope?: string;
-      /** @description Groups (uid or path), repeated: the token holds grants only there. */
+      /** @description Repeated. A group (uid or path): the token holds grants only there. An absolute URI (RFC 8707): the resource server the token is for, Arbor’s API address or one of ARBOR_OAUTH_RESOURCE_SERVERS (then an RFC 9068 JWT access token with that `aud`, which Arbor’s API refuses); any other URI is invalid_target. */
       resource?: string[];
-      /** @description Arbor's API address, if given. */
+      /** @description Arbor's API address or one of ARBOR_OAUTH_RESOURCE_SERVERS, if given (as a URI resource). */
       audience?: string;
       /** @description Delegation (RFC 8693): the actor's token, an Arbor API token or a workload OIDC token; the subject's delegation policy must name the actor's identity. */
       actor_token?: string;
@@ -4215,7 +4463,7 @@ export interface components {
       /** @description Applied in order, each to the world the ones before it left. */
       changes: (
         | {
-            /** @description A role binding created at groupUid, as RoleBinding create takes it: it grants from notBefore (inclusive; absent or past: at once) until expireTime (exclusive). */
+            /** @description A role binding created at groupUid, as RoleBinding create takes it: it grants from notBefore (inclusive; absent or past: at once) until expireTime (exclusive); with a condition, only when it holds (its deltas are conditional ones). */
             createRoleBinding: {
               groupUid: string;
               identityUid: string;
@@ -4230,6 +4478,11 @@ export interface components {
                * @example 2026-01-31T12:00:00Z
                */
               notBefore?: string;
+              condition?: {
+                expression: string;
+                title?: string;
+                description?: string;
+              };
             };
           }
         | {
@@ -4303,6 +4556,10 @@ export interface components {
             deleteGroup: {
               uid: string;
             };
+          }
+        | {
+            /** @description An identity's delegation policy set, as identities:setDelegationPolicy takes it (`actors: []` removes it). */
+            setDelegationPolicy: components['schemas']['SetDelegationPolicyIdentityBody'];
           }
       )[];
       /** @description Also answer the proofs: the grants at each delta's group before and after, each once with the capabilities it grants there (default false: none). */
@@ -4468,6 +4725,13 @@ export interface components {
             | 'subscriptions.list'
             | 'subscriptions.delete'
           )[];
+          /** @description A conditional binding grants only on a decision for which its expression holds; where a decision has no request to evaluate it over (lists), it grants nothing. Set once, at create. */
+          condition?: {
+            /** @description A CEL expression over request.time, request.capability, resource.group, resource.type, resource.name and token.claims; at most 1,000 characters. */
+            expression: string;
+            title?: string;
+            description?: string;
+          };
         }[];
         /** @description With `explain`: the grants at `group` after the change set, each once; empty for a LOSE and without `explain`. */
         after: {
@@ -4546,6 +4810,13 @@ export interface components {
             | 'subscriptions.list'
             | 'subscriptions.delete'
           )[];
+          /** @description A conditional binding grants only on a decision for which its expression holds; where a decision has no request to evaluate it over (lists), it grants nothing. Set once, at create. */
+          condition?: {
+            /** @description A CEL expression over request.time, request.capability, resource.group, resource.type, resource.name and token.claims; at most 1,000 characters. */
+            expression: string;
+            title?: string;
+            description?: string;
+          };
         }[];
         /** @description Groups strictly below `group` where some of the capabilities do not change, because another grant bound there holds them before and after (the tops only), each with those capabilities. */
         unchangedBelow: {
@@ -4599,6 +4870,143 @@ export interface components {
             | 'subscriptions.delete'
           )[];
         }[];
+        /** @description A conditional entry: the capabilities are gained (or lost) only when this condition holds, by conditional bindings (one entry per condition); absent: unconditionally. A conditional binding never counts towards an unconditional entry, nor where the capability is held unconditionally before or after. */
+        condition?: {
+          /** @description A CEL expression over request.time, request.capability, resource.group, resource.type, resource.name and token.claims; at most 1,000 characters. */
+          expression: string;
+          title?: string;
+          description?: string;
+        };
+      }[];
+      /** @description The page's delegation entries, by subject and actor uid: they come after every access entry, in the same pages (`totalCount` counts both). */
+      delegationDeltas: {
+        /** @description The identity acted for (whose delegation policy changes); its name and path only where the caller may list it (otherwise empty). */
+        subject: {
+          uid: string;
+          name: string;
+          /** @description Its path of names (`acme/platform/ci`), from the top of what the caller may list down to it; empty where it may not list it. */
+          path: string;
+        };
+        /** @description The identity that may (or may no longer) act for it; its name and path only where the caller may list it (otherwise empty). */
+        actor: {
+          uid: string;
+          name: string;
+          /** @description Its path of names (`acme/platform/ci`), from the top of what the caller may list down to it; empty where it may not list it. */
+          path: string;
+        };
+        /**
+         * @description GAIN: the actor may act for the subject after the set and not before; LOSE the other way round; CHANGE: it may both before and after, with another cap.
+         * @enum {string}
+         */
+        effect: 'GAIN' | 'LOSE' | 'CHANGE';
+        /** @description Absent for a GAIN. */
+        before?: {
+          /** @description At most these capabilities (a delegated token holds at most the subject's own too). */
+          capabilities: (
+            | 'groups.create'
+            | 'groups.update'
+            | 'groups.list'
+            | 'groups.delete'
+            | 'group_invites.create'
+            | 'group_invites.list'
+            | 'group_invites.delete'
+            | 'roles.create'
+            | 'roles.update'
+            | 'roles.list'
+            | 'roles.delete'
+            | 'role_bindings.create'
+            | 'role_bindings.update'
+            | 'role_bindings.list'
+            | 'role_bindings.delete'
+            | 'account_associations.create'
+            | 'account_associations.update'
+            | 'account_associations.list'
+            | 'account_associations.delete'
+            | 'identity.create'
+            | 'identity.update'
+            | 'identity.list'
+            | 'identity.delete'
+            | 'identity_providers.create'
+            | 'identity_providers.update'
+            | 'identity_providers.list'
+            | 'identity_providers.delete'
+            | 'repo.create'
+            | 'repo.update'
+            | 'repo.list'
+            | 'repo.delete'
+            | 'repo.blobs.get'
+            | 'tag.create'
+            | 'tag.update'
+            | 'tag.list'
+            | 'tag.delete'
+            | 'manifest.create'
+            | 'manifest.update'
+            | 'manifest.list'
+            | 'manifest.delete'
+            | 'advisories.list'
+            | 'audit.list'
+            | 'subscriptions.create'
+            | 'subscriptions.update'
+            | 'subscriptions.list'
+            | 'subscriptions.delete'
+          )[];
+          /** @description How long one delegation lasts at most from its start. */
+          maxLifetimeSeconds: number;
+        };
+        /** @description Absent for a LOSE. */
+        after?: {
+          /** @description At most these capabilities (a delegated token holds at most the subject's own too). */
+          capabilities: (
+            | 'groups.create'
+            | 'groups.update'
+            | 'groups.list'
+            | 'groups.delete'
+            | 'group_invites.create'
+            | 'group_invites.list'
+            | 'group_invites.delete'
+            | 'roles.create'
+            | 'roles.update'
+            | 'roles.list'
+            | 'roles.delete'
+            | 'role_bindings.create'
+            | 'role_bindings.update'
+            | 'role_bindings.list'
+            | 'role_bindings.delete'
+            | 'account_associations.create'
+            | 'account_associations.update'
+            | 'account_associations.list'
+            | 'account_associations.delete'
+            | 'identity.create'
+            | 'identity.update'
+            | 'identity.list'
+            | 'identity.delete'
+            | 'identity_providers.create'
+            | 'identity_providers.update'
+            | 'identity_providers.list'
+            | 'identity_providers.delete'
+            | 'repo.create'
+            | 'repo.update'
+            | 'repo.list'
+            | 'repo.delete'
+            | 'repo.blobs.get'
+            | 'tag.create'
+            | 'tag.update'
+            | 'tag.list'
+            | 'tag.delete'
+            | 'manifest.create'
+            | 'manifest.update'
+            | 'manifest.list'
+            | 'manifest.delete'
+            | 'advisories.list'
+            | 'audit.list'
+            | 'subscriptions.create'
+            | 'subscriptions.update'
+            | 'subscriptions.list'
+            | 'subscriptions.delete'
+          )[];
+          /** @description How long one delegation lasts at most from its start. */
+          maxLifetimeSeconds: number;
+        };
       }[];
       /** @description The next page, if any. */
       nextPageToken?: string;
@@ -4951,6 +5359,62 @@ export interface components {
        * @constant
        */
       partial?: true;
+      /** @description Present when the caller is a delegated token ("as actor for subject"): the subject, the actor chain and what the token may use now. Absent for any other caller. */
+      actingFor?: {
+        /** @description The subject the delegated token acts for. */
+        identityUid: string;
+        /** @description The identities acting for it (RFC 8693 `act`), the current actor first. */
+        actors: string[];
+        /** @description What the token may use now: its scope narrowed by the chain's delegation policies. */
+        capabilities: (
+          | 'groups.create'
+          | 'groups.update'
+          | 'groups.list'
+          | 'groups.delete'
+          | 'group_invites.create'
+          | 'group_invites.list'
+          | 'group_invites.delete'
+          | 'roles.create'
+          | 'roles.update'
+          | 'roles.list'
+          | 'roles.delete'
+          | 'role_bindings.create'
+          | 'role_bindings.update'
+          | 'role_bindings.list'
+          | 'role_bindings.delete'
+          | 'account_associations.create'
+          | 'account_associations.update'
+          | 'account_associations.list'
+          | 'account_associations.delete'
+          | 'identity.create'
+          | 'identity.update'
+          | 'identity.list'
+          | 'identity.delete'
+          | 'identity_providers.create'
+          | 'identity_providers.update'
+          | 'identity_providers.list'
+          | 'identity_providers.delete'
+          | 'repo.create'
+          | 'repo.update'
+          | 'repo.list'
+          | 'repo.delete'
+          | 'repo.blobs.get'
+          | 'tag.create'
+          | 'tag.update'
+          | 'tag.list'
+          | 'tag.delete'
+          | 'manifest.create'
+          | 'manifest.update'
+          | 'manifest.list'
+          | 'manifest.delete'
+          | 'advisories.list'
+          | 'audit.list'
+          | 'subscriptions.create'
+          | 'subscriptions.update'
+          | 'subscriptions.list'
+          | 'subscriptions.delete'
+        )[];
+      };
     };
     WhoCanResponse: {
       identities: components['schemas']['AccessHolder'][];
@@ -4967,6 +5431,71 @@ export interface components {
       partial?: true;
       /** @description With `partial`: the topmost group on the path where the caller may list role bindings; bindings at this group and below are counted. Absent with `partial`: only the caller's own bindings are counted. */
       countedFrom?: string;
+      /** @description First page only: the identities holding the capability at the group only by conditional bindings the caller may list (each grant with its condition, `when`), by uid, at most 100. Not holders: not in `identities` nor `totalCount`. */
+      conditionalHolders?: components['schemas']['AccessHolder'][];
+      /**
+       * @description Present (true) when there are more than `conditionalHolders` shows.
+       * @constant
+       */
+      conditionalHoldersTruncated?: true;
+      /** @description The delegation policies of this page's holders (and conditional holders) whose capabilities include the asked one, where the caller may read the policy (`identity.update` on the holder). Absent when none. */
+      delegations?: {
+        /** @description The holder whose delegation policy this is. */
+        identityUid: string;
+        /** @description The identities that may act for it. */
+        actors: string[];
+        /** @description What a delegated token may hold at most (the asked capability among them). */
+        capabilities: (
+          | 'groups.create'
+          | 'groups.update'
+          | 'groups.list'
+          | 'groups.delete'
+          | 'group_invites.create'
+          | 'group_invites.list'
+          | 'group_invites.delete'
+          | 'roles.create'
+          | 'roles.update'
+          | 'roles.list'
+          | 'roles.delete'
+          | 'role_bindings.create'
+          | 'role_bindings.update'
+          | 'role_bindings.list'
+          | 'role_bindings.delete'
+          | 'account_associations.create'
+          | 'account_associations.update'
+          | 'account_associations.list'
+          | 'account_associations.delete'
+          | 'identity.create'
+          | 'identity.update'
+          | 'identity.list'
+          | 'identity.delete'
+          | 'identity_providers.create'
+          | 'identity_providers.update'
+          | 'identity_providers.list'
+          | 'identity_providers.delete'
+          | 'repo.create'
+          | 'repo.update'
+          | 'repo.list'
+          | 'repo.delete'
+          | 'repo.blobs.get'
+          | 'tag.create'
+          | 'tag.update'
+          | 'tag.list'
+          | 'tag.delete'
+          | 'manifest.create'
+          | 'manifest.update'
+          | 'manifest.list'
+          | 'manifest.delete'
+          | 'advisories.list'
+          | 'audit.list'
+          | 'subscriptions.create'
+          | 'subscriptions.update'
+          | 'subscriptions.list'
+          | 'subscriptions.delete'
+        )[];
+        /** @description How long a delegation lasts at most. */
+        maxLifetimeSeconds: number;
+      }[];
     };
   };
   responses: {
@@ -8444,6 +8973,36 @@ export interface operations {
       409: components['responses']['Conflict'];
       412: components['responses']['PreconditionFailed'];
       413: components['responses']['PayloadTooLarge'];
+      500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  'iam.conditions.evaluate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['EvaluateConditionRequest'];
+      };
+    };
+    responses: {
+      /** @description Whether it holds, the values it read, and any error with its position. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EvaluateConditionResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['PermissionDenied'];
+      404: components['responses']['NotFound'];
       500: components['responses']['Internal'];
       503: components['responses']['Unavailable'];
     };
