@@ -37,8 +37,6 @@ export type ClaimValue = string | number | boolean;
 /** Carried claims: flat names to scalars, in the order they were kept. */
 export type UpstreamClaims = ReadonlyMap<string, ClaimValue>;
 
-export const NO_UPSTREAM_CLAIMS: UpstreamClaims = new Map();
-
 const DROPPED = new Set(['aud', 'exp', 'iat', 'nbf', 'jti', 'act', 'may_act']);
 
 const isScalar = (v: unknown): v is ClaimValue =>

@@ -54,7 +54,7 @@ const plain = (x: unknown): unknown => {
   return x === '' || x === 0 ? undefined : x;
 };
 
-async function both(body: object): Promise<{ rest: unknown; grpc: unknown }> {
+async function both(body: Record<string, unknown>): Promise<{ rest: unknown; grpc: unknown }> {
   const rest = await s.admin.post(SIM, body);
   const grpc = await s.grpcAdmin.call(AccessService, 'SimulateAccess', body);
   if (rest.status !== 200) throw new Error(`REST ${rest.status}: ${JSON.stringify(rest.body)}`);
