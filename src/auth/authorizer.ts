@@ -68,6 +68,11 @@ export interface ConditionDeps {
 
 const NO_CLAIMS: ReadonlyMap<string, unknown> = new Map();
 
+/** One decision's group lookup, made at most once and shared by its conditional grants. */
+interface GroupOnce {
+  lookup?: Promise<{ uid: string; path: string } | undefined>;
+}
+
 /** Where the authorizer learns what an identity holds (its role bindings). */
 export interface GrantSource {
   grantsOf(identityUid: string): Promise<Grant[]>;
@@ -155,21 +160,13 @@ export class Authorizer {
     const grants = (await this.grants(p)) ?? [];
     const now = this.now();
     let allowed = false;
-    let group: Promise<{ uid: string; path: string } | undefined> | undefined;
+    const group: GroupOnce = {};
     // Every grant that holds is recorded as used, not only the first: a binding that
     // grants a decision another also grants is in use, not a finding.
     for (const g of grants) {
       if (g.condition === undefined) {
         if (!covers(g, cap, uid, now)) continue;
-      } else {
-        if (ctx === undefined || this.conditions === undefined || !covers(g, cap, uid, now))
-          continue;
-        // The group is looked up only for an expression that may read it, once per decision.
-        const at = g.condition.compiled.readsGroup
-          ? await (group ??= this.conditions.groupOf(uid))
-          : { uid, path: '' };
-        if (!this.holds(g.condition, cap, now, at, ctx)) continue;
-      }
+      } else if (!(await this.conditionGrants(g, g.condition, cap, uid, now, ctx, group))) continue;
       if (this.usage === undefined) return true;
       allowed = true;
       this.used(g, cap, now);
@@ -216,6 +213,29 @@ export class Authorizer {
    * Evaluate a grant's condition for one decision; an error is logged and denies. `group`:
    * the resource's group, or, for an expression that does not read it, a stand-in.
    */
+  /**
+   * Whether conditional grant `g` grants `cap` at `uid` now: only given `ctx` (the
+   * request), within its capability, subtree and window, and where `c` evaluates to true.
+   * The group is looked up only for an expression that may read it, once per decision
+   * (`group` carries it from one grant to the next).
+   */
+  private async conditionGrants(
+    g: Grant,
+    c: NonNullable<Grant['condition']>,
+    cap: Capability,
+    uid: string,
+    now: number,
+    ctx: RequestContext | undefined,
+    group: GroupOnce,
+  ): Promise<boolean> {
+    if (ctx === undefined || this.conditions === undefined || !covers(g, cap, uid, now))
+      return false;
+    const at = c.compiled.readsGroup
+      ? await (group.lookup ??= this.conditions.groupOf(uid))
+      : { uid, path: '' };
+    return this.holds(c, cap, now, at, ctx);
+  }
+
   private holds(
     c: NonNullable<Grant['condition']>,
     cap: Capability,
@@ -267,19 +287,11 @@ export class Authorizer {
     const grants = (await this.grants(p)) ?? [];
     const now = this.now();
     let until: number | undefined;
-    let group: Promise<{ uid: string; path: string } | undefined> | undefined;
+    const group: GroupOnce = {};
     for (const g of grants) {
       if (g.condition === undefined) {
         if (!covers(g, cap, uid, now)) continue;
-      } else {
-        if (ctx === undefined || this.conditions === undefined || !covers(g, cap, uid, now))
-          continue;
-        // The group is looked up only for an expression that may read it, once per decision.
-        const at = g.condition.compiled.readsGroup
-          ? await (group ??= this.conditions.groupOf(uid))
-          : { uid, path: '' };
-        if (!this.holds(g.condition, cap, now, at, ctx)) continue;
-      }
+      } else if (!(await this.conditionGrants(g, g.condition, cap, uid, now, ctx, group))) continue;
       until = Math.max(until ?? 0, g.expiresAt ?? Infinity);
       this.used(g, cap, now);
     }
