@@ -25,8 +25,11 @@ import {
  * groups, `actor_token`), each exchange's outcome (the token, or invalid_grant,
  * invalid_scope, invalid_target) must be the model's, and each issued token is asked
  * questions on every door: the authorizer as the authenticator makes the token's
- * principal, REST and gRPC Gets, and the access check through the token; every answer
- * must be the model's (identity ∩ scope ∩ groups ∩ policy). The same answers are also
+ * principal, REST and gRPC Gets, and the access check through the token (REST and gRPC);
+ * every answer must be the model's (identity ∩ scope ∩ groups ∩ policy). The policies then
+ * change and each delegated token is asked again: it holds what its policy allows now.
+ * No conditional bindings are drawn (access-model.property.test.ts asks those); the
+ * model's `can` decides them here as there. The same answers are also
  * compared with wrong models (ignoring the scope, the groups, or the policy): each must
  * disagree somewhere, so the comparisons can fail. A fixed seed; ARBOR_MODEL_WORLDS and
  * ARBOR_MODEL_SEED for more.
