@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -8,7 +7,13 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createIdentity } from '../helpers/iam-fixtures.js';
 import { TestIssuer } from '../helpers/oidc-issuer.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
-import { crane, registryTools, startRegistry, type RunningRegistry } from '../helpers/registry.js';
+import {
+  crane,
+  randomLayer,
+  registryTools,
+  startRegistryFor,
+  type RunningRegistry,
+} from '../helpers/registry.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { needTool } from '../helpers/need-tool.js';
 
@@ -67,22 +72,13 @@ test.before(async () => {
     condition: { expression, title: 'main builds push images' },
   });
   if (bound.status !== 200) throw new Error(JSON.stringify(bound.body));
-  reg = await startRegistry({
+  reg = await startRegistryFor(s, {
     binary: tools.registry,
     dir: join(dir, 'registry'),
-    // A hostname, not 127.0.0.1: crane >= 0.22 refuses token realms on private IP literals.
-    realm: `${s.url.replace('127.0.0.1', 'localhost')}/auth/registry/token`,
-    issuer: s.arbor.config.issuerUrl,
     service: SERVICE,
-    jwks: (await s.client().get('/.well-known/jwks.json')).body,
-    notifyUrl: `${s.url}/hooks/registry/events`,
     notifyToken: NOTIFY,
   });
-  const content = join(dir, 'content');
-  mkdirSync(content);
-  writeFileSync(join(content, 'hello.txt'), `hello ${Math.random()}\n`);
-  layer = join(dir, 'layer.tar');
-  execFileSync('tar', ['-cf', layer, '-C', content, 'hello.txt']);
+  layer = randomLayer(dir);
 });
 
 test.after.always(async () => {

@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from './process.js';
+import type { TestServer } from './server.js';
 
 /**
  * A real CNCF Distribution registry for e2e tests, built with `crane` by
@@ -146,4 +147,36 @@ export async function crane(
       stderr: err.stderr ?? String(e),
     };
   }
+}
+
+/**
+ * A stock registry whose tokens come from the test server `s` (its token endpoint, issuer
+ * and JWKS) and whose notifications go back to it, storing in `dir`.
+ */
+export async function startRegistryFor(
+  s: TestServer,
+  o: { binary: string; dir: string; service: string; notifyToken: string },
+): Promise<RunningRegistry> {
+  return startRegistry({
+    binary: o.binary,
+    dir: o.dir,
+    // A hostname, not 127.0.0.1: crane >= 0.22 refuses token realms on private IP literals
+    // (SSRF protection) unless the realm is the registry's own host:port.
+    realm: `${s.url.replace('127.0.0.1', 'localhost')}/auth/registry/token`,
+    issuer: s.arbor.config.issuerUrl,
+    service: o.service,
+    jwks: (await s.client().get('/.well-known/jwks.json')).body,
+    notifyUrl: `${s.url}/hooks/registry/events`,
+    notifyToken: o.notifyToken,
+  });
+}
+
+/** One small random layer as a tar file under `dir`: a fresh digest on every run. */
+export function randomLayer(dir: string): string {
+  const content = join(dir, 'content');
+  mkdirSync(content);
+  writeFileSync(join(content, 'hello.txt'), `hello ${Math.random()}\n`);
+  const layer = join(dir, 'layer.tar');
+  execFileSync('tar', ['-cf', layer, '-C', content, 'hello.txt']);
+  return layer;
 }
