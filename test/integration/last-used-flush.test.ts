@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import test from 'ava';
-import { TEST_BACKEND, databaseBehindProxy } from '../helpers/db.js';
+import { TEST_BACKEND, TEST_POOLER, databaseBehindProxy } from '../helpers/db.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { ISSUER, createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRole } from '../helpers/authority.js';
@@ -129,14 +129,18 @@ test.serial('a failed write (the database gone) keeps its batch for the next flu
 /**
  * A separate process, killed with SIGKILL: it composes Arbor on the same database, starts
  * the flush, and decides "may the identity list the folder?" every few milliseconds,
- * printing each decision's instant and, after each flush, the latest use it wrote.
+ * printing each decision's instant and, after each flush, the latest use it wrote. It is
+ * told the pooler mode the test's database is reached through: behind PgBouncer's
+ * transaction mode its named statements would meet a server connection another of its own
+ * connections prepared them on ("prepared statement … already exists").
  */
+const POOLER = TEST_POOLER === 'transaction' ? ", DATABASE_POOLER: 'transaction'" : '';
 const CHILD = `
 import { compose } from './src/compose.ts';
 import { loadConfig } from './src/config.ts';
 import { pino } from 'pino';
 const [url, dir, identity, folder] = process.argv.slice(-4);
-const config = loadConfig({ DATABASE_URL: url, DATA_DIR: dir, ARBOR_LAST_USED_FLUSH_MS: '${INTERVAL}', ARBOR_LAST_USED_RESOLUTION_MS: '0' });
+const config = loadConfig({ DATABASE_URL: url, DATA_DIR: dir, ARBOR_LAST_USED_FLUSH_MS: '${INTERVAL}', ARBOR_LAST_USED_RESOLUTION_MS: '0'${POOLER} });
 const arbor = await compose(config, { logger: pino({ level: 'silent' }), migrate: false });
 arbor.usage.flusher.start();
 let reported = 0;
