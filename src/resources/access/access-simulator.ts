@@ -45,11 +45,8 @@ import {
   type SimulateRequest,
 } from './simulate-input.js';
 import { SimulatedWorld, type Sight } from './simulated-world.js';
-import {
-  delegationEntries,
-  requirePolicySettable,
-  type RawDelegation,
-} from './simulate-delegation.js';
+import { requirePolicySettable } from '../delegation/delegation-policy.js';
+import { delegationEntries, type RawDelegation } from './simulate-delegation.js';
 import type { SimulationAsk, SimulationStore } from './simulation-store.js';
 
 export interface AccessSimulatorDeps {

@@ -1,7 +1,3 @@
-import type { Authorizer } from '../../auth/authorizer.js';
-import type { Principal } from '../../auth/principal.js';
-import { permissionDenied } from '../../core/rpc-error.js';
-import { IDENTITY_TYPE } from '../identities/identity.js';
 import type { DelegationAllowed, DelegationEffect } from './simulate.js';
 import type { PolicyFacts } from './simulation-store.js';
 
@@ -53,20 +49,4 @@ export function delegationEntries(
     }
   }
   return out;
-}
-
-/**
- * Whether the caller could set (or remove) the identity's delegation policy itself: the
- * real set's checks (DelegationPolicyService.set), an actor never widens its own delegation,
- * and whoever may update the identity may set its policy.
- * @throws RpcError PERMISSION_DENIED, NOT_FOUND.
- */
-export async function requirePolicySettable(
-  a: Authorizer,
-  p: Principal,
-  identityUid: string,
-): Promise<void> {
-  if (p.kind === 'identity' && p.restriction?.actors !== undefined)
-    throw permissionDenied('a delegated token cannot change delegation policies');
-  await a.require(p, 'identity.update', identityUid, 'identity.list', IDENTITY_TYPE);
 }

@@ -6,10 +6,12 @@ import type { WorldBinding } from './access-delta.js';
 import type { AccessChange } from './simulate.js';
 import type { GroupFacts, PolicyFacts, RoleFacts } from './simulation-store.js';
 import { grantWindow } from './access-store.js';
-import { MAX_DELEGATION_LIFETIME_S } from '../delegation/delegation-policy.js';
+import {
+  DEFAULT_DELEGATION_LIFETIME_S,
+  MAX_DELEGATION_LIFETIME_S,
+} from '../delegation/delegation-policy.js';
 
 /** The real set's default lifetime (delegation-policy-service.ts: an hour). */
-const DEFAULT_DELEGATION_LIFETIME_S = 3600;
 
 /** What the snapshot held of everything the change set names that the caller may see. */
 export interface WorldFacts {

@@ -1,14 +1,16 @@
 import type { Authorizer } from '../../auth/authorizer.js';
 import type { DelegationAllowance, DelegationPolicies } from '../../auth/delegation.js';
 import type { Principal } from '../../auth/principal.js';
-import { notFound, permissionDenied } from '../../core/rpc-error.js';
+import { notFound } from '../../core/rpc-error.js';
 import type { ChangeRecorder } from '../audit/audit-log.js';
-import { IDENTITY_TYPE } from '../identities/identity.js';
 import type { UnitOfWork } from '../tx.js';
 import { parseInput } from '../validate.js';
 import {
+  DEFAULT_DELEGATION_LIFETIME_S,
   DELEGATION_POLICY_TYPE,
   MAX_DELEGATION_LIFETIME_S,
+  requirePolicyOwner,
+  requirePolicySettable,
   delegationQuerySchema,
   delegationSetSchema,
   type DelegationPolicy,
@@ -24,9 +26,6 @@ export interface DelegationPolicyServiceDeps {
 }
 
 type Body = Record<string, unknown>;
-
-/** A delegation lasts an hour unless its policy says otherwise. */
-const DEFAULT_LIFETIME_S = 3600;
 
 /**
  * Identities' delegation policies (docs/oauth.md, Delegation): read and set by whoever may
@@ -47,7 +46,7 @@ export class DelegationPolicyService implements DelegationPolicies {
    */
   async get(p: Principal, body: Body): Promise<DelegationPolicy> {
     const { identityUid } = parseInput(delegationQuerySchema, body);
-    await this.requireOwner(p, identityUid);
+    await requirePolicyOwner(this.d.authz, p, identityUid);
     const policy = await this.d.uow.read((tx) => this.d.policies.get(tx, identityUid));
     if (!policy) throw notFound(DELEGATION_POLICY_TYPE, identityUid);
     return policy;
@@ -62,9 +61,7 @@ export class DelegationPolicyService implements DelegationPolicies {
    */
   async set(p: Principal, body: Body): Promise<DelegationPolicy | undefined> {
     const input = parseInput(delegationSetSchema, body);
-    if (p.kind === 'identity' && p.restriction?.actors !== undefined)
-      throw permissionDenied('a delegated token cannot change delegation policies');
-    await this.requireOwner(p, input.identityUid);
+    await requirePolicySettable(this.d.authz, p, input.identityUid);
     return this.d.uow.run(async (tx) => {
       const before = await this.d.policies.get(tx, input.identityUid);
       if (input.actors.length === 0) {
@@ -83,7 +80,7 @@ export class DelegationPolicyService implements DelegationPolicies {
         actors: [...new Set(input.actors)].sort(),
         capabilities: [...new Set(input.capabilities ?? [])].sort(),
         maxLifetimeSeconds: Math.min(
-          input.maxLifetimeSeconds ?? DEFAULT_LIFETIME_S,
+          input.maxLifetimeSeconds ?? DEFAULT_DELEGATION_LIFETIME_S,
           MAX_DELEGATION_LIFETIME_S,
         ),
         setBy: actorOf(p),
@@ -112,11 +109,6 @@ export class DelegationPolicyService implements DelegationPolicies {
         maxLifetimeSeconds: p.maxLifetimeSeconds,
       }
     );
-  }
-
-  /** Whoever may update the identity may read and set its policy; others learn nothing. */
-  private async requireOwner(p: Principal, identityUid: string): Promise<void> {
-    await this.d.authz.require(p, 'identity.update', identityUid, 'identity.list', IDENTITY_TYPE);
   }
 }
 

@@ -1,7 +1,11 @@
 import { z } from 'zod';
+import type { Authorizer } from '../../auth/authorizer.js';
+import type { Principal } from '../../auth/principal.js';
 import { CAPABILITIES, isCapability, type Capability } from '../../auth/capabilities.js';
 import { MAX_TOKEN_SCOPE } from '../../auth/api-token-authenticator.js';
+import { permissionDenied } from '../../core/rpc-error.js';
 import { isValidUidp } from '../../core/uidp.js';
+import { IDENTITY_TYPE } from '../identities/identity.js';
 
 /**
  * An identity's delegation policy (docs/oauth.md, Delegation): which identities may act
@@ -28,6 +32,8 @@ export const DELEGATION_POLICY_TYPE = 'iam.arbor.dev/DelegationPolicy';
 const MAX_POLICY_ACTORS = 32;
 /** A delegation lasts at most a day (each token still at most an hour). */
 export const MAX_DELEGATION_LIFETIME_S = 86_400;
+/** A delegation lasts an hour unless its policy says otherwise. */
+export const DEFAULT_DELEGATION_LIFETIME_S = 3600;
 const MIN_DELEGATION_LIFETIME_S = 60;
 
 const uidField = z
@@ -75,3 +81,31 @@ export const delegationSetSchema = z
     path: ['actors'],
     error: 'an identity does not act for itself',
   });
+
+/**
+ * Whoever may update the identity may read and set its policy; others learn nothing.
+ * @throws RpcError NOT_FOUND (identity invisible), PERMISSION_DENIED.
+ */
+export function requirePolicyOwner(
+  a: Authorizer,
+  p: Principal,
+  identityUid: string,
+): Promise<void> {
+  return a.require(p, 'identity.update', identityUid, 'identity.list', IDENTITY_TYPE);
+}
+
+/**
+ * Whether `p` may set (or remove) the identity's policy: an actor never widens its own
+ * delegation, so a delegated token may set none; then the owner's rule. The real set and
+ * the simulator's both decide by this.
+ * @throws RpcError PERMISSION_DENIED, NOT_FOUND.
+ */
+export async function requirePolicySettable(
+  a: Authorizer,
+  p: Principal,
+  identityUid: string,
+): Promise<void> {
+  if (p.kind === 'identity' && p.restriction?.actors !== undefined)
+    throw permissionDenied('a delegated token cannot change delegation policies');
+  await requirePolicyOwner(a, p, identityUid);
+}
