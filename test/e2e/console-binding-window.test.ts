@@ -2,7 +2,7 @@ import { createGroup } from '../helpers/fixtures.js';
 import { createIdentity } from '../helpers/iam-fixtures.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
 import { screenshot } from '../helpers/browser.js';
-import { consoleTest } from '../helpers/console-test.js';
+import { consoleTest, namedText } from '../helpers/console-test.js';
 import { pick } from '../helpers/picker.js';
 
 /**
@@ -89,8 +89,7 @@ test('bind a role with a start and an expiry: the table says it starts in 2 hour
   await pick(page, check, 'Group', 'wind', 'windows');
   await check.getByRole('button', { name: 'Check' }).click();
   const answer = check.locator('.check-answer');
-  await answer.waitFor();
-  const why = (await answer.textContent()) ?? '';
+  const why = await namedText(answer);
   t.regex(why, /Denied: ada may not groups\.list in windows/);
   t.regex(why, /Not yet: a binding that grants it has not started\./);
   t.regex(why, /role viewer at windows \(here\) starts in 2 hours/);

@@ -1,6 +1,6 @@
 import { ADMIN_TOKEN } from '../helpers/server.js';
 import { screenshot } from '../helpers/browser.js';
-import { consoleTest } from '../helpers/console-test.js';
+import { consoleTest, namedText } from '../helpers/console-test.js';
 import { pick, typeName } from '../helpers/picker.js';
 
 /**
@@ -103,8 +103,7 @@ test('a whole task by names alone: org, folder, identity, binding, access, audit
   await pick(page, check, 'Group', 'pay', 'payments');
   await check.getByRole('button', { name: 'Check' }).click();
   const answer = check.locator('.check-answer');
-  await answer.waitFor();
-  const why = (await answer.textContent()) ?? '';
+  const why = await namedText(answer);
   t.regex(why, /Denied: dana may not groups\.delete in payments/);
   t.regex(why, /role viewer at payments \(here\) grants .*groups\.list.*; it lacks groups\.delete/);
   await c.noSeriousAxe(t, 'access (denied, with the reason)');

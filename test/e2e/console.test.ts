@@ -3,7 +3,7 @@ import { createBinding, createIdentity } from '../helpers/iam-fixtures.js';
 import { builtinRoleUid } from '../helpers/registry-fixtures.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
 import { screenshot } from '../helpers/browser.js';
-import { consoleTest } from '../helpers/console-test.js';
+import { consoleTest, namedText } from '../helpers/console-test.js';
 import { pick } from '../helpers/picker.js';
 
 /**
@@ -149,10 +149,10 @@ test('bind a role on the group page, then see it in the access view and the audi
   await pick(page, check, 'Group', 'paym', 'payments');
   await check.getByRole('button', { name: 'Check' }).click();
   const proof = check.locator('.check-answer');
-  await proof.waitFor();
-  t.regex((await proof.textContent()) ?? '', /Allowed: bob may repo\.create in payments/);
-  t.regex((await proof.textContent()) ?? '', /role editor bound at payments \(here\)/);
-  t.false(((await proof.textContent()) ?? '').includes(binding), 'names, not uids');
+  const proven = await namedText(proof);
+  t.regex(proven, /Allowed: bob may repo\.create in payments/);
+  t.regex(proven, /role editor bound at payments \(here\)/);
+  t.false(proven.includes(binding), 'names, not uids');
   await c.noSeriousAxe(t, 'access');
   await screenshot(page, 'access');
 

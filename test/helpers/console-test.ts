@@ -1,5 +1,5 @@
 import type { ExecutionContext, TestFn } from 'ava';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { axeSerious, browserTest, openBrowser, type Browser } from './browser.js';
 import { startConsoleWorld, type ConsoleWorld } from './console-world.js';
 
@@ -75,4 +75,15 @@ export function consoleTest(env: Record<string, string> = {}): ConsoleTest {
     },
   };
   return c;
+}
+
+/**
+ * A region's text once every name in it has come: the console writes a uid (`code.uid`)
+ * until its name lookup answers (ui.tsx's NameOf), so text read the moment the region
+ * appears may still hold a uid where the person will read a name a moment later.
+ */
+export async function namedText(region: Locator): Promise<string> {
+  await region.waitFor();
+  await region.locator('code.uid').first().waitFor({ state: 'detached' });
+  return (await region.textContent()) ?? '';
 }
