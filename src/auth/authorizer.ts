@@ -210,10 +210,6 @@ export class Authorizer {
   }
 
   /**
-   * Evaluate a grant's condition for one decision; an error is logged and denies. `group`:
-   * the resource's group, or, for an expression that does not read it, a stand-in.
-   */
-  /**
    * Whether conditional grant `g` grants `cap` at `uid` now: only given `ctx` (the
    * request), within its capability, subtree and window, and where `c` evaluates to true.
    * The group is looked up only for an expression that may read it, once per decision

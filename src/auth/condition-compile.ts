@@ -4,7 +4,8 @@ import { ConditionChecker } from './condition-checker.js';
 import { typeName } from './condition-environment.js';
 import { ConditionError } from './condition-error.js';
 import { foldLiterals, readsGroup } from './condition-fold.js';
-import type { CompiledCondition } from './condition-types.js';
+import { ResultMemo, resultKey } from './condition-memo.js';
+import type { CompiledCondition, ConditionInput } from './condition-types.js';
 
 /** The longest expression accepted, in characters. */
 export const MAX_CONDITION_LENGTH = 1_000;
@@ -65,6 +66,8 @@ export function compileCondition(
   const constants = foldLiterals(ENV, parsed.expr);
   const run = plan(ENV, parsed);
   const reads = [...checker.reads].sort();
+  const key = resultKey(parsed.expr, constants);
+  const memo = new ResultMemo<{ result: boolean; error?: string }>();
   const compiled: CompiledCondition = {
     expression,
     reads,
@@ -72,21 +75,31 @@ export function compileCondition(
     evaluate(input, e = {}) {
       // Shown only where asked: a decision shows nothing, and skips the work.
       const values = e.values === false ? {} : valuesRead(reads, input);
-      let r: unknown;
-      try {
-        r = run(bindings(input, constants));
-      } catch (err) {
-        return { result: false, values, error: `evaluation failed: ${String(err)}` };
-      }
-      if (isCelError(r)) {
-        const at = r.exprId === undefined ? 0 : (positions[String(r.exprId)] ?? 0);
-        return { result: false, values, error: `${r.message} at position ${at}` };
-      }
-      if (typeof r !== 'boolean')
-        return { result: false, values, error: 'the result is not a bool at position 0' };
-      return { result: r, values };
+      const k = key?.of(input);
+      const known = k === undefined ? undefined : memo.get(k);
+      if (known !== undefined) return { ...known, values };
+      const r = outcome(input);
+      if (k !== undefined) memo.set(k, r);
+      return { ...r, values };
     },
+    ...(key !== undefined ? { stableUntil: (now: number) => key.until(now) } : {}),
   };
+  /** The expression run on `input`: its result, or the error that denies. */
+  function outcome(input: ConditionInput): { result: boolean; error?: string } {
+    let r: unknown;
+    try {
+      r = run(bindings(input, constants));
+    } catch (err) {
+      return { result: false, error: `evaluation failed: ${String(err)}` };
+    }
+    if (isCelError(r)) {
+      const at = r.exprId === undefined ? 0 : (positions[String(r.exprId)] ?? 0);
+      return { result: false, error: `${r.message} at position ${at}` };
+    }
+    if (typeof r !== 'boolean')
+      return { result: false, error: 'the result is not a bool at position 0' };
+    return { result: r };
+  }
   if (!remember) return compiled;
   if (COMPILED.size >= MAX_COMPILED) COMPILED.clear();
   COMPILED.set(expression, compiled);
@@ -102,6 +115,7 @@ export function brokenCondition(expression: string, message: string): CompiledCo
     reads: [],
     readsGroup: false,
     evaluate: () => ({ result: false, values: {}, error: `does not compile: ${message}` }),
+    stableUntil: () => Number.POSITIVE_INFINITY,
   };
 }
 

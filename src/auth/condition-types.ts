@@ -46,4 +46,11 @@ export interface CompiledCondition {
    * computed. Default true (the check API's proof, the tester).
    */
   evaluate(input: ConditionInput, o?: { values?: boolean }): ConditionResult;
+  /**
+   * Where the result depends on the time only through comparisons with literal instants:
+   * the first instant after `now` at which the time alone may change it (+∞: never), so an
+   * answer made from it at `now` holds, for the same other inputs, until then. Absent where
+   * it reads the time otherwise (then every decision evaluates it).
+   */
+  stableUntil?(now: number): number;
 }
