@@ -278,6 +278,7 @@ function readCaches(
           bindings: bindingCache,
           groups: groupCache,
           loadGroup: (uid) => uow.read((tx) => st.groups.get(tx, uid)),
+          ...(conditionGroups ? { conditionGroups } : {}),
         }
       : undefined;
   const selfChecks = checkCache && new RememberedSelfChecks(checkCache, uow, st.access);

@@ -420,6 +420,93 @@ serial(
 );
 
 serial(
+  "a conditional self check is answered from memory, yet follows its condition: the group's path, the time",
+  async (t) => {
+    const id = await createIdentity(a.admin, org, 'conditional-self');
+    const parent = await createGroup(a.admin, 'cond-parent', org);
+    const folder = await createGroup(a.admin, 'cond-child', parent);
+    const viewer = await builtinRole(a.admin, 'viewer');
+    const bind = async (expression: string): Promise<string> => {
+      const r = await a.admin.post(`/iam/v2beta1/roleBindings/${org}`, {
+        identityUid: id,
+        roleUid: viewer,
+        condition: { expression },
+      });
+      t.is(r.status, 200, JSON.stringify(r.body));
+      return (r.body as { uid: string }).uid;
+    };
+    const onB = b.client(await tokenFor(b, id));
+    type Explained = { result: boolean; values: Record<string, unknown> };
+    type Proof = { bindingUid: string; condition?: Explained };
+    type Answer = { allowed: boolean; grants: Proof[]; conditional?: Proof[] };
+    const ask = async (): Promise<Answer> => {
+      const r = await onB.post('/iam/v2beta1/access:check', {
+        capability: 'groups.list',
+        groupUid: folder,
+      });
+      t.is(r.status, 200, JSON.stringify(r.body));
+      return r.body as Answer;
+    };
+    // From memory: whole (`hits`), or with the condition decided again (`rechecked`).
+    const remembered = () => {
+      const s = b.arbor.readCaches.self_checks! as unknown as { hits: number; rechecked: number };
+      return s.hits + s.rechecked;
+    };
+    const first = await bind('resource.group.path.startsWith("cache-org/cond-parent/")');
+    // Asked until an answer comes from memory.
+    await within(5_000, async () => {
+      const before = remembered();
+      const r = await ask();
+      t.true(r.allowed);
+      t.is(r.grants[0]?.bindingUid, first);
+      t.is(
+        r.grants[0]?.condition?.values['resource.group.path'],
+        'cache-org/cond-parent/cond-child',
+      );
+      return remembered() > before;
+    });
+    // The parent renamed through worker a: nothing b keeps for the check changes (the
+    // identity's bindings, the folder's own row), yet the condition reads the new path.
+    const renamed = await a.admin.patch(`/iam/v2beta1/groups/${parent}?updateMask=name`, {
+      name: 'cond-moved',
+    });
+    t.is(renamed.status, 200, JSON.stringify(renamed.body));
+    await withinBound(Date.now(), async () => {
+      const r = await ask();
+      return (
+        !r.allowed &&
+        r.conditional?.[0]?.condition?.values['resource.group.path'] ===
+          'cache-org/cond-moved/cond-child'
+      );
+    });
+    t.is((await a.admin.delete(`/iam/v2beta1/roleBindings/${first}`)).status, 200);
+    // A condition on the time: a kept answer is never served past the instant it names,
+    // though no write announces it; each answer names the time it was decided at.
+    const until = Date.now() + 2_500;
+    const second = await bind(`request.time < timestamp("${new Date(until).toISOString()}")`);
+    const madeAt = Date.now();
+    await withinBound(madeAt, async () => (await ask()).allowed);
+    await settledSince(madeAt);
+    const before = remembered();
+    const times = new Set<unknown>();
+    while (Date.now() < until - 300) {
+      const r = await ask();
+      t.true(r.allowed);
+      t.is(r.grants[0]?.bindingUid, second);
+      times.add(r.grants[0]?.condition?.values['request.time']);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    t.true(remembered() > before, 'kept answers were reused while the condition held');
+    t.true(times.size > 1, 'each reuse names its own request.time');
+    while (Date.now() <= until) await new Promise((r) => setTimeout(r, 5));
+    const after = await ask();
+    t.false(after.allowed, 'denied from the instant on, at once');
+    t.is(after.conditional?.[0]?.bindingUid, second);
+    t.is(after.conditional?.[0]?.condition?.result, false);
+  },
+);
+
+serial(
   "who-can's first page is answered from memory, and follows new bindings, deletes and expiry",
   async (t) => {
     const folder = await createGroup(a.admin, 'who-can-cached', org);

@@ -131,6 +131,15 @@ export class AccessService {
     // which step a slow check spent its time in.
     spanEvent('access.remembered', { 'arbor.access.hit': known !== undefined });
     if (known !== undefined && 'answer' in known) return known.answer;
+    if (known?.sketch !== undefined) {
+      const t = { ...req, identityUid };
+      const again = await known.sketch.again((b) =>
+        explainAsked(this.d.authz, b.uid, b.condition!, t),
+      );
+      // Kept anew: where the group's path was not yet remembered when it was kept, it is
+      // now, and the answer may be served whole from the next check on.
+      if (again !== undefined) return known.keep(again);
+    }
     if (!self && !(await this.d.authz.can(p, 'identity.list', identityUid)))
       throw notFound(IDENTITY_TYPE, identityUid);
     const listable = await this.d.authz.can(p, 'groups.list', req.groupUid);
