@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiTokenAuthenticator } from '../src/auth/api-token-authenticator.js';
 import type { Principal } from '../src/auth/principal.js';
+import type { RevokedTokens } from '../src/auth/revoked-tokens.js';
 import type { Arbor } from '../src/compose.js';
 import { openDatabase } from '../src/db/connect.js';
 import { KnexTokenRevocationStore } from '../src/db/stores/token-revocation-store.js';
@@ -104,9 +105,12 @@ async function ab(
   return { a: ma, b: mb, share: mb / ma };
 }
 
-/** Nanoseconds one request's revocation check takes (`jtis`: its token's), median of rounds. */
+/**
+ * Nanoseconds one request's revocation check takes (`jtis`: its token's), median of rounds:
+ * as ApiTokenAuthenticator asks, the answer known at no wait first, else awaited.
+ */
 async function checkNanos(
-  revoked: { isRevoked(jti: string): Promise<boolean> },
+  revoked: RevokedTokens,
   jtis: readonly string[],
   rounds: number,
 ): Promise<number> {
@@ -114,7 +118,11 @@ async function checkNanos(
   const each: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const t0 = performance.now();
-    for (let i = 0; i < n; i++) for (const jti of jtis) if (await revoked.isRevoked(jti)) break;
+    for (let i = 0; i < n; i++)
+      for (const jti of jtis) {
+        const known = revoked.known?.(jti);
+        if (known === true || (known === undefined && (await revoked.isRevoked(jti)))) break;
+      }
     each.push(((performance.now() - t0) * 1e6) / n);
   }
   return median(each);

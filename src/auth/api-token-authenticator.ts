@@ -69,8 +69,12 @@ export class ApiTokenAuthenticator implements Authenticator {
     const t = await this.verified(token);
     if (t.exp * 1000 <= this.now()) throw unauthenticated('the token is not valid');
     if (this.revoked !== undefined) {
-      for (const jti of t.revokedBy)
-        if (await this.revoked.isRevoked(jti)) throw unauthenticated('the token is not valid');
+      for (const jti of t.revokedBy) {
+        const known = this.revoked.known?.(jti);
+        if (known === false) continue;
+        if (known === true || (await this.revoked.isRevoked(jti)))
+          throw unauthenticated('the token is not valid');
+      }
     }
     const restriction = await this.restrictionNow(t);
     if (restriction === null) throw unauthenticated('the token is not valid');

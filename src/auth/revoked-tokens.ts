@@ -4,6 +4,12 @@ export interface RevokedTokens {
   isRevoked(jti: string): Promise<boolean>;
   /** This process revoked `jti`: forget any answer kept for it. */
   forget?(jti: string): void;
+  /**
+   * The answer `isRevoked` would give, where it is already known and may be served, at no
+   * wait; else undefined (then ask `isRevoked`). Asked on every request first: a request
+   * that awaits nothing for its revocation check costs less.
+   */
+  known?(jti: string): boolean | undefined;
 }
 
 /** Where revocations are looked up, one jti at a time. */

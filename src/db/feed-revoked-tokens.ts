@@ -26,6 +26,10 @@ export class FeedRevokedTokens implements RevokedTokens {
     );
   }
 
+  known(jti: string): boolean | undefined {
+    return this.cache.peek(jti)?.value;
+  }
+
   forget(jti: string): void {
     this.cache.clear();
     this.fallback.forget?.(jti);
