@@ -1,11 +1,12 @@
 import { useState } from 'preact/hooks';
-import { get, listPage, post, withQuery, type Page } from '../api';
+import { get, post, withQuery } from '../api';
 import { useAuditReadable } from '../can';
 import type { Named } from '../model';
 import { Picker, usePicked, type Picked } from '../picker';
 import { go, href } from '../route';
 import { ConditionLine, type BindingCondition } from '../condition';
 import { ErrorBox, NameOf, Section, useAction, useLoad } from '../ui';
+import { ActingForLine, type ActingFor } from './acting-for';
 import { CheckAnswer, type CheckResult, type Grant } from './check-answer';
 
 interface GroupAccess {
@@ -33,50 +34,56 @@ function roleNames(bindings: GroupAccess['bindings']) {
 
 /** What an identity can do, where, and through which bindings (`access:whatCan`). */
 function WhatCan({ identity }: { identity: string }) {
-  const page = useLoad<Page<GroupAccess> | undefined>(
-    () =>
-      identity
-        ? listPage<GroupAccess>('/iam/v2beta1/access:whatCan', 'groups', {
-            identity,
-            page_size: 50,
-          })
-        : Promise.resolve(undefined),
-    [identity],
-  );
+  const page = useLoad<{ items: GroupAccess[]; actingFor?: ActingFor } | undefined>(async () => {
+    if (!identity) return undefined;
+    const r = await get<{ groups?: GroupAccess[]; actingFor?: ActingFor }>(
+      withQuery('/iam/v2beta1/access:whatCan', { identity, page_size: 50 }),
+    );
+    return { items: r.groups ?? [], ...(r.actingFor ? { actingFor: r.actingFor } : {}) };
+  }, [identity]);
   if (!identity) return null;
   if (page.error) return <ErrorBox error={page.error} />;
   if (!page.data) return null;
+  const actingFor = <ActingForLine a={page.data.actingFor} />;
   if (page.data.items.length === 0)
-    return <p role="status">This identity holds no role binding you can see.</p>;
+    return (
+      <>
+        {actingFor}
+        <p role="status">This identity holds no role binding you can see.</p>
+      </>
+    );
   return (
-    <table class="rows" aria-label="What the identity can do">
-      <thead>
-        <tr>
-          <th scope="col">Group</th>
-          <th scope="col">Roles</th>
-          <th scope="col">Capabilities</th>
-        </tr>
-      </thead>
-      <tbody>
-        {page.data.items.map((a) => (
-          <tr key={a.groupUid}>
-            <td>
-              <NameOf kind="group" uid={a.groupUid} link={href('group', a.groupUid)} />
-            </td>
-            <td>
-              {roleNames(a.bindings)}
-              {(a.conditional ?? []).map((b) => (
-                <div key={b.bindingUid}>
-                  {b.role.name || <NameOf kind="role" uid={b.role.uid} />}
-                  <ConditionLine condition={b.when} />
-                </div>
-              ))}
-            </td>
-            <td class="caps">{(a.effectiveCapabilities ?? a.capabilities).join(' ')}</td>
+    <>
+      {actingFor}
+      <table class="rows" aria-label="What the identity can do">
+        <thead>
+          <tr>
+            <th scope="col">Group</th>
+            <th scope="col">Roles</th>
+            <th scope="col">Capabilities</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {page.data.items.map((a) => (
+            <tr key={a.groupUid}>
+              <td>
+                <NameOf kind="group" uid={a.groupUid} link={href('group', a.groupUid)} />
+              </td>
+              <td>
+                {roleNames(a.bindings)}
+                {(a.conditional ?? []).map((b) => (
+                  <div key={b.bindingUid}>
+                    {b.role.name || <NameOf kind="role" uid={b.role.uid} />}
+                    <ConditionLine condition={b.when} />
+                  </div>
+                ))}
+              </td>
+              <td class="caps">{(a.effectiveCapabilities ?? a.capabilities).join(' ')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }
 

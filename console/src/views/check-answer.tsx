@@ -3,6 +3,7 @@ import { ConditionLine, type BindingCondition } from '../condition';
 import type { Named } from '../model';
 import { href } from '../route';
 import { NameOf } from '../ui';
+import { ActingForLine, type ActingFor } from './acting-for';
 
 /** A binding that grants what was asked (`access:check`'s `grants`). */
 export interface Grant {
@@ -37,6 +38,8 @@ export interface CheckResult {
   pending?: Pending[];
   /** When denied: conditional bindings that would grant had their condition held. */
   conditional?: Grant[];
+  /** The console is signed in with a delegated token: whom it acts for, through whom. */
+  actingFor?: ActingFor;
 }
 
 function RoleName({ role }: { role: Named }) {
@@ -93,6 +96,7 @@ export function CheckAnswer(props: {
         <p class="allowed">
           Allowed: {identityName} may {r.capability} in {groupName}
         </p>
+        <ActingForLine a={r.actingFor} capability={r.capability} />
         <ul class="grants" aria-label="Granted by">
           {r.grants.map((g) => (
             <li key={g.bindingUid}>
@@ -110,6 +114,7 @@ export function CheckAnswer(props: {
       <p class="denied">
         Denied: {identityName} may not {r.capability} in {groupName}
       </p>
+      <ActingForLine a={r.actingFor} capability={r.capability} />
       <NotHeld conditional={r.conditional ?? []} />
       {pending.length > 0 ? (
         <>
