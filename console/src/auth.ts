@@ -71,11 +71,27 @@ export function tokenExpired(token: string, now = Date.now()): boolean {
 
 /** The `sub` of a JWT (who the token speaks for), unverified: for display only. */
 export function tokenSubject(token: string): string | undefined {
+  const sub = tokenClaims(token)?.sub;
+  return typeof sub === 'string' ? sub : undefined;
+}
+
+/**
+ * The current actor of a delegated token (RFC 8693 `act.sub`), or undefined: shown beside
+ * the subject, never trusted (the server decides from the verified token).
+ */
+export function tokenActor(token: string): string | undefined {
+  const act = tokenClaims(token)?.act as { sub?: unknown } | undefined;
+  return typeof act?.sub === 'string' ? act.sub : undefined;
+}
+
+function tokenClaims(token: string): Record<string, unknown> | undefined {
   try {
     const part = token.split('.')[1] ?? '';
     const json = atob(part.replace(/-/g, '+').replace(/_/g, '/'));
-    const sub = (JSON.parse(json) as { sub?: unknown }).sub;
-    return typeof sub === 'string' ? sub : undefined;
+    const claims = JSON.parse(json) as unknown;
+    return typeof claims === 'object' && claims !== null
+      ? (claims as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

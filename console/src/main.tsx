@@ -9,11 +9,12 @@ import {
   getToken,
   refusalNotice,
   takeTokenFromAddress,
+  tokenActor,
   tokenSubject,
 } from './auth';
 import type { Identity } from './model';
 import { href, useRoute, type Route } from './route';
-import { ErrorBox, useLoad, useTitle } from './ui';
+import { ErrorBox, NameOf, useLoad, useTitle } from './ui';
 import { AccessView } from './views/access';
 import { AuditView } from './views/audit';
 import { IdentitiesView } from './views/identities';
@@ -88,6 +89,7 @@ function Who() {
     [sub],
   );
   if (!sub) return <>Signed in with the admin token</>;
+  const actor = tokenActor(getToken() ?? '');
   return (
     <>
       Signed in as{' '}
@@ -99,6 +101,11 @@ function Who() {
         // An identity that may not read itself: the end of its uid, whole in the title.
         <code title={sub}>{sub.slice(-16)}</code>
       )}
+      {actor ? (
+        <>
+          , through <NameOf kind="identity" uid={actor} link="" />
+        </>
+      ) : null}
     </>
   );
 }

@@ -60,6 +60,9 @@ test('signed in as an agent for pat: the check and what-can say so, and what is 
   await c.signInWith(delegated);
   await page.goto(`${c.w.s.url}/console/#/access?identity=${encodeURIComponent(pat)}`);
   await page.getByRole('heading', { level: 1, name: 'Access' }).waitFor();
+  // The header names the subject and, beside it, the agent acting through the token.
+  const who = await namedText(page.locator('header .who'));
+  t.regex(who, /Signed in as pat, through agent/);
 
   // What-can: pat's grants, with the token's own bound above them.
   const whatCan = page.getByRole('region', { name: 'What can an identity do?' });
