@@ -269,7 +269,7 @@ function readCaches(
   metrics: ApiMetrics,
 ): Caches {
   const { grants, groupCache, bindingCache, holdersCache, conditionGroups, readCaches } =
-    readCachesOf(db, new KnexGrantSource(uow));
+    readCachesOf(db, new KnexGrantSource(uow), () => uow.writeGeneration);
   const feed = db.changeFeed;
   if (feed) metrics.observeReadCaches(readCaches, () => feed.fresh());
   const checkCache: CheckCache | undefined =

@@ -8,12 +8,14 @@ import type { GrantSource } from './auth/authorizer.js';
 import type { Database } from './db/connect.js';
 import { FeedGrantSource } from './db/feed-grant-source.js';
 import { FeedRevokedTokens } from './db/feed-revoked-tokens.js';
+import { GenerationCache } from './db/generation-cache.js';
 import { FeedCache, type ReadCacheStats } from './db/read-cache.js';
 import type { KnexGrantSource } from './db/stores/grant-source.js';
 import { validUntilOf, type HoldersRead } from './resources/access/access-service.js';
 import type { BindingGrant } from './resources/access/access-store.js';
 import type { Group } from './resources/groups/group.js';
 import type { ConditionGroup } from './resources/names/condition-groups.js';
+import type { ReadCache } from './resources/read-cache.js';
 
 /**
  * The grant source every decision reads, and the read caches: with a change feed,
@@ -23,24 +25,31 @@ import type { ConditionGroup } from './resources/names/condition-groups.js';
 export function readCachesOf(
   db: Database,
   grantSource: KnexGrantSource,
+  writeGeneration: () => number,
 ): {
   grants: GrantSource;
   groupCache: FeedCache<Group | undefined> | undefined;
   bindingCache: FeedCache<BindingGrant[]> | undefined;
   holdersCache: FeedCache<HoldersRead> | undefined;
-  conditionGroups: FeedCache<ConditionGroup> | undefined;
+  conditionGroups: ReadCache<ConditionGroup> | undefined;
   readCaches: Record<string, ReadCacheStats>;
 } {
   const ttlGrants = new CachedGrantSource(grantSource);
-  if (!db.changeFeed)
+  if (!db.changeFeed) {
+    // Embedded PGlite is written by this process alone: a conditional decision's group
+    // path is kept until its next transaction. PostgreSQL without a feed (a transaction
+    // pooler) is written by others too: read per decision.
+    const conditionGroups =
+      db.kind === 'pglite' ? new GenerationCache<ConditionGroup>(writeGeneration) : undefined;
     return {
       grants: ttlGrants,
       groupCache: undefined,
       bindingCache: undefined,
       holdersCache: undefined,
-      conditionGroups: undefined,
-      readCaches: {},
+      conditionGroups,
+      readCaches: conditionGroups ? { condition_groups: conditionGroups.stats } : {},
     };
+  }
   const grants = new FeedGrantSource(db.changeFeed, grantSource, ttlGrants);
   const groupCache = new FeedCache<Group | undefined>(db.changeFeed, 'g');
   const bindingCache = new FeedCache<BindingGrant[]>(db.changeFeed, 'b');

@@ -26,6 +26,7 @@ import type { createStores } from './db/stores/index.js';
 import { KnexUserStore } from './db/stores/user-store.js';
 import type { KnexUnitOfWork } from './db/unit-of-work.js';
 import type { FeedCache } from './db/read-cache.js';
+import type { ReadCache } from './resources/read-cache.js';
 import type { ApiMetrics } from './metrics/api-metrics.js';
 import { OutboundFetcher } from './outbound/outbound-fetch.js';
 import { AccessService, type HoldersRead } from './resources/access/access-service.js';
@@ -74,8 +75,11 @@ export interface ServiceFoundation {
   grants: GrantSource;
   groupCache: FeedCache<Group | undefined> | undefined;
   holdersCache: FeedCache<HoldersRead> | undefined;
-  /** A conditional decision's group path, kept while the change feed vouches (read-caches.ts). */
-  conditionGroups: FeedCache<ConditionGroup> | undefined;
+  /**
+   * A conditional decision's group path, kept while the change feed vouches, or on PGlite
+   * until this process's next transaction (read-caches.ts).
+   */
+  conditionGroups: ReadCache<ConditionGroup> | undefined;
   checkCache: CheckCache | undefined;
   selfChecks: RememberedSelfChecks | undefined;
   /** Where every write records itself (NO_AUDIT only when compose() was told `audit: false`). */
