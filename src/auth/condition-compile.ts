@@ -5,7 +5,7 @@ import { typeName } from './condition-environment.js';
 import { ConditionError } from './condition-error.js';
 import { foldLiterals, readsGroup } from './condition-fold.js';
 import { ResultMemo, resultKey } from './condition-memo.js';
-import type { CompiledCondition, ConditionInput } from './condition-types.js';
+import type { CompiledCondition, ConditionInput, ConditionResult } from './condition-types.js';
 
 /** The longest expression accepted, in characters. */
 export const MAX_CONDITION_LENGTH = 1_000;
@@ -67,20 +67,21 @@ export function compileCondition(
   const run = plan(ENV, parsed);
   const reads = [...checker.reads].sort();
   const key = resultKey(parsed.expr, constants);
-  const memo = new ResultMemo<{ result: boolean; error?: string }>();
+  // Each result kept as a decision takes it (frozen, no values shown): shared, not copied.
+  const memo = new ResultMemo<ConditionResult>();
   const compiled: CompiledCondition = {
     expression,
     reads,
     readsGroup: group,
     evaluate(input, e = {}) {
-      // Shown only where asked: a decision shows nothing, and skips the work.
-      const values = e.values === false ? {} : valuesRead(reads, input);
       const k = key?.of(input);
-      const known = k === undefined ? undefined : memo.get(k);
-      if (known !== undefined) return { ...known, values };
-      const r = outcome(input);
-      if (k !== undefined) memo.set(k, r);
-      return { ...r, values };
+      let r = k === undefined ? undefined : memo.get(k);
+      if (r === undefined) {
+        r = Object.freeze({ ...outcome(input), values: NO_VALUES });
+        if (k !== undefined) memo.set(k, r);
+      }
+      // Shown only where asked: a decision shows nothing, and skips the work.
+      return e.values === false ? r : { ...r, values: valuesRead(reads, input) };
     },
     ...(key !== undefined ? { stableUntil: (now: number) => key.until(now) } : {}),
   };
@@ -107,6 +108,8 @@ export function compileCondition(
 }
 
 const COMPILED = new Map<string, CompiledCondition>();
+/** What a decision's result shows: nothing (one frozen object for all). */
+const NO_VALUES: ConditionResult['values'] = Object.freeze({});
 
 /** A condition that cannot be compiled any more: every evaluation is this error (a denial). */
 export function brokenCondition(expression: string, message: string): CompiledCondition {
