@@ -10,7 +10,7 @@ test('served until the next transaction; a load overlapped by one is not kept', 
   let generation = 0;
   let reads = 0;
   const cache = new GenerationCache<string>(() => generation);
-  const load = async () => `value ${++reads}`;
+  const load = () => Promise.resolve(`value ${++reads}`);
   t.is(await cache.read('k', load), 'value 1');
   t.is(await cache.read('k', load), 'value 1', 'kept');
   t.deepEqual(cache.peek('k'), { value: 'value 1', generation: 0 });
@@ -18,9 +18,9 @@ test('served until the next transaction; a load overlapped by one is not kept', 
   t.is(cache.peek('k'), undefined, 'a transaction ended: nothing kept is served');
   t.is(await cache.read('k', load), 'value 2');
   // A transaction ends while a load is in flight: its answer may predate the change.
-  const overlapped = cache.read('j', async () => {
+  const overlapped = cache.read('j', () => {
     generation++;
-    return 'read before the change';
+    return Promise.resolve('read before the change');
   });
   t.is(await overlapped, 'read before the change', 'answered');
   t.is(cache.peek('j'), undefined, 'but not kept');
