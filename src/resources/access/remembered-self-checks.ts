@@ -147,8 +147,8 @@ export class RememberedSelfChecks {
         // Kept only when the answer follows from the facts alone: not of a group that is
         // gone (who may list it decides), nor naming a custom role in its grants or pending
         // bindings (whether the caller may list it decides, and the grants that say so may
-        // come from another cache). Conditions are the exception `decided` carries: each
-        // is decided again on every use (Sketch).
+        // come from another cache). Conditions are the exception `decided` carries
+        // (remembered-conditions.ts).
         const named = [...result.grants, ...(result.pending ?? [])];
         if (!facts.groupExists || !named.every((g) => isBuiltInRole(g.role.uid))) return result;
         const decided = decidedIn(result, facts.bindings, capability, now);
@@ -159,7 +159,9 @@ export class RememberedSelfChecks {
         this.#answers.set(key, {
           held: held.value,
           group,
-          until: Math.min(until, settled?.until ?? until),
+          // Kept again from a sketch, the answer keeps its first names: never past the
+          // first keeping's bound, so a rename still shows within NAMES_KEPT_MS.
+          until: Math.min(until, settled?.until ?? until, current?.until ?? until),
           result: Object.freeze(result),
           decided,
           ...(settled !== undefined
