@@ -76,12 +76,15 @@ export function tokenSubject(token: string): string | undefined {
 }
 
 /**
- * The current actor of a delegated token (RFC 8693 `act.sub`), or undefined: shown beside
+ * The current actor (an identity's uid) of a delegated token, or undefined: the first of
+ * `arbor_actors`, the chain Arbor signs into a token made with an `actor_token`. Not `act`,
+ * which every API token carries (the upstream token it was exchanged from). Shown beside
  * the subject, never trusted (the server decides from the verified token).
  */
 export function tokenActor(token: string): string | undefined {
-  const act = tokenClaims(token)?.act as { sub?: unknown } | undefined;
-  return typeof act?.sub === 'string' ? act.sub : undefined;
+  const actors = tokenClaims(token)?.arbor_actors;
+  const first: unknown = Array.isArray(actors) ? actors[0] : undefined;
+  return typeof first === 'string' ? first : undefined;
 }
 
 function tokenClaims(token: string): Record<string, unknown> | undefined {
