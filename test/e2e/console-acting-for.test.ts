@@ -20,6 +20,7 @@ const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
 let org: string;
 let pat: string;
 let delegated: string;
+let patToken: string;
 
 test.before(async () => {
   const admin = c.w.s.admin;
@@ -39,7 +40,7 @@ test.before(async () => {
   if (policy.status !== 200) throw new Error(`policy: ${JSON.stringify(policy.body)}`);
   const form = new URLSearchParams({
     grant_type: EXCHANGE,
-    subject_token: await c.w.tokenFor(pat, 'pat'),
+    subject_token: (patToken = await c.w.tokenFor(pat, 'pat')),
     subject_token_type: ACCESS,
     actor_token: await c.w.tokenFor(agent, 'agent'),
     actor_token_type: ACCESS,
@@ -97,5 +98,20 @@ test('signed in as an agent for pat: the check and what-can say so, and what is 
     update,
     /As agent for pat: .*; groups\.update is not among them, whatever the bindings say\./,
   );
+  t.deepEqual(c.b.incidents, []);
+});
+
+test('signed in with pat’s own token: no actor is named, though every API token carries act', async (t) => {
+  const page = c.page;
+  await c.signInWith(patToken);
+  await page.goto(`${c.w.s.url}/console/#/access?identity=${encodeURIComponent(pat)}`);
+  await page.getByRole('heading', { level: 1, name: 'Access' }).waitFor();
+  const who = await namedText(page.locator('header .who'));
+  t.regex(who, /Signed in as pat/);
+  t.false(who.includes('through'), who);
+  const whatCan = page.getByRole('region', { name: 'What can an identity do?' });
+  await whatCan.getByRole('table', { name: 'What the identity can do' }).waitFor();
+  t.is(await whatCan.getByRole('note').count(), 0, 'no "As … for …" for a token of its own');
+  await c.noSeriousAxe(t, 'access, own token');
   t.deepEqual(c.b.incidents, []);
 });
