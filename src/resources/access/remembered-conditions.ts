@@ -42,16 +42,14 @@ export function decidedIn(
 /**
  * Whether the decided conditions all hold still from `now` on, and until when: each reads
  * the time only against literal instants (`stableUntil`); whether any reads the group (its
- * path must be the one read then) or the time (the proof shows the time of each use).
- * Undefined where one must be evaluated on every use.
+ * path must be the one read then). Undefined where one must be evaluated on every use.
  */
 export function settledConditions(
   decided: readonly Decided[],
   now: number,
-): { until: number; readsGroup: boolean; readsTime: boolean } | undefined {
+): { until: number; readsGroup: boolean } | undefined {
   let until = Number.POSITIVE_INFINITY;
   let readsGroup = false;
-  let readsTime = false;
   for (const { binding } of decided) {
     let compiled;
     try {
@@ -62,9 +60,8 @@ export function settledConditions(
     if (compiled.stableUntil === undefined) return undefined;
     until = Math.min(until, compiled.stableUntil(now));
     readsGroup ||= compiled.readsGroup;
-    readsTime ||= compiled.reads.includes('request.time');
   }
-  return { until, readsGroup, readsTime };
+  return { until, readsGroup };
 }
 
 /**

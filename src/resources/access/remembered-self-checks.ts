@@ -168,7 +168,8 @@ export class RememberedSelfChecks {
             ? {
                 settled: {
                   groupEntry: settled.readsGroup ? conditionGroup : undefined,
-                  at: settled.readsTime ? retimer(result) : () => result,
+                  // The proofs that show a time are found once: none, and it is `result`.
+                  at: retimer(result),
                 },
               }
             : {}),
