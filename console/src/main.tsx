@@ -83,13 +83,14 @@ function View({ route }: { route: Route }) {
 
 /** "Signed in as <name>", or the admin token, which is no identity. */
 function Who() {
-  const sub = tokenSubject(getToken() ?? '');
+  const token = getToken() ?? '';
+  const sub = tokenSubject(token);
   const me = useLoad(
     () => (sub ? get<Identity>(`/iam/v2beta1/identities/${sub}`) : Promise.resolve(undefined)),
     [sub],
   );
   if (!sub) return <>Signed in with the admin token</>;
-  const actor = tokenActor(getToken() ?? '');
+  const actor = tokenActor(token);
   return (
     <>
       Signed in as{' '}

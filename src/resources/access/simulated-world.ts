@@ -11,8 +11,6 @@ import {
   MAX_DELEGATION_LIFETIME_S,
 } from '../delegation/delegation-policy.js';
 
-/** The real set's default lifetime (delegation-policy-service.ts: an hour). */
-
 /** What the snapshot held of everything the change set names that the caller may see. */
 export interface WorldFacts {
   groups: ReadonlyMap<string, GroupFacts>;
