@@ -56,13 +56,18 @@ test.before(async () => {
   delegated = body.access_token;
 });
 
+/** Signs in with `token`, opens the access view about pat; @returns the header's words. */
+async function accessAs(token: string): Promise<string> {
+  await c.signInWith(token);
+  await c.page.goto(`${c.w.s.url}/console/#/access?identity=${encodeURIComponent(pat)}`);
+  await c.page.getByRole('heading', { level: 1, name: 'Access' }).waitFor();
+  return namedText(c.page.locator('header .who'));
+}
+
 test('signed in as an agent for pat: the check and what-can say so, and what is out of scope', async (t) => {
   const page = c.page;
-  await c.signInWith(delegated);
-  await page.goto(`${c.w.s.url}/console/#/access?identity=${encodeURIComponent(pat)}`);
-  await page.getByRole('heading', { level: 1, name: 'Access' }).waitFor();
   // The header names the subject and, beside it, the agent acting through the token.
-  const who = await namedText(page.locator('header .who'));
+  const who = await accessAs(delegated);
   t.regex(who, /Signed in as pat, through agent/);
 
   // What-can: pat's grants, with the token's own bound above them.
@@ -103,10 +108,7 @@ test('signed in as an agent for pat: the check and what-can say so, and what is 
 
 test('signed in with pat’s own token: no actor is named, though every API token carries act', async (t) => {
   const page = c.page;
-  await c.signInWith(patToken);
-  await page.goto(`${c.w.s.url}/console/#/access?identity=${encodeURIComponent(pat)}`);
-  await page.getByRole('heading', { level: 1, name: 'Access' }).waitFor();
-  const who = await namedText(page.locator('header .who'));
+  const who = await accessAs(patToken);
   t.regex(who, /Signed in as pat/);
   t.false(who.includes('through'), who);
   const whatCan = page.getByRole('region', { name: 'What can an identity do?' });
