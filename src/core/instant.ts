@@ -77,6 +77,54 @@ export function clampInstantMs(ms: number): number {
   return Math.min(INSTANT_MAX_MS, Math.max(INSTANT_MIN_MS, ms));
 }
 
+/** `00`…`99` and `000`…`999`: the fields of an instant's text, looked up rather than padded. */
+const TWO = Array.from({ length: 100 }, (_, i) => (i < 10 ? `0${i}` : String(i)));
+const THREE = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+const DAY_MS = 86_400_000;
+
+/** The day last written and its `YYYY-MM-DDT`: a list's rows are mostly of a few days. */
+let lastDay = Number.NaN;
+let lastDayText = '';
+
+/**
+ * `YYYY-MM-DDT` of a day counted from 1970-01-01 (negative before), by the proleptic
+ * Gregorian calendar: Howard Hinnant's `civil_from_days`, in whole numbers throughout.
+ */
+function dayText(day: number): string {
+  if (day === lastDay) return lastDayText;
+  const z = day + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1_460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  lastDay = day;
+  lastDayText = `${TWO[Math.floor(y / 100)]}${TWO[y % 100]}-${TWO[m]}-${TWO[d]}T`;
+  return lastDayText;
+}
+
+/**
+ * Epoch milliseconds inside the range as `Date#toISOString` writes them. Why not that: it
+ * is a call into V8's runtime, about 0.45 µs, and a list page of 50 rows writes 100 of
+ * them (a tenth of the page's CPU); this is about a sixth of that. Equal to toISOString
+ * for every instant in the range (test/unit/instant.test.ts holds it to that).
+ */
+function rangeText(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  let rest = ms - day * DAY_MS;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const min = Math.floor(rest / 60_000);
+  rest -= min * 60_000;
+  const sec = Math.floor(rest / 1_000);
+  return `${dayText(day)}${TWO[h]}:${TWO[min]}:${TWO[sec]}.${THREE[rest - sec * 1_000]}Z`;
+}
+
 /**
  * A stored time as RFC 3339 UTC with milliseconds (`Date#toISOString`'s form), clamped into
  * the range so that its year always has four digits. Takes what a driver may hand back for
@@ -84,7 +132,7 @@ export function clampInstantMs(ms: number): number {
  */
 export function instantText(d: Date | number): string {
   const ms = typeof d === 'number' ? d : d instanceof Date ? d.getTime() : Number.NaN;
-  // The common case (every page of a list shows two a row) makes no second Date.
-  if (ms >= INSTANT_MIN_MS && ms <= INSTANT_MAX_MS && d instanceof Date) return d.toISOString();
+  // Whole milliseconds in the range, as every Date holds (a number may have a fraction).
+  if (ms >= INSTANT_MIN_MS && ms <= INSTANT_MAX_MS && Number.isInteger(ms)) return rangeText(ms);
   return new Date(clampInstantMs(ms)).toISOString();
 }

@@ -1,4 +1,5 @@
 import test from 'ava';
+import fc from 'fast-check';
 import {
   INSTANT_MAX_MS,
   INSTANT_MIN_MS,
@@ -66,6 +67,45 @@ test('instantText: any stored value is RFC 3339 with a four-digit year, and neve
   t.is(instantText(Number.NEGATIVE_INFINITY), '0001-01-01T00:00:00.000Z');
   t.is(ts(new Date('+010000-01-01T00:00:00Z')), '9999-12-31T23:59:59.999Z');
   t.is(tsOpt(new Date('0000-06-01T00:00:00Z')), '0001-01-01T00:00:00.000Z');
+});
+
+test('instantText: writes every instant of the range as Date#toISOString does', (t) => {
+  // Its own formatter (not toISOString): held to it across the whole range, at the ends of
+  // days, months, leap days and centuries, before 1970 and on days other than the last one.
+  const edges = [
+    INSTANT_MIN_MS,
+    INSTANT_MAX_MS,
+    -1,
+    0,
+    1,
+    Date.UTC(2000, 1, 29, 23, 59, 59, 999),
+    Date.UTC(1900, 1, 28, 23, 59, 59, 999),
+    Date.UTC(1900, 2, 1),
+    Date.UTC(2100, 1, 28, 12),
+    Date.UTC(1600, 1, 29),
+    Date.UTC(1969, 11, 31, 23, 59, 59, 999),
+    Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+  ];
+  for (const ms of edges) t.is(instantText(new Date(ms)), new Date(ms).toISOString(), String(ms));
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: INSTANT_MIN_MS, max: INSTANT_MAX_MS }), { minLength: 1 }),
+      fc.integer({ min: 0, max: 3 * 86_400_000 }),
+      (instants, near) =>
+        // Each instant, then one within a few days of it: the day kept from the last call
+        // is used only for its own day.
+        instants.every(
+          (ms) =>
+            instantText(new Date(ms)) === new Date(ms).toISOString() &&
+            instantText(Math.max(INSTANT_MIN_MS, ms - near)) ===
+              new Date(Math.max(INSTANT_MIN_MS, ms - near)).toISOString(),
+        ),
+    ),
+    { numRuns: 2_000 },
+  );
+  // A number with a fraction of a millisecond is shown as its Date would be.
+  t.is(instantText(1.5), new Date(1.5).toISOString());
+  t.is(instantText(-0.5), new Date(-0.5).toISOString());
 });
 
 test('gRPC: a stored binding with extreme instants converts on both encoders', (t) => {
