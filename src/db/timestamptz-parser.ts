@@ -32,9 +32,13 @@ function digits(s: string, from: number, to: number): number {
   return n;
 }
 
-/** Milliseconds of `.fff…` at `i` (truncated), and where it ends; none is 0 at `i`. */
-function fraction(s: string, i: number): { ms: number; end: number } | undefined {
-  if (s[i] !== '.') return { ms: 0, end: i };
+/**
+ * Milliseconds of `.fff…` at `i` (truncated) and where it ends, as `end * 1000 + ms` (one
+ * number, so a row's two timestamps allocate nothing beyond their Dates); none is 0 ms
+ * ending at `i`; -1 for a `.` with no digit.
+ */
+function fraction(s: string, i: number): number {
+  if (s[i] !== '.') return i * 1000;
   let ms = 0;
   let scale = 100;
   let j = i + 1;
@@ -45,7 +49,7 @@ function fraction(s: string, i: number): { ms: number; end: number } | undefined
     scale /= 10;
   }
   // The first three digits are exact integers and the rest only add: truncation is exact.
-  return j === i + 1 ? undefined : { ms: Math.trunc(ms), end: j };
+  return j === i + 1 ? -1 : j * 1000 + Math.trunc(ms);
 }
 
 /** `±HH`, `±HH:MM` or `±HH:MM:SS` from `i` to the end, in milliseconds east of UTC. */
@@ -66,12 +70,17 @@ function fastParse(s: string): number | undefined {
   // YYYY-MM-DD HH:MM:SS is 19 characters; an offset needs at least 3 more.
   if (s.length < 22 || s[4] !== '-' || s[7] !== '-' || s[10] !== ' ') return undefined;
   if (s[13] !== ':' || s[16] !== ':') return undefined;
-  const [year, month, day] = [digits(s, 0, 4), digits(s, 5, 7), digits(s, 8, 10)];
-  const [hour, minute, second] = [digits(s, 11, 13), digits(s, 14, 16), digits(s, 17, 19)];
+  const year = digits(s, 0, 4);
+  const month = digits(s, 5, 7);
+  const day = digits(s, 8, 10);
+  const hour = digits(s, 11, 13);
+  const minute = digits(s, 14, 16);
+  const second = digits(s, 17, 19);
   // Years 0-99 would be read as 19xx by Date.UTC: leave them to the fallback.
-  if (year < 100 || month < 1 || day < 1 || Math.min(hour, minute, second) < 0) return undefined;
+  if (year < 100 || month < 1 || day < 1 || hour < 0 || minute < 0 || second < 0) return undefined;
   const frac = fraction(s, 19);
-  const east = frac && offset(s, frac.end);
-  if (frac === undefined || east === undefined) return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second, frac.ms) - east;
+  if (frac < 0) return undefined;
+  const east = offset(s, Math.floor(frac / 1000));
+  if (east === undefined) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second, frac % 1000) - east;
 }
