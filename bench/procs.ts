@@ -184,8 +184,15 @@ export async function startArbor(
   );
 }
 
-/** The node:http + pg baseline, running the SQL captured in `sqlFile`. */
-export async function startBaseline(databaseUrl: string, sqlFile: string): Promise<Child> {
+/**
+ * The node:http + pg baseline, running the SQL captured in `sqlFile`; `nodeArgs` (e.g.
+ * `--cpu-prof`, for bench/profile.ts) go before the script.
+ */
+export async function startBaseline(
+  databaseUrl: string,
+  sqlFile: string,
+  nodeArgs: string[] = [],
+): Promise<Child> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   return start(
@@ -194,6 +201,8 @@ export async function startBaseline(databaseUrl: string, sqlFile: string): Promi
     { PORT: String(port), DATABASE_URL: databaseUrl, BENCH_SQL: sqlFile, NODE_ENV: 'production' },
     `${url}/healthz`,
     url,
+    () => {},
+    nodeArgs,
   );
 }
 

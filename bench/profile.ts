@@ -1,9 +1,13 @@
 /**
- * `npx tsx bench/profile.ts [--quick] [--keep=DIR] [get,access.check,sts,registry.token,children.p1,grpc.get,grpc1.get,…]`:
+ * `npx tsx bench/profile.ts [--quick] [--keep=DIR] [--sql=FILE] [get,access.check,sts,registry.token,children.p1,grpc.get,grpc1.get,baseline.children.p1,…]`:
  * where Arbor's own CPU goes per request. For each case, start Arbor with `--cpu-prof`,
  * load it as bench/run.ts does (16 connections: autocannon for REST, the closed-loop
  * generator for gRPC), stop it, and sum the profile's self time by package / source file
  * and by function. Writes bench/results/<date>-<scale>-profile.md.
+ *
+ * `baseline.<case>` profiles the node:http + pg baseline on the same case instead, running
+ * the SQL a bench run captured (`--sql=bench/results/<…>-sql.json`, same scale): the two
+ * profiles side by side say where Arbor spends what the baseline does not.
  */
 import {
   copyFileSync,
@@ -28,12 +32,14 @@ import {
 import { closedLoop } from './closed-loop.js';
 import { grpcPairs, pairTransports } from './grpc-cases.js';
 import { measure, type RunResult, type Target } from './load.js';
-import { ROOT, startArbor } from './procs.js';
+import { ROOT, startArbor, startBaseline } from './procs.js';
 import { PAGE_SIZE, REGISTRY_REPO, REGISTRY_SERVICE, orgUid, scaleOf, teamUid } from './scale.js';
 
 const scale = scaleOf(process.argv.slice(2));
 /** `--keep=DIR`: also keep each case's raw .cpuprofile there. */
 const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice('--keep='.length);
+/** `--sql=FILE`: the captured SQL the baseline runs (a bench run's `<stamp>-sql.json`). */
+const sqlFile = process.argv.find((a) => a.startsWith('--sql='))?.slice('--sql='.length);
 const wanted = (
   process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'get,sts,children.p1'
 ).split(',');
@@ -123,6 +129,11 @@ async function main(): Promise<void> {
   const out: string[] = [`# Arbor CPU profile (${scale.name}, ${new Date().toISOString()})`];
   for (const name of wanted) {
     const dir = mkdtempSync(join(tmpdir(), 'arbor-prof-'));
+    if (name.startsWith('baseline.')) {
+      out.push(await profileBaseline(db, name, dir));
+      rmSync(dir, { recursive: true, force: true });
+      continue;
+    }
     const arbor = await startArbor(db.url, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
     let requests = 0;
     const window: [number, number] = [0, 0];
@@ -215,6 +226,39 @@ async function main(): Promise<void> {
   );
   writeFileSync(path, `${out.join('\n')}\n`);
   console.log(`wrote ${path}`);
+}
+
+/** `baseline.<case>`: the baseline server under the same load, profiled the same way. */
+async function profileBaseline(
+  db: { url: string; name: string },
+  name: string,
+  dir: string,
+): Promise<string> {
+  if (!sqlFile) throw new Error(`${name} needs --sql=FILE (a bench run's captured SQL)`);
+  const base = await startBaseline(db.url, sqlFile, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const target: Target = { url: `${base.url}/case/${name.slice('baseline.'.length)}` };
+  let r: RunResult;
+  const window: [number, number] = [0, 0];
+  try {
+    await measure(target, scale.warmupSeconds, base.pid, db.name);
+    window[0] = nowUs();
+    r = await measure(target, scale.runSeconds, base.pid, db.name);
+    window[1] = nowUs();
+  } finally {
+    await base.stop();
+  }
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  const text =
+    `\n## ${name}\n\nmeasured run: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, ` +
+    `baseline CPU ${r.serverCpuMs.toFixed(2)} ms/req (all threads), ` +
+    `others' CPU ${(r.othersCpuShare * 100).toFixed(0)} %\n\n` +
+    (file ? summarise(join(dir, file), window, r.requests) : '(no profile written)');
+  console.log(text);
+  if (file && keep) {
+    mkdirSync(keep, { recursive: true });
+    copyFileSync(join(dir, file), join(keep, `${name}.cpuprofile`));
+  }
+  return text;
 }
 
 main().catch((e: unknown) => {
