@@ -124,6 +124,11 @@ export interface BenchTls {
   ca: Buffer;
 }
 
+/** The young generation's semi-space the image runs with, MB (Dockerfile ENTRYPOINT, npm start). */
+export const IMAGE_SEMI_SPACE_MB = 8;
+/** How far V8 lets the old generation grow past what a full GC left live, % (the same). */
+export const IMAGE_HEAP_GROWING_PERCENT = 50;
+
 /**
  * Arbor exactly as deployed: `node dist/src/main.js serve` (built first), logging at warn, with
  * `workers` processes (ARBOR_WORKERS; 1 is the single process the baseline is compared to).
@@ -137,10 +142,10 @@ export async function startArbor(
   env: Record<string, string> = {},
   tls?: BenchTls,
   /**
-   * The young generation's semi-space, MB: the image's 4 unless an A/B asks otherwise (or
+   * The young generation's semi-space, MB: the image's unless an A/B asks otherwise (or
    * `BENCH_SEMI_SPACE_MB` in the bench's environment, for a whole run).
    */
-  semiSpaceMB = Number(process.env.BENCH_SEMI_SPACE_MB ?? 4),
+  semiSpaceMB = Number(process.env.BENCH_SEMI_SPACE_MB ?? IMAGE_SEMI_SPACE_MB),
 ): Promise<Child> {
   buildOnce();
   const port = await freePort();
@@ -148,8 +153,7 @@ export async function startArbor(
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
   return start(
     'arbor',
-    // The image's node flags (Dockerfile ENTRYPOINT, npm start).
-    [`--max-semi-space-size=${semiSpaceMB}`, 'dist/src/main.js', 'serve'],
+    ['dist/src/main.js', 'serve'],
     {
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -177,9 +181,16 @@ export async function startArbor(
     `${url}/readyz`,
     url,
     () => rmSync(dataDir, { recursive: true, force: true }),
-    // `BENCH_ARBOR_NODE_ARGS` in the bench's environment: more node (or V8) flags for every
-    // Arbor process of the run, for an A/B of a flag the image might take.
-    [...(process.env.BENCH_ARBOR_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeArgs],
+    // The image's node flags (Dockerfile ENTRYPOINT, npm start) first, so that a flag given
+    // after them takes V8's last word: `BENCH_ARBOR_NODE_ARGS` in the bench's environment
+    // (more node or V8 flags for every Arbor process of the run, for an A/B of a flag the
+    // image might take; `--heap-growing-percent=0` is V8's own default), then the caller's.
+    [
+      `--max-semi-space-size=${semiSpaceMB}`,
+      `--heap-growing-percent=${IMAGE_HEAP_GROWING_PERCENT}`,
+      ...(process.env.BENCH_ARBOR_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      ...nodeArgs,
+    ],
     tls?.ca,
   );
 }

@@ -1,15 +1,22 @@
 /**
- * `npx tsx bench/semi-space-ab.ts [--quick] [--rounds=3] [--seconds=10] [case]`: the list
- * page (children.p1, or descendants.name) against two Arbor processes at once, one with the
- * image's 4 MB semi-space and one with 16 MB (Node's default), measured alternately in one
- * run: CPU per request from /proc and throughput. Why: the profile of the list path puts
- * 7–19 % of Arbor's samples in the garbage collector against 3 % for the baseline.
+ * `npx tsx bench/semi-space-ab.ts [--quick] [--rounds=3] [--seconds=10] [--side=MB[,flag…]]… [case]`:
+ * the list page (children.p1, or descendants.name) against several Arbor processes at once,
+ * each with its own young generation (`MB`, the semi-space) and V8 flags, measured
+ * alternately in one run: CPU per request from /proc, throughput and RSS. Without `--side`,
+ * the image's flags against a 16 MB semi-space (Node's default). Why: the profile of the
+ * list path puts 7–19 % of Arbor's samples in the garbage collector against 3 % for the
+ * baseline, and the young generation's size and the old one's growth trade that against RSS.
  */
 import pg from 'pg';
 import { ensureDatabase, seedState } from './db.js';
 import { exchange, prepareSts } from './fixtures.js';
 import { measure, median, type RunResult } from './load.js';
-import { startArbor, type Child } from './procs.js';
+import {
+  IMAGE_HEAP_GROWING_PERCENT,
+  IMAGE_SEMI_SPACE_MB,
+  startArbor,
+  type Child,
+} from './procs.js';
 import { PAGE_SIZE, orgUid, scaleOf } from './scale.js';
 
 const args = process.argv.slice(2);
@@ -25,10 +32,26 @@ const db = await ensureDatabase(scale);
 const c = new pg.Client({ connectionString: db.url });
 await c.connect();
 if (!(await seedState(c, scale)).seeded) throw new Error('run npm run bench first (seeds)');
-const sides: Array<{ mb: number; arbor: Child; runs: RunResult[] }> = [];
+/** `--side=8,--heap-growing-percent=50`: a semi-space of 8 MB and that V8 flag. */
+const wanted = args
+  .filter((a) => a.startsWith('--side='))
+  .map((a) => a.slice('--side='.length).split(','));
+const specs = wanted.length
+  ? wanted.map(([mb, ...flags]) => ({ mb: Number(mb), flags }))
+  : [
+      { mb: IMAGE_SEMI_SPACE_MB, flags: [`--heap-growing-percent=${IMAGE_HEAP_GROWING_PERCENT}`] },
+      { mb: 16, flags: [] },
+    ];
+const sides: Array<{ mb: number; label: string; arbor: Child; runs: RunResult[] }> = [];
 try {
-  for (const mb of [4, 16])
-    sides.push({ mb, arbor: await startArbor(db.url, [], 1, {}, undefined, mb), runs: [] });
+  for (const { mb, flags } of specs)
+    sides.push({
+      mb,
+      label: [`semi-space ${mb} MB`, ...flags].join(' '),
+      // Flags after the image's own override them (V8 takes the last of a flag).
+      arbor: await startArbor(db.url, flags, 1, {}, undefined, mb),
+      runs: [],
+    });
   const targets = [];
   for (const s of sides) {
     const sts = await prepareSts(c, s.arbor.url, scale);
@@ -47,14 +70,14 @@ try {
       const x = await measure(targets[i]!, seconds, sides[i]!.arbor.pid, db.name);
       sides[i]!.runs.push(x);
       console.log(
-        `round ${r + 1} semi-space ${sides[i]!.mb} MB: ${x.rps.toFixed(0)}/s, Arbor ` +
+        `round ${r + 1} ${sides[i]!.label}: ${x.rps.toFixed(0)}/s, Arbor ` +
           `${x.serverCpuMs.toFixed(3)} CPU ms/req, p50 ${x.p50.toFixed(2)} ms, RSS ` +
           `${x.rssPeakMB.toFixed(0)} MB, others' CPU ${(x.othersCpuShare * 100).toFixed(0)} %`,
       );
     }
   for (const s of sides)
     console.log(
-      `${which} semi-space ${s.mb} MB: median ${median(s.runs.map((x) => x.rps)).toFixed(0)}/s, ` +
+      `${which} ${s.label}: median ${median(s.runs.map((x) => x.rps)).toFixed(0)}/s, ` +
         `${median(s.runs.map((x) => x.serverCpuMs)).toFixed(3)} CPU ms/req, RSS peak ` +
         `${Math.max(...s.runs.map((x) => x.rssPeakMB)).toFixed(0)} MB`,
     );
