@@ -130,12 +130,12 @@ async function main(): Promise<void> {
   for (const name of wanted) {
     const dir = mkdtempSync(join(tmpdir(), 'arbor-prof-'));
     if (name.startsWith('baseline.')) {
-      out.push(await profileBaseline(db, name, dir));
+      out.push(...(await profileBaseline(db, name, dir)));
       rmSync(dir, { recursive: true, force: true });
       continue;
     }
     const arbor = await startArbor(db.url, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-    let requests = 0;
+    let r: RunResult;
     const window: [number, number] = [0, 0];
     try {
       const sts = await prepareSts(c, arbor.url, scale);
@@ -194,27 +194,13 @@ async function main(): Promise<void> {
       };
       await load(scale.warmupSeconds);
       window[0] = nowUs();
-      const r = await load(scale.runSeconds);
+      r = await load(scale.runSeconds);
       window[1] = nowUs();
-      requests = r.requests;
-      out.push(
-        `\n## ${name}\n\nmeasured run: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, ` +
-          `Arbor CPU ${r.serverCpuMs.toFixed(2)} ms/req (all threads), ` +
-          `others' CPU ${(r.othersCpuShare * 100).toFixed(0)} %\n`,
-      );
       await sts.issuer.stop();
     } finally {
       await arbor.stop();
     }
-    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-    out.push(file ? summarise(join(dir, file), window, requests) : '(no profile written)');
-    console.log(out.slice(-2).join('\n'));
-    if (file && keep) {
-      // For a look beyond self time (DevTools, or inclusive time per function).
-      mkdirSync(keep, { recursive: true });
-      copyFileSync(join(dir, file), join(keep, `${name}.cpuprofile`));
-      console.log(`kept ${join(keep, `${name}.cpuprofile`)}`);
-    }
+    out.push(...section(name, 'Arbor', dir, window, r));
     rmSync(dir, { recursive: true, force: true });
   }
   await c.end();
@@ -228,12 +214,40 @@ async function main(): Promise<void> {
   console.log(`wrote ${path}`);
 }
 
+/**
+ * A profiled case's section of the report: its measured run (`server` names whose CPU it
+ * is), then where the main thread's time went; the raw profile is kept too with `--keep`.
+ */
+function section(
+  name: string,
+  server: string,
+  dir: string,
+  window: [number, number],
+  r: RunResult,
+): string[] {
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  const lines = [
+    `\n## ${name}\n\nmeasured run: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, ` +
+      `${server} CPU ${r.serverCpuMs.toFixed(2)} ms/req (all threads), ` +
+      `others' CPU ${(r.othersCpuShare * 100).toFixed(0)} %\n`,
+    file ? summarise(join(dir, file), window, r.requests) : '(no profile written)',
+  ];
+  console.log(lines.join('\n'));
+  if (file && keep) {
+    // For a look beyond self time (DevTools, or inclusive time per function).
+    mkdirSync(keep, { recursive: true });
+    copyFileSync(join(dir, file), join(keep, `${name}.cpuprofile`));
+    console.log(`kept ${join(keep, `${name}.cpuprofile`)}`);
+  }
+  return lines;
+}
+
 /** `baseline.<case>`: the baseline server under the same load, profiled the same way. */
 async function profileBaseline(
   db: { url: string; name: string },
   name: string,
   dir: string,
-): Promise<string> {
+): Promise<string[]> {
   if (!sqlFile) throw new Error(`${name} needs --sql=FILE (a bench run's captured SQL)`);
   const base = await startBaseline(db.url, sqlFile, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   const target: Target = { url: `${base.url}/case/${name.slice('baseline.'.length)}` };
@@ -247,18 +261,7 @@ async function profileBaseline(
   } finally {
     await base.stop();
   }
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  const text =
-    `\n## ${name}\n\nmeasured run: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, ` +
-    `baseline CPU ${r.serverCpuMs.toFixed(2)} ms/req (all threads), ` +
-    `others' CPU ${(r.othersCpuShare * 100).toFixed(0)} %\n\n` +
-    (file ? summarise(join(dir, file), window, r.requests) : '(no profile written)');
-  console.log(text);
-  if (file && keep) {
-    mkdirSync(keep, { recursive: true });
-    copyFileSync(join(dir, file), join(keep, `${name}.cpuprofile`));
-  }
-  return text;
+  return section(name, 'baseline', dir, window, r);
 }
 
 main().catch((e: unknown) => {
