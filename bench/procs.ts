@@ -129,6 +129,14 @@ export const IMAGE_SEMI_SPACE_MB = 8;
 /** How far V8 lets the old generation grow past what a full GC left live, % (the same). */
 export const IMAGE_HEAP_GROWING_PERCENT = 50;
 
+/** The node flags the image runs Arbor with, its young generation `semiSpaceMB` if given. */
+export function imageNodeFlags(semiSpaceMB = IMAGE_SEMI_SPACE_MB): string[] {
+  return [
+    `--max-semi-space-size=${semiSpaceMB}`,
+    `--heap-growing-percent=${IMAGE_HEAP_GROWING_PERCENT}`,
+  ];
+}
+
 /**
  * Arbor exactly as deployed: `node dist/src/main.js serve` (built first), logging at warn, with
  * `workers` processes (ARBOR_WORKERS; 1 is the single process the baseline is compared to).
@@ -186,8 +194,7 @@ export async function startArbor(
     // (more node or V8 flags for every Arbor process of the run, for an A/B of a flag the
     // image might take; `--heap-growing-percent=0` is V8's own default), then the caller's.
     [
-      `--max-semi-space-size=${semiSpaceMB}`,
-      `--heap-growing-percent=${IMAGE_HEAP_GROWING_PERCENT}`,
+      ...imageNodeFlags(semiSpaceMB),
       ...(process.env.BENCH_ARBOR_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       ...nodeArgs,
     ],

@@ -11,12 +11,7 @@ import pg from 'pg';
 import { ensureDatabase, seedState } from './db.js';
 import { exchange, prepareSts } from './fixtures.js';
 import { measure, median, type RunResult } from './load.js';
-import {
-  IMAGE_HEAP_GROWING_PERCENT,
-  IMAGE_SEMI_SPACE_MB,
-  startArbor,
-  type Child,
-} from './procs.js';
+import { IMAGE_SEMI_SPACE_MB, startArbor, type Child } from './procs.js';
 import { PAGE_SIZE, orgUid, scaleOf } from './scale.js';
 
 const args = process.argv.slice(2);
@@ -32,14 +27,17 @@ const db = await ensureDatabase(scale);
 const c = new pg.Client({ connectionString: db.url });
 await c.connect();
 if (!(await seedState(c, scale)).seeded) throw new Error('run npm run bench first (seeds)');
-/** `--side=8,--heap-growing-percent=50`: a semi-space of 8 MB and that V8 flag. */
+/**
+ * `--side=4,--heap-growing-percent=0`: a semi-space of 4 MB and that V8 flag, given after
+ * the image's own flags (startArbor), which it overrides; the other image flags stay.
+ */
 const wanted = args
   .filter((a) => a.startsWith('--side='))
   .map((a) => a.slice('--side='.length).split(','));
 const specs = wanted.length
   ? wanted.map(([mb, ...flags]) => ({ mb: Number(mb), flags }))
   : [
-      { mb: IMAGE_SEMI_SPACE_MB, flags: [`--heap-growing-percent=${IMAGE_HEAP_GROWING_PERCENT}`] },
+      { mb: IMAGE_SEMI_SPACE_MB, flags: [] },
       { mb: 16, flags: [] },
     ];
 const sides: Array<{ mb: number; label: string; arbor: Child; runs: RunResult[] }> = [];

@@ -14,13 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { procCpuMs } from './load.js';
-import {
-  IMAGE_HEAP_GROWING_PERCENT,
-  IMAGE_SEMI_SPACE_MB,
-  ROOT,
-  buildOnce,
-  freePort,
-} from './procs.js';
+import { ROOT, buildOnce, freePort, imageNodeFlags } from './procs.js';
 import { ADMIN_TOKEN } from './scale.js';
 
 const args = process.argv.slice(2);
@@ -39,11 +33,7 @@ async function once(env: Record<string, string>): Promise<Run> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const flags = [
-    `--max-semi-space-size=${IMAGE_SEMI_SPACE_MB}`,
-    `--heap-growing-percent=${IMAGE_HEAP_GROWING_PERCENT}`,
-  ];
-  const child = spawn(process.execPath, [...flags, 'dist/src/main.js', 'serve'], {
+  const child = spawn(process.execPath, [...imageNodeFlags(), 'dist/src/main.js', 'serve'], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
