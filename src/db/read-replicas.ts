@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { RequestScope } from '../core/request-scope.js';
 import knexFactory, { type Knex } from 'knex';
 import { isRpcError } from '../core/rpc-error.js';
 import { decodeToken, encodeToken, parseLsn } from './consistency-token.js';
@@ -60,7 +60,7 @@ interface PoolClient {
 class ReplicaBehind extends Error {}
 
 /** The position the read in progress requires of any replica connection it uses. */
-const requirement = new AsyncLocalStorage<bigint>();
+const requirement = new RequestScope<bigint>();
 
 /** How long a replica that failed is left alone before a read tries it again. */
 const DOWN_MS = 2_000;
@@ -85,7 +85,7 @@ class Replica {
     // prepared.ts alike): check it there, before the statement is sent.
     client.acquireConnection = async () => {
       const conn = await acquire();
-      const need = requirement.getStore();
+      const need = requirement.get();
       if (need === undefined) return conn;
       try {
         const known = this.seen.get(conn);

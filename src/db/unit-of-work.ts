@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { consistencyScope } from '../resources/consistency.js';
 import { etagMismatch, pendingPrecondition, type Precondition } from '../resources/precondition.js';
 import type { Tx, UnitOfWork } from '../resources/tx.js';
+import { RequestScope } from '../core/request-scope.js';
 import { resourceExhausted } from '../core/rpc-error.js';
 import { isConflict, sqlState, translateDbError } from './errors.js';
 import type { ChangeFeed } from './change-feed.js';
@@ -14,7 +14,7 @@ export function kx(tx: Tx): Knex | Knex.Transaction {
 }
 
 /** The transaction a precondition check reads through (see enforce below). */
-const checking = new AsyncLocalStorage<Knex.Transaction>();
+const checking = new RequestScope<Knex.Transaction>();
 
 /**
  * Lock the resource for the rest of the transaction, then compare its entity tag: two
@@ -34,7 +34,7 @@ async function enforce(trx: Knex.Transaction, pre: Precondition): Promise<void> 
  * check's transaction, never to a replica or a cache.
  */
 export function inPreconditionCheck(): boolean {
-  return checking.getStore() !== undefined;
+  return checking.get() !== undefined;
 }
 
 /** Tries of one transaction that PostgreSQL keeps aborting for conflicts. */
@@ -114,7 +114,7 @@ export class KnexUnitOfWork implements UnitOfWork {
 
   async replicaRead<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const scope = this.replicas && consistencyScope();
-    if (!scope || checking.getStore()) return this.read(fn);
+    if (!scope || checking.get()) return this.read(fn);
     try {
       // After a write of this request, its own token: a Get the write answers with sees it.
       const token = scope.written ?? scope.requested;
@@ -149,7 +149,7 @@ export class KnexUnitOfWork implements UnitOfWork {
   async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       // Inside a precondition check, reads go through its transaction (and its lock).
-      return await fn((checking.getStore() ?? this.knex) as unknown as Tx);
+      return await fn((checking.get() ?? this.knex) as unknown as Tx);
     } catch (e) {
       throw translateDbError(e);
     }

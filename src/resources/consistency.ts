@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { RequestScope } from '../core/request-scope.js';
 
 /**
  * The consistency token of one API request (docs/operations.md, "Read replicas"): the
@@ -21,18 +21,18 @@ export interface ConsistencyScope {
 /** The header (HTTP) and metadata key (gRPC, lower case there) of the token. */
 export const CONSISTENCY_HEADER = 'Arbor-Consistency-Token';
 
-const scope = new AsyncLocalStorage<ConsistencyScope>();
+const scope = new RequestScope<ConsistencyScope>();
 
 /**
- * Whether any database of this process has read replicas. Until one does, scopes are not
- * entered: an AsyncLocalStorage that is run turns on Node's promise hooks for every
- * promise, which cost the hot Get about a tenth of its CPU (BENCHMARKS.md), and
- * without replicas nothing reads the scope. Never turned off again: a second database
- * without replicas in the same process only pays for the first one's.
+ * Whether any database of this process has read replicas or a change feed (the read cache).
+ * Until one does, scopes are not entered: nothing reads them, and a scope costs every
+ * promise of its request (on Node 20, Node's promise hooks while any scope is open:
+ * core/request-scope.ts). Never turned off again: a second database without either in the
+ * same process only pays for the first one's.
  */
 let entered = false;
 
-/** Called when a database with read replicas is opened (compose). */
+/** Called when a database with read replicas or a change feed is opened (compose). */
 export function enableConsistencyScopes(): void {
   entered = true;
 }
@@ -53,5 +53,5 @@ export function withConsistency<T>(
 
 /** The scope of the request in progress, if a door opened one. */
 export function consistencyScope(): ConsistencyScope | undefined {
-  return scope.getStore();
+  return scope.get();
 }

@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { RequestScope } from '../core/request-scope.js';
 import { RpcError } from '../core/rpc-error.js';
 import { Code } from '../core/rpc-code.js';
 
@@ -21,7 +21,7 @@ export interface Precondition {
   enforced?: boolean;
 }
 
-const scope = new AsyncLocalStorage<Precondition>();
+const scope = new RequestScope<Precondition>();
 
 /** Run `fn` (one service call) under `pre`. */
 export function withPrecondition<T>(pre: Precondition, fn: () => Promise<T>): Promise<T> {
@@ -30,7 +30,7 @@ export function withPrecondition<T>(pre: Precondition, fn: () => Promise<T>): Pr
 
 /** The precondition of the service call in progress, if any and not yet enforced. */
 export function pendingPrecondition(): Precondition | undefined {
-  const pre = scope.getStore();
+  const pre = scope.get();
   return pre && !pre.enforced ? pre : undefined;
 }
 
