@@ -154,6 +154,11 @@ export async function startArbor(
    * `BENCH_SEMI_SPACE_MB` in the bench's environment, for a whole run).
    */
   semiSpaceMB = Number(process.env.BENCH_SEMI_SPACE_MB ?? IMAGE_SEMI_SPACE_MB),
+  /**
+   * The server's entry point: this tree's build unless an A/B gives another tree's
+   * (`<tree>/dist/src/main.js`, built there: bench/semi-space-ab.ts `main=`).
+   */
+  main = 'dist/src/main.js',
 ): Promise<Child> {
   buildOnce();
   const port = await freePort();
@@ -161,7 +166,7 @@ export async function startArbor(
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
   return start(
     'arbor',
-    ['dist/src/main.js', 'serve'],
+    [main, 'serve'],
     {
       PORT: String(port),
       HOST: '127.0.0.1',

@@ -1,8 +1,10 @@
 /**
- * `npx tsx bench/semi-space-ab.ts [--quick] [--rounds=3] [--seconds=10] [--side=MB[,flag…]]… [case]`:
+ * `npx tsx bench/semi-space-ab.ts [--quick] [--rounds=3] [--seconds=10] [--side=MB[,flag…][,main=FILE]]… [case]`:
  * the list page (children.p1, or descendants.name) against several Arbor processes at once,
- * each with its own young generation (`MB`, the semi-space) and V8 flags, measured
- * alternately in one run: CPU per request from /proc, throughput and RSS. Without `--side`,
+ * each with its own young generation (`MB`, the semi-space) and V8 flags, and, with
+ * `main=<tree>/dist/src/main.js`, another tree's build (a worktree of the commit before a
+ * change, built there: a code change measured the same way), measured alternately in one
+ * run: CPU per request from /proc, throughput and RSS. Without `--side`,
  * the image's flags against a 16 MB semi-space (Node's default). Why: the profile of the
  * list path puts 7–19 % of Arbor's samples in the garbage collector against 3 % for the
  * baseline, and the young generation's size and the old one's growth trade that against RSS.
@@ -35,19 +37,23 @@ const wanted = args
   .filter((a) => a.startsWith('--side='))
   .map((a) => a.slice('--side='.length).split(','));
 const specs = wanted.length
-  ? wanted.map(([mb, ...flags]) => ({ mb: Number(mb), flags }))
+  ? wanted.map(([mb, ...rest]) => ({
+      mb: Number(mb),
+      flags: rest.filter((f) => !f.startsWith('main=')),
+      main: rest.find((f) => f.startsWith('main='))?.slice('main='.length),
+    }))
   : [
-      { mb: IMAGE_SEMI_SPACE_MB, flags: [] },
-      { mb: 16, flags: [] },
+      { mb: IMAGE_SEMI_SPACE_MB, flags: [], main: undefined },
+      { mb: 16, flags: [], main: undefined },
     ];
 const sides: Array<{ mb: number; label: string; arbor: Child; runs: RunResult[] }> = [];
 try {
-  for (const { mb, flags } of specs)
+  for (const { mb, flags, main } of specs)
     sides.push({
       mb,
-      label: [`semi-space ${mb} MB`, ...flags].join(' '),
+      label: [`semi-space ${mb} MB`, ...flags, ...(main ? [main] : [])].join(' '),
       // Flags after the image's own override them (V8 takes the last of a flag).
-      arbor: await startArbor(db.url, flags, 1, {}, undefined, mb),
+      arbor: await startArbor(db.url, flags, 1, {}, undefined, mb, main),
       runs: [],
     });
   const targets = [];
