@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 
 /** One data-encryption key: 32 bytes for AES-256-GCM, and the id that names it. */
 export interface SecretKey {
@@ -23,8 +30,13 @@ export function secretKeyId(key: Buffer): string {
  * another row, it no longer opens.
  */
 export class SecretBox {
-  readonly #keys: ReadonlyMap<string, Buffer>;
+  /**
+   * The keys as KeyObjects, made once: on Node 24 a cipher made from a key's bytes costs
+   * about 14 µs, from a KeyObject 1.5 (core/page-token.ts).
+   */
+  readonly #keys: ReadonlyMap<string, KeyObject>;
   readonly #current: SecretKey;
+  readonly #currentKey: KeyObject;
 
   /** @throws Error without keys, or with a key that is not 32 bytes. */
   constructor(keys: readonly SecretKey[]) {
@@ -34,7 +46,8 @@ export class SecretBox {
       if (k.key.length !== 32) throw new Error(`secret key ${k.kid} must be 32 bytes`);
     }
     this.#current = current;
-    this.#keys = new Map(keys.map((k) => [k.kid, k.key]));
+    this.#keys = new Map(keys.map((k) => [k.kid, createSecretKey(k.key)]));
+    this.#currentKey = createSecretKey(current.key);
   }
 
   /** The id of the key that seals. */
@@ -49,7 +62,7 @@ export class SecretBox {
 
   seal(plaintext: string, context: string): string {
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#current.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.#currentKey, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const body = Buffer.concat([
       cipher.update(plaintext, 'utf8'),

@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import { invalidField } from './rpc-error.js';
 
 /** Page tokens live three days (spec §8); after that the query restarts from the top. */
@@ -30,7 +37,12 @@ export type DecodedToken = { kind: 'position'; position: PagePosition } | { kind
  * access: callers re-check visibility on every page.
  */
 export class PageTokenCodec {
-  readonly #key: Buffer;
+  /**
+   * A KeyObject, made once. Why: on Node 24 a cipher made from the key's bytes costs about
+   * 14 µs (the key is imported anew each time), from a KeyObject 1.5; every cursor page
+   * decodes a token (BENCHMARKS.md, 2026-11-30).
+   */
+  readonly #key: KeyObject;
   readonly #now: () => number;
   /**
    * Tokens minted in the last {@link TOKEN_REUSE_MS} by position: the same next page of a
@@ -47,7 +59,9 @@ export class PageTokenCodec {
 
   constructor(secret: Buffer, now: () => number = Date.now) {
     if (secret.length < 32) throw new Error('page token secret must be at least 32 bytes');
-    this.#key = createHash('sha256').update('arbor-page-token\0').update(secret).digest();
+    this.#key = createSecretKey(
+      createHash('sha256').update('arbor-page-token\0').update(secret).digest(),
+    );
     this.#now = now;
   }
 
