@@ -35,7 +35,8 @@ export class SecretBox {
    * about 14 µs, from a KeyObject 1.5 (core/page-token.ts).
    */
   readonly #keys: ReadonlyMap<string, KeyObject>;
-  readonly #current: SecretKey;
+  /** The key that seals, and its id. */
+  readonly #currentKid: string;
   readonly #currentKey: KeyObject;
 
   /** @throws Error without keys, or with a key that is not 32 bytes. */
@@ -45,19 +46,19 @@ export class SecretBox {
     for (const k of keys) {
       if (k.key.length !== 32) throw new Error(`secret key ${k.kid} must be 32 bytes`);
     }
-    this.#current = current;
+    this.#currentKid = current.kid;
     this.#keys = new Map(keys.map((k) => [k.kid, createSecretKey(k.key)]));
     this.#currentKey = createSecretKey(current.key);
   }
 
   /** The id of the key that seals. */
   get currentKid(): string {
-    return this.#current.kid;
+    return this.#currentKid;
   }
 
   /** How every text sealed by the current key begins. */
   get currentPrefix(): string {
-    return `${PREFIX}${this.#current.kid}:`;
+    return `${PREFIX}${this.#currentKid}:`;
   }
 
   seal(plaintext: string, context: string): string {
@@ -69,7 +70,7 @@ export class SecretBox {
       cipher.final(),
       cipher.getAuthTag(),
     ]);
-    return `${PREFIX}${this.#current.kid}:${iv.toString('base64url')}:${body.toString('base64url')}`;
+    return `${PREFIX}${this.#currentKid}:${iv.toString('base64url')}:${body.toString('base64url')}`;
   }
 
   /** The key id a sealed text names, or undefined if it is not sealed text. */

@@ -133,8 +133,8 @@ function setDay(day: number): void {
  * them (a tenth of the page's CPU). Why one `String.fromCharCode`: it makes the one flat
  * string of 24 characters, where joining the fields made a tree of joined strings first,
  * some 340 bytes of garbage a call, 34 KB of a 50-row page's 185 (BENCHMARKS.md,
- * 2026-11-30). Equal to toISOString for every instant
- * in the range (test/unit/instant.test.ts holds it to that).
+ * 2026-11-30). Equal to toISOString for every instant in the range
+ * (test/unit/instant.test.ts holds it to that).
  */
 function rangeText(ms: number): string {
   const day = Math.floor(ms / DAY_MS);
