@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { SignJWT, createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createLocalJWKSet, type JWTPayload } from 'jose';
+import { signJwt, verifyJwt } from './compact-jws.js';
 import { isValidUidp } from '../core/uidp.js';
 import type { VerifiedApiToken } from './api-token-authenticator.js';
 import { MAX_TOKEN_GROUPS, MAX_TOKEN_PARENTS, MAX_TOKEN_SCOPE } from './api-token-authenticator.js';
@@ -59,7 +60,7 @@ export class ResourceAccessTokens {
   }
 
   /** A token for `resource` naming `subject`, for `o.ttlS` seconds (at least one). */
-  async sign(
+  sign(
     resource: string,
     subject: string,
     o: ResourceTokenOptions,
@@ -80,16 +81,12 @@ export class ResourceAccessTokens {
       claims[ACTORS_CLAIM] = o.delegation.actors;
       claims[DELEGATED_AT_CLAIM] = o.delegation.since;
     }
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: AT_JWT })
-      .setIssuer(this.issuer)
-      .setSubject(subject)
-      .setAudience(resource)
-      .setIssuedAt(iat)
-      .setExpirationTime(exp)
-      .setJti(jti)
-      .sign(key.privateKey);
-    return { token, expiry: new Date(exp * 1000), jti };
+    const token = signJwt(
+      { alg: SIGNING_ALG, kid: key.kid, typ: AT_JWT },
+      { ...claims, iss: this.issuer, sub: subject, aud: resource, iat, exp, jti },
+      key.privateKey,
+    );
+    return Promise.resolve({ token, expiry: new Date(exp * 1000), jti });
   }
 
   /**
@@ -103,7 +100,7 @@ export class ResourceAccessTokens {
     if (resources.length === 0 || token.length > 8192) return undefined;
     let p: JWTPayload;
     try {
-      ({ payload: p } = await jwtVerify(token, this.#local, {
+      ({ payload: p } = await verifyJwt(token, this.#local, {
         issuer: this.issuer,
         audience: [...resources],
         algorithms: [SIGNING_ALG],

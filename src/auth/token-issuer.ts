@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  SignJWT,
-  createLocalJWKSet,
-  errors,
-  jwtVerify,
-  type JSONWebKeySet,
-  type JWTPayload,
-} from 'jose';
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload } from 'jose';
+import { signJwt, verifyJwt } from './compact-jws.js';
 import { ACTORS_CLAIM, DELEGATED_AT_CLAIM } from './delegation.js';
 import { SIGNING_ALG, type SigningKey } from './signing-keys.js';
 import { UPSTREAM_CLAIMS_CLAIM, claimsObject, type UpstreamClaims } from './upstream-claims.js';
@@ -117,7 +111,7 @@ export class TokenIssuer {
    * them revokes it), and `ttlS` shortens its one hour (never lengthens it). `claims`
    * become `arbor_claims`, which the authenticator turns into the principal's claims.
    */
-  async sign(
+  sign(
     subject: string,
     act: Actor,
     o: ApiTokenOptions = {},
@@ -136,15 +130,11 @@ export class TokenIssuer {
     }
     if (o.claims !== undefined && o.claims.size > 0)
       claims[UPSTREAM_CLAIMS_CLAIM] = claimsObject(o.claims);
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: API_TOKEN_TYP })
-      .setIssuer(this.issuer)
-      .setSubject(subject)
-      .setAudience(this.audience)
-      .setIssuedAt(iat)
-      .setExpirationTime(exp)
-      .setJti(jti)
-      .sign(key.privateKey);
+    const token = signJwt(
+      { alg: SIGNING_ALG, kid: key.kid, typ: API_TOKEN_TYP },
+      { ...claims, iss: this.issuer, sub: subject, aud: this.audience, iat, exp, jti },
+      key.privateKey,
+    );
     this.onSigned?.({
       jti,
       subject,
@@ -155,7 +145,7 @@ export class TokenIssuer {
       iat,
       exp,
     });
-    return { token, expiry: new Date(exp * 1000), jti };
+    return Promise.resolve({ token, expiry: new Date(exp * 1000), jti });
   }
 
   /** @throws jose errors for anything but a current API token of ours for our audience. */
@@ -169,7 +159,7 @@ export class TokenIssuer {
    * keeps it from being replayed against the API or another receiver; `use` says what it
    * is for. `claims` go in verbatim; a random `jti` is added unless they carry one.
    */
-  async signFor(
+  signFor(
     use: Exclude<TokenUse, 'api'>,
     audience: string,
     subject: string,
@@ -178,17 +168,26 @@ export class TokenIssuer {
   ): Promise<{ token: string; issuedAt: Date; expiry: Date }> {
     const key = this.#keys[0]!;
     const iat = Math.floor(this.now() / 1000);
-    const token = await new SignJWT({ ...claims, token_use: use })
-      .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'JWT' })
-      .setIssuer(this.issuer)
-      .setSubject(subject)
-      .setAudience(audience)
-      .setIssuedAt(iat)
-      .setNotBefore(iat)
-      .setExpirationTime(iat + ttlS)
-      .setJti(typeof claims.jti === 'string' ? claims.jti : randomUUID())
-      .sign(key.privateKey);
-    return { token, issuedAt: new Date(iat * 1000), expiry: new Date((iat + ttlS) * 1000) };
+    const token = signJwt(
+      { alg: SIGNING_ALG, kid: key.kid, typ: 'JWT' },
+      {
+        ...claims,
+        token_use: use,
+        iss: this.issuer,
+        sub: subject,
+        aud: audience,
+        iat,
+        nbf: iat,
+        exp: iat + ttlS,
+        jti: typeof claims.jti === 'string' ? claims.jti : randomUUID(),
+      },
+      key.privateKey,
+    );
+    return Promise.resolve({
+      token,
+      issuedAt: new Date(iat * 1000),
+      expiry: new Date((iat + ttlS) * 1000),
+    });
   }
 
   /** Like `verify`, for a token of ours of kind `use` meant for `audience`. @throws jose errors. */
@@ -206,7 +205,7 @@ export class TokenIssuer {
     use: TokenUse,
     typ?: string,
   ): Promise<JWTPayload & { sub: string }> {
-    const { payload } = await jwtVerify(token, this.#local, {
+    const { payload } = await verifyJwt(token, this.#local, {
       issuer: this.issuer,
       audience,
       algorithms: [SIGNING_ALG],

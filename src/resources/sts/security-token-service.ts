@@ -1,12 +1,5 @@
-import {
-  compactVerify,
-  createLocalJWKSet,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors,
-  jwtVerify,
-  type JWTPayload,
-} from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTPayload } from 'jose';
+import { verifyJws, verifyJwt } from '../../auth/compact-jws.js';
 import type { UsageRecorder } from '../../auth/usage-recorder.js';
 import { Code } from '../../core/rpc-code.js';
 import {
@@ -409,10 +402,10 @@ export class SecurityTokenService {
   ): Promise<JWTPayload> {
     try {
       if (!claims) {
-        await compactVerify(token, keys, { algorithms: UPSTREAM_ALGORITHMS });
+        await verifyJws(token, keys, UPSTREAM_ALGORITHMS);
         return decodeJwt(token);
       }
-      const { payload } = await jwtVerify(token, keys, {
+      const { payload } = await verifyJwt(token, keys, {
         issuer: iss,
         algorithms: UPSTREAM_ALGORITHMS,
         clockTolerance: CLOCK_SKEW_S,

@@ -1,4 +1,5 @@
-import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeJwt, decodeProtectedHeader, errors, type JWTPayload } from 'jose';
+import { verifyJwt } from '../../auth/compact-jws.js';
 import {
   invalidField,
   isRpcError,
@@ -82,7 +83,7 @@ export class UserSignIn {
   private async verify(token: string, iss: string): Promise<JWTPayload> {
     for (const refresh of [false, true]) {
       try {
-        const { payload } = await jwtVerify(token, await this.keys.resolver(iss, refresh), {
+        const { payload } = await verifyJwt(token, await this.keys.resolver(iss, refresh), {
           issuer: iss,
           algorithms: UPSTREAM_ALGORITHMS,
           clockTolerance: CLOCK_SKEW_S,
