@@ -10,9 +10,12 @@
  * that runs once does; get and check keep their connections, as an SDK's pool does.
  * `sts.resumed` is the STS exchange on a new connection per request that resumes an earlier
  * connection's TLS session (a returning client, whose https.Agent keeps its tickets): what
- * the shared session tickets save over `sts`'s full handshakes.
+ * the shared session tickets save over `sts`'s full handshakes. Two cases take it apart and
+ * run only when named: `sts.kept` (the exchange on kept-alive connections) and
+ * `healthz.resumed` (a new resumed connection that asks for nothing but /healthz).
  * Throughput per Arbor vCPU is answers / Arbor's CPU seconds, read from /proc/<pid>/stat.
- * `--long` runs each paced case for 5 minutes (`--seconds=N` for any other length).
+ * `--long` runs each paced case for 5 minutes (`--seconds=N` for any other length);
+ * `--main=<tree>/dist/src/main.js` runs another tree's build (a before/after).
  * Writes bench/results/<date>-<scale>-open-loop.{json,md}.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,6 +40,9 @@ import type { Scale } from './scale.js';
 import type { TLSSocket } from 'node:tls';
 
 type Log = (m: string) => void;
+
+/** Cases that take a figure apart rather than state one: run only when `--only` names them. */
+const DIAGNOSTIC = new Set(['sts.kept', 'healthz.resumed']);
 
 /** Connections of a `resume` case whose TLS session was, and was not, resumed. */
 const resumption = { resumed: 0, full: 0 };
@@ -271,7 +277,9 @@ export async function openLoopProfile(o: OpenLoopOptions): Promise<void> {
   let arbor: Child | undefined;
   let stopIssuer: (() => Promise<void>) | undefined;
   try {
-    arbor = await startArbor(db.url, [], 1, {}, { certFile, keyFile, ca });
+    // `--main=<tree>/dist/src/main.js`: another build of Arbor, for a before/after.
+    const main = args.find((a) => a.startsWith('--main='))?.slice(7);
+    arbor = await startArbor(db.url, [], 1, {}, { certFile, keyFile, ca }, undefined, main);
     const base = new URL(arbor.url);
     log(`Arbor on ${arbor.url} (TLS, self-signed P-256), pid ${arbor.pid}`);
     const sts = await prepareSts(c, arbor.url, scale);
@@ -346,6 +354,29 @@ export async function openLoopProfile(o: OpenLoopOptions): Promise<void> {
         pool,
       },
       {
+        // The exchange without the connection: with sts.resumed, what a new connection costs.
+        name: 'sts.kept',
+        label: `STS exchange, ${sts.identities.length} identities, kept-alive connections`,
+        method: 'POST',
+        path: '/sts/exchange',
+        headers: { ...form, authorization: `Bearer ${sts.upstream}` },
+        bodies: sts.identities.map((id) => exchangeBody(arbor!.url, id)),
+        fresh: false,
+        pool,
+      },
+      {
+        // The connection without the exchange: next to bench/tls-floor.ts --resume, what
+        // Arbor's listener and HTTP server add to a resumed connection beyond node:https.
+        name: 'healthz.resumed',
+        label: 'GET /healthz, a new TLS connection each, its session resumed',
+        method: 'GET',
+        path: '/healthz',
+        headers: {},
+        fresh: true,
+        resume: true,
+        pool,
+      },
+      {
         name: 'registry.token',
         label: "registry token for a pull (crane's request), a new TLS connection each",
         method: 'GET',
@@ -359,7 +390,7 @@ export async function openLoopProfile(o: OpenLoopOptions): Promise<void> {
         fresh: true,
         pool,
       },
-    ].filter((x) => !only || only.includes(x.name)) as OpenCase[];
+    ].filter((x) => (only ? only.includes(x.name) : !DIAGNOSTIC.has(x.name))) as OpenCase[];
     const out: Array<{ case: OpenCase; saturation: RunResult; rate: number; run: OpenResult }> = [];
     for (const oc of cases) {
       log(`case ${oc.name}: ${oc.label}`);
