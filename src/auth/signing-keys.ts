@@ -1,15 +1,16 @@
-import type { webcrypto } from 'node:crypto';
+import { createPrivateKey, type JsonWebKeyInput, type KeyObject } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeSecretFile } from './secret-file.js';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
 export const SIGNING_ALG = 'ES256';
 
 export interface SigningKey {
   kid: string;
   createdAt: number;
-  privateKey: webcrypto.CryptoKey;
+  /** A KeyObject, not a CryptoKey: compact-jws.ts signs with node:crypto's one-shot sign. */
+  privateKey: KeyObject;
   publicJwk: JWK;
 }
 
@@ -35,12 +36,12 @@ export async function loadSigningKeys(dir: string, now = Date.now()): Promise<Si
   const keys: SigningKey[] = [];
   for (const f of files) {
     const stored = JSON.parse(await readFile(join(dir, f), 'utf8')) as StoredKey;
-    if (!stored.jwk?.d || stored.jwk.kty !== 'EC')
-      throw new Error(`${f}: not a private EC signing key`);
-    const privateKey = (await importJWK(
-      { ...stored.jwk, alg: SIGNING_ALG },
-      SIGNING_ALG,
-    )) as webcrypto.CryptoKey;
+    if (!stored.jwk?.d || stored.jwk.kty !== 'EC' || stored.jwk.crv !== 'P-256')
+      throw new Error(`${f}: not a private P-256 signing key`);
+    const privateKey = createPrivateKey({
+      key: stored.jwk as JsonWebKeyInput['key'],
+      format: 'jwk',
+    });
     const { d: _d, ...pub } = stored.jwk;
     keys.push({
       kid: stored.kid,
