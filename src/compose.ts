@@ -258,7 +258,13 @@ async function infrastructure(
 
 type Caches = Pick<
   ServiceFoundation,
-  'grants' | 'groupCache' | 'holdersCache' | 'checkCache' | 'selfChecks' | 'conditionGroups'
+  | 'grants'
+  | 'groupCache'
+  | 'identityCache'
+  | 'holdersCache'
+  | 'checkCache'
+  | 'selfChecks'
+  | 'conditionGroups'
 > & { readCaches: Record<string, ReadCacheStats> };
 
 /** The caches step: the grant source every decision reads, and the read caches (read-caches.ts). */
@@ -268,8 +274,15 @@ function readCaches(
   st: ReturnType<typeof createStores>,
   metrics: ApiMetrics,
 ): Caches {
-  const { grants, groupCache, bindingCache, holdersCache, conditionGroups, readCaches } =
-    readCachesOf(db, new KnexGrantSource(uow), () => uow.writeGeneration);
+  const {
+    grants,
+    groupCache,
+    identityCache,
+    bindingCache,
+    holdersCache,
+    conditionGroups,
+    readCaches,
+  } = readCachesOf(db, new KnexGrantSource(uow), () => uow.writeGeneration);
   const feed = db.changeFeed;
   if (feed) metrics.observeReadCaches(readCaches, () => feed.fresh());
   const checkCache: CheckCache | undefined =
@@ -283,7 +296,16 @@ function readCaches(
       : undefined;
   const selfChecks = checkCache && new RememberedSelfChecks(checkCache, uow, st.access);
   if (selfChecks) readCaches.self_checks = selfChecks.stats;
-  return { grants, groupCache, holdersCache, checkCache, selfChecks, conditionGroups, readCaches };
+  return {
+    grants,
+    groupCache,
+    identityCache,
+    holdersCache,
+    checkCache,
+    selfChecks,
+    conditionGroups,
+    readCaches,
+  };
 }
 
 /** Event delivery and the binding-expiry sweeper; `arbor serve` starts them. */

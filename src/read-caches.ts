@@ -14,6 +14,7 @@ import type { KnexGrantSource } from './db/stores/grant-source.js';
 import { validUntilOf, type HoldersRead } from './resources/access/access-service.js';
 import type { BindingGrant } from './resources/access/access-store.js';
 import type { Group } from './resources/groups/group.js';
+import type { Identity } from './resources/identities/identity.js';
 import type { ConditionGroup } from './resources/names/condition-groups.js';
 import type { ReadCache } from './resources/read-cache.js';
 
@@ -29,6 +30,7 @@ export function readCachesOf(
 ): {
   grants: GrantSource;
   groupCache: FeedCache<Group | undefined> | undefined;
+  identityCache: FeedCache<Identity | undefined> | undefined;
   bindingCache: FeedCache<BindingGrant[]> | undefined;
   holdersCache: FeedCache<HoldersRead> | undefined;
   conditionGroups: ReadCache<ConditionGroup> | undefined;
@@ -44,6 +46,7 @@ export function readCachesOf(
     return {
       grants: ttlGrants,
       groupCache: undefined,
+      identityCache: undefined,
       bindingCache: undefined,
       holdersCache: undefined,
       conditionGroups,
@@ -52,6 +55,10 @@ export function readCachesOf(
   }
   const grants = new FeedGrantSource(db.changeFeed, grantSource, ttlGrants);
   const groupCache = new FeedCache<Group | undefined>(db.changeFeed, 'g');
+  // The identity an STS exchange names (migration 0034 announces identity changes).
+  const identityCache = new FeedCache<Identity | undefined>(db.changeFeed, 'i', {
+    maxEntries: 10_000,
+  });
   const bindingCache = new FeedCache<BindingGrant[]>(db.changeFeed, 'b');
   // A who-can page derives from every binding above its group: any binding change forgets
   // them all. A page holds up to 200 holders and their bindings, so fewer are kept.
@@ -69,11 +76,13 @@ export function readCachesOf(
   return {
     grants,
     groupCache,
+    identityCache,
     bindingCache,
     holdersCache,
     conditionGroups,
     readCaches: {
       groups: groupCache.stats,
+      identities: identityCache.stats,
       grants: grants.cache.stats,
       bindings: bindingCache.stats,
       holders: holdersCache.stats,

@@ -39,6 +39,7 @@ import { AdminService } from './resources/admin/admin-service.js';
 import type { ChangeRecorder } from './resources/audit/audit-log.js';
 import { AuditService } from './resources/audit/audit-service.js';
 import type { Group } from './resources/groups/group.js';
+import type { Identity } from './resources/identities/identity.js';
 import { GroupService } from './resources/groups/group-service.js';
 import { HealthService } from './resources/health-service.js';
 import { IdentityService } from './resources/identities/identity-service.js';
@@ -74,6 +75,8 @@ export interface ServiceFoundation {
   stores: ReturnType<typeof createStores>;
   grants: GrantSource;
   groupCache: FeedCache<Group | undefined> | undefined;
+  /** The identities STS exchanges name (read-caches.ts); undefined without a change feed. */
+  identityCache: FeedCache<Identity | undefined> | undefined;
   holdersCache: FeedCache<HoldersRead> | undefined;
   /**
    * A conditional decision's group path, kept while the change feed vouches, or on PGlite
@@ -264,6 +267,7 @@ function coreServices(f: ServiceFoundation, authz: Authorizer) {
       identities: st.identities,
       bindings: st.roleBindings,
       allowInsecureIssuers,
+      ...(f.identityCache ? { exchangeCache: f.identityCache } : {}),
     }),
     roles: new RoleService({ ...common, roles: st.roles }),
     roleBindings,

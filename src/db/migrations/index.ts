@@ -30,6 +30,7 @@ import * as m0030 from './0030-delegation-policies.js';
 import * as m0031 from './0031-issued-tokens.js';
 import * as m0032 from './0032-binding-conditions.js';
 import * as m0033 from './0033-audit-actors.js';
+import * as m0034 from './0034-identity-notifications.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -69,4 +70,5 @@ export const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['0031-issued-tokens', m0031],
   ['0032-binding-conditions', m0032],
   ['0033-audit-actors', m0033],
+  ['0034-identity-notifications', m0034],
 ];

@@ -25,6 +25,7 @@ import {
   type StaticKeys,
 } from './identity.js';
 import { identitySchemas, resolveExpiration, type IdentitySchemas } from './identity-input.js';
+import type { ReadCache } from '../read-cache.js';
 import type { IdentityChanges, IdentityStore } from './identity-store.js';
 
 export interface IdentityServiceDeps {
@@ -39,6 +40,11 @@ export interface IdentityServiceDeps {
   allowInsecureIssuers: boolean;
   /** Refuses writes to rows a custom resource manages (migration 0008); absent: no check. */
   managed?: ManagedGuard;
+  /**
+   * The identities exchanges name, kept while the change feed vouches (migration 0034);
+   * absent (no feed): every exchange reads the database.
+   */
+  exchangeCache?: ReadCache<Identity | undefined>;
   now?: () => Date;
 }
 
@@ -273,7 +279,8 @@ export class IdentityService {
    */
   async getForExchange(uid: string): Promise<Identity | undefined> {
     if (!isValidUidp(uid)) return undefined;
-    return this.d.uow.read((tx) => this.d.identities.get(tx, uid));
+    const load = () => this.d.uow.read((tx) => this.d.identities.get(tx, uid));
+    return this.d.exchangeCache ? this.d.exchangeCache.read(uid, load) : load();
   }
 
   /**

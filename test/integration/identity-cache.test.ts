@@ -1,0 +1,143 @@
+import test from 'ava';
+import knexFactory, { type Knex } from 'knex';
+import { openDatabase } from '../../src/db/connect.js';
+import { createGroup } from '../helpers/fixtures.js';
+import { PG_POOLER_URL, TEST_BACKEND, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { TestIssuer } from '../helpers/oidc-issuer.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { NOT_POOLED, postgresOnly } from '../helpers/need-tool.js';
+
+/**
+ * The identity an STS exchange names, kept in the read cache (migration 0034): on a real
+ * PostgreSQL, two workers over one database, worker b hearing of changes 100 ms late (its
+ * feed goes through a slow proxy), and a writer that bypasses Arbor (psql). A narrowed
+ * claim match or a deleted identity must stop exchanges on every worker within the
+ * staleness bound, however often the identity was answered from memory before.
+ */
+const pg = TEST_BACKEND === 'postgres' && PG_POOLER_URL === undefined;
+const serial = postgresOnly(test.serial, { when: PG_POOLER_URL === undefined, why: NOT_POOLED });
+
+let db: TestDatabase;
+let a: TestServer;
+let b: TestServer;
+let sql: Knex;
+let slow: TcpProxy;
+let issuer: TestIssuer;
+let org: string;
+const SUB = 'system:serviceaccount:apps:cached';
+/** The staleness bound (docs/operations.md): a proof older than this vouches for nothing. */
+const BOUND_MS = 500;
+
+test.before(async () => {
+  if (!pg) return;
+  db = await freshDatabase();
+  const env = { ARBOR_ALLOW_INSECURE_ISSUERS: 'true' };
+  a = await startServer(env, { database: db });
+  const target = new URL(db.url!);
+  slow = new TcpProxy(target.hostname, Number(target.port || 5432), 100);
+  const listen = new URL(db.url!);
+  listen.port = String(await slow.start());
+  const second = await openDatabase({ url: db.url!, listenUrl: listen.toString(), dataDir: '' });
+  b = await startServer(env, { database: { ...second, url: db.url! } });
+  sql = knexFactory({ client: 'pg', connection: db.url!, pool: { min: 0, max: 2 } });
+  issuer = await TestIssuer.start();
+  org = await createGroup(a.admin, 'identity-cache-org');
+  for (const s of [a, b]) {
+    const deadline = Date.now() + 10_000;
+    while (!s.db.changeFeed?.fresh()) {
+      if (Date.now() > deadline) throw new Error('the change feed did not come up');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+});
+test.after.always(async () => {
+  await sql?.destroy();
+  await b?.close();
+  await a?.close();
+  await slow?.stop();
+  await issuer?.stop();
+});
+
+async function newIdentity(name: string): Promise<string> {
+  const r = await a.admin.post(`/iam/v2beta1/identities/${org}`, {
+    name,
+    claimMatch: { issuer: issuer.url, subject: SUB },
+  });
+  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
+  return (r.body as { uid: string }).uid;
+}
+
+/** The status of an exchange through `s` for `identity` with a fresh token for SUB. */
+async function exchange(s: TestServer, identity: string): Promise<number> {
+  const aud = s.arbor.config.issuerUrl;
+  const token = await issuer.mint({ sub: SUB, aud });
+  const q = new URLSearchParams({ aud, identity });
+  return (await s.client(token).get(`/sts/exchange?${q.toString()}`)).status;
+}
+
+const hits = (s: TestServer) => s.arbor.readCaches.identities!.hits;
+
+/** Exchanges through `s` until one is answered from memory; every one must succeed. */
+async function servedFromMemory(s: TestServer, identity: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const before = hits(s);
+    const status = await exchange(s, identity);
+    if (status !== 200) throw new Error(`exchange answered ${status}`);
+    if (hits(s) > before) return;
+    if (Date.now() > deadline) throw new Error('never answered from memory');
+  }
+}
+
+/**
+ * Exchanges through `s` until one is refused (403), holding it to the staleness bound
+ * from `changed`: an exchange begun BOUND_MS after the change must see it.
+ */
+async function refusedWithinBound(s: TestServer, identity: string, changed: number) {
+  for (;;) {
+    const started = Date.now();
+    const status = await exchange(s, identity);
+    if (status === 403) return started - changed;
+    if (status !== 200) throw new Error(`exchange answered ${status}`);
+    if (started - changed >= BOUND_MS)
+      throw new Error(`still exchanged ${started - changed} ms after the change`);
+  }
+}
+
+serial('an exchange reads its identity from memory once known', async (t) => {
+  const identity = await newIdentity('kept');
+  for (const s of [a, b]) await servedFromMemory(s, identity);
+  const text = await a.arbor.metrics.registry.metrics();
+  t.regex(text, /arbor_read_cache_reads\{cache="identities",outcome="hits"\} [1-9]/);
+});
+
+serial(
+  'a narrowed claim match stops exchanges at once here, within the bound elsewhere',
+  async (t) => {
+    const identity = await newIdentity('narrowed');
+    for (const s of [a, b]) await servedFromMemory(s, identity);
+    const w = await a.admin.patch(`/iam/v2beta1/identities/${identity}?updateMask=claimMatch`, {
+      claimMatch: { issuer: issuer.url, subject: 'system:serviceaccount:apps:someone-else' },
+    });
+    t.is(w.status, 200);
+    const changed = Date.now();
+    t.is(await exchange(a, identity), 403, 'the writing worker refuses the very next exchange');
+    const ms = await refusedWithinBound(b, identity, changed);
+    t.log(`worker b refused ${ms} ms after the change`);
+  },
+);
+
+serial('an identity deleted outside Arbor stops exchanges on every worker', async (t) => {
+  const identity = await newIdentity('deleted');
+  for (const s of [a, b]) await servedFromMemory(s, identity);
+  // psql, with no consistency token to carry: only the feed can tell the workers.
+  await sql('role_bindings').where({ identity_uid: identity }).delete();
+  t.is(await sql('identities').where({ uid: identity }).delete(), 1);
+  const changed = Date.now();
+  for (const s of [a, b]) {
+    const ms = await refusedWithinBound(s, identity, changed);
+    t.log(`refused ${ms} ms after the delete`);
+  }
+  for (const s of [a, b]) t.is(await exchange(s, identity), 403);
+});
