@@ -1,11 +1,10 @@
 import test from 'ava';
-import knexFactory, { type Knex } from 'knex';
-import { openDatabase } from '../../src/db/connect.js';
+import type { Knex } from 'knex';
 import { createGroup } from '../helpers/fixtures.js';
-import { PG_POOLER_URL, TEST_BACKEND, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { PG_POOLER_URL, TEST_BACKEND } from '../helpers/db.js';
+import { startFeedWorkers, type FeedWorkers } from '../helpers/feed-workers.js';
 import { TestIssuer } from '../helpers/oidc-issuer.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import type { TestServer } from '../helpers/server.js';
 import { NOT_POOLED, postgresOnly } from '../helpers/need-tool.js';
 
 /**
@@ -18,11 +17,10 @@ import { NOT_POOLED, postgresOnly } from '../helpers/need-tool.js';
 const pg = TEST_BACKEND === 'postgres' && PG_POOLER_URL === undefined;
 const serial = postgresOnly(test.serial, { when: PG_POOLER_URL === undefined, why: NOT_POOLED });
 
-let db: TestDatabase;
+let workers: FeedWorkers | undefined;
 let a: TestServer;
 let b: TestServer;
 let sql: Knex;
-let slow: TcpProxy;
 let issuer: TestIssuer;
 let org: string;
 const SUB = 'system:serviceaccount:apps:cached';
@@ -31,31 +29,13 @@ const BOUND_MS = 500;
 
 test.before(async () => {
   if (!pg) return;
-  db = await freshDatabase();
-  const env = { ARBOR_ALLOW_INSECURE_ISSUERS: 'true' };
-  a = await startServer(env, { database: db });
-  const target = new URL(db.url!);
-  slow = new TcpProxy(target.hostname, Number(target.port || 5432), 100);
-  const listen = new URL(db.url!);
-  listen.port = String(await slow.start());
-  const second = await openDatabase({ url: db.url!, listenUrl: listen.toString(), dataDir: '' });
-  b = await startServer(env, { database: { ...second, url: db.url! } });
-  sql = knexFactory({ client: 'pg', connection: db.url!, pool: { min: 0, max: 2 } });
+  workers = await startFeedWorkers({ ARBOR_ALLOW_INSECURE_ISSUERS: 'true' });
+  ({ a, b, sql } = workers);
   issuer = await TestIssuer.start();
   org = await createGroup(a.admin, 'identity-cache-org');
-  for (const s of [a, b]) {
-    const deadline = Date.now() + 10_000;
-    while (!s.db.changeFeed?.fresh()) {
-      if (Date.now() > deadline) throw new Error('the change feed did not come up');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
 });
 test.after.always(async () => {
-  await sql?.destroy();
-  await b?.close();
-  await a?.close();
-  await slow?.stop();
+  await workers?.close();
   await issuer?.stop();
 });
 

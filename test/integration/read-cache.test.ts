@@ -1,9 +1,10 @@
 import test, { type ExecutionContext } from 'ava';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import { openDatabase } from '../../src/db/connect.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
-import { PG_POOLER_URL, TEST_BACKEND, freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { PG_POOLER_URL, TEST_BACKEND, type TestDatabase } from '../helpers/db.js';
+import { feedUp, startFeedWorkers, type FeedWorkers } from '../helpers/feed-workers.js';
 import { startServer, type Client, type TestServer } from '../helpers/server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { builtinRole } from '../helpers/authority.js';
@@ -23,40 +24,22 @@ let db: TestDatabase;
 let a: TestServer;
 let b: TestServer;
 let sql: Knex;
-let slow: TcpProxy;
 let org: string;
 let reader: string;
 const G = '/iam/v2beta1/groups';
 
+let workers: FeedWorkers | undefined;
+
 test.before(async () => {
   if (!pg) return;
-  db = await freshDatabase();
-  a = await startServer({}, { database: db });
-  const target = new URL(db.url!);
-  slow = new TcpProxy(target.hostname, Number(target.port || 5432), 100);
-  const listen = new URL(db.url!);
-  listen.port = String(await slow.start());
-  const second = await openDatabase({ url: db.url!, listenUrl: listen.toString(), dataDir: '' });
-  b = await startServer({}, { database: { ...second, url: db.url! } });
-  sql = knexFactory({ client: 'pg', connection: db.url!, pool: { min: 0, max: 2 } });
+  workers = await startFeedWorkers();
+  ({ db, a, b, sql } = workers);
   org = await createGroup(a.admin, 'cache-org');
   reader = await createRole(a.admin, org, 'reader', ['groups.list']);
-  await Promise.all([feedUp(a), feedUp(b)]);
 });
 test.after.always(async () => {
-  await sql?.destroy();
-  await b?.close();
-  await a?.close();
-  await slow?.stop();
+  await workers?.close();
 });
-
-async function feedUp(s: TestServer): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!s.db.changeFeed?.fresh()) {
-    if (Date.now() > deadline) throw new Error('the change feed did not come up');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function tokenFor(s: TestServer, uid: string): Promise<string> {
   return (await s.arbor.tokens.sign(uid, { iss: ISSUER, sub: `sub-${uid}` })).token;
