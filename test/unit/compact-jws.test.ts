@@ -48,7 +48,7 @@ test('a key set resolves the key by kid; an unknown kid is jose’s JWKSNoMatchi
 });
 
 test('claims are judged as jwtVerify judges them', async (t) => {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const sign = (c: Record<string, unknown>, typ?: string) =>
     signJwt({ alg: 'ES256', ...(typ ? { typ } : {}) }, c, privateKey);
   const opts = { algorithms: ['ES256'], clockTolerance: 30, ...at };
@@ -73,8 +73,8 @@ test('claims are judged as jwtVerify judges them', async (t) => {
 });
 
 test('forgeries are refused: tampered parts, other keys, none, HMAC, crit, odd encodings', async (t) => {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const other = await generateKeyPair('ES256');
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const other = await generateKeyPair('ES256', { extractable: true });
   const token = signJwt({ alg: 'ES256' }, claims, privateKey);
   const [h, p, s] = token.split('.') as [string, string, string];
   const opts = { algorithms: ['ES256', 'RS256'], ...at };
@@ -109,7 +109,7 @@ test('forgeries are refused: tampered parts, other keys, none, HMAC, crit, odd e
   // RS256 named in the header with an EC key: the key decides nothing.
   await refused(`${enc({ alg: 'RS256' })}.${p}.${s}`, errors.JWSInvalid, 'alg against key type');
   // ES256 named with a P-384 key.
-  const p384 = await generateKeyPair('ES384');
+  const p384 = await generateKeyPair('ES384', { extractable: true });
   const es256OnP384 = verifyJwt(token, p384.publicKey, opts);
   await t.throwsAsync(es256OnP384, { instanceOf: errors.JWSInvalid }, 'curve');
 });
@@ -138,7 +138,7 @@ test('a public key does not sign, a private key is not taken to verify', async (
 test('ECDSA signatures whose r or s has a leading zero or its high bit set convert both ways', async (t) => {
   // r and s are random: in 600 signatures a component starts with a zero byte (1 in 256)
   // almost surely, and with its high bit set (1 in 2) always.
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const opts = { algorithms: ['ES256'], ...at };
   let leadingZero = 0;
   let verified = 0;
