@@ -274,15 +274,14 @@ function readCaches(
   st: ReturnType<typeof createStores>,
   metrics: ApiMetrics,
 ): Caches {
-  const {
-    grants,
-    groupCache,
-    identityCache,
-    bindingCache,
-    holdersCache,
-    conditionGroups,
-    readCaches,
-  } = readCachesOf(db, new KnexGrantSource(uow), () => uow.writeGeneration);
+  // Every cache but the bindings' is the foundation's as it comes; the bindings' is read
+  // only through the check cache made here.
+  const { bindingCache, ...caches } = readCachesOf(
+    db,
+    new KnexGrantSource(uow),
+    () => uow.writeGeneration,
+  );
+  const { groupCache, conditionGroups, readCaches } = caches;
   const feed = db.changeFeed;
   if (feed) metrics.observeReadCaches(readCaches, () => feed.fresh());
   const checkCache: CheckCache | undefined =
@@ -296,16 +295,7 @@ function readCaches(
       : undefined;
   const selfChecks = checkCache && new RememberedSelfChecks(checkCache, uow, st.access);
   if (selfChecks) readCaches.self_checks = selfChecks.stats;
-  return {
-    grants,
-    groupCache,
-    identityCache,
-    holdersCache,
-    checkCache,
-    selfChecks,
-    conditionGroups,
-    readCaches,
-  };
+  return { ...caches, checkCache, selfChecks };
 }
 
 /** Event delivery and the binding-expiry sweeper; `arbor serve` starts them. */

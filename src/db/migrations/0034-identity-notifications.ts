@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 /**
  * Every committed change to `identities` is announced on the change feed's channel
  * (migration 0018) as `i:<uid>`, so that the STS can keep the identity an exchange names in
- * the read cache (db/read-cache.ts) instead of asking the database on every exchange: one
- * statement of an exchange's three round trips' worth of CPU. A claim match narrowed or an
+ * the read cache (db/read-cache.ts) instead of asking the database on every exchange (its
+ * one query was the largest part of an exchange's CPU left). A claim match narrowed or an
  * identity deleted (also by its group's cascade) is forgotten by every process as the
  * change commits. The STS's own lastSeenTime write is announced as well (at most once a
  * minute per identity, by its resolution), which costs a reload, not a wrong answer.
