@@ -52,3 +52,26 @@ export async function feedUp(s: TestServer): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** The staleness bound (docs/operations.md): a proof older than this vouches for nothing. */
+export const BOUND_MS = 500;
+
+/**
+ * Polls `fn` until it is true, holding it to the staleness bound measured from the change:
+ * a read begun once BOUND_MS have passed since `changed` (Date.now() once the change's
+ * write returned, so no earlier than its commit) must see it. A loaded machine may make
+ * reads slow, never stale: a cache without a recent enough proof stands aside.
+ * @returns how long after the change the first read that saw it began.
+ */
+export async function withinBound(
+  changed: number,
+  fn: () => boolean | Promise<boolean>,
+): Promise<number> {
+  for (;;) {
+    const started = Date.now();
+    if (await fn()) return started - changed;
+    if (started - changed >= BOUND_MS)
+      throw new Error(`still not seen by a read begun ${started - changed} ms after the change`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -4,7 +4,13 @@ import { openDatabase } from '../../src/db/connect.js';
 import { createGroup } from '../helpers/fixtures.js';
 import { ISSUER, createBinding, createIdentity, createRole } from '../helpers/iam-fixtures.js';
 import { PG_POOLER_URL, TEST_BACKEND, type TestDatabase } from '../helpers/db.js';
-import { feedUp, startFeedWorkers, type FeedWorkers } from '../helpers/feed-workers.js';
+import {
+  BOUND_MS,
+  feedUp,
+  startFeedWorkers,
+  withinBound,
+  type FeedWorkers,
+} from '../helpers/feed-workers.js';
 import { startServer, type Client, type TestServer } from '../helpers/server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { builtinRole } from '../helpers/authority.js';
@@ -53,26 +59,6 @@ async function within(limitMs: number, fn: () => boolean | Promise<boolean>): Pr
     await new Promise((r) => setTimeout(r, 5));
   }
   return Date.now() - started;
-}
-
-/** The staleness bound (docs/operations.md): a proof older than this vouches for nothing. */
-const BOUND_MS = 500;
-
-/**
- * Polls `fn` until it is true, holding it to the staleness bound measured from the change:
- * a read begun once BOUND_MS have passed since `changed` (Date.now() once the change's
- * write returned, so no earlier than its commit) must see it. A loaded machine may make
- * reads slow, never stale: a cache without a recent enough proof stands aside.
- * @returns how long after the change the first read that saw it began.
- */
-async function withinBound(changed: number, fn: () => boolean | Promise<boolean>): Promise<number> {
-  for (;;) {
-    const started = Date.now();
-    if (await fn()) return started - changed;
-    if (started - changed >= BOUND_MS)
-      throw new Error(`still not seen by a read begun ${started - changed} ms after the change`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 /**
